@@ -1,0 +1,57 @@
+// swift-tools-version: 6.0
+// Berth: a plugin-hosting runtime for Swift on Linux. One package holds the runtime, the
+// plugin SDK, the CLI, the example plugins and the tests; Benchmarks/ is its own package.
+import PackageDescription
+
+let package = Package(
+    name: "Berth",
+    products: [
+        // What a plugin author depends on: the Swift SDK, or the bare C header.
+        .library(name: "BerthSDK", targets: ["BerthSDK"]),
+        .library(name: "CBerth", targets: ["CBerth"]),
+        // What an embedding host depends on.
+        .library(name: "BerthRuntime", targets: ["BerthRuntime"]),
+        .executable(name: "berth", targets: ["berth"]),
+        // Example plugins: each one a shared library the host finds with dlopen.
+        .library(name: "Counter", type: .dynamic, targets: ["Counter"]),
+        .library(name: "Greeter", type: .dynamic, targets: ["Greeter"]),
+        // Test fixture: a C library with deliberately odd entry points and typed exports.
+        .library(name: "BerthFixtures", type: .dynamic, targets: ["BerthFixtures"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        .target(name: "CBerth"),
+        .systemLibrary(name: "CFFI", pkgConfig: "libffi", providers: [.apt(["libffi-dev"])]),
+        .target(
+            name: "BerthRuntime",
+            dependencies: [
+                "CBerth",
+                "CFFI",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "BerthSDK", dependencies: ["CBerth"]),
+        .target(
+            name: "BerthCLI",
+            dependencies: [
+                "BerthRuntime",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "berth", dependencies: ["BerthCLI"]),
+
+        // Plugins/ needs explicit paths: SwiftPM otherwise reserves it for package plugins.
+        .target(name: "Counter", dependencies: ["BerthSDK"], path: "Plugins/Counter"),
+        .target(name: "Greeter", dependencies: ["CBerth"], path: "Plugins/Greeter"),
+        .target(name: "BerthFixtures", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthFixtures"),
+
+        // Tests find the built plugin libraries beside the test bundle; none links a plugin.
+        .testTarget(name: "BerthRuntimeTests", dependencies: ["BerthRuntime"]),
+        .testTarget(name: "BerthCLITests", dependencies: ["BerthRuntime"]),
+    ]
+)

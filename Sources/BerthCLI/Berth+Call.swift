@@ -1,0 +1,95 @@
+import ArgumentParser
+import BerthRuntime
+
+extension Berth {
+    /// `berth call PLUGIN SYMBOL ARGS…`: call a C export through libffi.
+    struct Call: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Load a plugin and call one of its exports through libffi.",
+            discussion: "Arguments are converted by the manifest's signature. Put options before PLUGIN: everything after it is passed through (so negative numbers work)."
+        )
+
+        @OptionGroup var folders: PluginFolderOptions
+        @OptionGroup var output: OutputOptions
+
+        @Argument(help: "The plugin id.")
+        var plugin: String
+
+        @Argument(parsing: .captureForPassthrough, help: "The export's symbol, then its arguments.")
+        var symbolAndArguments: [String] = []
+
+        func run() throws {
+            guard let symbol = symbolAndArguments.first else {
+                printError("give the symbol to call after the plugin id")
+                throw ExitStatus.usage
+            }
+            let arguments = Array(symbolAndArguments.dropFirst())
+            let folders = folders.resolved
+            let plugin = plugin
+            let json = output.json
+            let status: Int32 = MainActor.assumeIsolated {
+                Self.call(plugin: plugin, symbol: symbol, arguments: arguments, folders: folders, json: json)
+            }
+            if status != 0 { throw ExitCode(status) }
+        }
+
+        @MainActor
+        private static func call(plugin: String, symbol: String, arguments: [String], folders: [String], json: Bool) -> Int32 {
+            let host: BerthHost
+            do {
+                host = try makeHost(folders: folders)
+            } catch {
+                printError("\(error)")
+                return ExitStatus.failure.rawValue
+            }
+            defer { host.shutdown() }
+            guard let record = host.plugins[plugin] else {
+                let problem = host.rejected.first { $0.id == plugin }?.problems.first?.description
+                printError(problem ?? "no plugin '\(plugin)' in \(folders.joined(separator: ", "))")
+                return ExitStatus.usage.rawValue
+            }
+            // Check the call against the manifest before any plugin code runs.
+            guard let signature = record.source.manifest.export(named: symbol) else {
+                let known = record.source.manifest.exports.map(\.symbol).joined(separator: ", ")
+                printError("\(plugin) has no export '\(symbol)' (exports: \(known.isEmpty ? "none" : known))")
+                return ExitStatus.usage.rawValue
+            }
+            guard arguments.count == signature.params.count else {
+                printError("\(symbol) takes \(signature.params.count) argument(s) (\(signature.description)), got \(arguments.count)")
+                return ExitStatus.usage.rawValue
+            }
+            var values: [FFIValue] = []
+            for (index, (text, type)) in zip(arguments, signature.params).enumerated() {
+                do {
+                    values.append(try FFIValue.parse(text, as: type))
+                } catch {
+                    printError("argument \(index + 1) of \(symbol): \(error.message)")
+                    return ExitStatus.usage.rawValue
+                }
+            }
+            do {
+                let generation = try host.load(plugin)
+                let result = try generation.call(symbol, arguments: values)
+                emitLine(json ? (try JSONText.encode(CallResult(result))) : result.description)
+                return 0
+            } catch let error as FFIError {
+                printError(error.message)
+                return ExitStatus.usage.rawValue
+            } catch {
+                printError("\(error)")
+                return ExitStatus.failure.rawValue
+            }
+        }
+    }
+}
+
+/// `{"type": "int32", "value": 5}`; bytes as `{"type": "bytes", "hex": "…"}`.
+struct CallResult: Encodable {
+    var type: String
+    var value: String
+
+    init(_ value: FFIValue) {
+        type = value.type.rawValue
+        self.value = value.description
+    }
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+import BerthRuntime
+import Foundation
+
+extension Berth {
+    /// `berth list`: every plugin in the folders, valid or not. Runs no plugin code.
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the plugins in the plugins folders, with their problems.")
+
+        @OptionGroup var folders: PluginFolderOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() throws {
+            let result = PluginDiscovery.scan(folders.resolved)
+            let rows = result.plugins.map(PluginListing.init(valid:)) + result.rejected.map(PluginListing.init(rejected:))
+            if output.json {
+                emitLine(try JSONText.encode(rows))
+                return
+            }
+            guard !rows.isEmpty else {
+                emitLine("no plugins in \(folders.resolved.joined(separator: ", "))")
+                return
+            }
+            let table = TextTable(header: ["ID", "VERSION", "RUNTIME", "STATE", "ROUTES", "EXPORTS"])
+            for row in rows {
+                table.add([row.id ?? "?", row.version ?? "-", row.runtime ?? "-", row.state,
+                           row.routes.joined(separator: ","), String(row.exports)])
+            }
+            emitLine(table.render())
+            for row in rows {
+                for problem in row.problems { emitLine(problem) }
+            }
+        }
+    }
+}
+
+/// One row of `berth list` (also its JSON form).
+struct PluginListing: Encodable {
+    var id: String?
+    var version: String?
+    var runtime: String?
+    /// `valid` or `invalid` (list never loads anything).
+    var state: String
+    var folder: String
+    var routes: [String]
+    var exports: Int
+    var problems: [String]
+
+    init(valid plugin: ValidatedPlugin) {
+        id = plugin.manifest.id
+        version = plugin.manifest.version.description
+        runtime = plugin.manifest.runtime.rawValue
+        state = "valid"
+        folder = plugin.folder
+        routes = plugin.manifest.routes
+        exports = plugin.manifest.exports.count
+        problems = plugin.warnings.map(\.description)
+    }
+
+    init(rejected plugin: RejectedPlugin) {
+        id = plugin.id
+        state = "invalid"
+        folder = plugin.folder
+        routes = []
+        exports = 0
+        problems = plugin.problems.map(\.description)
+    }
+}

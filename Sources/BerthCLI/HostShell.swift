@@ -1,0 +1,183 @@
+import Foundation
+import BerthRuntime
+
+/// The host's command language: one command per line, from a terminal, a script file or
+/// (later) the control socket. Output goes to stdout, errors to stderr; a failed command
+/// never stops the host.
+@MainActor
+final class HostShell {
+    let host: BerthHost
+    /// Commands that failed so far (a script exits 1 when any did).
+    private(set) var failures = 0
+    /// Set by `quit`.
+    private(set) var finished = false
+
+    init(host: BerthHost) {
+        self.host = host
+    }
+
+    static let help = """
+        plugins                    list discovered plugins with state and generation
+        load ID|all                load a plugin (dependencies first)
+        unload ID                  close its screens, then retire or unload its image
+        reload ID                  new generation from the folder; old one retired/unloaded
+        call ID SYMBOL ARGS...     call an export through libffi
+        open ROUTE                 create and activate a screen (PLUGIN/ROUTE or ROUTE)
+        send SCREEN ACTION [TEXT]  send an action to an open screen
+        close SCREEN               deactivate and release a screen
+        screens                    list open screens
+        status                     generations, retired images and their bytes
+        events                     the event log so far
+        ## TEXT                    print TEXT (script narration)
+        quit                       leave
+        """
+
+    /// Runs one line. Blank lines and `#` comments do nothing; `## text` prints the text.
+    func execute(_ line: String) {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix("##") {
+            emitLine("")
+            emitLine(String(trimmed.dropFirst(2)).trimmingCharacters(in: .whitespaces))
+            return
+        }
+        guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { return }
+        let words: [String]
+        do {
+            words = try CommandLineWords.split(trimmed)
+        } catch {
+            fail(error.description)
+            return
+        }
+        guard let command = words.first else { return }
+        let arguments = Array(words.dropFirst())
+        do {
+            try run(command, arguments)
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    private func run(_ command: String, _ arguments: [String]) throws {
+        switch command {
+        case "plugins": listPlugins()
+        case "load":
+            let id = try argument(arguments, 0, "load ID|all")
+            if id == "all" {
+                for error in host.loadAll() { fail(error.description) }
+            } else {
+                try host.load(id)
+            }
+        case "unload": try host.unload(try argument(arguments, 0, "unload ID"))
+        case "reload": try host.reload(try argument(arguments, 0, "reload ID"))
+        case "call":
+            let id = try argument(arguments, 0, "call ID SYMBOL ARGS...")
+            let symbol = try argument(arguments, 1, "call ID SYMBOL ARGS...")
+            guard let generation = host.generation(of: id) else { throw ShellError("\(id) is not loaded") }
+            let result = try generation.call(symbol, textArguments: Array(arguments.dropFirst(2)))
+            emitLine("\(symbol) → \(result.type == .void ? "(void)" : result.description)")
+        case "open": try host.open(try argument(arguments, 0, "open ROUTE"))
+        case "send":
+            let screen = try screenID(try argument(arguments, 0, "send SCREEN ACTION [TEXT]"))
+            let action = try argument(arguments, 1, "send SCREEN ACTION [TEXT]")
+            try host.send(screen: screen, action: action, payload: Array(arguments.dropFirst(2).joined(separator: " ").utf8))
+        case "close": try host.close(screen: try screenID(try argument(arguments, 0, "close SCREEN")))
+        case "screens": listScreens()
+        case "status": status()
+        case "events": for event in host.events { emitLine("\(event.sequence). \(event)") }
+        case "help": emitLine(Self.help)
+        case "quit", "exit": finished = true
+        default: throw ShellError("unknown command '\(command)' (try help)")
+        }
+    }
+
+    private func listPlugins() {
+        let table = TextTable(header: ["ID", "VERSION", "RUNTIME", "STATE", "GENERATION"])
+        for id in host.plugins.keys.sorted() {
+            guard let record = host.plugins[id] else { continue }
+            let manifest = record.source.manifest
+            table.add([id, manifest.version.description, manifest.runtime.rawValue, record.state,
+                       record.generation.map { String($0.number) } ?? "-"])
+        }
+        for rejected in host.rejected {
+            table.add([rejected.id ?? rejected.folder, "-", "-", "invalid", "-"])
+        }
+        emitLine(table.render())
+    }
+
+    private func listScreens() {
+        let screens = host.openScreens
+        guard !screens.isEmpty else {
+            emitLine("no open screens")
+            return
+        }
+        let table = TextTable(header: ["SCREEN", "ROUTE", "PLUGIN", "GENERATION", "STATE"])
+        for screen in screens {
+            table.add([String(screen.id), screen.route, screen.pluginID, String(screen.generation.number), screen.state])
+        }
+        emitLine(table.render())
+    }
+
+    private func status() {
+        let loaded = host.plugins.values.compactMap(\.generation)
+        emitLine("loaded: \(loaded.count) plugin(s); open screens: \(host.openScreens.count)")
+        emitLine("retired Swift generations: \(host.retiredGenerations) (\(host.retiredBytes) bytes still mapped)")
+        emitLine("runtime folder: \(host.runtimeDirectory.path)")
+    }
+
+    private func argument(_ arguments: [String], _ index: Int, _ usage: String) throws -> String {
+        guard index < arguments.count else { throw ShellError("usage: \(usage)") }
+        return arguments[index]
+    }
+
+    private func screenID(_ text: String) throws -> Int {
+        guard let id = Int(text) else { throw ShellError("'\(text)' is not a screen number (see screens)") }
+        return id
+    }
+
+    private func fail(_ message: String) {
+        failures += 1
+        printError(message)
+    }
+}
+
+/// A shell usage error.
+struct ShellError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Splits a command line into words: whitespace separates, single or double quotes group,
+/// a backslash escapes the next character.
+enum CommandLineWords {
+    static func split(_ line: String) throws(ShellError) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var inWord = false
+        var quote: Character?
+        var escaped = false
+        for character in line {
+            if escaped {
+                current.append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+                inWord = true
+            } else if let open = quote {
+                if character == open { quote = nil } else { current.append(character) }
+            } else if character == "\"" || character == "'" {
+                quote = character
+                inWord = true
+            } else if character.isWhitespace {
+                if inWord { words.append(current) }
+                current = ""
+                inWord = false
+            } else {
+                current.append(character)
+                inWord = true
+            }
+        }
+        guard quote == nil else { throw ShellError("unterminated quote") }
+        if inWord { words.append(current) }
+        return words
+    }
+}

@@ -1,0 +1,192 @@
+internal import CBerth
+private import CFFI
+
+/// A C function described by a manifest export, with its libffi call interface prepared
+/// once at load time and reused for every call.
+///
+/// `bytes` parameters become two C arguments (`const uint8_t *`, `uint64_t`); a `bytes`
+/// result is a `berth_bytes` returned by value, described to libffi as a struct.
+final class ForeignFunction {
+    let signature: ExportSignature
+    private let address: UnsafeMutableRawPointer
+    private let cif: UnsafeMutablePointer<ffi_cif>
+    private let argumentTypes: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
+    private let argumentCount: Int
+    /// The `berth_bytes` struct type (elements: pointer, uint64, NULL terminator).
+    private let bytesType: UnsafeMutablePointer<ffi_type>
+    private let bytesElements: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
+
+    init(signature: ExportSignature, address: UnsafeMutableRawPointer) throws(FFIError) {
+        self.signature = signature
+        self.address = address
+
+        bytesElements = .allocate(capacity: 3)
+        bytesElements[0] = berth_ffi_type_pointer()
+        bytesElements[1] = berth_ffi_type_uint64()
+        bytesElements[2] = nil
+        bytesType = .allocate(capacity: 1)
+        bytesType.initialize(to: ffi_type())
+        bytesType.pointee.type = UInt16(FFI_TYPE_STRUCT)
+        bytesType.pointee.elements = bytesElements
+
+        let cTypes = signature.params.flatMap { Self.cArgumentTypes(for: $0) }
+        argumentCount = cTypes.count
+        argumentTypes = .allocate(capacity: max(1, cTypes.count))
+        for (index, type) in cTypes.enumerated() {
+            argumentTypes[index] = type
+        }
+        cif = .allocate(capacity: 1)
+        cif.initialize(to: ffi_cif())
+        let returnType = signature.returns == .bytes ? bytesType : Self.scalarType(signature.returns)
+        let status = ffi_prep_cif(cif, berth_ffi_default_abi(), UInt32(cTypes.count), returnType, argumentTypes)
+        guard status == FFI_OK else {
+            Self.free(cif: cif, argumentTypes: argumentTypes, bytesType: bytesType, bytesElements: bytesElements)
+            throw FFIError(.prepareFailed, "ffi_prep_cif failed for \(signature.description) (status \(status.rawValue))")
+        }
+    }
+
+    deinit {
+        Self.free(cif: cif, argumentTypes: argumentTypes, bytesType: bytesType, bytesElements: bytesElements)
+    }
+
+    /// Calls the function. The argument types must match the signature (checked here, so a
+    /// mismatch throws before anything is called). Strings and bytes the function returns
+    /// are copied before this returns.
+    func call(_ arguments: [FFIValue]) throws(FFIError) -> FFIValue {
+        guard arguments.count == signature.params.count else {
+            throw FFIError(.arity, "\(signature.symbol) takes \(signature.params.count) argument(s), got \(arguments.count)")
+        }
+        for (index, (argument, type)) in zip(arguments, signature.params).enumerated() where argument.type != type {
+            throw FFIError(.badArgument, "argument \(index + 1) of \(signature.symbol) must be \(type.rawValue), got \(argument.type.rawValue)")
+        }
+        var storage = ArgumentStorage(count: argumentCount)
+        defer { storage.deallocate() }
+        for argument in arguments {
+            storage.append(argument)
+        }
+        // Large enough for any scalar widened to ffi_arg and for berth_bytes.
+        let result = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 16)
+        defer { result.deallocate() }
+        result.initializeMemory(as: UInt8.self, repeating: 0, count: 16)
+        let function = unsafeBitCast(address, to: (@convention(c) () -> Void).self)
+        ffi_call(cif, function, result, storage.pointers)
+        return Self.readResult(result, as: signature.returns)
+    }
+
+    // MARK: Types
+
+    private static func cArgumentTypes(for type: ValueType) -> [UnsafeMutablePointer<ffi_type>] {
+        type == .bytes ? [berth_ffi_type_pointer(), berth_ffi_type_uint64()] : [scalarType(type)]
+    }
+
+    private static func scalarType(_ type: ValueType) -> UnsafeMutablePointer<ffi_type> {
+        switch type {
+        case .void: berth_ffi_type_void()
+        case .bool, .uint8: berth_ffi_type_uint8()
+        case .int8: berth_ffi_type_sint8()
+        case .int16: berth_ffi_type_sint16()
+        case .uint16: berth_ffi_type_uint16()
+        case .int32: berth_ffi_type_sint32()
+        case .uint32: berth_ffi_type_uint32()
+        case .int64: berth_ffi_type_sint64()
+        case .uint64: berth_ffi_type_uint64()
+        case .float: berth_ffi_type_float()
+        case .double: berth_ffi_type_double()
+        case .string, .bytes: berth_ffi_type_pointer()
+        }
+    }
+
+    /// libffi widens integer results narrower than a register to `ffi_arg`; on the
+    /// little-endian targets Berth supports the value is in the low bytes.
+    private static func readResult(_ result: UnsafeMutableRawPointer, as type: ValueType) -> FFIValue {
+        switch type {
+        case .void: return .void
+        case .bool: return .bool(result.load(as: UInt8.self) != 0)
+        case .int8: return .int8(result.load(as: Int8.self))
+        case .int16: return .int16(result.load(as: Int16.self))
+        case .int32: return .int32(result.load(as: Int32.self))
+        case .int64: return .int64(result.load(as: Int64.self))
+        case .uint8: return .uint8(result.load(as: UInt8.self))
+        case .uint16: return .uint16(result.load(as: UInt16.self))
+        case .uint32: return .uint32(result.load(as: UInt32.self))
+        case .uint64: return .uint64(result.load(as: UInt64.self))
+        case .float: return .float(result.load(as: Float.self))
+        case .double: return .double(result.load(as: Double.self))
+        case .string:
+            guard let text = result.load(as: UnsafePointer<CChar>?.self) else { return .string("") }
+            return .string(String(cString: text))
+        case .bytes:
+            let bytes = result.load(as: berth_bytes.self)
+            guard let data = bytes.data, bytes.length > 0 else { return .bytes([]) }
+            return .bytes(Array(UnsafeBufferPointer(start: data, count: Int(bytes.length))))
+        }
+    }
+
+    private static func free(
+        cif: UnsafeMutablePointer<ffi_cif>, argumentTypes: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>,
+        bytesType: UnsafeMutablePointer<ffi_type>, bytesElements: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
+    ) {
+        cif.deallocate()
+        argumentTypes.deallocate()
+        bytesType.deallocate()
+        bytesElements.deallocate()
+    }
+}
+
+/// The memory behind one call's arguments: libffi wants an array of pointers, each to the
+/// value of one C argument. Everything here lives until the call returns.
+private struct ArgumentStorage {
+    let pointers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    private var count = 0
+    private var allocations: [UnsafeMutableRawPointer] = []
+
+    init(count: Int) {
+        pointers = .allocate(capacity: max(1, count))
+    }
+
+    mutating func append(_ value: FFIValue) {
+        switch value {
+        case .void: break
+        case .bool(let value): push(UInt8(value ? 1 : 0))
+        case .int8(let value): push(value)
+        case .int16(let value): push(value)
+        case .int32(let value): push(value)
+        case .int64(let value): push(value)
+        case .uint8(let value): push(value)
+        case .uint16(let value): push(value)
+        case .uint32(let value): push(value)
+        case .uint64(let value): push(value)
+        case .float(let value): push(value)
+        case .double(let value): push(value)
+        case .string(let text):
+            let utf8 = Array(text.utf8) + [0]
+            push(copy(utf8))
+        case .bytes(let bytes):
+            push(copy(bytes))
+            push(UInt64(bytes.count))
+        }
+    }
+
+    /// Copies bytes to memory that outlives the call's argument array.
+    private mutating func copy(_ bytes: [UInt8]) -> UnsafeMutableRawPointer {
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, bytes.count), alignment: 8)
+        bytes.withUnsafeBytes { source in
+            if let base = source.baseAddress { memory.copyMemory(from: base, byteCount: source.count) }
+        }
+        allocations.append(memory)
+        return memory
+    }
+
+    private mutating func push<T>(_ value: T) {
+        let slot = UnsafeMutableRawPointer.allocate(byteCount: max(8, MemoryLayout<T>.size), alignment: 8)
+        slot.initializeMemory(as: T.self, repeating: value, count: 1)
+        allocations.append(slot)
+        pointers[count] = slot
+        count += 1
+    }
+
+    func deallocate() {
+        for allocation in allocations { allocation.deallocate() }
+        pointers.deallocate()
+    }
+}

@@ -1,0 +1,280 @@
+import Foundation
+import Logging
+
+/// The plugin host: finds plugins in its folders, loads them in dependency order, calls
+/// their exports, and unloads or reloads them. Everything here runs on the main actor,
+/// like a UI framework's main thread.
+@MainActor
+public final class BerthHost {
+    /// How a host is set up.
+    public struct Configuration: Sendable {
+        /// Folders whose sub-folders are plugins (`--plugins`, repeatable).
+        public var pluginFolders: [String]
+        /// Parent of the per-process runtime folder; nil for the default.
+        public var runtimeBase: String?
+        public var logger: Logger
+
+        public init(pluginFolders: [String], runtimeBase: String? = nil, logger: Logger = Logger(label: "berth")) {
+            self.pluginFolders = pluginFolders
+            self.runtimeBase = runtimeBase
+            self.logger = logger
+        }
+    }
+
+    public let configuration: Configuration
+    public let runtimeDirectory: RuntimeDirectory
+    /// Plugins found by the last discovery, by id (loaded or not).
+    public private(set) var plugins: [String: PluginRecord] = [:]
+    /// Folders rejected by the last discovery.
+    public private(set) var rejected: [RejectedPlugin] = []
+    /// Swift generations retired (still mapped) and their bytes.
+    public private(set) var retiredGenerations = 0
+    public private(set) var retiredBytes = 0
+    /// Everything that happened, in order (the `events` command).
+    public private(set) var events: [HostEvent] = []
+    /// Called for every new event (the CLI prints them as they happen).
+    public var onEvent: ((HostEvent) -> Void)?
+
+    var screens: [Int: ModuleInstance] = [:]
+    var nextScreenID = 1
+    private var generationCounters: [String: Int] = [:]
+
+    public init(configuration: Configuration) throws(LoaderError) {
+        self.configuration = configuration
+        self.runtimeDirectory = try RuntimeDirectory(base: configuration.runtimeBase)
+    }
+
+    // MARK: Discovery
+
+    /// Scans the plugins folders. Loaded plugins keep their generation; a plugin that is
+    /// now rejected stays loaded until it is unloaded or reloaded.
+    @discardableResult
+    public func discover() -> DiscoveryResult {
+        let result = PluginDiscovery.scan(configuration.pluginFolders)
+        rejected = result.rejected
+        for plugin in result.plugins {
+            if let record = plugins[plugin.manifest.id] {
+                record.source = plugin
+            } else {
+                plugins[plugin.manifest.id] = PluginRecord(source: plugin)
+                emit(.discovered, plugin.manifest.id, "discovered \(plugin.manifest.version) (\(plugin.manifest.runtime.rawValue)) in \(plugin.folder)")
+            }
+        }
+        for rejectedPlugin in result.rejected {
+            for problem in rejectedPlugin.problems where problem.severity == .error {
+                emit(.rejected, rejectedPlugin.id ?? rejectedPlugin.folder, problem.description)
+            }
+        }
+        return result
+    }
+
+    /// The loaded generation of `id`, if any.
+    public func generation(of id: String) -> PluginGeneration? {
+        plugins[id]?.generation
+    }
+
+    // MARK: Load, unload, reload
+
+    /// Loads `id` and, first, everything it requires. A plugin already loaded is left as is.
+    @discardableResult
+    public func load(_ id: String) throws(LoaderError) -> PluginGeneration {
+        for dependency in try loadOrder(for: id) where plugins[dependency]?.generation == nil {
+            try loadGeneration(of: dependency)
+        }
+        guard let generation = plugins[id]?.generation else { preconditionFailure("load order ends with the plugin itself") }
+        return generation
+    }
+
+    /// Loads every discovered plugin; returns the errors of those that failed.
+    public func loadAll() -> [LoaderError] {
+        var errors: [LoaderError] = []
+        for id in plugins.keys.sorted() where plugins[id]?.generation == nil {
+            do { try load(id) } catch { errors.append(error) }
+        }
+        return errors
+    }
+
+    /// Unloads `id`: closes its screens, then retires (Swift) or closes (C) its image.
+    /// Refused while a loaded plugin requires it.
+    public func unload(_ id: String) throws(LoaderError) {
+        guard let record = plugins[id], let generation = record.generation else {
+            throw LoaderError(.notLoaded, plugin: id, "is not loaded")
+        }
+        let dependents = loadedDependents(of: id)
+        guard dependents.isEmpty else {
+            throw LoaderError(.hasDependents, plugin: id, "\(dependents.joined(separator: ", ")) require(s) it; unload those first")
+        }
+        closeScreens(of: id)
+        record.generation = nil
+        try end(generation)
+    }
+
+    /// Reloads `id` from its folder: validates the files again, loads a new generation
+    /// (fresh copy, fresh globals), then ends the old one. If the new generation fails,
+    /// the old one stays loaded and the error says which step failed.
+    @discardableResult
+    public func reload(_ id: String) throws(LoaderError) -> PluginGeneration {
+        guard let record = plugins[id], let old = record.generation else {
+            throw LoaderError(.notLoaded, plugin: id, "is not loaded")
+        }
+        switch PluginValidator.validate(path: record.source.folder) {
+        case .success(let plugin):
+            guard plugin.manifest.id == id else {
+                throw LoaderError(.invalid, plugin: id, "reload: the manifest now says id '\(plugin.manifest.id)'; generation \(old.number) stays loaded")
+            }
+            record.source = plugin
+        case .failure(let failure):
+            throw LoaderError(.invalid, plugin: id, "reload: validation failed, generation \(old.number) stays loaded: \(failure.problems.first?.description ?? "")")
+        }
+        let openRoutes = closeScreens(of: id)
+        let fresh: PluginGeneration
+        do {
+            fresh = try makeGeneration(of: record)
+        } catch {
+            emit(.failed, id, "reload failed at load: \(error.message); generation \(old.number) stays loaded")
+            reopen(openRoutes)
+            throw LoaderError(error.code, plugin: id, "reload: \(error.message); generation \(old.number) stays loaded")
+        }
+        record.generation = fresh
+        try end(old)
+        emit(.reloaded, id, "generation \(old.number) → \(fresh.number)")
+        reopen(openRoutes)
+        return fresh
+    }
+
+    /// Ends every loaded generation and removes the runtime folder (host exit).
+    public func shutdown() {
+        for id in unloadOrder() {
+            try? unload(id)
+        }
+        runtimeDirectory.remove()
+    }
+
+    // MARK: Internals
+
+    private func loadGeneration(of id: String) throws(LoaderError) {
+        guard let record = plugins[id] else { throw LoaderError(.notFound, plugin: id, "no such plugin") }
+        record.generation = try makeGeneration(of: record)
+    }
+
+    private func makeGeneration(of record: PluginRecord) throws(LoaderError) -> PluginGeneration {
+        let id = record.source.manifest.id
+        let number = (generationCounters[id] ?? 0) + 1
+        generationCounters[id] = number
+        let generation: PluginGeneration
+        do {
+            generation = try PluginGeneration(
+                plugin: record.source, number: number, runtimeDirectory: runtimeDirectory,
+                logger: configuration.logger, onRetire: { bytes in retire(bytes) }
+            )
+        } catch {
+            emit(.failed, id, error.message)
+            throw error
+        }
+        emit(.loaded, id, "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.table.abi))")
+        return generation
+    }
+
+    private func end(_ generation: PluginGeneration) throws(LoaderError) {
+        let retired = try generation.end()
+        if retired > 0 {
+            retire(retired)
+            emit(.retired, generation.pluginID, "generation \(generation.number) retired (Swift image stays mapped, \(retired) bytes)")
+        } else {
+            emit(.unloaded, generation.pluginID, "generation \(generation.number) unloaded (dlclose verified with RTLD_NOLOAD)")
+        }
+    }
+
+    private func retire(_ bytes: Int) {
+        retiredGenerations += 1
+        retiredBytes += bytes
+    }
+
+    /// `id`'s dependencies in load order, ending with `id`. Errors name both plugins.
+    func loadOrder(for id: String) throws(LoaderError) -> [String] {
+        var order: [String] = []
+        var path: [String] = []
+        try visit(id, requiredBy: nil, order: &order, path: &path)
+        return order
+    }
+
+    private func visit(_ id: String, requiredBy: (String, VersionRange)?, order: inout [String], path: inout [String]) throws(LoaderError) {
+        if let start = path.firstIndex(of: id) {
+            let cycle = (path[start...] + [id]).joined(separator: " → ")
+            throw LoaderError(.dependencyCycle, plugin: path[start], "dependency cycle: \(cycle)")
+        }
+        guard let record = plugins[id] else {
+            if let (dependent, range) = requiredBy {
+                throw LoaderError(.dependencyMissing, plugin: dependent, "requires \(id) \(range) but \(id) is not installed or did not validate")
+            }
+            throw LoaderError(.notFound, plugin: id, "no such plugin (try `plugins` to list them)")
+        }
+        if let (dependent, range) = requiredBy, !range.contains(record.source.manifest.version) {
+            throw LoaderError(.dependencyVersion, plugin: dependent,
+                              "requires \(id) \(range) but \(id) is \(record.source.manifest.version)")
+        }
+        guard !order.contains(id) else { return }
+        path.append(id)
+        for dependency in record.source.manifest.requires {
+            try visit(dependency.id, requiredBy: (id, dependency.range), order: &order, path: &path)
+        }
+        path.removeLast()
+        order.append(id)
+    }
+
+    private func loadedDependents(of id: String) -> [String] {
+        plugins.values
+            .filter { $0.generation != nil && $0.source.manifest.requires.contains { $0.id == id } }
+            .map(\.source.manifest.id)
+            .sorted()
+    }
+
+    /// Loaded plugins, dependents before what they require.
+    private func unloadOrder() -> [String] {
+        var order: [String] = []
+        for id in plugins.keys.sorted() where plugins[id]?.generation != nil {
+            for dependency in (try? loadOrder(for: id)) ?? [id] where !order.contains(dependency) {
+                order.append(dependency)
+            }
+        }
+        return order.reversed().filter { plugins[$0]?.generation != nil }
+    }
+
+    func emit(_ kind: HostEvent.Kind, _ subject: String, _ message: String) {
+        let event = HostEvent(sequence: events.count + 1, kind: kind, subject: subject, message: message)
+        events.append(event)
+        onEvent?(event)
+    }
+}
+
+/// A discovered plugin and its current generation.
+@MainActor
+public final class PluginRecord {
+    /// The validated folder (refreshed by discovery and reload).
+    public internal(set) var source: ValidatedPlugin
+    /// The loaded generation, nil when not loaded.
+    public internal(set) var generation: PluginGeneration?
+
+    init(source: ValidatedPlugin) {
+        self.source = source
+    }
+
+    /// `discovered` (valid, not loaded) or `loaded`.
+    public var state: String { generation == nil ? "discovered" : "loaded" }
+}
+
+/// One line of the host's event log.
+public struct HostEvent: Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        case discovered, rejected, loaded, reloaded, retired, unloaded, failed
+        case created, activated, deactivated, released, screenEvent = "event"
+    }
+
+    public var sequence: Int
+    public var kind: Kind
+    /// The plugin id, screen or folder the event is about.
+    public var subject: String
+    public var message: String
+
+    public var description: String { "\(subject): \(message)" }
+}

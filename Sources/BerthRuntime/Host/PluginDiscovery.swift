@@ -1,0 +1,64 @@
+import Foundation
+
+/// What a scan of the plugins folders found: valid plugins by id, and the folders that
+/// failed validation with every problem.
+public struct DiscoveryResult: Sendable {
+    public var plugins: [ValidatedPlugin] = []
+    public var rejected: [RejectedPlugin] = []
+}
+
+/// A plugin folder that did not validate. It is reported and skipped; the others load.
+public struct RejectedPlugin: Sendable {
+    /// The folder.
+    public var folder: String
+    /// The manifest's id when it could be read.
+    public var id: String?
+    public var problems: [PluginProblem]
+}
+
+/// Finds plugins: every sub-folder of a plugins folder that holds a `plugin.json`.
+public enum PluginDiscovery {
+    /// Scans `folders` in order. A second plugin with an id already found is rejected.
+    public static func scan(_ folders: [String]) -> DiscoveryResult {
+        var result = DiscoveryResult()
+        var seen: [String: String] = [:]
+        for folder in folders {
+            for pluginFolder in pluginFolders(in: folder) {
+                switch PluginValidator.validate(path: pluginFolder) {
+                case .success(let plugin):
+                    if let first = seen[plugin.manifest.id] {
+                        result.rejected.append(RejectedPlugin(folder: pluginFolder, id: plugin.manifest.id, problems: [
+                            PluginProblem(path: plugin.manifestPath, field: "id",
+                                          message: "'\(plugin.manifest.id)' is already provided by \(first)"),
+                        ]))
+                        continue
+                    }
+                    seen[plugin.manifest.id] = pluginFolder
+                    result.plugins.append(plugin)
+                case .failure(let failure):
+                    result.rejected.append(RejectedPlugin(folder: pluginFolder, id: manifestID(in: pluginFolder), problems: failure.problems))
+                }
+            }
+        }
+        return result
+    }
+
+    /// Sub-folders of `folder` holding a manifest, sorted by name for a stable order.
+    static func pluginFolders(in folder: String) -> [String] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
+        return entries.sorted().compactMap { entry in
+            let path = (folder as NSString).appendingPathComponent(entry)
+            let manifest = (path as NSString).appendingPathComponent(PluginValidator.manifestFileName)
+            return FileManager.default.fileExists(atPath: manifest) ? path : nil
+        }
+    }
+
+    /// The `id` of a manifest that failed validation, when it has a readable one.
+    private static func manifestID(in folder: String) -> String? {
+        let path = (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)
+        guard let data = FileManager.default.contents(atPath: path),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return nil }
+        return object["id"] as? String
+    }
+}

@@ -1,0 +1,17 @@
+/// An event that is illegal in the current lifecycle state (API misuse, never a crash).
+public struct LifecycleError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What the state machine belongs to (`generation com.example.counter#2`, `screen 7`).
+    public var subject: String
+    /// The state it was in.
+    public var state: String
+    /// The event that was refused.
+    public var event: String
+
+    public init(subject: String, state: String, event: String) {
+        self.subject = subject
+        self.state = state
+        self.event = event
+    }
+
+    public var description: String { "\(subject): cannot \(event) while \(state)" }
+}

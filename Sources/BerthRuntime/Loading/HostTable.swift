@@ -1,0 +1,136 @@
+internal import CBerth
+import Logging
+
+/// What a `berth_plugin_handle *` points to: the identity of one loaded generation, safe to
+/// use from any thread (a plugin may log from a worker thread).
+final class PluginContext: Sendable {
+    let pluginID: String
+    let generation: Int
+    let logger: Logger
+
+    init(pluginID: String, generation: Int, logger: Logger) {
+        self.pluginID = pluginID
+        self.generation = generation
+        var logger = logger
+        logger[metadataKey: "plugin"] = "\(pluginID)#\(generation)"
+        self.logger = logger
+    }
+
+    /// The opaque handle given to the plugin. Retained until `releaseHandle`.
+    func retainedHandle() -> OpaquePointer {
+        OpaquePointer(Unmanaged.passRetained(self).toOpaque())
+    }
+
+    static func from(handle: OpaquePointer?) -> PluginContext? {
+        guard let handle else { return nil }
+        return Unmanaged<PluginContext>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
+    }
+
+    static func releaseHandle(_ handle: OpaquePointer) {
+        Unmanaged<PluginContext>.fromOpaque(UnsafeRawPointer(handle)).release()
+    }
+}
+
+/// The `berth_host_v1` table every plugin generation receives: one table for the process,
+/// allocated once, never freed (plugins may keep the pointer until they unload).
+enum HostTable {
+    /// The table's address, stable for the life of the process.
+    static var pointer: UnsafePointer<berth_host_v1> { UnsafePointer(storage.table) }
+
+    /// Holds the table pointer. Safe to share: the table is written once, during this
+    /// initializer (run exactly once by Swift's lazy global initialization), then only read.
+    private struct Storage: @unchecked Sendable {
+        let table: UnsafeMutablePointer<berth_host_v1>
+    }
+
+    private static let storage: Storage = {
+        let table = UnsafeMutablePointer<berth_host_v1>.allocate(capacity: 1)
+        table.initialize(to: berth_host_v1())
+        table.pointee.struct_size = UInt32(MemoryLayout<berth_host_v1>.size)
+        table.pointee.abi_version = HostABI.version.packed
+        fill(table)
+        return Storage(table: table)
+    }()
+
+    private static func fill(_ table: UnsafeMutablePointer<berth_host_v1>) {
+        table.pointee.log = { handle, level, message in
+            guard let context = PluginContext.from(handle: handle), let message else { return }
+            context.logger.log(level: HostTable.logLevel(level), "\(String(cString: message))")
+        }
+        // The services below arrive with their issues (routers, context, state, scopes,
+        // tasks). Until then each answers BERTH_ERR_UNSUPPORTED with a message that says
+        // so, which the SDK turns into a thrown error: never a silent success.
+        table.pointee.navigate = { _, _, _, _, _, error in HostTable.unsupported(error, "navigation") }
+        table.pointee.observe_delegate = { _, _, error in HostTable.unsupported(error, "delegate observation") }
+        table.pointee.send_delegate = { _, _, _, error in HostTable.unsupported(error, "delegate actions") }
+        table.pointee.context_observe = { _, _, error in HostTable.unsupported(error, "route context") }
+        table.pointee.context_unobserve = { _, _, error in HostTable.unsupported(error, "route context") }
+        table.pointee.context_send = { _, _, _, _, error in HostTable.unsupported(error, "route context") }
+        table.pointee.context_can_terminate = { _, _ in 0 }
+        table.pointee.state_read = { _, _, _, _, _, error in HostTable.unsupported(error, "state storage") }
+        table.pointee.state_write = { _, _, _, _, _, error in HostTable.unsupported(error, "state storage") }
+        table.pointee.persist_read = { _, _, _, error in HostTable.unsupported(error, "persisted state") }
+        table.pointee.persist_write = { _, _, _, error in HostTable.unsupported(error, "persisted state") }
+        table.pointee.service_register = { _, _, error in HostTable.unsupported(error, "scoped services") }
+        table.pointee.service_resolve = { _, _, _, error in HostTable.unsupported(error, "scoped services") }
+        table.pointee.session_begin = { _, _, error in HostTable.unsupported(error, "sessions") }
+        table.pointee.session_end = { _, error in HostTable.unsupported(error, "sessions") }
+        table.pointee.task_start = { _, _, task, error in
+            // Honour the ownership rule even while unsupported: release is called once.
+            if let task, let release = task.pointee.release { release(task.pointee.context) }
+            return HostTable.unsupported(error, "managed tasks")
+        }
+        table.pointee.task_cancel = { _, _ in berth_status(BERTH_OK) }
+        table.pointee.task_is_cancelled = { _ in 1 }
+        table.pointee.task_sleep = { _, _ in berth_status(BERTH_ERR_CANCELLED) }
+        table.pointee.task_post = { _, _, _ in berth_status(BERTH_ERR_UNSUPPORTED) }
+    }
+
+    private static func unsupported(_ error: UnsafeMutablePointer<berth_error>?, _ service: String) -> berth_status {
+        BerthErrorBuffer.fill(error, code: berth_status(BERTH_ERR_UNSUPPORTED), message: "this host does not provide \(service) yet")
+    }
+
+    private static func logLevel(_ level: Int32) -> Logger.Level {
+        switch Int(level) {
+        case Int(BERTH_LOG_TRACE): .trace
+        case Int(BERTH_LOG_DEBUG): .debug
+        case Int(BERTH_LOG_INFO): .info
+        case Int(BERTH_LOG_NOTICE): .notice
+        case Int(BERTH_LOG_WARNING): .warning
+        default: .error
+        }
+    }
+}
+
+/// Reading and writing `berth_error` buffers.
+enum BerthErrorBuffer {
+    /// Writes `message` (truncated to fit) and `code` into a caller-provided error.
+    @discardableResult
+    static func fill(_ error: UnsafeMutablePointer<berth_error>?, code: berth_status, message: String) -> berth_status {
+        guard let error else { return code }
+        error.pointee.code = code
+        withUnsafeMutableBytes(of: &error.pointee.message) { buffer in
+            let utf8 = Array(message.utf8.prefix(buffer.count - 1))
+            buffer.copyBytes(from: utf8)
+            buffer[utf8.count] = 0
+        }
+        return code
+    }
+
+    /// A zeroed error for a call into a plugin.
+    static func make() -> berth_error {
+        var error = berth_error()
+        error.struct_size = UInt32(MemoryLayout<berth_error>.size)
+        return error
+    }
+
+    /// The message a plugin wrote, or a fallback naming the status.
+    static func message(of error: berth_error, status: berth_status) -> String {
+        var copy = error
+        let text = withUnsafeBytes(of: &copy.message) { buffer -> String in
+            let bytes = buffer.prefix { $0 != 0 }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return text.isEmpty ? "failed with status \(status) and no message" : text
+    }
+}

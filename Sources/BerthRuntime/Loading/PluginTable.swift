@@ -1,0 +1,58 @@
+internal import CBerth
+
+/// The plugin's `berth_plugin_v1`, read by the versioning rule and checked at the handshake.
+///
+/// The host copies `min(struct_size, sizeof)` bytes into a zeroed table of its own layout:
+/// fields the plugin did not have (an older minor revision) read as NULL, fields the host
+/// does not know (a newer minor revision) are never touched.
+struct PluginTable {
+    let table: berth_plugin_v1
+    /// The ABI version the plugin reported.
+    let abi: ABIVersion
+    /// The plugin's `struct_size`.
+    let size: Int
+
+    /// Reads and checks the table returned by the entry function.
+    static func handshake(
+        _ pointer: UnsafePointer<berth_plugin_v1>?, manifest: PluginManifest, entry: String
+    ) throws(LoaderError) -> PluginTable {
+        let plugin = manifest.id
+        guard let pointer else {
+            throw LoaderError(.handshakeFailed, plugin: plugin, "entry \(entry) returned NULL (the plugin refused to load; see its log)")
+        }
+        let size = Int(pointer.pointee.struct_size)
+        let minimum = MemoryLayout<berth_plugin_v1>.size // v1.0 is this host's whole table
+        guard size >= minimum else {
+            throw LoaderError(.handshakeFailed, plugin: plugin,
+                              "berth_plugin_v1 from \(entry) is \(size) bytes, shorter than the v1.0 minimum of \(minimum)")
+        }
+        let abi = ABIVersion(packed: pointer.pointee.abi_version)
+        guard abi.major == HostABI.version.major else {
+            let relation = abi.major > HostABI.version.major ? "too new" : "too old"
+            throw LoaderError(.handshakeFailed, plugin: plugin,
+                              "plugin ABI \(abi) is \(relation) for this host (ABI \(HostABI.version), accepts \(HostABI.supportedRange))")
+        }
+        guard abi == manifest.abi else {
+            throw LoaderError(.handshakeFailed, plugin: plugin,
+                              "the library reports ABI \(abi) but the manifest says \(manifest.abi)")
+        }
+        var table = berth_plugin_v1()
+        withUnsafeMutableBytes(of: &table) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: min(size, target.count)))
+        }
+        guard let idPointer = table.plugin_id else {
+            throw LoaderError(.handshakeFailed, plugin: plugin, "berth_plugin_v1.plugin_id is NULL")
+        }
+        let reportedID = String(cString: idPointer)
+        guard reportedID == manifest.id else {
+            throw LoaderError(.handshakeFailed, plugin: plugin, "the library says it is '\(reportedID)', the manifest says '\(manifest.id)'")
+        }
+        if !manifest.routes.isEmpty {
+            guard table.create != nil, table.destroy != nil else {
+                throw LoaderError(.handshakeFailed, plugin: plugin,
+                                  "the manifest declares routes but berth_plugin_v1.create or .destroy is NULL")
+            }
+        }
+        return PluginTable(table: table, abi: abi, size: size)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// The host's per-process scratch folder: shadow copies of loaded libraries live here.
+///
+/// Each generation of a plugin is loaded from its own copy (`<id>/gen-<n>-<library>`), so
+/// the dynamic linker sees a new path and gives the new code fresh globals, and a build
+/// overwriting the original file can never change an image that is already mapped. The
+/// folder is `$XDG_RUNTIME_DIR/berth/<pid>` (else `/tmp/berth-<uid>/<pid>`), removed by
+/// `remove()` when the host exits; folders left by hosts that died are swept on start.
+public final class RuntimeDirectory: Sendable {
+    /// The folder's path.
+    public let path: String
+
+    /// Creates the folder for this process, sweeping folders of processes that are gone.
+    public init(base: String? = nil) throws(LoaderError) {
+        let parent = base ?? Self.defaultParent()
+        let path = (parent as NSString).appendingPathComponent(String(getpid()))
+        do {
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            Self.sweepDeadHosts(in: parent)
+            try? FileManager.default.removeItem(atPath: path)
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw LoaderError(.copyFailed, plugin: path, "cannot create the runtime folder: \(error.localizedDescription)")
+        }
+        self.path = path
+    }
+
+    /// Copies `library` to a fresh shadow path for generation `generation` of plugin `id`.
+    func shadowCopy(of library: String, id: String, generation: Int) throws(LoaderError) -> String {
+        let folder = (path as NSString).appendingPathComponent(id)
+        let target = (folder as NSString).appendingPathComponent("gen-\(generation)-\((library as NSString).lastPathComponent)")
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try? FileManager.default.removeItem(atPath: target)
+            try FileManager.default.copyItem(atPath: library, toPath: target)
+        } catch {
+            throw LoaderError(.copyFailed, plugin: id, "cannot copy \(library) to \(target): \(error.localizedDescription)")
+        }
+        return target
+    }
+
+    /// Deletes a shadow copy once its image is closed or retired (a mapping outlives its file).
+    func discard(shadowCopy: String) {
+        try? FileManager.default.removeItem(atPath: shadowCopy)
+    }
+
+    /// Removes the whole folder (host exit).
+    public func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    private static func defaultParent() -> String {
+        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty,
+           access(runtime, W_OK) == 0 {
+            return (runtime as NSString).appendingPathComponent("berth")
+        }
+        return "/tmp/berth-\(getuid())"
+    }
+
+    /// Removes `<parent>/<pid>` folders whose process no longer exists.
+    private static func sweepDeadHosts(in parent: String) {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
+        for entry in entries {
+            guard let pid = Int32(entry), pid != getpid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                try? FileManager.default.removeItem(atPath: (parent as NSString).appendingPathComponent(entry))
+            }
+        }
+    }
+}

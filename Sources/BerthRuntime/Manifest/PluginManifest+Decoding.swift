@@ -1,0 +1,302 @@
+import Foundation
+
+extension PluginManifest {
+    /// The fields manifest v1 knows; anything else is a warning.
+    static let knownFields: Set<String> = [
+        "$schema", "id", "name", "version", "abi", "library", "entry", "runtime", "exports",
+        "routes", "requires", "persist", "sha256", "description",
+    ]
+
+    /// Decodes and checks a manifest, collecting one problem per broken rule.
+    ///
+    /// Returns the manifest when no rule is broken (warnings may still be present), else nil.
+    /// Every problem names `path` and the field, so `berth validate` can print it as is.
+    static func decode(_ data: Data, path: String) -> (manifest: PluginManifest?, problems: [PluginProblem]) {
+        var reader = ManifestReader(path: path)
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            reader.fail("json", "invalid JSON: \(jsonErrorText(error))")
+            return (nil, reader.problems)
+        }
+        guard let fields = object as? [String: Any] else {
+            reader.fail("json", "the manifest must be a JSON object")
+            return (nil, reader.problems)
+        }
+        for unknown in fields.keys.filter({ !knownFields.contains($0) }).sorted() {
+            reader.warn(unknown, "unknown field (ignored by manifest v1)")
+        }
+        let manifest = reader.read(fields)
+        return (reader.problems.hasErrors ? nil : manifest, reader.problems)
+    }
+
+    /// Reads and decodes the manifest file at `path`.
+    static func load(path: String) -> (manifest: PluginManifest?, problems: [PluginProblem]) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return (nil, [PluginProblem(path: path, field: "file", message: "cannot read the manifest")])
+        }
+        return decode(data, path: path)
+    }
+
+    private static func jsonErrorText(_ error: Error) -> String {
+        let nsError = error as NSError
+        if let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String { return detail }
+        return nsError.localizedDescription
+    }
+}
+
+/// Field-by-field reader that records a problem for each broken rule and keeps going, so one
+/// `validate` run lists everything wrong with a manifest.
+private struct ManifestReader {
+    let path: String
+    var problems: [PluginProblem] = []
+
+    init(path: String) { self.path = path }
+
+    mutating func fail(_ field: String, _ message: String) {
+        problems.append(PluginProblem(path: path, field: field, message: message))
+    }
+
+    mutating func warn(_ field: String, _ message: String) {
+        problems.append(PluginProblem(path: path, field: field, message: message, severity: .warning))
+    }
+
+    mutating func read(_ fields: [String: Any]) -> PluginManifest? {
+        let id = requiredString(fields, "id", rule: Self.isReverseDNS, expected: "a reverse-DNS id such as com.example.counter")
+        let name = requiredString(fields, "name", rule: { !$0.isEmpty }, expected: "a non-empty name")
+        let versionText = requiredString(fields, "version", rule: { _ in true }, expected: "")
+        var version: SemanticVersion?
+        if let versionText {
+            version = SemanticVersion(versionText)
+            if version == nil { fail("version", "'\(versionText)' is not a semantic version (MAJOR.MINOR.PATCH)") }
+        }
+        let abi = readABI(fields)
+        let library = readLibrary(fields)
+        let entry = requiredString(fields, "entry", rule: Self.isCIdentifier, expected: "a C symbol name")
+        let runtime = readRuntime(fields)
+        let exports = readExports(fields)
+        let routes = readStringList(fields, "routes", rule: Self.isRouteName, expected: "a route name of letters, digits, '-', '_' or '.'")
+        let persist = readStringList(fields, "persist", rule: { !$0.isEmpty }, expected: "a non-empty key")
+        let requires = readRequires(fields)
+        let sha256 = readSHA256(fields)
+        let description = optionalString(fields, "description")
+
+        guard let id, let name, let version, let abi, let library, let entry, let runtime else { return nil }
+        return PluginManifest(
+            id: id, name: name, version: version, abi: abi, library: library, entry: entry,
+            runtime: runtime, exports: exports, routes: routes, requires: requires,
+            persist: persist, sha256: sha256, description: description
+        )
+    }
+
+    // MARK: Fields
+
+    private mutating func readABI(_ fields: [String: Any]) -> ABIVersion? {
+        guard let text = requiredString(fields, "abi", rule: { _ in true }, expected: "") else { return nil }
+        guard let abi = ABIVersion(text) else {
+            fail("abi", "'\(text)' is not an ABI version (MAJOR.MINOR, such as \"1.0\")")
+            return nil
+        }
+        guard abi.major == HostABI.version.major else {
+            let relation = abi.major > HostABI.version.major ? "newer" : "older"
+            fail("abi", "ABI \(abi) is \(relation) than this host supports (\(HostABI.supportedRange))")
+            return nil
+        }
+        return abi
+    }
+
+    private mutating func readLibrary(_ fields: [String: Any]) -> String? {
+        guard let library = requiredString(fields, "library", rule: { !$0.isEmpty }, expected: "a library file name") else {
+            return nil
+        }
+        if library.hasPrefix("/") {
+            fail("library", "'\(library)' is an absolute path; it must be relative to the plugin folder")
+            return nil
+        }
+        if library.split(separator: "/").contains("..") {
+            fail("library", "'\(library)' leaves the plugin folder ('..' is not allowed)")
+            return nil
+        }
+        return library
+    }
+
+    private mutating func readRuntime(_ fields: [String: Any]) -> PluginRuntimeKind? {
+        guard let text = requiredString(fields, "runtime", rule: { _ in true }, expected: "") else { return nil }
+        guard let runtime = PluginRuntimeKind(rawValue: text) else {
+            fail("runtime", "'\(text)' is not a runtime (expected \"swift\" or \"c\")")
+            return nil
+        }
+        return runtime
+    }
+
+    private mutating func readExports(_ fields: [String: Any]) -> [ExportSignature] {
+        guard let value = fields["exports"] else { return [] }
+        guard let list = value as? [Any] else {
+            fail("exports", "must be an array of {symbol, params, returns}")
+            return []
+        }
+        var exports: [ExportSignature] = []
+        var seen: Set<String> = []
+        for (index, item) in list.enumerated() {
+            let field = "exports[\(index)]"
+            guard let object = item as? [String: Any] else {
+                fail(field, "must be an object with symbol, params and returns")
+                continue
+            }
+            for unknown in object.keys.filter({ !["symbol", "params", "returns"].contains($0) }).sorted() {
+                warn("\(field).\(unknown)", "unknown field (ignored by manifest v1)")
+            }
+            guard let symbol = object["symbol"] as? String, Self.isCIdentifier(symbol) else {
+                fail("\(field).symbol", "must be a C symbol name")
+                continue
+            }
+            guard seen.insert(symbol).inserted else {
+                fail("\(field).symbol", "'\(symbol)' is declared twice")
+                continue
+            }
+            var params: [ValueType] = []
+            var valid = true
+            if let rawParams = object["params"] {
+                guard let names = rawParams as? [Any] else {
+                    fail("\(field).params", "must be an array of type names")
+                    continue
+                }
+                for (position, raw) in names.enumerated() {
+                    let name = raw as? String ?? "\(raw)"
+                    guard let type = ValueType(rawValue: name), type != .void else {
+                        fail("\(field).params[\(position)]", "'\(name)' is not a parameter type (\(Self.typeList(ValueType.parameterTypes)))")
+                        valid = false
+                        continue
+                    }
+                    params.append(type)
+                }
+            }
+            let returnName = object["returns"] as? String ?? "void"
+            guard let returns = ValueType(rawValue: returnName) else {
+                fail("\(field).returns", "'\(returnName)' is not a result type (\(Self.typeList(ValueType.allCases)))")
+                continue
+            }
+            if valid { exports.append(ExportSignature(symbol: symbol, params: params, returns: returns)) }
+        }
+        return exports
+    }
+
+    private mutating func readRequires(_ fields: [String: Any]) -> [PluginManifest.Dependency] {
+        guard let value = fields["requires"] else { return [] }
+        guard let object = value as? [String: Any] else {
+            fail("requires", "must be an object mapping plugin ids to version ranges")
+            return []
+        }
+        var dependencies: [PluginManifest.Dependency] = []
+        for id in object.keys.sorted() {
+            let field = "requires.\(id)"
+            guard Self.isReverseDNS(id) else {
+                fail(field, "'\(id)' is not a reverse-DNS plugin id")
+                continue
+            }
+            guard let text = object[id] as? String else {
+                fail(field, "must be a version range string such as \"^1.0.0\"")
+                continue
+            }
+            do {
+                dependencies.append(.init(id: id, range: try VersionRange(text)))
+            } catch {
+                fail(field, error.description)
+            }
+        }
+        return dependencies
+    }
+
+    private mutating func readSHA256(_ fields: [String: Any]) -> String? {
+        guard let value = fields["sha256"] else { return nil }
+        guard let text = value as? String, text.count == 64,
+              text.allSatisfy({ $0.isHexDigit && !$0.isUppercase })
+        else {
+            fail("sha256", "must be 64 lower-case hexadecimal digits")
+            return nil
+        }
+        return text
+    }
+
+    // MARK: Primitives
+
+    private mutating func requiredString(
+        _ fields: [String: Any], _ field: String, rule: (String) -> Bool, expected: String
+    ) -> String? {
+        guard let value = fields[field] else {
+            fail(field, "is required")
+            return nil
+        }
+        guard let text = value as? String else {
+            fail(field, "must be a string")
+            return nil
+        }
+        guard rule(text) else {
+            fail(field, "'\(text)' is not \(expected)")
+            return nil
+        }
+        return text
+    }
+
+    private mutating func optionalString(_ fields: [String: Any], _ field: String) -> String? {
+        guard let value = fields[field] else { return nil }
+        guard let text = value as? String else {
+            fail(field, "must be a string")
+            return nil
+        }
+        return text
+    }
+
+    private mutating func readStringList(
+        _ fields: [String: Any], _ field: String, rule: (String) -> Bool, expected: String
+    ) -> [String] {
+        guard let value = fields[field] else { return [] }
+        guard let list = value as? [Any] else {
+            fail(field, "must be an array of strings")
+            return []
+        }
+        var result: [String] = []
+        for (index, item) in list.enumerated() {
+            guard let text = item as? String, rule(text) else {
+                fail("\(field)[\(index)]", "'\(item)' is not \(expected)")
+                continue
+            }
+            guard !result.contains(text) else {
+                fail("\(field)[\(index)]", "'\(text)' is listed twice")
+                continue
+            }
+            result.append(text)
+        }
+        return result
+    }
+
+    private static func typeList(_ types: [ValueType]) -> String {
+        types.map(\.rawValue).joined(separator: ", ")
+    }
+
+    // MARK: Rules
+
+    /// `com.example.counter`: at least two dot-separated labels of lower-case letters, digits
+    /// and '-', each starting with a letter.
+    static func isReverseDNS(_ text: String) -> Bool {
+        let labels = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2 else { return false }
+        return labels.allSatisfy { label in
+            guard let first = label.first, first.isASCII, first.isLowercase else { return false }
+            return label.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }
+        }
+    }
+
+    /// A C identifier: `[A-Za-z_][A-Za-z0-9_]*`.
+    static func isCIdentifier(_ text: String) -> Bool {
+        guard let first = text.first, first.isASCII, first.isLetter || first == "_" else { return false }
+        return text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+    }
+
+    /// A route name: starts with a letter; letters, digits, '-', '_' and '.'.
+    static func isRouteName(_ text: String) -> Bool {
+        guard let first = text.first, first.isASCII, first.isLetter else { return false }
+        return text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
+    }
+}

@@ -1,0 +1,79 @@
+/// The language runtime a plugin image was built with. Decides how it is unloaded: a Swift
+/// image is never `dlclose`d (see Docs/hot-reload.md), a C image is.
+public enum PluginRuntimeKind: String, Sendable, Codable {
+    case swift
+    case c
+}
+
+/// A plugin's manifest (`plugin.json`), version 1. See Docs/manifest.md for every field.
+public struct PluginManifest: Sendable, Equatable {
+    /// Reverse-DNS identifier, unique among loaded plugins (`com.example.counter`).
+    public var id: String
+    /// Human-readable name.
+    public var name: String
+    /// The plugin's own version.
+    public var version: SemanticVersion
+    /// The C ABI version the library was built against (major, minor).
+    public var abi: ABIVersion
+    /// Library file name relative to the manifest's folder.
+    public var library: String
+    /// The entry symbol returning the `berth_plugin_v1` table.
+    public var entry: String
+    /// The language runtime of the image.
+    public var runtime: PluginRuntimeKind
+    /// C functions callable through libffi.
+    public var exports: [ExportSignature]
+    /// Screens the plugin provides, by route name.
+    public var routes: [String]
+    /// Other plugins this one needs, by id, with a semantic version range each.
+    public var requires: [Dependency]
+    /// Keys of values the plugin persists outside its module instances.
+    public var persist: [String]
+    /// Expected SHA-256 of the library, lower-case hex, when the author pinned it.
+    public var sha256: String?
+    /// Optional one-line description.
+    public var description: String?
+
+    /// One entry of `requires`.
+    public struct Dependency: Sendable, Equatable {
+        public var id: String
+        public var range: VersionRange
+    }
+
+    /// Finds an export by symbol name.
+    public func export(named symbol: String) -> ExportSignature? {
+        exports.first { $0.symbol == symbol }
+    }
+}
+
+/// An ABI version as `major.minor` (packed like `BERTH_ABI_VERSION` in berth.h).
+public struct ABIVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var major: UInt32
+    public var minor: UInt32
+
+    public init(major: UInt32, minor: UInt32) {
+        self.major = major
+        self.minor = minor
+    }
+
+    /// Unpacks `(major << 16) | minor`.
+    public init(packed: UInt32) {
+        self.init(major: packed >> 16, minor: packed & 0xFFFF)
+    }
+
+    /// Parses `"1.0"`.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let major = UInt32(parts[0]), let minor = UInt32(parts[1]),
+              minor <= 0xFFFF, String(major) == parts[0], String(minor) == parts[1]
+        else { return nil }
+        self.init(major: major, minor: minor)
+    }
+
+    public var packed: UInt32 { (major << 16) | minor }
+    public var description: String { "\(major).\(minor)" }
+
+    public static func < (lhs: ABIVersion, rhs: ABIVersion) -> Bool {
+        (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
+    }
+}

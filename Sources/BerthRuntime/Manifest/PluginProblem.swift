@@ -1,0 +1,34 @@
+/// One thing wrong with a plugin, found before any of its code runs (or while loading it).
+///
+/// Printed as one line, `path: field: message`, so a user knows which file and which field
+/// to fix. Warnings (an unknown manifest field) never stop a plugin from loading.
+public struct PluginProblem: Sendable, Equatable, CustomStringConvertible, Codable {
+    public enum Severity: String, Sendable, Codable {
+        case error, warning
+    }
+
+    /// The file the problem is in (a manifest or a library).
+    public var path: String
+    /// The manifest field, symbol or check involved (`entry`, `exports[1].params[0]`, `elf`).
+    public var field: String
+    /// What is wrong and, where it helps, what was expected.
+    public var message: String
+    public var severity: Severity
+
+    public init(path: String, field: String, message: String, severity: Severity = .error) {
+        self.path = path
+        self.field = field
+        self.message = message
+        self.severity = severity
+    }
+
+    public var description: String {
+        let prefix = severity == .warning ? "warning: " : ""
+        return "\(path): \(field): \(prefix)\(message)"
+    }
+}
+
+extension [PluginProblem] {
+    /// True when any problem is an error (warnings alone do not block a plugin).
+    var hasErrors: Bool { contains { $0.severity == .error } }
+}

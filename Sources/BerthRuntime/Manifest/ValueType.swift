@@ -1,0 +1,36 @@
+/// A C value type an export may take or return, as named in a manifest.
+///
+/// `string` is a NUL-terminated UTF-8 `const char *`. `bytes` is a pointer + length: as a
+/// parameter it is two C arguments (`const uint8_t *`, `uint64_t`); as a result it is a
+/// `berth_bytes` struct returned by value.
+public enum ValueType: String, Sendable, CaseIterable, Codable {
+    case void, bool
+    case int8, int16, int32, int64
+    case uint8, uint16, uint32, uint64
+    case float, double
+    case string, bytes
+
+    /// The types a parameter may have (everything but `void`).
+    static var parameterTypes: [ValueType] { allCases.filter { $0 != .void } }
+}
+
+/// One C function a plugin exports for the host to call through libffi.
+public struct ExportSignature: Sendable, Equatable, Codable {
+    /// The symbol in the library's dynamic symbol table.
+    public var symbol: String
+    /// Parameter types, in order.
+    public var params: [ValueType]
+    /// Result type.
+    public var returns: ValueType
+
+    public init(symbol: String, params: [ValueType], returns: ValueType) {
+        self.symbol = symbol
+        self.params = params
+        self.returns = returns
+    }
+
+    /// `int32 greeter_add(int32, int32)`: the signature as a user reads it.
+    public var description: String {
+        "\(returns.rawValue) \(symbol)(\(params.map(\.rawValue).joined(separator: ", ")))"
+    }
+}

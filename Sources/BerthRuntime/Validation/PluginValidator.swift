@@ -1,0 +1,137 @@
+import Crypto
+import Foundation
+
+/// A plugin folder that passed every check that can be made without running its code.
+public struct ValidatedPlugin: Sendable {
+    /// The plugin folder (as discovered, not resolved).
+    public var folder: String
+    /// The manifest file.
+    public var manifestPath: String
+    public var manifest: PluginManifest
+    /// The library's real path (symlinks resolved, inside the folder).
+    public var libraryPath: String
+    /// The library's size in bytes.
+    public var librarySize: Int
+    /// The library's SHA-256, lower-case hex.
+    public var librarySHA256: String
+    /// Warnings (unknown fields); never errors.
+    public var warnings: [PluginProblem]
+}
+
+/// The checks a plugin must pass before any of its code runs: manifest schema and rules,
+/// library containment, ELF header, SHA-256 and exported symbols. One code path for the
+/// host, `berth validate` and `berth pack`.
+public enum PluginValidator {
+    /// The manifest's file name inside a plugin folder.
+    public static let manifestFileName = "plugin.json"
+
+    /// Validates the plugin in `folder` (a folder holding `plugin.json`) or a manifest file.
+    public static func validate(path: String) -> Result<ValidatedPlugin, PluginValidationFailure> {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            return .failure(.init([PluginProblem(path: path, field: "path", message: "no such file or folder")]))
+        }
+        let manifestPath = isFolder.boolValue ? (path as NSString).appendingPathComponent(manifestFileName) : path
+        let folder = isFolder.boolValue ? path : (path as NSString).deletingLastPathComponent
+        guard FileManager.default.fileExists(atPath: manifestPath) else {
+            return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "no plugin.json in this folder")]))
+        }
+        let (decoded, manifestProblems) = PluginManifest.load(path: manifestPath)
+        guard let manifest = decoded else { return .failure(.init(manifestProblems)) }
+        var problems = manifestProblems
+
+        guard let libraryPath = containedLibraryPath(manifest.library, folder: folder, manifestPath: manifestPath, problems: &problems),
+              let bytes = readLibrary(libraryPath, problems: &problems)
+        else { return .failure(.init(problems)) }
+
+        let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        if let expected = manifest.sha256, expected != digest {
+            problems.append(PluginProblem(
+                path: libraryPath, field: "sha256",
+                message: "the library's SHA-256 is \(digest) but the manifest expects \(expected)"
+            ))
+        }
+        checkImage(bytes, manifest: manifest, libraryPath: libraryPath, problems: &problems)
+        guard !problems.hasErrors else { return .failure(.init(problems)) }
+        return .success(ValidatedPlugin(
+            folder: folder, manifestPath: manifestPath, manifest: manifest, libraryPath: libraryPath,
+            librarySize: bytes.count, librarySHA256: digest, warnings: problems
+        ))
+    }
+
+    /// Resolves `library` against the folder and proves it stays inside: no symlink may lead
+    /// out of the plugin folder.
+    private static func containedLibraryPath(
+        _ library: String, folder: String, manifestPath: String, problems: inout [PluginProblem]
+    ) -> String? {
+        let candidate = (folder as NSString).appendingPathComponent(library)
+        guard FileManager.default.fileExists(atPath: candidate) else {
+            problems.append(PluginProblem(path: manifestPath, field: "library", message: "'\(library)' does not exist in \(folder)"))
+            return nil
+        }
+        let realFolder = realPath(folder)
+        let realLibrary = realPath(candidate)
+        guard realLibrary.hasPrefix(realFolder + "/") else {
+            problems.append(PluginProblem(
+                path: manifestPath, field: "library",
+                message: "'\(library)' resolves to \(realLibrary), outside the plugin folder \(realFolder)"
+            ))
+            return nil
+        }
+        return realLibrary
+    }
+
+    private static func readLibrary(_ path: String, problems: inout [PluginProblem]) -> [UInt8]? {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            problems.append(PluginProblem(path: path, field: "library", message: "cannot read the library"))
+            return nil
+        }
+        return [UInt8](data)
+    }
+
+    /// ELF header, machine and the dynamic symbol table: the entry and every export present.
+    private static func checkImage(
+        _ bytes: [UInt8], manifest: PluginManifest, libraryPath: String, problems: inout [PluginProblem]
+    ) {
+        let image: ELFImage
+        do {
+            image = try ELFImage(bytes: bytes, path: libraryPath)
+        } catch {
+            problems.append(PluginProblem(path: libraryPath, field: "elf", message: error.detail))
+            return
+        }
+        guard image.machine == ELFImage.hostMachine else {
+            problems.append(PluginProblem(
+                path: libraryPath, field: "elf",
+                message: "built for ELF machine \(image.machine), this host is machine \(ELFImage.hostMachine)"
+            ))
+            return
+        }
+        let library = (libraryPath as NSString).lastPathComponent
+        if !image.exports(manifest.entry) {
+            problems.append(PluginProblem(
+                path: libraryPath, field: "entry",
+                message: "symbol '\(manifest.entry)' is not in \(library)'s dynamic symbol table"
+            ))
+        }
+        for (index, export) in manifest.exports.enumerated() where !image.exports(export.symbol) {
+            problems.append(PluginProblem(
+                path: libraryPath, field: "exports[\(index)].symbol",
+                message: "symbol '\(export.symbol)' is not in \(library)'s dynamic symbol table"
+            ))
+        }
+    }
+
+    static func realPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
+
+/// Why a plugin did not validate: every problem found, in order.
+public struct PluginValidationFailure: Error, Sendable, CustomStringConvertible {
+    public var problems: [PluginProblem]
+    public init(_ problems: [PluginProblem]) { self.problems = problems }
+    public var description: String { problems.map(\.description).joined(separator: "\n") }
+}

@@ -1,0 +1,34 @@
+/// A plugin's description: its id and its screens. Export it from the entry function the
+/// manifest names:
+///
+/// ```swift
+/// @_cdecl("berth_counter_entry_v1")
+/// public func entry(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPointer?) -> UnsafeRawPointer? {
+///     Plugin(id: "com.example.counter", screens: [CounterScreen.self]).export(host, plugin)
+/// }
+/// ```
+public struct Plugin {
+    /// Must equal the manifest's `id`.
+    public var id: String
+    /// The screen types, one per route.
+    public var screens: [any Screen.Type]
+    /// Called before the generation is retired or unloaded.
+    public var onUnload: (@Sendable () -> Void)?
+
+    public init(id: String, screens: [any Screen.Type], onUnload: (@Sendable () -> Void)? = nil) {
+        self.id = id
+        self.screens = screens
+        self.onUnload = onUnload
+    }
+
+    /// Hands the host this plugin's `berth_plugin_v1` table. Call it once, from the entry
+    /// function, passing the entry's two arguments through.
+    public func export(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPointer?) -> UnsafeRawPointer? {
+        PluginRuntime.shared.install(self, host: host, plugin: plugin)
+    }
+
+    /// The log function, usable outside any screen (for example from `onUnload`).
+    public static func log(_ message: String, level: LogLevel = .info) {
+        PluginRuntime.shared.log(message, level: level)
+    }
+}

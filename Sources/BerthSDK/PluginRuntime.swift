@@ -1,0 +1,160 @@
+internal import CBerth
+
+/// The SDK's side of the ABI inside one plugin image: the `berth_plugin_v1` table, the host
+/// table it was given, and the trampolines that turn C calls into `Screen` calls.
+///
+/// Each loaded generation is a fresh copy of the plugin image, so this singleton (and every
+/// global of the plugin) starts fresh on every reload.
+final class PluginRuntime: @unchecked Sendable {
+    // @unchecked: berth.h guarantees every call into the plugin table arrives on the host's
+    // main thread, one at a time, and `install` runs before any of them; the only call
+    // allowed from other threads is `log`, which reads `host`/`pluginHandle` after install.
+    static let shared = PluginRuntime()
+
+    private(set) var plugin: Plugin?
+    private var host: UnsafePointer<berth_host_v1>?
+    private var pluginHandle: OpaquePointer?
+    private let table: UnsafeMutablePointer<berth_plugin_v1>
+    /// The plugin id as a C string the table points to; lives as long as the image.
+    private var pluginID: UnsafeMutablePointer<CChar>?
+
+    private init() {
+        table = .allocate(capacity: 1)
+        table.initialize(to: berth_plugin_v1())
+    }
+
+    func install(_ plugin: Plugin, host: UnsafeRawPointer?, plugin handle: UnsafeRawPointer?) -> UnsafeRawPointer? {
+        // Only the first two fields are certain in any host table; everything else is read
+        // through `hostHas`, which applies the struct_size rule.
+        guard let host = host?.assumingMemoryBound(to: berth_host_v1.self), host.pointee.struct_size >= 8,
+              host.pointee.abi_version >> 16 == UInt32(BERTH_ABI_VERSION_MAJOR)
+        else { return nil }
+        self.plugin = plugin
+        self.host = host
+        self.pluginHandle = handle.map { OpaquePointer($0) }
+        let idBytes = Array(plugin.id.utf8CString)
+        let idStorage = UnsafeMutablePointer<CChar>.allocate(capacity: idBytes.count)
+        idStorage.initialize(from: idBytes, count: idBytes.count)
+        pluginID = idStorage
+        fillTable()
+        return UnsafeRawPointer(table)
+    }
+
+    /// True when the host's table is long enough to hold `field` and it is set.
+    fileprivate func hostHas<T>(_ field: KeyPath<berth_host_v1, T?>) -> T? {
+        guard let host, let offset = MemoryLayout<berth_host_v1>.offset(of: field),
+              Int(host.pointee.struct_size) >= offset + MemoryLayout<T?>.size
+        else { return nil }
+        return host.pointee[keyPath: field]
+    }
+
+    func log(_ message: String, level: LogLevel) {
+        guard let log = hostHas(\.log) else { return }
+        log(pluginHandle, level.rawValue, message)
+    }
+
+    // MARK: The table
+
+    private func fillTable() {
+        table.pointee.struct_size = UInt32(MemoryLayout<berth_plugin_v1>.size)
+        table.pointee.abi_version = (UInt32(BERTH_ABI_VERSION_MAJOR) << 16) | UInt32(BERTH_ABI_VERSION_MINOR)
+        table.pointee.plugin_id = UnsafePointer(pluginID)
+        table.pointee.create = { screen, route, argument, out, error in
+            PluginRuntime.shared.create(screen: screen, route: route, argument: argument, out: out, error: error)
+        }
+        table.pointee.destroy = { instance in
+            guard let instance else { return }
+            Unmanaged<ScreenBox>.fromOpaque(instance).release()
+        }
+        table.pointee.activate = { instance, error in
+            guarded(error) { try ScreenBox.from(instance).screen.activate() }
+        }
+        table.pointee.deactivate = { instance, _ in
+            ScreenBox.from(instance).screen.deactivate()
+            return berth_status(BERTH_OK)
+        }
+        table.pointee.screen_event = { instance, event, flag in
+            guard let event = ScreenEvent(code: event, flag: flag != 0) else { return }
+            ScreenBox.from(instance).screen.onEvent(event)
+        }
+        table.pointee.action = { instance, name, payload, error in
+            guarded(error) {
+                let name = name.map { String(cString: $0) } ?? ""
+                try ScreenBox.from(instance).screen.handle(action: name, payload: payload.array)
+            }
+        }
+        table.pointee.unload = {
+            PluginRuntime.shared.plugin?.onUnload?()
+        }
+    }
+
+    private func create(
+        screen: OpaquePointer?, route: UnsafePointer<CChar>?, argument: berth_bytes,
+        out: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, error: UnsafeMutablePointer<berth_error>?
+    ) -> berth_status {
+        let route = route.map { String(cString: $0) } ?? ""
+        guard let type = plugin?.screens.first(where: { $0.route == route }) else {
+            return fill(error, BerthError(code: .notFound, message: "no screen for route '\(route)'"))
+        }
+        return guarded(error) {
+            let context = ScreenContext(handle: screen, route: route, argument: argument.array)
+            let box = ScreenBox(screen: try type.init(context: context))
+            out?.pointee = Unmanaged.passRetained(box).toOpaque()
+        }
+    }
+}
+
+/// Keeps a screen instance alive while the host holds its `berth_instance *`.
+private final class ScreenBox {
+    let screen: any Screen
+    init(screen: any Screen) { self.screen = screen }
+
+    static func from(_ instance: UnsafeMutableRawPointer?) -> ScreenBox {
+        guard let instance else { preconditionFailure("the host passes the instance it created") }
+        return Unmanaged<ScreenBox>.fromOpaque(instance).takeUnretainedValue()
+    }
+}
+
+/// Runs `body`, turning a thrown error into a status and the host-visible message.
+private func guarded(_ errorBuffer: UnsafeMutablePointer<berth_error>?, _ body: () throws -> Void) -> berth_status {
+    do {
+        try body()
+        return berth_status(BERTH_OK)
+    } catch let thrown as BerthError {
+        return fill(errorBuffer, thrown)
+    } catch {
+        return fill(errorBuffer, BerthError(code: .failed, message: "\(error)"))
+    }
+}
+
+private func fill(_ error: UnsafeMutablePointer<berth_error>?, _ thrown: BerthError) -> berth_status {
+    guard let error else { return thrown.code.rawValue }
+    error.pointee.code = thrown.code.rawValue
+    withUnsafeMutableBytes(of: &error.pointee.message) { buffer in
+        let utf8 = Array(thrown.message.utf8.prefix(buffer.count - 1))
+        buffer.copyBytes(from: utf8)
+        buffer[utf8.count] = 0
+    }
+    return thrown.code.rawValue
+}
+
+extension berth_bytes {
+    /// A copy of the bytes (the pointer is only borrowed for the call).
+    var array: [UInt8] {
+        guard let data, length > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: data, count: Int(length)))
+    }
+}
+
+extension ScreenEvent {
+    init?(code: Int32, flag: Bool) {
+        switch Int(code) {
+        case Int(BERTH_EVENT_DID_LOAD): self = .didLoad
+        case Int(BERTH_EVENT_WILL_APPEAR): self = .willAppear(isPresentedInitially: flag)
+        case Int(BERTH_EVENT_DID_APPEAR): self = .didAppear(isPresentedInitially: flag)
+        case Int(BERTH_EVENT_WILL_DISAPPEAR): self = .willDisappear(isRemovedPermanently: flag)
+        case Int(BERTH_EVENT_DID_DISAPPEAR): self = .didDisappear(isRemovedPermanently: flag)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,56 @@
+/// A screen a plugin provides: one route, one instance per open screen.
+///
+/// The host creates a fresh instance each time the route opens and releases it when the
+/// screen closes, so anything stored in the instance resets on reopen. Every method runs
+/// on the host's main thread.
+public protocol Screen: AnyObject {
+    /// The route name, as listed in the manifest's `routes`.
+    static var route: String { get }
+
+    /// Creates the instance. `context` is this screen's line to the host.
+    init(context: ScreenContext) throws
+
+    /// Runtime wiring starts (the screen is attached and visible to the host).
+    func activate() throws
+    /// Runtime wiring stops; the host has cancelled this screen's managed tasks.
+    func deactivate()
+    /// A screen lifecycle event.
+    func onEvent(_ event: ScreenEvent)
+    /// An action sent to the screen (`send NAME PAYLOAD` in the host, or a posted result).
+    func handle(action: String, payload: [UInt8]) throws
+}
+
+extension Screen {
+    public func activate() throws {}
+    public func deactivate() {}
+    public func onEvent(_ event: ScreenEvent) {}
+    public func handle(action: String, payload: [UInt8]) throws {
+        throw BerthError(code: .unsupported, message: "\(Self.route) has no action '\(action)'")
+    }
+}
+
+/// Screen lifecycle events, computed by the host from the transition it performs.
+public enum ScreenEvent: Sendable, Equatable {
+    case didLoad
+    case willAppear(isPresentedInitially: Bool)
+    case didAppear(isPresentedInitially: Bool)
+    case willDisappear(isRemovedPermanently: Bool)
+    case didDisappear(isRemovedPermanently: Bool)
+}
+
+/// An error crossing the plugin boundary: the host shows `message`.
+public struct BerthError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: Int32, Sendable {
+        case invalidArgument = 1, notFound, unsupported, state, failed, cancelled, decode
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,9 @@
+import BerthCLI
+
+/// The `berth` executable: everything lives in BerthCLI so tests can reach it.
+@main
+enum BerthMain {
+    static func main() {
+        Berth.main()
+    }
+}

@@ -1,0 +1,116 @@
+/*
+ * A C library for the runtime's tests. Each entry point returns a differently broken (or
+ * well-formed) plugin table, so one library covers every handshake rule; the fixture
+ * manifests written by the tests pick the entry. The fx_echo_* exports return their
+ * argument, one per ABI value type, for the libffi tests.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "berth_fixtures.h"
+
+static int64_t bumps; /* image-wide: fresh in every generation */
+
+static berth_status fx_create(berth_screen_handle *screen, const char *route, berth_bytes argument,
+                              berth_instance **out_instance, berth_error *error) {
+    (void)screen;
+    (void)argument;
+    if (strcmp(route, "fails") == 0) {
+        return berth_error_set(error, BERTH_ERR_FAILED, "fixture route 'fails' always fails to create");
+    }
+    static int instance_token;
+    *out_instance = &instance_token;
+    return BERTH_OK;
+}
+
+static void fx_destroy(berth_instance *instance) { (void)instance; }
+
+#define FIXTURE_TABLE(name, size, version, id) \
+    static const berth_plugin_v1 name = { \
+        .struct_size = (size), .abi_version = (version), .plugin_id = (id), \
+        .create = fx_create, .destroy = fx_destroy, \
+    }
+
+FIXTURE_TABLE(ok_table, sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.fixtures");
+FIXTURE_TABLE(too_new_table, sizeof(berth_plugin_v1), BERTH_MAKE_ABI_VERSION(2, 0), "org.berth.fixtures");
+FIXTURE_TABLE(too_old_table, sizeof(berth_plugin_v1), BERTH_MAKE_ABI_VERSION(0, 9), "org.berth.fixtures");
+FIXTURE_TABLE(short_table, offsetof(berth_plugin_v1, create), BERTH_ABI_VERSION, "org.berth.fixtures");
+FIXTURE_TABLE(wrong_id_table, sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.somebody-else");
+FIXTURE_TABLE(newer_minor_table, sizeof(berth_plugin_v1), BERTH_MAKE_ABI_VERSION(1, 7), "org.berth.fixtures");
+
+/* A table from a future minor revision: v1.0's fields, then fields this host never reads. */
+typedef struct {
+    berth_plugin_v1 base;
+    void (*future_function)(void);
+    uint64_t future_value;
+} future_plugin_table;
+
+static const future_plugin_table longer_table = {
+    .base = {
+        .struct_size = sizeof(future_plugin_table), .abi_version = BERTH_ABI_VERSION,
+        .plugin_id = "org.berth.fixtures", .create = fx_create, .destroy = fx_destroy,
+    },
+    .future_function = NULL,
+    .future_value = 0xFEEDu,
+};
+
+static const berth_plugin_v1 no_create_table = {
+    .struct_size = sizeof(berth_plugin_v1), .abi_version = BERTH_ABI_VERSION, .plugin_id = "org.berth.fixtures",
+};
+
+const berth_plugin_v1 *fixture_entry_ok(const berth_host_v1 *host, berth_plugin_handle *plugin) {
+    (void)plugin;
+    /* A host table must follow the versioning rule too: refuse one without a log function. */
+    if (host == NULL || !BERTH_HAS_FIELD(berth_host_v1, host, log)) return NULL;
+    return &ok_table;
+}
+const berth_plugin_v1 *fixture_entry_too_new(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &too_new_table; }
+const berth_plugin_v1 *fixture_entry_too_old(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &too_old_table; }
+const berth_plugin_v1 *fixture_entry_short(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &short_table; }
+const berth_plugin_v1 *fixture_entry_wrong_id(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &wrong_id_table; }
+const berth_plugin_v1 *fixture_entry_newer_minor(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &newer_minor_table; }
+const berth_plugin_v1 *fixture_entry_longer(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &longer_table.base; }
+const berth_plugin_v1 *fixture_entry_null(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return NULL; }
+const berth_plugin_v1 *fixture_entry_no_create(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &no_create_table; }
+
+/* ---- one echo per ABI value type (libffi tests) ----------------------------------- */
+
+uint8_t fx_echo_bool(uint8_t value) { return value != 0; }
+int8_t fx_echo_int8(int8_t value) { return value; }
+int16_t fx_echo_int16(int16_t value) { return value; }
+int32_t fx_echo_int32(int32_t value) { return value; }
+int64_t fx_echo_int64(int64_t value) { return value; }
+uint8_t fx_echo_uint8(uint8_t value) { return value; }
+uint16_t fx_echo_uint16(uint16_t value) { return value; }
+uint32_t fx_echo_uint32(uint32_t value) { return value; }
+uint64_t fx_echo_uint64(uint64_t value) { return value; }
+float fx_echo_float(float value) { return value; }
+double fx_echo_double(double value) { return value; }
+
+static char echoed_string[512];
+const char *fx_echo_string(const char *value) {
+    strncpy(echoed_string, value, sizeof echoed_string - 1);
+    return echoed_string;
+}
+
+static uint8_t echoed_bytes[512];
+berth_bytes fx_echo_bytes(const uint8_t *data, uint64_t length) {
+    uint64_t count = length < sizeof echoed_bytes ? length : sizeof echoed_bytes;
+    if (count > 0) memcpy(echoed_bytes, data, count);
+    berth_bytes result = {echoed_bytes, count};
+    return result;
+}
+
+/* Mixed arguments, to check argument order and widening: all summed as a double. */
+double fx_sum_mixed(int8_t a, uint16_t b, int32_t c, int64_t d, float e, double f) {
+    return (double)a + (double)b + (double)c + (double)d + (double)e + f;
+}
+
+/* A bytes argument in the middle of other arguments. */
+uint64_t fx_bytes_length_between(int32_t before, const uint8_t *data, uint64_t length, int32_t after) {
+    (void)data;
+    return (uint64_t)(before + after) + length;
+}
+
+void fx_bump_void(void) { bumps++; }
+int64_t fx_bump(void) { return ++bumps; }
