@@ -51,7 +51,12 @@ let package = Package(
         .target(name: "BerthFixtures", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthFixtures"),
 
         // Tests find the built plugin libraries beside the test bundle; none links a plugin.
-        .testTarget(name: "BerthRuntimeTests", dependencies: ["BerthRuntime"]),
-        .testTarget(name: "BerthCLITests", dependencies: ["BerthRuntime"]),
+        .target(
+            name: "BerthTestSupport",
+            dependencies: ["BerthRuntime", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/BerthTestSupport"
+        ),
+        .testTarget(name: "BerthRuntimeTests", dependencies: ["BerthRuntime", "BerthTestSupport"]),
+        .testTarget(name: "BerthCLITests", dependencies: ["BerthRuntime", "BerthTestSupport"]),
     ]
 )

@@ -1,12 +1,17 @@
 import Foundation
+import Synchronization
+
+/// Hosts made so far in this process: each gets its own runtime folder.
+private let hostsCreated = Atomic<Int>(0)
 
 /// The host's per-process scratch folder: shadow copies of loaded libraries live here.
 ///
 /// Each generation of a plugin is loaded from its own copy (`<id>/gen-<n>-<library>`), so
 /// the dynamic linker sees a new path and gives the new code fresh globals, and a build
 /// overwriting the original file can never change an image that is already mapped. The
-/// folder is `$XDG_RUNTIME_DIR/berth/<pid>` (else `/tmp/berth-<uid>/<pid>`), removed by
-/// `remove()` when the host exits; folders left by hosts that died are swept on start.
+/// folder is `$XDG_RUNTIME_DIR/berth/<pid>.<n>` (else `/tmp/berth-<uid>/<pid>.<n>`, `n`
+/// counting hosts in this process), removed by `remove()` when the host exits; folders
+/// left by processes that died are swept on start.
 public final class RuntimeDirectory: Sendable {
     /// The folder's path.
     public let path: String
@@ -14,7 +19,8 @@ public final class RuntimeDirectory: Sendable {
     /// Creates the folder for this process, sweeping folders of processes that are gone.
     public init(base: String? = nil) throws(LoaderError) {
         let parent = base ?? Self.defaultParent()
-        let path = (parent as NSString).appendingPathComponent(String(getpid()))
+        let number = hostsCreated.add(1, ordering: .relaxed).newValue
+        let path = (parent as NSString).appendingPathComponent("\(getpid()).\(number)")
         do {
             try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
@@ -60,11 +66,11 @@ public final class RuntimeDirectory: Sendable {
         return "/tmp/berth-\(getuid())"
     }
 
-    /// Removes `<parent>/<pid>` folders whose process no longer exists.
+    /// Removes `<parent>/<pid>.<n>` folders whose process no longer exists.
     private static func sweepDeadHosts(in parent: String) {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
         for entry in entries {
-            guard let pid = Int32(entry), pid != getpid() else { continue }
+            guard let pidText = entry.split(separator: ".").first, let pid = Int32(pidText), pid != getpid() else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH {
                 try? FileManager.default.removeItem(atPath: (parent as NSString).appendingPathComponent(entry))
             }

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+@testable import BerthRuntime
+import BerthTestSupport
+
+/// The Foundation issue's "done when": a folder holding broken plugins gives one clear
+/// error per broken plugin while Counter and Greeter still load.
+@Suite("A plugins folder with broken plugins") @MainActor
+struct BrokenPluginsTests {
+    /// Counter and Greeter, plus one plugin broken in each way.
+    static func makeWorkspace() -> PluginWorkspace {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        workspace.stage("greeter.json")
+
+        let truncated = workspace.stage("greeter.json", as: "truncated") { $0["id"] = "com.broken.truncated" }
+        let library = (truncated as NSString).appendingPathComponent("libGreeter.so")
+        let bytes = FileManager.default.contents(atPath: library)!
+        _ = FileManager.default.createFile(atPath: library, contents: bytes.prefix(bytes.count / 2))
+
+        workspace.stage("greeter.json", as: "missing-entry") {
+            $0["id"] = "com.broken.missing-entry"
+            $0["entry"] = "berth_nobody_entry_v1"
+        }
+        workspace.stage("greeter.json", as: "missing-export") {
+            $0["id"] = "com.broken.missing-export"
+            $0["exports"] = [["symbol": "greeter_shout", "params": ["string"], "returns": "string"]]
+        }
+        workspace.stage("greeter.json", as: "abi-manifest") {
+            $0["id"] = "com.broken.abi-manifest"
+            $0["abi"] = "2.0"
+        }
+        workspace.stageFixture(folder: "abi-handshake", entry: "fixture_entry_too_new")
+        workspace.stage("greeter.json", as: "escape") {
+            $0["id"] = "com.broken.escape"
+            $0["library"] = "../greeter-outside.so"
+        }
+        let symlinked = workspace.stage("greeter.json", as: "symlink-escape") { $0["id"] = "com.broken.symlink-escape" }
+        let outside = (workspace.root as NSString).appendingPathComponent("outside.so")
+        try! FileManager.default.moveItem(atPath: (symlinked as NSString).appendingPathComponent("libGreeter.so"), toPath: outside)
+        try! FileManager.default.createSymbolicLink(atPath: (symlinked as NSString).appendingPathComponent("libGreeter.so"), withDestinationPath: outside)
+
+        let invalidJSON = (workspace.plugins as NSString).appendingPathComponent("invalid-json")
+        try! FileManager.default.createDirectory(atPath: invalidJSON, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: (invalidJSON as NSString).appendingPathComponent("plugin.json"),
+                                       contents: Data("{ \"id\": \"com.broken.json\", ".utf8))
+        return workspace
+    }
+
+    @Test("discovery rejects each broken plugin with one error naming the file and field")
+    func discoveryRejects() throws {
+        let workspace = Self.makeWorkspace()
+        let result = PluginDiscovery.scan([workspace.plugins])
+        #expect(Set(result.plugins.map(\.manifest.id)) == ["com.example.counter", "com.example.greeter", "org.berth.fixtures"])
+        let byFolder = Dictionary(uniqueKeysWithValues: result.rejected.map { (($0.folder as NSString).lastPathComponent, $0.problems) })
+        let expected: [String: (field: String, message: String)] = [
+            "truncated": ("elf", "truncated"),
+            "missing-entry": ("entry", "symbol 'berth_nobody_entry_v1' is not in libGreeter.so's dynamic symbol table"),
+            "missing-export": ("exports[0].symbol", "symbol 'greeter_shout' is not in libGreeter.so's dynamic symbol table"),
+            "abi-manifest": ("abi", "ABI 2.0 is newer than this host supports"),
+            "escape": ("library", "leaves the plugin folder"),
+            "symlink-escape": ("library", "outside the plugin folder"),
+            "invalid-json": ("json", "invalid JSON"),
+        ]
+        #expect(Set(byFolder.keys) == Set(expected.keys))
+        for (folder, rule) in expected {
+            let problems = try #require(byFolder[folder])
+            #expect(problems.count == 1, "\(folder): \(problems)")
+            #expect(problems.first?.field == rule.field, "\(folder)")
+            #expect(problems.first?.message.contains(rule.message) == true, "\(folder): \(problems.first?.message ?? "")")
+            #expect(problems.first?.path.contains(folder) == true, "\(folder): the problem names its file")
+        }
+    }
+
+    @Test("Counter and Greeter still load; the handshake failure is reported for its plugin only")
+    func goodPluginsLoad() throws {
+        let workspace = Self.makeWorkspace()
+        let host = try workspace.makeHost()
+        let errors = host.loadAll()
+        #expect(errors.map(\.plugin) == ["org.berth.fixtures"])
+        #expect(errors.first?.message.contains("plugin ABI 2.0 is too new") == true)
+        #expect(host.generation(of: "com.example.counter")?.isLoaded == true)
+        #expect(host.generation(of: "com.example.greeter")?.isLoaded == true)
+        #expect(host.rejected.count == 7)
+        #expect(try host.generation(of: "com.example.greeter")?.call("greeter_greet", arguments: [.string("Ada")]) == .string("Hello, Ada!"))
+    }
+
+    @Test("a sha256 in the manifest is checked before loading")
+    func sha256Checked() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json") { $0["sha256"] = String(repeating: "0", count: 64) }
+        let result = PluginDiscovery.scan([workspace.plugins])
+        #expect(result.plugins.isEmpty)
+        #expect(result.rejected.first?.problems.first?.field == "sha256")
+        #expect(result.rejected.first?.problems.first?.message.contains("but the manifest expects 0000") == true)
+
+        let good = PluginWorkspace()
+        let folder = good.stage("greeter.json")
+        let digest = try #require(PluginDiscovery.scan([good.plugins]).plugins.first?.librarySHA256)
+        good.stage("greeter.json", as: "pinned") { $0["sha256"] = digest; $0["id"] = "com.example.pinned" }
+        _ = folder
+        #expect(PluginDiscovery.scan([good.plugins]).plugins.count == 2)
+    }
+
+    @Test("two folders with the same id: the second is rejected naming the first")
+    func duplicateIDs() {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json", as: "a-greeter")
+        workspace.stage("greeter.json", as: "b-greeter")
+        let result = PluginDiscovery.scan([workspace.plugins])
+        #expect(result.plugins.count == 1)
+        #expect(result.rejected.first?.problems.first?.message.contains("is already provided by") == true)
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import Testing
+@testable import BerthRuntime
+import BerthTestSupport
+
+@Suite("Loader: shadow copies, generations, unloading") @MainActor
+struct LoaderTests {
+    @Test("each generation loads from its own versioned shadow copy in the runtime folder")
+    func versionedShadowCopies() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        let host = try workspace.makeHost()
+        let first = try host.load("com.example.greeter")
+        let firstPath = first.shadowPath
+        let second = try host.reload("com.example.greeter")
+        #expect(first.number == 1)
+        #expect(second.number == 2)
+        #expect(firstPath.hasPrefix(host.runtimeDirectory.path + "/com.example.greeter/gen-1-"))
+        #expect(second.shadowPath.hasPrefix(host.runtimeDirectory.path + "/com.example.greeter/gen-2-"))
+        #expect(FileManager.default.fileExists(atPath: second.shadowPath))
+        #expect(!FileManager.default.fileExists(atPath: firstPath), "an ended generation's copy is removed")
+        host.shutdown()
+        #expect(!FileManager.default.fileExists(atPath: host.runtimeDirectory.path))
+    }
+
+    @Test("a reload of the Swift plugin gives fresh globals")
+    func swiftReloadHasFreshGlobals() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        let host = try workspace.makeHost()
+        let first = try host.load("com.example.counter")
+        #expect(try first.call("counter_bump", arguments: []) == .int64(1))
+        #expect(try first.call("counter_bump", arguments: []) == .int64(2))
+        let second = try host.reload("com.example.counter")
+        #expect(try second.call("counter_bumps", arguments: []) == .int64(0))
+        #expect(try second.call("counter_bump", arguments: []) == .int64(1))
+        let third = try host.reload("com.example.counter")
+        #expect(third.number == 3)
+        #expect(try third.call("counter_bump", arguments: []) == .int64(1))
+    }
+
+    @Test("a C image is really unloaded: RTLD_NOLOAD no longer finds it")
+    func cImageUnloaded() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        let host = try workspace.makeHost()
+        let generation = try host.load("com.example.greeter")
+        let path = generation.shadowPath
+        #expect(DynamicLibrary.isMapped(path: path))
+        try host.unload("com.example.greeter")
+        #expect(!DynamicLibrary.isMapped(path: path))
+        #expect(generation.state == "unloaded")
+        #expect(host.retiredGenerations == 0)
+    }
+
+    @Test("a Swift image is retired, never closed, and counted")
+    func swiftImageRetired() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        let host = try workspace.makeHost()
+        let generation = try host.load("com.example.counter")
+        let path = generation.shadowPath
+        try host.unload("com.example.counter")
+        #expect(generation.state == "retired")
+        #expect(DynamicLibrary.isMapped(path: path), "the Swift image must stay mapped")
+        #expect(host.retiredGenerations == 1)
+        #expect(host.retiredBytes == generation.imageBytes)
+        // A dynamic cast after retiring: this is what crashes when a Swift image is unmapped.
+        let values: [Any] = [generation, 1, "two"]
+        #expect(values.compactMap { $0 as? CustomStringConvertible }.count == 2)
+    }
+
+    @Test("calling into an ended generation is refused, nothing is called")
+    func endedGenerationRefusesCalls() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        let host = try workspace.makeHost()
+        let generation = try host.load("com.example.greeter")
+        try host.unload("com.example.greeter")
+        #expect(throws: FFIError.self) { try generation.call("greeter_calls", arguments: []) }
+    }
+
+    @Test("the host survives 200 load/unload/reload generations of both plugins")
+    func twoHundredGenerations() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        workspace.stage("greeter.json")
+        let host = try workspace.makeHost()
+        try host.load("com.example.counter")
+        try host.load("com.example.greeter")
+        var generations = 1
+        while generations < 200 {
+            if generations % 10 == 0 {
+                try host.unload("com.example.greeter")
+                try host.load("com.example.greeter")
+            } else {
+                try host.reload("com.example.greeter")
+            }
+            try host.reload("com.example.counter")
+            generations += 1
+            let counter = try #require(host.generation(of: "com.example.counter"))
+            #expect(try counter.call("counter_bump", arguments: []) == .int64(1))
+        }
+        let greeter = try #require(host.generation(of: "com.example.greeter"))
+        #expect(greeter.number == 200)
+        #expect(try greeter.call("greeter_add", arguments: [.int32(2), .int32(40)]) == .int32(42))
+        #expect(host.retiredGenerations == 199)
+        let shadows = try FileManager.default.contentsOfDirectory(atPath: host.runtimeDirectory.path + "/com.example.greeter")
+        #expect(shadows.count == 1, "only the live generation keeps a shadow copy")
+    }
+
+    @Test("a changed library is picked up by reload; a broken one keeps the old generation")
+    func reloadValidatesAgain() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        let host = try workspace.makeHost()
+        try host.load("com.example.greeter")
+        let original = workspace.read("com.example.greeter/libGreeter.so")
+        workspace.write(Array(original.prefix(4096)), to: "com.example.greeter/libGreeter.so")
+        #expect(throws: LoaderError.self) { try host.reload("com.example.greeter") }
+        let survivor = try #require(host.generation(of: "com.example.greeter"))
+        #expect(survivor.number == 1)
+        #expect(try survivor.call("greeter_add", arguments: [.int32(1), .int32(1)]) == .int32(2))
+        workspace.write(original, to: "com.example.greeter/libGreeter.so")
+        #expect(try host.reload("com.example.greeter").number == 2, "a refused reload uses no generation number")
+    }
+}
+
+@Suite("Dependencies") @MainActor
+struct DependencyTests {
+    @Test("dependencies load first, in order")
+    func dependenciesFirst() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        workspace.stage("counter.json") { $0["requires"] = ["com.example.greeter": "^1.0.0"] }
+        let host = try workspace.makeHost()
+        try host.load("com.example.counter")
+        #expect(host.events.filter { $0.kind == .loaded }.map(\.subject) == ["com.example.greeter", "com.example.counter"])
+    }
+
+    @Test("a missing dependency names both plugins")
+    func missingDependency() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json") { $0["requires"] = ["com.example.absent": "^1.0.0"] }
+        let host = try workspace.makeHost()
+        #expect { try host.load("com.example.counter") } throws: { error in
+            let error = error as! LoaderError
+            return error.code == .dependencyMissing && error.plugin == "com.example.counter" && error.message.contains("com.example.absent")
+        }
+        #expect(host.generation(of: "com.example.counter") == nil)
+    }
+
+    @Test("a dependency outside the range names both plugins and both versions")
+    func dependencyOutOfRange() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        workspace.stage("counter.json") { $0["requires"] = ["com.example.greeter": "^2.0.0"] }
+        let host = try workspace.makeHost()
+        #expect { try host.load("com.example.counter") } throws: { error in
+            (error as! LoaderError).description == "com.example.counter: requires com.example.greeter >=2.0.0 <3.0.0 but com.example.greeter is 1.2.0"
+        }
+    }
+
+    @Test("a dependency cycle is an error naming the plugins in it")
+    func cycle() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json") { $0["requires"] = ["com.example.counter": "*"] }
+        workspace.stage("counter.json") { $0["requires"] = ["com.example.greeter": "*"] }
+        let host = try workspace.makeHost()
+        #expect { try host.load("com.example.counter") } throws: { error in
+            let error = error as! LoaderError
+            return error.code == .dependencyCycle && error.message == "dependency cycle: com.example.counter → com.example.greeter → com.example.counter"
+        }
+        #expect(host.generation(of: "com.example.greeter") == nil)
+    }
+
+    @Test("unloading a plugin that a loaded plugin requires is refused")
+    func unloadWithDependents() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        workspace.stage("counter.json") { $0["requires"] = ["com.example.greeter": "^1.0.0"] }
+        let host = try workspace.makeHost()
+        try host.load("com.example.counter")
+        #expect { try host.unload("com.example.greeter") } throws: { error in
+            (error as! LoaderError).code == .hasDependents
+        }
+        try host.unload("com.example.counter")
+        try host.unload("com.example.greeter")
+    }
+}
