@@ -179,7 +179,7 @@ public final class BerthHost {
         let retired = try generation.end()
         if retired > 0 {
             retire(retired)
-            emit(.retired, generation.pluginID, "generation \(generation.number) retired (Swift image stays mapped, \(retired) bytes)")
+            emit(.retired, generation.pluginID, "generation \(generation.number) retired (Swift image stays mapped)")
         } else {
             emit(.unloaded, generation.pluginID, "generation \(generation.number) unloaded (dlclose verified with RTLD_NOLOAD)")
         }

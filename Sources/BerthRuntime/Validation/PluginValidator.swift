@@ -43,15 +43,17 @@ public enum PluginValidator {
         guard let libraryPath = containedLibraryPath(manifest.library, folder: folder, manifestPath: manifestPath, problems: &problems),
               let bytes = readLibrary(libraryPath, problems: &problems)
         else { return .failure(.init(problems)) }
+        // Problems name the library as the user wrote it; loading uses the resolved path.
+        let shownPath = (folder as NSString).appendingPathComponent(manifest.library)
 
         let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
         if let expected = manifest.sha256, expected != digest {
             problems.append(PluginProblem(
-                path: libraryPath, field: "sha256",
+                path: shownPath, field: "sha256",
                 message: "the library's SHA-256 is \(digest) but the manifest expects \(expected)"
             ))
         }
-        checkImage(bytes, manifest: manifest, libraryPath: libraryPath, problems: &problems)
+        checkImage(bytes, manifest: manifest, libraryPath: shownPath, problems: &problems)
         guard !problems.hasErrors else { return .failure(.init(problems)) }
         return .success(ValidatedPlugin(
             folder: folder, manifestPath: manifestPath, manifest: manifest, libraryPath: libraryPath,

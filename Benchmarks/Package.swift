@@ -1,0 +1,30 @@
+// swift-tools-version: 6.1
+// Berth's benchmarks: a package of its own so that the benchmark harness and its
+// dependencies never enter the runtime's dependency graph. It depends on the root package
+// by path and runs with `swift package benchmark` (see Docs/benchmarks.md).
+import PackageDescription
+
+let package = Package(
+    name: "BerthBenchmarks",
+    dependencies: [
+        .package(name: "Berth", path: ".."),
+        // Only the MallocInterposer trait: malloc counts without jemalloc, and without the
+        // default RuntimeInterposer trait (ARC counters), whose package is not needed here.
+        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "LoaderBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "BerthRuntime", package: "Berth"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/LoaderBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "package-benchmark"),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,59 @@
+import Foundation
+
+/// Runs the built `berth` binary as a user would, capturing its output.
+public struct BerthProcess {
+    /// What a run printed and how it exited.
+    public struct Output: Sendable {
+        public var status: Int32
+        public var standardOutput: String
+        public var standardError: String
+    }
+
+    /// Runs `berth ARGUMENTS` in `directory`, with `input` on stdin.
+    public static func run(_ arguments: [String], in directory: String, input: String? = nil) throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.berth)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = (directory as NSString).appendingPathComponent("run")
+        process.environment = environment
+        let stdout = Pipe()
+        let stderr = Pipe()
+        let stdin = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        // Read both pipes to the end before waiting, so a large output cannot block the child.
+        let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
+        let errorData = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData, as: UTF8.self)
+        )
+    }
+}
+
+/// Stored expected output for CLI tests (Tests/BerthCLITests/Expected/NAME.txt).
+/// `BERTH_UPDATE_EXPECTED=1 swift test` rewrites the files from the current output.
+public enum ExpectedOutput {
+    public static func path(_ name: String) -> String {
+        "\(BuildProducts.packageRoot)/Tests/BerthCLITests/Expected/\(name).txt"
+    }
+
+    /// The stored text, or (when updating) stores `actual` and returns it.
+    public static func text(_ name: String, actual: String) -> String {
+        let file = path(name)
+        if ProcessInfo.processInfo.environment["BERTH_UPDATE_EXPECTED"] == "1" {
+            try? FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            _ = FileManager.default.createFile(atPath: file, contents: Data(actual.utf8))
+            return actual
+        }
+        return (try? String(contentsOfFile: file, encoding: .utf8)) ?? "<missing \(file): run with BERTH_UPDATE_EXPECTED=1>"
+    }
+}
