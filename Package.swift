@@ -15,6 +15,7 @@ let package = Package(
         // Example plugins: each one a shared library the host finds with dlopen.
         .library(name: "Counter", type: .dynamic, targets: ["Counter"]),
         .library(name: "Greeter", type: .dynamic, targets: ["Greeter"]),
+        .library(name: "Inbox", type: .dynamic, targets: ["Inbox"]),
         // Test fixture: a C library with deliberately odd entry points and typed exports.
         .library(name: "BerthFixtures", type: .dynamic, targets: ["BerthFixtures"]),
     ],
@@ -48,6 +49,7 @@ let package = Package(
         // Plugins/ needs explicit paths: SwiftPM otherwise reserves it for package plugins.
         .target(name: "Counter", dependencies: ["BerthSDK"], path: "Plugins/Counter"),
         .target(name: "Greeter", dependencies: ["CBerth"], path: "Plugins/Greeter"),
+        .target(name: "Inbox", dependencies: ["BerthSDK"], path: "Plugins/Inbox"),
         .target(name: "BerthFixtures", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthFixtures"),
 
         // Tests find the built plugin libraries beside the test bundle; none links a plugin.
@@ -56,7 +58,7 @@ let package = Package(
             dependencies: ["BerthRuntime", .product(name: "Logging", package: "swift-log")],
             path: "Tests/BerthTestSupport"
         ),
-        .testTarget(name: "BerthRuntimeTests", dependencies: ["BerthRuntime", "BerthTestSupport"]),
+        .testTarget(name: "BerthRuntimeTests", dependencies: ["BerthRuntime", "BerthTestSupport", "CBerth"]),
         .testTarget(name: "BerthCLITests", dependencies: ["BerthRuntime", "BerthTestSupport"]),
     ]
 )

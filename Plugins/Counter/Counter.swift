@@ -1,19 +1,30 @@
 import BerthSDK
 import Synchronization
 
-/// The counter screen: a count that lives in the instance, so it starts at 0 on reopen.
+/// The counter screen: a count that lives in the instance, so it starts at 0 on reopen,
+/// and a ticking managed effect the host cancels when the screen closes.
 final class CounterScreen: Screen {
     static let route = "counter"
 
+    /// Milliseconds between ticks; the screen's argument may override it (tests tick fast).
+    static let defaultTickInterval: UInt64 = 1000
+
     private let context: ScreenContext
     private var count = 0
+    private var ticks = 0
 
     init(context: ScreenContext) {
         self.context = context
     }
 
-    func activate() {
+    func activate() throws {
         context.log("counter screen active (count \(count))")
+        let interval = UInt64(String(decoding: context.argument, as: UTF8.self)) ?? Self.defaultTickInterval
+        try context.run("tick") { effect in
+            while effect.sleep(milliseconds: interval) {
+                effect.post("tick")
+            }
+        }
     }
 
     func handle(action: String, payload: [UInt8]) throws {
@@ -21,7 +32,14 @@ final class CounterScreen: Screen {
         case "increment": count += 1
         case "decrement": count -= 1
         case "reset": count = 0
-        default: throw BerthError(code: .notFound, message: "counter has no action '\(action)' (increment, decrement, reset)")
+        case "tick":
+            ticks += 1
+            return
+        case "report":
+            context.log("count \(count), ticks \(ticks)")
+            return
+        default:
+            throw BerthError(code: .notFound, message: "counter has no action '\(action)' (increment, decrement, reset, report)")
         }
         context.log("count is \(count)")
     }

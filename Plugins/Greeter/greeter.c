@@ -91,6 +91,13 @@ static void hello_destroy(berth_instance *instance) {
     free(instance);
 }
 
+static void hello_event(berth_instance *instance, int32_t event, int32_t flag) {
+    (void)instance;
+    if (event == BERTH_EVENT_DID_DISAPPEAR && flag) {
+        say(BERTH_LOG_INFO, "hello screen removed permanently");
+    }
+}
+
 static berth_status hello_activate(berth_instance *instance, berth_error *error) {
     (void)instance;
     (void)error;
@@ -115,6 +122,11 @@ static berth_status hello_action(berth_instance *instance, const char *name, ber
     char line[64];
     snprintf(line, sizeof line, "waved %d time(s)", hello->waves);
     say(BERTH_LOG_INFO, line);
+    /* Tell whoever opened this screen, on its delegate channel (an optional channel: with
+       no observer the host simply delivers to nobody). */
+    if (BERTH_HAS_FIELD(berth_host_v1, host_table, send_delegate) && host_table->send_delegate != NULL) {
+        return host_table->send_delegate(hello->screen, "waved", berth_bytes_from_string(line), error);
+    }
     return BERTH_OK;
 }
 
@@ -127,6 +139,7 @@ static const berth_plugin_v1 greeter_table = {
     .activate = hello_activate,
     .deactivate = hello_deactivate,
     .action = hello_action,
+    .screen_event = hello_event,
 };
 
 const berth_plugin_v1 *berth_greeter_entry_v1(const berth_host_v1 *host, berth_plugin_handle *plugin) {

@@ -22,9 +22,14 @@ final class HostShell {
         unload ID                  close its screens, then retire or unload its image
         reload ID                  new generation from the folder; old one retired/unloaded
         call ID SYMBOL ARGS...     call an export through libffi
-        open ROUTE                 create and activate a screen (PLUGIN/ROUTE or ROUTE)
-        send SCREEN ACTION [TEXT]  send an action to an open screen
-        close SCREEN               deactivate and release a screen
+        open ROUTE                 push a screen on the visible stack (PLUGIN/ROUTE or ROUTE)
+        present ROUTE              present a screen modally from the visible one
+        back                       the user swipes back: pop the visible screen
+        dismiss                    the user swipes down: dismiss the top-most modal
+        close SCREEN               close a screen programmatically (pop, or dismiss its modal)
+        pop-to-root                pop the visible stack to its root
+        send ACTION [TEXT]         send an action to the visible screen (#N ACTION: to screen N)
+        tree                       the router tree: plugin, generation, state, live tasks
         screens                    list open screens
         status                     generations, retired images and their bytes
         events                     the event log so far
@@ -75,12 +80,17 @@ final class HostShell {
             guard let generation = host.generation(of: id) else { throw ShellError("\(id) is not loaded") }
             let result = try generation.call(symbol, textArguments: Array(arguments.dropFirst(2)))
             emitLine("\(symbol) → \(result.type == .void ? "(void)" : result.description)")
-        case "open": try host.open(try argument(arguments, 0, "open ROUTE"))
-        case "send":
-            let screen = try screenID(try argument(arguments, 0, "send SCREEN ACTION [TEXT]"))
-            let action = try argument(arguments, 1, "send SCREEN ACTION [TEXT]")
-            try host.send(screen: screen, action: action, payload: Array(arguments.dropFirst(2).joined(separator: " ").utf8))
-        case "close": try host.close(screen: try screenID(try argument(arguments, 0, "close SCREEN")))
+        case "open": try host.push(try argument(arguments, 0, "open ROUTE"))
+        case "present": try host.present(try argument(arguments, 0, "present ROUTE"))
+        case "back": try host.userBack()
+        case "dismiss": try host.userDismiss()
+        case "pop-to-root": try host.popToRoot()
+        case "close":
+            let id = try screenID(try argument(arguments, 0, "close SCREEN"))
+            guard let router = host.router(id) else { throw ShellError("no open screen \(id)") }
+            host.close(router)
+        case "send": try send(arguments)
+        case "tree": emitLine(RouterTreeText.render(host))
         case "screens": listScreens()
         case "status": status()
         case "events": for event in host.events { emitLine("\(event.sequence). \(event)") }
@@ -104,22 +114,36 @@ final class HostShell {
         emitLine(table.render())
     }
 
+    /// `send ACTION [TEXT]` to the visible screen, or `send #N ACTION [TEXT]` to screen N.
+    private func send(_ arguments: [String]) throws {
+        var arguments = arguments
+        var target = host.visibleRouter?.id
+        if let first = arguments.first, first.hasPrefix("#") {
+            target = try screenID(String(first.dropFirst()))
+            arguments.removeFirst()
+        }
+        let action = try argument(arguments, 0, "send [#SCREEN] ACTION [TEXT]")
+        guard let target else { throw ShellError("no screen is open") }
+        try host.send(screen: target, action: action, payload: Array(arguments.dropFirst().joined(separator: " ").utf8))
+    }
+
     private func listScreens() {
-        let screens = host.openScreens
-        guard !screens.isEmpty else {
+        let routers = host.openRouters
+        guard !routers.isEmpty else {
             emitLine("no open screens")
             return
         }
         let table = TextTable(header: ["SCREEN", "ROUTE", "PLUGIN", "GENERATION", "STATE"])
-        for screen in screens {
-            table.add([String(screen.id), screen.route, screen.pluginID, String(screen.generation.number), screen.state])
+        for router in routers {
+            table.add([String(router.id), router.route, router.pluginID,
+                       router.module.map { String($0.generation.number) } ?? "-", router.module?.state ?? "-"])
         }
         emitLine(table.render())
     }
 
     private func status() {
         let loaded = host.plugins.values.compactMap(\.generation)
-        emitLine("loaded: \(loaded.count) plugin(s); open screens: \(host.openScreens.count)")
+        emitLine("loaded: \(loaded.count) plugin(s); open screens: \(host.openRouters.count)")
         emitLine("retired Swift generations: \(host.retiredGenerations) (\(host.retiredBytes) bytes still mapped)")
         emitLine("runtime folder: \(host.runtimeDirectory.path)")
     }

@@ -40,8 +40,9 @@ final class PluginRuntime: @unchecked Sendable {
         return UnsafeRawPointer(table)
     }
 
-    /// True when the host's table is long enough to hold `field` and it is set.
-    fileprivate func hostHas<T>(_ field: KeyPath<berth_host_v1, T?>) -> T? {
+    /// The host function at `field` when the host's table is long enough to hold it and it
+    /// is set (the versioning rule of berth.h), else nil.
+    func hostFunction<T>(_ field: KeyPath<berth_host_v1, T?>) -> T? {
         guard let host, let offset = MemoryLayout<berth_host_v1>.offset(of: field),
               Int(host.pointee.struct_size) >= offset + MemoryLayout<T?>.size
         else { return nil }
@@ -49,8 +50,21 @@ final class PluginRuntime: @unchecked Sendable {
     }
 
     func log(_ message: String, level: LogLevel) {
-        guard let log = hostHas(\.log) else { return }
+        guard let log = hostFunction(\.log) else { return }
         log(pluginHandle, level.rawValue, message)
+    }
+
+    /// Runs a host call with an error buffer; a failure becomes a thrown `BerthError`
+    /// carrying the host's message.
+    func check(_ call: (UnsafeMutablePointer<berth_error>) -> berth_status) throws {
+        var error = berth_error()
+        error.struct_size = UInt32(MemoryLayout<berth_error>.size)
+        let status = call(&error)
+        guard status != BERTH_OK else { return }
+        let message = withUnsafeBytes(of: &error.message) { buffer in
+            String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        throw BerthError(code: BerthError.Code(rawValue: status) ?? .failed, message: message.isEmpty ? "host call failed (status \(status))" : message)
     }
 
     // MARK: The table
@@ -81,6 +95,12 @@ final class PluginRuntime: @unchecked Sendable {
             guarded(error) {
                 let name = name.map { String(cString: $0) } ?? ""
                 try ScreenBox.from(instance).screen.handle(action: name, payload: payload.array)
+            }
+        }
+        table.pointee.delegate_received = { instance, child, action, payload, error in
+            guarded(error) {
+                let name = action.map { String(cString: $0) } ?? ""
+                try ScreenBox.from(instance).screen.delegate(from: child, action: name, payload: payload.array)
             }
         }
         table.pointee.unload = {

@@ -18,6 +18,9 @@ public protocol Screen: AnyObject {
     func onEvent(_ event: ScreenEvent)
     /// An action sent to the screen (`send NAME PAYLOAD` in the host, or a posted result).
     func handle(action: String, payload: [UInt8]) throws
+    /// A delegate action from a child screen this screen observes
+    /// (`ScreenContext.observeDelegate(of:)`).
+    func delegate(from child: ScreenID, action: String, payload: [UInt8]) throws
 }
 
 extension Screen {
@@ -27,6 +30,7 @@ extension Screen {
     public func handle(action: String, payload: [UInt8]) throws {
         throw BerthError(code: .unsupported, message: "\(Self.route) has no action '\(action)'")
     }
+    public func delegate(from child: ScreenID, action: String, payload: [UInt8]) throws {}
 }
 
 /// Screen lifecycle events, computed by the host from the transition it performs.

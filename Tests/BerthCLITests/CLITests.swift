@@ -133,7 +133,7 @@ struct CLITests {
             call com.example.counter counter_bump
             call com.example.counter counter_bump
             open counter
-            send 1 increment
+            send increment
             reload com.example.counter
             call com.example.counter counter_bump
             screens

@@ -35,13 +35,24 @@ public final class BerthHost {
     /// Called for every new event (the CLI prints them as they happen).
     public var onEvent: ((HostEvent) -> Void)?
 
-    var screens: [Int: ModuleInstance] = [:]
-    var nextScreenID = 1
+    /// The root of the router tree, retained for the host's whole life.
+    public let launchRouter: Router
+    /// The launch router's navigation stack.
+    let launchStack: NavigationStack
+    var nextRouterID = 1
+    var nextStackID = 1
+    /// Work plugins asked for during a call (navigation, delegate deliveries), run in
+    /// order once the host is back at top level, so a plugin is never re-entered mid-call.
+    var pendingWork: [() -> Void] = []
+    var topLevelDepth = 0
+    var isDraining = false
     private var generationCounters: [String: Int] = [:]
 
     public init(configuration: Configuration) throws(LoaderError) {
         self.configuration = configuration
         self.runtimeDirectory = try RuntimeDirectory(base: configuration.runtimeBase)
+        self.launchRouter = Router(id: 0, kind: .launch)
+        self.launchStack = NavigationStack(id: 0, presenter: nil)
     }
 
     // MARK: Discovery
@@ -94,8 +105,8 @@ public final class BerthHost {
         return errors
     }
 
-    /// Unloads `id`: closes its screens, then retires (Swift) or closes (C) its image.
-    /// Refused while a loaded plugin requires it.
+    /// Unloads `id`: closes every open screen of it (full close sequence, deepest first),
+    /// then retires (Swift) or closes (C) its image. Refused while a loaded plugin requires it.
     public func unload(_ id: String) throws(LoaderError) {
         guard let record = plugins[id], let generation = record.generation else {
             throw LoaderError(.notLoaded, plugin: id, "is not loaded")
@@ -104,14 +115,19 @@ public final class BerthHost {
         guard dependents.isEmpty else {
             throw LoaderError(.hasDependents, plugin: id, "\(dependents.joined(separator: ", ")) require(s) it; unload those first")
         }
-        closeScreens(of: id)
-        record.generation = nil
-        try end(generation)
+        try topLevel { () throws(LoaderError) in
+            closeScreens(of: id)
+            record.generation = nil
+            try end(generation)
+        }
     }
 
-    /// Reloads `id` from its folder: validates the files again, loads a new generation
-    /// (fresh copy, fresh globals), then ends the old one. If the new generation fails,
-    /// the old one stays loaded and the error says which step failed.
+    /// Reloads `id` from its folder: validates the files again, takes every open screen of
+    /// the plugin out of its place (deactivate, removal events, destroy; deepest first),
+    /// loads a new generation (fresh copy, fresh globals), reopens the same routes in the
+    /// same places with fresh instances, then ends the old generation. If loading or any
+    /// reopened screen fails, the screens go back to the old generation (still mapped)
+    /// and the error names the step that failed.
     @discardableResult
     public func reload(_ id: String) throws(LoaderError) -> PluginGeneration {
         guard let record = plugins[id], let old = record.generation else {
@@ -120,26 +136,37 @@ public final class BerthHost {
         switch PluginValidator.validate(path: record.source.folder) {
         case .success(let plugin):
             guard plugin.manifest.id == id else {
-                throw LoaderError(.invalid, plugin: id, "reload: the manifest now says id '\(plugin.manifest.id)'; generation \(old.number) stays loaded")
+                throw LoaderError(.invalid, plugin: id, "reload failed at validate: the manifest now says id '\(plugin.manifest.id)'; generation \(old.number) stays loaded")
             }
             record.source = plugin
         case .failure(let failure):
-            throw LoaderError(.invalid, plugin: id, "reload: validation failed, generation \(old.number) stays loaded: \(failure.problems.first?.description ?? "")")
+            throw LoaderError(.invalid, plugin: id, "reload failed at validate: \(failure.problems.first?.description ?? "invalid"); generation \(old.number) stays loaded")
         }
-        let openRoutes = closeScreens(of: id)
-        let fresh: PluginGeneration
-        do {
-            fresh = try makeGeneration(of: record)
-        } catch {
-            emit(.failed, id, "reload failed at load: \(error.message); generation \(old.number) stays loaded")
-            reopen(openRoutes)
-            throw LoaderError(error.code, plugin: id, "reload: \(error.message); generation \(old.number) stays loaded")
+        return try topLevel { () throws(LoaderError) -> PluginGeneration in
+            let places = routers(of: id)
+            takeOutInstances(of: places)
+            let fresh: PluginGeneration
+            do throws(LoaderError) {
+                fresh = try makeGeneration(of: record)
+            } catch {
+                putBackInstances(of: places, from: old)
+                emit(.failed, id, "reload failed at load: \(error.message); rolled back to generation \(old.number)")
+                throw LoaderError(error.code, plugin: id, "reload failed at load: \(error.message); rolled back to generation \(old.number)")
+            }
+            do throws(ScreenError) {
+                try reopenInstances(of: places, from: fresh)
+            } catch {
+                takeOutInstances(of: places)
+                try? end(fresh)
+                putBackInstances(of: places, from: old)
+                emit(.failed, id, "reload failed at reopen: \(error.message); rolled back to generation \(old.number)")
+                throw LoaderError(.invalid, plugin: id, "reload failed at reopen: \(error.message); rolled back to generation \(old.number)")
+            }
+            record.generation = fresh
+            try end(old)
+            emit(.reloaded, id, "generation \(old.number) → \(fresh.number)")
+            return fresh
         }
-        record.generation = fresh
-        try end(old)
-        emit(.reloaded, id, "generation \(old.number) → \(fresh.number)")
-        reopen(openRoutes)
-        return fresh
     }
 
     /// Ends every loaded generation and removes the runtime folder (host exit).
@@ -267,7 +294,7 @@ public final class PluginRecord {
 public struct HostEvent: Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable {
         case discovered, rejected, loaded, reloaded, retired, unloaded, failed
-        case created, activated, deactivated, released, screenEvent = "event"
+        case created, activated, deactivated, released, event
     }
 
     public var sequence: Int

@@ -1,14 +1,25 @@
+import Synchronization
 internal import CBerth
 
-/// What a `berth_screen_handle *` points to: the host-side identity of one open screen.
-/// Immutable, so safe on any thread; host services look the screen up by `screenID`.
-final class ScreenContext: Sendable {
-    let screenID: Int
-    let pluginID: String
+/// Module instances alive in this process (the leak checks read it).
+let liveModuleInstances = Atomic<Int>(0)
 
-    init(screenID: Int, pluginID: String) {
-        self.screenID = screenID
-        self.pluginID = pluginID
+/// What a `berth_screen_handle *` points to: the way back from a plugin's call to the
+/// screen it is about. Only touched on the main actor; the module is held weakly so a
+/// stale handle finds nothing instead of a freed object.
+@MainActor
+final class ScreenHandle {
+    weak var module: ModuleInstance?
+
+    init(module: ModuleInstance?) {
+        self.module = module
+    }
+
+    var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+
+    nonisolated static func from(_ handle: OpaquePointer?) -> ScreenHandle? {
+        guard let handle else { return nil }
+        return Unmanaged<ScreenHandle>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
     }
 }
 
@@ -23,12 +34,21 @@ public final class ModuleInstance {
     public let generation: PluginGeneration
     private var lifecycle: ModuleInstanceLifecycle
     private var instance: UnsafeMutableRawPointer?
-    private let context: ScreenContext
-    private let handle: Unmanaged<ScreenContext>
+    /// Kept alive while the plugin holds the handle (until `destroy`).
+    private var handle: ScreenHandle?
+    /// The router holding this screen, for the plugin's navigation and delegate requests.
+    weak var router: Router?
+    /// The host, for requests that reach beyond this screen.
+    weak var host: BerthHost?
+    /// Whether the screen has appeared in its container (for `isPresentedInitially`).
+    var hasAppeared = false
+    /// Screen events delivered so far, in order (the `events` log and tests read it).
+    public private(set) var deliveredEvents: [ScreenLifecycleEvent] = []
 
     /// `created`, `active`, `inactive` or `released`.
     public var state: String { lifecycle.name }
     public var isActive: Bool { lifecycle.isActive }
+    public var isReleased: Bool { lifecycle.isReleased }
     public var pluginID: String { generation.pluginID }
 
     /// Calls the plugin's `create` for `route`.
@@ -37,23 +57,27 @@ public final class ModuleInstance {
         self.route = route
         self.generation = generation
         self.lifecycle = ModuleInstanceLifecycle(subject: "screen \(id) (\(generation.pluginID)/\(route))")
-        self.context = ScreenContext(screenID: id, pluginID: generation.pluginID)
-        self.handle = Unmanaged.passRetained(context)
         guard generation.manifest.routes.contains(route) else {
-            handle.release()
             throw ScreenError(.unknownRoute, screen: id, "\(generation.pluginID) has no route '\(route)' (routes: \(generation.manifest.routes.joined(separator: ", ")))")
         }
         guard let create = generation.table.table.create else { preconditionFailure("handshake guarantees create when routes exist") }
+        let handle = ScreenHandle(module: nil)
         var error = BerthErrorBuffer.make()
         var created: UnsafeMutableRawPointer?
         let status = argument.withUnsafeBufferPointer { buffer in
-            create(OpaquePointer(handle.toOpaque()), route, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &created, &error)
+            create(handle.opaque, route, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &created, &error)
         }
         guard status == BERTH_OK, let created else {
-            handle.release()
             throw ScreenError(.pluginFailed, screen: id, "\(generation.pluginID) create(\(route)) failed: \(BerthErrorBuffer.message(of: error, status: status))")
         }
         self.instance = created
+        self.handle = handle
+        handle.module = self
+        liveModuleInstances.add(1, ordering: .relaxed)
+    }
+
+    deinit {
+        liveModuleInstances.subtract(1, ordering: .relaxed)
     }
 
     /// Activates (idempotent). A plugin failure leaves the instance inactive.
@@ -73,22 +97,25 @@ public final class ModuleInstance {
         }
     }
 
-    /// Deactivates (idempotent). The plugin is never called again for this instance
-    /// except `destroy`.
+    /// Deactivates (idempotent).
     func deactivate() {
         guard lifecycle.deactivate() == .callDeactivate, let deactivate = generation.table.table.deactivate else { return }
         var error = BerthErrorBuffer.make()
         _ = deactivate(instance, &error)
     }
 
-    /// Sends a screen lifecycle event (BERTH_EVENT_*) with its flag.
-    func send(event: Int32, flag: Bool) {
-        guard !lifecycle.isReleased, let screenEvent = generation.table.table.screen_event else { return }
-        screenEvent(instance, event, flag ? 1 : 0)
+    /// Delivers a screen lifecycle event; `willAppear`/`didAppear` mark the screen as seen.
+    func deliver(_ event: ScreenLifecycleEvent) {
+        guard !lifecycle.isReleased else { return }
+        if case .didAppear = event { hasAppeared = true }
+        deliveredEvents.append(event)
+        guard let screenEvent = generation.table.table.screen_event else { return }
+        let (code, flag) = event.code
+        screenEvent(instance, code, flag ? 1 : 0)
     }
 
-    /// Delivers an action. Refused unless active: after deactivation the host never calls
-    /// into the instance again (except `destroy`).
+    /// Delivers an action. Refused unless active: after deactivation the host makes no
+    /// interactor call into the instance.
     func handle(action: String, payload: [UInt8]) throws(ScreenError) {
         guard lifecycle.isActive else {
             throw ScreenError(.lifecycle, screen: id, "screen \(id) is \(lifecycle.name); actions go to active screens only")
@@ -105,6 +132,21 @@ public final class ModuleInstance {
         }
     }
 
+    /// Delivers a delegate action from an observed child screen. Active instances only.
+    func deliverDelegate(from child: Int, action: String, payload: [UInt8]) throws(ScreenError) {
+        guard lifecycle.isActive else { return }
+        guard let receive = generation.table.table.delegate_received else {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) observes delegate actions but has no delegate_received")
+        }
+        var error = BerthErrorBuffer.make()
+        let status = payload.withUnsafeBufferPointer { buffer in
+            receive(instance, UInt64(child), action, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
+        }
+        guard status == BERTH_OK else {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) delegate '\(action)' from screen \(child) failed: \(BerthErrorBuffer.message(of: error, status: status))")
+        }
+    }
+
     /// Releases: the plugin's `destroy`, once. Must be inactive.
     func release() throws(ScreenError) {
         let action: ModuleInstanceLifecycle.Action
@@ -116,14 +158,15 @@ public final class ModuleInstance {
         guard action == .callDestroy else { return }
         generation.table.table.destroy?(instance)
         instance = nil
-        handle.release()
+        handle?.module = nil
+        handle = nil
     }
 }
 
 /// Why a screen could not be opened, driven or closed.
 public struct ScreenError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: Sendable, Equatable {
-        case unknownRoute, pluginNotLoaded, pluginFailed, lifecycle, noSuchScreen
+        case unknownRoute, pluginNotLoaded, pluginFailed, lifecycle, noSuchScreen, navigation
     }
 
     public var code: Code

@@ -57,12 +57,11 @@ enum HostTable {
             guard let context = PluginContext.from(handle: handle), let message else { return }
             context.logger.log(level: HostTable.logLevel(level), "\(String(cString: message))")
         }
-        // The services below arrive with their issues (routers, context, state, scopes,
-        // tasks). Until then each answers BERTH_ERR_UNSUPPORTED with a message that says
+        // The services below arrive with their issues (context, state, scopes). Until then each answers BERTH_ERR_UNSUPPORTED with a message that says
         // so, which the SDK turns into a thrown error: never a silent success.
-        table.pointee.navigate = { _, _, _, _, _, error in HostTable.unsupported(error, "navigation") }
-        table.pointee.observe_delegate = { _, _, error in HostTable.unsupported(error, "delegate observation") }
-        table.pointee.send_delegate = { _, _, _, error in HostTable.unsupported(error, "delegate actions") }
+        table.pointee.navigate = { HostServices.navigate($0, $1, $2, $3, $4, $5) }
+        table.pointee.observe_delegate = { HostServices.observeDelegate($0, $1, $2) }
+        table.pointee.send_delegate = { HostServices.sendDelegate($0, $1, $2, $3) }
         table.pointee.context_observe = { _, _, error in HostTable.unsupported(error, "route context") }
         table.pointee.context_unobserve = { _, _, error in HostTable.unsupported(error, "route context") }
         table.pointee.context_send = { _, _, _, _, error in HostTable.unsupported(error, "route context") }
@@ -75,15 +74,14 @@ enum HostTable {
         table.pointee.service_resolve = { _, _, _, error in HostTable.unsupported(error, "scoped services") }
         table.pointee.session_begin = { _, _, error in HostTable.unsupported(error, "sessions") }
         table.pointee.session_end = { _, error in HostTable.unsupported(error, "sessions") }
-        table.pointee.task_start = { _, _, task, error in
-            // Honour the ownership rule even while unsupported: release is called once.
-            if let task, let release = task.pointee.release { release(task.pointee.context) }
-            return HostTable.unsupported(error, "managed tasks")
+        table.pointee.task_start = { HostServices.taskStart($0, $1, $2, $3) }
+        table.pointee.task_cancel = { HostServices.taskCancel($0, $1) }
+        table.pointee.task_is_cancelled = { task in (ManagedTask.from(handle: task)?.isCancelled ?? true) ? 1 : 0 }
+        table.pointee.task_sleep = { task, milliseconds in
+            guard let task = ManagedTask.from(handle: task) else { return berth_status(BERTH_ERR_INVALID_ARGUMENT) }
+            return berth_status(task.sleep(milliseconds: milliseconds) ? BERTH_OK : BERTH_ERR_CANCELLED)
         }
-        table.pointee.task_cancel = { _, _ in berth_status(BERTH_OK) }
-        table.pointee.task_is_cancelled = { _ in 1 }
-        table.pointee.task_sleep = { _, _ in berth_status(BERTH_ERR_CANCELLED) }
-        table.pointee.task_post = { _, _, _ in berth_status(BERTH_ERR_UNSUPPORTED) }
+        table.pointee.task_post = { HostServices.taskPost($0, $1, $2) }
     }
 
     private static func unsupported(_ error: UnsafeMutablePointer<berth_error>?, _ service: String) -> berth_status {

@@ -1,0 +1,97 @@
+import Synchronization
+internal import CBerth
+
+/// Interactors alive in this process (the leak checks read it).
+let liveInteractors = Atomic<Int>(0)
+
+/// The host-side lifecycle owner of one screen: activation of its module instance and the
+/// managed tasks the host runs for it.
+///
+/// `activate()` and `deactivate()` are idempotent. Deactivation cancels every managed task
+/// and waits until each has returned before the plugin's `deactivate` runs; a task handed
+/// to an inactive interactor is cancelled at once. After deactivation the host makes no
+/// interactor call into the module instance (actions, posted results, context and
+/// delegate deliveries); only the screen events of its removal and `destroy` remain.
+@MainActor
+public final class Interactor {
+    /// The module instance this interactor drives.
+    public let module: ModuleInstance
+    private var tasks: [String: ManagedTask] = [:]
+
+    init(module: ModuleInstance) {
+        self.module = module
+        liveInteractors.add(1, ordering: .relaxed)
+    }
+
+    deinit {
+        liveInteractors.subtract(1, ordering: .relaxed)
+    }
+
+    public var isActive: Bool { module.isActive }
+    /// Managed tasks currently running for this screen.
+    public var liveTaskCount: Int { tasks.count }
+    /// The running tasks themselves (leak checks hold them weakly).
+    var runningTasks: [ManagedTask] { Array(tasks.values) }
+
+    /// Starts runtime wiring (idempotent).
+    public func activate() throws(ScreenError) {
+        try module.activate()
+    }
+
+    /// Stops runtime wiring (idempotent): cancels and awaits every managed task, then calls
+    /// the plugin's `deactivate`.
+    public func deactivate() {
+        guard module.isActive else { return }
+        let running = Array(tasks.values)
+        tasks.removeAll()
+        for task in running { task.cancel() }
+        for task in running {
+            task.waitUntilFinished()
+            task.releaseOnce()
+        }
+        module.deactivate()
+    }
+
+    /// Destroys the module instance (after deactivation).
+    func release() throws(ScreenError) {
+        deactivate()
+        try module.release()
+    }
+
+    // MARK: Managed tasks
+
+    /// Starts a task under `key`, cancelling a running task with the same key first.
+    /// Refused (and released at once) when the interactor is not active.
+    func startTask(key: String, descriptor: berth_task_v1) throws(ScreenError) {
+        guard module.isActive else {
+            ManagedTask.releaseUnstarted(descriptor)
+            throw ScreenError(.lifecycle, screen: module.id, "screen \(module.id) is \(module.state); its task '\(key)' was cancelled at once")
+        }
+        cancelTask(key: key)
+        let task = ManagedTask(key: key, screenID: module.id, descriptor: descriptor)
+        task.owner = self
+        tasks[key] = task
+        task.start { finished in
+            // Weak: a task already cancelled and released by deactivate must not be kept
+            // alive by this completion job waiting for the main actor.
+            Task { @MainActor [weak finished] in
+                guard let finished else { return }
+                finished.owner?.taskFinished(finished)
+            }
+        }
+    }
+
+    /// Cancels the task `key` (a no-op when there is none) and waits for it to return.
+    func cancelTask(key: String) {
+        guard let task = tasks.removeValue(forKey: key) else { return }
+        task.cancel()
+        task.waitUntilFinished()
+        task.releaseOnce()
+    }
+
+    /// A task's body returned on its own: it leaves the table and is released.
+    private func taskFinished(_ task: ManagedTask) {
+        if tasks[task.key] === task { tasks[task.key] = nil }
+        task.releaseOnce()
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Synchronization
+internal import CBerth
+
+/// Managed tasks alive in this process (the leak checks read it).
+let liveManagedTasks = Atomic<Int>(0)
+
+/// One managed task: a plugin's `berth_task_v1` running on its own worker thread until it
+/// returns. Cancellation is a flag the body polls (`task_is_cancelled`) or a sleep that
+/// wakes early (`task_sleep`); the optional `cancel` callback is told once.
+///
+/// `@unchecked Sendable`: the descriptor and key are immutable after init; `cancelled`
+/// and `finished` are guarded by `condition`; `owner` is touched on the main actor only.
+final class ManagedTask: @unchecked Sendable {
+    let key: String
+    let screenID: Int
+    private let descriptor: berth_task_v1
+    private let condition = NSCondition()
+    private var cancelled = false
+    private var finished = false
+    private var released = false
+    /// Set on the main actor; used by `task_post` to reach the screen.
+    weak var owner: Interactor?
+
+    init(key: String, screenID: Int, descriptor: berth_task_v1) {
+        self.key = key
+        self.screenID = screenID
+        self.descriptor = descriptor
+        liveManagedTasks.add(1, ordering: .relaxed)
+    }
+
+    deinit {
+        liveManagedTasks.subtract(1, ordering: .relaxed)
+    }
+
+    /// The opaque `berth_task_handle *` given to `run`; valid until `release`.
+    var handle: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+
+    static func from(handle: OpaquePointer?) -> ManagedTask? {
+        guard let handle else { return nil }
+        return Unmanaged<ManagedTask>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
+    }
+
+    /// Starts the body on a new worker thread. `whenFinished` runs on that thread after
+    /// the body returns.
+    func start(whenFinished: @escaping @Sendable (ManagedTask) -> Void) {
+        let thread = Thread { [self] in
+            if let run = descriptor.run { run(descriptor.context, handle) }
+            whenFinished(self)
+            condition.lock()
+            finished = true
+            condition.broadcast()
+            condition.unlock()
+        }
+        thread.name = "berth.task.\(screenID).\(key)"
+        thread.start()
+    }
+
+    var isCancelled: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return cancelled
+    }
+
+    /// Requests cancellation (once): wakes a sleeping body and tells the plugin.
+    func cancel() {
+        condition.lock()
+        let first = !cancelled
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+        if first, let cancel = descriptor.cancel { cancel(descriptor.context) }
+    }
+
+    /// Sleeps up to `milliseconds`; false when cancelled (at once or while sleeping).
+    func sleep(milliseconds: UInt64) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: Double(milliseconds) / 1000)
+        condition.lock()
+        defer { condition.unlock() }
+        while !cancelled {
+            if !condition.wait(until: deadline) { return !cancelled }
+        }
+        return false
+    }
+
+    /// Blocks until the body has returned.
+    func waitUntilFinished() {
+        condition.lock()
+        while !finished { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Calls the plugin's `release` exactly once. Main thread (berth.h).
+    @MainActor
+    func releaseOnce() {
+        guard !released else { return }
+        released = true
+        if let release = descriptor.release { release(descriptor.context) }
+    }
+
+    /// Releases a task that was never started (refused): the ownership rule still holds.
+    @MainActor
+    static func releaseUnstarted(_ descriptor: berth_task_v1) {
+        if let release = descriptor.release { release(descriptor.context) }
+    }
+}

@@ -1,0 +1,124 @@
+import Synchronization
+
+/// Routers alive in this process (the leak checks read it).
+let liveRouters = Atomic<Int>(0)
+
+/// A place in the host-owned router tree. The launch router is the root (it has no
+/// screen); every other router holds one open screen: an interactor and its module
+/// instance. Routers attach and detach children; the host's navigation container decides
+/// what is visible.
+@MainActor
+public final class Router {
+    public enum Kind: Sendable {
+        /// The root, retained by the host for its whole life.
+        case launch
+        /// A screen pushed on a stack, or the root of a presented stack.
+        case screen
+    }
+
+    /// Router id (the screen's number in host commands). Never reused in a host process.
+    public let id: Int
+    public let kind: Kind
+    /// The plugin and route of the screen (empty for the launch router).
+    public let pluginID: String
+    public let route: String
+    /// The screen's interactor; replaced in place when its plugin reloads.
+    public internal(set) var interactor: Interactor?
+    public private(set) weak var parent: Router?
+    public private(set) var children: [Router] = []
+    /// The stack holding this router (nil for the launch router).
+    weak var stack: NavigationStack?
+    /// The modal stack presented from this router, if any.
+    var presentedStack: NavigationStack?
+    /// Runs once when this router is released, whichever path closed it.
+    var onRelease: (() -> Void)?
+    public private(set) var isReleased = false
+    /// Observers of this screen's delegate actions.
+    var delegateObservers: [DelegateObserver] = []
+
+    init(id: Int, kind: Kind, pluginID: String = "", route: String = "") {
+        self.id = id
+        self.kind = kind
+        self.pluginID = pluginID
+        self.route = route
+        liveRouters.add(1, ordering: .relaxed)
+    }
+
+    deinit {
+        liveRouters.subtract(1, ordering: .relaxed)
+    }
+
+    /// True when this router is the root of a stack presented by `presenter`.
+    public func isPresented(from presenter: Router) -> Bool {
+        presenter.presentedStack != nil && presenter.presentedStack === stack && stack?.routers.first === self
+    }
+
+    /// The module instance of the screen, if any.
+    public var module: ModuleInstance? { interactor?.module }
+
+    /// Attaches `child`. Idempotent by identity: a second attach of the same router does
+    /// nothing and returns false.
+    @discardableResult
+    func attachChild(_ child: Router) -> Bool {
+        guard !children.contains(where: { $0 === child }) else { return false }
+        children.append(child)
+        child.parent = self
+        return true
+    }
+
+    /// Detaches `child` after deactivating its whole subtree, deepest first. Detaching a
+    /// router that is not attached is a no-op.
+    func detachChild(_ child: Router) {
+        guard let index = children.firstIndex(where: { $0 === child }) else { return }
+        for router in child.subtreeDeepestFirst() {
+            router.interactor?.deactivate()
+        }
+        children.remove(at: index)
+        child.parent = nil
+    }
+
+    /// This router and its descendants, deepest first (reverse pre-order).
+    func subtreeDeepestFirst() -> [Router] {
+        var order: [Router] = []
+        func visit(_ router: Router) {
+            order.append(router)
+            for child in router.children { visit(child) }
+        }
+        visit(self)
+        return order.reversed()
+    }
+
+    /// Releases this router alone: destroys its module instance, runs `onRelease` once,
+    /// drops observers. Idempotent.
+    func release() {
+        guard !isReleased else { return }
+        isReleased = true
+        if let interactor {
+            try? interactor.release()
+        }
+        interactor = nil
+        delegateObservers.removeAll()
+        children.removeAll()
+        presentedStack = nil
+        let callback = onRelease
+        onRelease = nil
+        callback?()
+    }
+}
+
+/// Who hears a screen's delegate actions: another screen (delivered to its plugin) or a
+/// host-side closure. A screen observer is held weakly, so it never keeps its router
+/// alive; a released observer is skipped and dropped.
+@MainActor
+struct DelegateObserver {
+    weak var screen: Router?
+    let hostHandler: ((String, [UInt8]) -> Void)?
+
+    static func screen(_ router: Router) -> DelegateObserver {
+        DelegateObserver(screen: router, hostHandler: nil)
+    }
+
+    static func host(_ handler: @escaping (String, [UInt8]) -> Void) -> DelegateObserver {
+        DelegateObserver(screen: nil, hostHandler: handler)
+    }
+}

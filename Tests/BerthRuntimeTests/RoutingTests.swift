@@ -1,0 +1,420 @@
+import Foundation
+import Testing
+@testable import BerthRuntime
+import BerthTestSupport
+import CBerth
+
+/// Counter, Greeter and Inbox staged and loaded into one host.
+@MainActor
+struct ExamplePlugins {
+    let workspace = PluginWorkspace()
+    let recorder = LogRecorder()
+    let host: BerthHost
+
+    init() throws {
+        workspace.stage("counter.json")
+        workspace.stage("greeter.json")
+        workspace.stage("inbox.json")
+        host = try workspace.makeHost(recorder: recorder)
+        let errors = host.loadAll()
+        guard errors.isEmpty else { throw errors[0] }
+    }
+
+    /// Lifecycle log lines of one kind, as "screen N".
+    func subjects(_ kind: HostEvent.Kind) -> [String] {
+        host.events.filter { $0.kind == kind }.map(\.subject)
+    }
+
+    /// The screen events delivered to screen `id`, in order.
+    func screenEvents(_ id: Int) -> [String] {
+        host.events.filter { $0.kind == .event && $0.subject == "screen \(id)" && ($0.message.hasPrefix("will") || $0.message.hasPrefix("did")) }
+            .map(\.message)
+    }
+
+    /// Waits (briefly, polling the main actor) until `condition` holds.
+    func waitUntil(_ condition: () -> Bool) async {
+        for _ in 0..<500 where !condition() {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
+
+@Suite("1. Lifecycle forwarding") @MainActor
+struct LifecycleForwardingTests {
+    @Test("one screen: created → didLoad → activated, then deactivated → released on close")
+    func oneScreen() throws {
+        let plugins = try ExamplePlugins()
+        let counter = try plugins.host.push("counter")
+        #expect(counter.module?.deliveredEvents.first == .didLoad)
+        plugins.host.close(counter)
+        let kinds = plugins.host.events.filter { $0.subject == "screen \(counter.id)" }.map(\.kind)
+        #expect(kinds.filter { [.created, .activated, .deactivated, .released].contains($0) } == [.created, .activated, .deactivated, .released])
+    }
+
+    @Test("a nested tree deactivates deepest first, then releases deepest first")
+    func nestedTree() throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        let root = try host.push("counter")
+        let middle = try host.push("inbox")
+        let top = try host.push("hello")
+        let modal = try host.present("compose")
+        host.close(middle)
+        let order = [modal.id, top.id, middle.id].map { "screen \($0)" }
+        #expect(plugins.subjects(.deactivated) == order)
+        #expect(plugins.subjects(.released) == order)
+        #expect(host.openRouters.map(\.id) == [root.id])
+        #expect(root.interactor?.isActive == true)
+    }
+
+    @Test("activate and deactivate are idempotent, with isActive")
+    func idempotent() throws {
+        let plugins = try ExamplePlugins()
+        let screen = try plugins.host.push("hello")
+        let interactor = try #require(screen.interactor)
+        try interactor.activate()
+        #expect(interactor.isActive)
+        interactor.deactivate()
+        interactor.deactivate()
+        #expect(!interactor.isActive)
+        try interactor.activate()
+        #expect(interactor.isActive)
+    }
+}
+
+@Suite("2. Cancellation leak checks") @MainActor
+struct CancellationLeakTests {
+    @Test("managed tasks run while active and are cancelled and awaited on deactivate")
+    func tasksCancelledOnDeactivate() async throws {
+        let plugins = try ExamplePlugins()
+        let detector = LeakDetector()
+        let id: Int
+        do {
+            let counter = try plugins.host.push("counter", argument: Array("5".utf8))
+            id = counter.id
+            #expect(counter.interactor?.liveTaskCount == 1)
+            detector.track(counter)
+        }
+        // Ticks arrive every 5 ms as posted actions on the main actor.
+        try await Task.sleep(for: .milliseconds(80))
+        try plugins.host.send(screen: id, action: "report", payload: [])
+        let report = try #require(plugins.recorder.matching("count 0, ticks").last)
+        let ticks = Int(report.split(separator: " ").last ?? "") ?? 0
+        #expect(ticks >= 2, "\(report)")
+        plugins.host.close(try #require(plugins.host.router(id)))
+        #expect(plugins.recorder.matching("ticks").count == 1)
+        await detector.expectAllReleased()
+        // No tick is delivered after close: the task was cancelled and awaited.
+        let eventsAfterClose = plugins.host.events.count
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(plugins.host.events.count == eventsAfterClose)
+    }
+
+    @Test("a task handed to an inactive interactor is cancelled at once")
+    func taskOnInactiveInteractor() throws {
+        let plugins = try ExamplePlugins()
+        let counter = try plugins.host.push("counter", argument: Array("5".utf8))
+        let interactor = try #require(counter.interactor)
+        interactor.deactivate()
+        #expect(interactor.liveTaskCount == 0)
+        let probe = TaskProbe()
+        #expect(throws: ScreenError.self) { try interactor.startTask(key: "late", descriptor: probe.descriptor) }
+        #expect(probe.released == 1)
+        #expect(probe.ran == 0)
+    }
+
+    @Test("1,000 open/close cycles leave 0 live tasks, routers, interactors and module instances")
+    func thousandCycles() async throws {
+        let plugins = try ExamplePlugins()
+        let detector = LeakDetector()
+        for cycle in 0..<1000 {
+            let counter = try plugins.host.push("counter", argument: Array("1000".utf8))
+            detector.track(counter)
+            if cycle % 2 == 0 {
+                plugins.host.close(counter)
+            } else {
+                let hello = try plugins.host.present("hello")
+                detector.track(hello)
+                try plugins.host.userDismiss()
+                plugins.host.close(counter)
+            }
+        }
+        #expect(plugins.host.openRouters.isEmpty)
+        #expect(plugins.host.launchRouter.children.isEmpty)
+        await detector.expectAllReleased()
+    }
+}
+
+@Suite("3. Reopen identity reset") @MainActor
+struct ReopenIdentityTests {
+    @Test("child and grandchild routers are deallocated after close; reopen has new identities and fresh state")
+    func reopenResets() async throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        let detector = LeakDetector()
+        let firstID: Int
+        do {
+            let first = try host.push("counter")
+            firstID = first.id
+            detector.track(first)
+            detector.track(try host.push("inbox"))
+            detector.track(try host.push("hello"))
+            try host.send(screen: first.id, action: "increment", payload: [])
+            try host.send(screen: first.id, action: "increment", payload: [])
+            host.close(first)
+        }
+        await detector.expectAllReleased()
+
+        let reopened = try host.push("counter")
+        #expect(reopened.id != firstID)
+        #expect(detector.aliveCount == 0, "the old instance is gone, so the new one is a new identity")
+        plugins.recorder.clear()
+        try host.send(screen: reopened.id, action: "report", payload: [])
+        #expect(plugins.recorder.matching("count 0, ticks 0").count == 1, "\(plugins.recorder.all)")
+    }
+}
+
+@Suite("4. Nested router detach safety") @MainActor
+struct DetachSafetyTests {
+    @Test("a duplicate attach leaves one child and one push")
+    func duplicateAttach() throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        let root = try host.push("counter")
+        let child = try host.push("hello")
+        try host.attachActivateAndPush(child)
+        #expect(root.children.count == 1)
+        #expect(host.launchStack.routers.count == 2)
+        #expect(root.attachChild(child) == false)
+    }
+
+    @Test("detaching a child that is not attached is a no-op")
+    func detachMissing() throws {
+        let plugins = try ExamplePlugins()
+        let root = try plugins.host.push("counter")
+        let stranger = try plugins.host.makeScreen("hello", argument: [])
+        root.detachChild(stranger)
+        #expect(root.children.isEmpty)
+        #expect(root.interactor?.isActive == true)
+        stranger.release()
+    }
+
+    @Test("closing a grandchild that is already detached does nothing")
+    func grandchildAlreadyDetached() throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        let root = try host.push("counter")
+        let child = try host.push("inbox")
+        let grandchild = try host.push("hello")
+        host.close(child)
+        let released = plugins.subjects(.released)
+        host.close(grandchild)
+        host.deactivateDetachAndPop(grandchild)
+        child.detachChild(grandchild)
+        #expect(plugins.subjects(.released) == released)
+        #expect(host.openRouters.map(\.id) == [root.id])
+    }
+}
+
+@Suite("5. User-driven pop and dismiss") @MainActor
+struct UserDrivenCloseTests {
+    @Test("user back releases once, onRelease runs once, a programmatic close afterwards is a no-op")
+    func userBack() throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        _ = try host.push("counter")
+        var releases = 0
+        let hello = try host.push("hello", onRelease: { releases += 1 })
+        try host.userBack()
+        #expect(hello.isReleased)
+        #expect(releases == 1)
+        host.close(hello)
+        host.deactivateDetachAndPop(hello)
+        host.deactivateDetachAndReleaseIfNeeded(hello)
+        #expect(releases == 1)
+        #expect(plugins.subjects(.released).filter { $0 == "screen \(hello.id)" }.count == 1)
+    }
+
+    @Test("user dismiss releases every screen of the modal once; onRelease once per screen")
+    func userDismiss() throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        _ = try host.push("counter")
+        var releases: [Int] = []
+        let compose = try host.present("compose", onRelease: { releases.append(1) })
+        let hello = try host.push("hello", onRelease: { releases.append(2) })
+        try host.userDismiss()
+        #expect(compose.isReleased && hello.isReleased)
+        #expect(releases == [2, 1])
+        host.close(compose)
+        host.deactivateDetachAndDismiss(compose)
+        #expect(releases == [2, 1])
+    }
+
+    @Test("onRelease runs exactly once for each close path")
+    func onReleasePerPath() throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        _ = try host.push("counter")
+        var count = 0
+        let paths: [(String, () throws -> Void)] = [
+            ("programmatic pop", { let r = try host.push("hello", onRelease: { count += 1 }); host.close(r) }),
+            ("user back", { _ = try host.push("hello", onRelease: { count += 1 }); try host.userBack() }),
+            ("programmatic dismiss", { let r = try host.present("hello", onRelease: { count += 1 }); host.close(r) }),
+            ("user dismiss", { _ = try host.present("hello", onRelease: { count += 1 }); try host.userDismiss() }),
+            ("pop to root", { _ = try host.push("hello", onRelease: { count += 1 }); try host.popToRoot() }),
+        ]
+        for (name, close) in paths {
+            let before = count
+            try close()
+            #expect(count == before + 1, "\(name)")
+        }
+    }
+
+    @Test("back on a root and dismiss without a modal are refused and change nothing")
+    func nothingToClose() throws {
+        let plugins = try ExamplePlugins()
+        let root = try plugins.host.push("counter")
+        #expect(throws: ScreenError.self) { try plugins.host.userBack() }
+        #expect(throws: ScreenError.self) { try plugins.host.userDismiss() }
+        #expect(plugins.host.openRouters.map(\.id) == [root.id])
+    }
+}
+
+@Suite("6. Screen event flags") @MainActor
+struct ScreenEventFlagTests {
+    @Test("push: the covered screen disappears temporarily, the new one appears initially")
+    func push() throws {
+        let plugins = try ExamplePlugins()
+        let a = try plugins.host.push("counter")
+        #expect(plugins.screenEvents(a.id) == ["willAppear(isPresentedInitially: true)", "didAppear(isPresentedInitially: true)"])
+        let b = try plugins.host.push("hello")
+        #expect(plugins.screenEvents(a.id).suffix(2) == ["willDisappear(isRemovedPermanently: false)", "didDisappear(isRemovedPermanently: false)"])
+        #expect(plugins.screenEvents(b.id) == ["willAppear(isPresentedInitially: true)", "didAppear(isPresentedInitially: true)"])
+    }
+
+    @Test("pop: the removed screen disappears permanently, the uncovered one reappears not initially")
+    func pop() throws {
+        let plugins = try ExamplePlugins()
+        let a = try plugins.host.push("counter")
+        let b = try plugins.host.push("hello")
+        plugins.host.close(b)
+        #expect(plugins.screenEvents(b.id).suffix(2) == ["willDisappear(isRemovedPermanently: true)", "didDisappear(isRemovedPermanently: true)"])
+        #expect(plugins.screenEvents(a.id).suffix(2) == ["willAppear(isPresentedInitially: false)", "didAppear(isPresentedInitially: false)"])
+    }
+
+    @Test("the order of a transition: will-disappear, will-appear, did-disappear, did-appear")
+    func order() throws {
+        let plugins = try ExamplePlugins()
+        let a = try plugins.host.push("counter")
+        let b = try plugins.host.push("hello")
+        let last4 = plugins.host.events.filter { $0.kind == .event && ($0.message.hasPrefix("will") || $0.message.hasPrefix("did")) }.suffix(4)
+        #expect(last4.map(\.subject) == ["screen \(a.id)", "screen \(b.id)", "screen \(a.id)", "screen \(b.id)"])
+        #expect(last4.map { String($0.message.prefix(6)) } == ["willDi", "willAp", "didDis", "didApp"])
+    }
+
+    @Test("present and dismiss: every screen of a dismissed modal stack is removed permanently, exactly once")
+    func dismissedStack() throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        let base = try host.push("counter")
+        let modalRoot = try host.present("compose")
+        #expect(plugins.screenEvents(base.id).suffix(2) == ["willDisappear(isRemovedPermanently: false)", "didDisappear(isRemovedPermanently: false)"])
+        let inside = try host.push("hello")
+        host.close(modalRoot)
+        for screen in [modalRoot, inside] {
+            let removals = plugins.screenEvents(screen.id).filter { $0.contains("isRemovedPermanently: true") }
+            #expect(removals == ["willDisappear(isRemovedPermanently: true)", "didDisappear(isRemovedPermanently: true)"], "screen \(screen.id)")
+        }
+        #expect(plugins.screenEvents(base.id).suffix(2) == ["willAppear(isPresentedInitially: false)", "didAppear(isPresentedInitially: false)"])
+    }
+
+    @Test("pop to root removes every screen above the root permanently; the root reappears")
+    func popToRoot() throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        let root = try host.push("counter")
+        let second = try host.push("inbox")
+        let third = try host.push("hello")
+        try host.popToRoot()
+        for screen in [second, third] {
+            #expect(plugins.screenEvents(screen.id).suffix(2) == ["willDisappear(isRemovedPermanently: true)", "didDisappear(isRemovedPermanently: true)"])
+        }
+        #expect(plugins.screenEvents(root.id).suffix(2) == ["willAppear(isPresentedInitially: false)", "didAppear(isPresentedInitially: false)"])
+    }
+
+    @Test("user-driven back and dismiss report the same flags as the programmatic transitions")
+    func userDriven() throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        let root = try host.push("counter")
+        let pushed = try host.push("hello")
+        try host.userBack()
+        #expect(plugins.screenEvents(pushed.id).suffix(2) == ["willDisappear(isRemovedPermanently: true)", "didDisappear(isRemovedPermanently: true)"])
+        let modal = try host.present("compose")
+        try host.userDismiss()
+        #expect(plugins.screenEvents(modal.id).suffix(2) == ["willDisappear(isRemovedPermanently: true)", "didDisappear(isRemovedPermanently: true)"])
+        #expect(plugins.screenEvents(root.id).filter { $0.contains("isPresentedInitially: true") }.count == 2, "initial appearance is reported once (will + did)")
+    }
+
+    @Test("a screen pushed under a modal appears initially only when uncovered")
+    func pushedWhileCovered() throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        _ = try host.push("counter")
+        let modal = try host.present("compose")
+        let hidden = try host.makeScreen("hello", argument: [])
+        try host.attachActivateAndPush(hidden, in: host.launchStack)
+        #expect(plugins.screenEvents(hidden.id).isEmpty)
+        host.close(modal)
+        #expect(plugins.screenEvents(hidden.id) == ["willAppear(isPresentedInitially: true)", "didAppear(isPresentedInitially: true)"])
+    }
+}
+
+/// Host-side only: the planner's rules without any plugin.
+@Suite("Screen event planner")
+struct ScreenEventPlannerTests {
+    typealias Planned = ScreenEventPlanner.Planned<String>
+
+    @Test("a removed hidden screen is told it is removed permanently; nothing appears twice")
+    func hiddenRemoval() {
+        let events = ScreenEventPlanner.plan(visibleBefore: "top", visibleAfter: "base", removed: ["top", "hidden"], hasAppeared: { $0 != "hidden" })
+        #expect(events == [
+            Planned(screen: "top", event: .willDisappear(isRemovedPermanently: true)),
+            Planned(screen: "hidden", event: .willDisappear(isRemovedPermanently: true)),
+            Planned(screen: "base", event: .willAppear(isPresentedInitially: false)),
+            Planned(screen: "top", event: .didDisappear(isRemovedPermanently: true)),
+            Planned(screen: "hidden", event: .didDisappear(isRemovedPermanently: true)),
+            Planned(screen: "base", event: .didAppear(isPresentedInitially: false)),
+        ])
+    }
+
+    @Test("no change of the visible screen and nothing removed: no events")
+    func nothing() {
+        #expect(ScreenEventPlanner.plan(visibleBefore: "a", visibleAfter: "a", removed: [String](), hasAppeared: { _ in true }).isEmpty)
+    }
+
+    @Test("the first screen of an empty container appears initially")
+    func firstScreen() {
+        #expect(ScreenEventPlanner.plan(visibleBefore: nil, visibleAfter: "a", removed: [], hasAppeared: { _ in false }) == [
+            Planned(screen: "a", event: .willAppear(isPresentedInitially: true)),
+            Planned(screen: "a", event: .didAppear(isPresentedInitially: true)),
+        ])
+    }
+}
+
+/// A berth_task_v1 built in the test, counting what the host does with it.
+final class TaskProbe: @unchecked Sendable {
+    // @unchecked: the counters are only read after the host is done with the task.
+    var ran = 0
+    var released = 0
+
+    var descriptor: berth_task_v1 {
+        var task = berth_task_v1()
+        task.struct_size = UInt32(MemoryLayout<berth_task_v1>.size)
+        task.context = Unmanaged.passUnretained(self).toOpaque()
+        task.run = { context, _ in Unmanaged<TaskProbe>.fromOpaque(context!).takeUnretainedValue().ran += 1 }
+        task.release = { context in Unmanaged<TaskProbe>.fromOpaque(context!).takeUnretainedValue().released += 1 }
+        return task
+    }
+}
