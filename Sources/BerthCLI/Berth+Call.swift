@@ -44,8 +44,11 @@ extension Berth {
             }
             defer { host.shutdown() }
             guard let record = host.plugins[plugin] else {
-                let problem = host.rejected.first { $0.id == plugin }?.problems.first?.description
-                printError(problem ?? "no plugin '\(plugin)' in \(folders.joined(separator: ", "))")
+                if let problem = host.rejected.first(where: { $0.id == plugin })?.problems.first {
+                    printError("\(plugin) is not valid: \(problem.description)")
+                    return ExitStatus.failure.rawValue
+                }
+                printError("no plugin '\(plugin)' in \(folders.joined(separator: ", "))")
                 return ExitStatus.usage.rawValue
             }
             // Check the call against the manifest before any plugin code runs.
@@ -83,7 +86,8 @@ extension Berth {
     }
 }
 
-/// `{"type": "int32", "value": 5}`; bytes as `{"type": "bytes", "hex": "…"}`.
+/// `{"type":"int32","value":"5"}`: the value in the same text form as human output
+/// (bytes as `hex:…`).
 struct CallResult: Encodable {
     var type: String
     var value: String

@@ -33,12 +33,8 @@ extension Berth {
                 printError("\(error)")
                 return ExitStatus.failure.rawValue
             }
-            host.onEvent = { event in emitLine("  · \(event)") }
-            let shell = HostShell(host: host)
             defer { host.shutdown() }
-            emitLine("berth host \(HostABI.version) · plugins: \(folders.joined(separator: ", "))")
-            host.discover()
-
+            // Open the script before anything runs, so a wrong path fails cleanly.
             let interactive = script == nil && isatty(STDIN_FILENO) == 1
             let lines: LineSource
             switch script {
@@ -56,6 +52,10 @@ extension Berth {
                 lines = LineSource(handle: file, owned: true)
             }
             defer { lines.close() }
+            host.onEvent = { event in emitLine("  · \(event)") }
+            let shell = HostShell(host: host)
+            emitLine("berth host \(HostABI.version) · plugins: \(folders.joined(separator: ", "))")
+            host.discover()
             while !shell.finished {
                 if interactive { FileHandleOutput.standardOutput("berth> ") }
                 guard let line = lines.next() else { break }

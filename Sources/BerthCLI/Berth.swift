@@ -9,6 +9,28 @@ public struct Berth: ParsableCommand {
     )
 
     public init() {}
+
+    /// Parses and runs, exiting with Berth's codes: a usage error (an unknown option, a
+    /// missing argument, a failed check) is 2 with the message on stderr, like every
+    /// other usage error of the CLI.
+    public static func runAndExit() -> Never {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+            Self.exit()
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                printError(message(for: error))
+                FileHandleOutput.standardError(usageString(for: error) + "\n")
+                Self.exit(withError: ExitStatus.usage)
+            }
+            Self.exit(withError: error)
+        }
+    }
+
+    private static func usageString(for error: Error) -> String {
+        fullMessage(for: error).components(separatedBy: "\n").filter { $0.hasPrefix("Usage:") || $0.hasPrefix("  See") }.joined(separator: "\n")
+    }
 }
 
 /// Exit codes: 0 success, 1 a plugin or host failure, 2 a usage error (nothing was run).

@@ -4,6 +4,6 @@ import BerthCLI
 @main
 enum BerthMain {
     static func main() {
-        Berth.main()
+        Berth.runAndExit()
     }
 }

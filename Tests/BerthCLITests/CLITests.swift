@@ -156,3 +156,36 @@ struct CLITests {
         #expect(output.standardOutput.contains("com.example.greeter  1.2.0    c        loaded      1"))
     }
 }
+
+@Suite("berth CLI exit codes")
+struct CLIExitCodeTests {
+    @Test("a usage error from argument parsing exits 2 with the message on stderr")
+    func usageErrors() throws {
+        let workspace = PluginWorkspace()
+        for arguments in [["call"], ["validate"], ["list", "--frobnicate"]] {
+            let output = try BerthProcess.run(arguments, in: workspace.root)
+            #expect(output.status == 2, "\(arguments)")
+            #expect(output.standardError.hasPrefix("error: "), "\(arguments)")
+            #expect(output.standardOutput.isEmpty)
+        }
+    }
+
+    @Test("run with a missing script fails before discovering anything")
+    func missingScript() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        let output = try BerthProcess.run(["run", "--plugins", "plugins", "--script", "nope.berth"], in: workspace.root)
+        #expect(output.status == 2)
+        #expect(output.standardOutput.isEmpty)
+        #expect(output.standardError.contains("cannot open script nope.berth"))
+    }
+
+    @Test("call on a plugin that did not validate exits 1 and says why")
+    func invalidPlugin() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json") { $0["entry"] = "nobody_v1" }
+        let output = try BerthProcess.run(["call", "--plugins", "plugins", "com.example.greeter", "greeter_calls"], in: workspace.root)
+        #expect(output.status == 1)
+        #expect(output.standardError.contains("com.example.greeter is not valid: plugins/com.example.greeter/libGreeter.so: entry: symbol 'nobody_v1'"))
+    }
+}

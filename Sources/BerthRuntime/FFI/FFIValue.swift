@@ -81,7 +81,7 @@ public enum FFIValue: Sendable, Equatable, CustomStringConvertible {
             return .float(value)
         case .double:
             guard let value = Double(text) else { throw FFIError(.badArgument, "'\(text)' is not a double") }
-            guard value.isFinite || ["inf", "-inf", "+inf", "infinity", "-infinity", "nan"].contains(text.lowercased()) else {
+            guard value.isFinite || ["inf", "-inf", "+inf", "infinity", "-infinity", "+infinity", "nan"].contains(text.lowercased()) else {
                 throw FFIError(.badArgument, "'\(text)' overflows double")
             }
             return .double(value)
@@ -100,7 +100,7 @@ public enum FFIValue: Sendable, Equatable, CustomStringConvertible {
         let isHex = unsigned.lowercased().hasPrefix("0x")
         let digits = isHex ? String(unsigned.dropFirst(2)) : unsigned
         let radix = isHex ? 16 : 10
-        guard !digits.isEmpty, digits.allSatisfy({ $0.isHexDigit && (radix == 16 || $0.isNumber) }) else {
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isHexDigit && (radix == 16 || $0.isNumber) }) else {
             throw FFIError(.badArgument, "'\(text)' is not an integer")
         }
         guard let value = T((negative ? "-" : "") + digits, radix: radix) else {

@@ -358,7 +358,9 @@ extension BerthHost {
 
     private func deactivate(_ routers: [Router]) {
         for router in routers where router.interactor?.isActive == true {
-            router.interactor?.deactivate()
+            if let failure = router.interactor?.deactivate() {
+                emit(.failed, "screen \(router.id)", failure)
+            }
             emit(.deactivated, "screen \(router.id)", "inactive")
         }
     }

@@ -133,11 +133,13 @@ public final class BerthHost {
         guard let record = plugins[id], let old = record.generation else {
             throw LoaderError(.notLoaded, plugin: id, "is not loaded")
         }
+        let previousSource = record.source
         switch PluginValidator.validate(path: record.source.folder) {
         case .success(let plugin):
             guard plugin.manifest.id == id else {
                 throw LoaderError(.invalid, plugin: id, "reload failed at validate: the manifest now says id '\(plugin.manifest.id)'; generation \(old.number) stays loaded")
             }
+            try checkDependencies(of: plugin.manifest, generation: old.number)
             record.source = plugin
         case .failure(let failure):
             throw LoaderError(.invalid, plugin: id, "reload failed at validate: \(failure.problems.first?.description ?? "invalid"); generation \(old.number) stays loaded")
@@ -149,6 +151,7 @@ public final class BerthHost {
             do throws(LoaderError) {
                 fresh = try makeGeneration(of: record)
             } catch {
+                record.source = previousSource
                 putBackInstances(of: places, from: old)
                 emit(.failed, id, "reload failed at load: \(error.message); rolled back to generation \(old.number)")
                 throw LoaderError(error.code, plugin: id, "reload failed at load: \(error.message); rolled back to generation \(old.number)")
@@ -158,13 +161,19 @@ public final class BerthHost {
             } catch {
                 takeOutInstances(of: places)
                 try? end(fresh)
+                record.source = previousSource
                 putBackInstances(of: places, from: old)
                 emit(.failed, id, "reload failed at reopen: \(error.message); rolled back to generation \(old.number)")
                 throw LoaderError(.invalid, plugin: id, "reload failed at reopen: \(error.message); rolled back to generation \(old.number)")
             }
             record.generation = fresh
-            try end(old)
             emit(.reloaded, id, "generation \(old.number) → \(fresh.number)")
+            do throws(LoaderError) {
+                try end(old)
+            } catch {
+                // The reload succeeded; an old C image that would not unmap is reported.
+                emit(.failed, id, "generation \(old.number) did not end cleanly: \(error.message)")
+            }
             return fresh
         }
     }
@@ -181,23 +190,41 @@ public final class BerthHost {
 
     private func loadGeneration(of id: String) throws(LoaderError) {
         guard let record = plugins[id] else { throw LoaderError(.notFound, plugin: id, "no such plugin") }
-        record.generation = try makeGeneration(of: record)
+        do {
+            record.generation = try makeGeneration(of: record)
+        } catch {
+            emit(.failed, id, error.message)
+            throw error
+        }
+    }
+
+    /// A reloaded manifest must still fit: what it requires is loaded in range, and every
+    /// loaded plugin requiring it accepts its new version.
+    private func checkDependencies(of manifest: PluginManifest, generation: Int) throws(LoaderError) {
+        let id = manifest.id
+        for dependency in manifest.requires {
+            guard let loaded = plugins[dependency.id]?.generation?.manifest.version, dependency.range.contains(loaded) else {
+                throw LoaderError(.dependencyVersion, plugin: id,
+                                  "reload failed at validate: requires \(dependency.id) \(dependency.range), which is not loaded in range; generation \(generation) stays loaded")
+            }
+        }
+        for dependent in plugins.values where dependent.generation != nil {
+            guard let range = dependent.source.manifest.requires.first(where: { $0.id == id })?.range else { continue }
+            guard range.contains(manifest.version) else {
+                throw LoaderError(.dependencyVersion, plugin: id,
+                                  "reload failed at validate: \(dependent.source.manifest.id) requires \(id) \(range) but the new version is \(manifest.version); generation \(generation) stays loaded")
+            }
+        }
     }
 
     private func makeGeneration(of record: PluginRecord) throws(LoaderError) -> PluginGeneration {
         let id = record.source.manifest.id
         let number = (generationCounters[id] ?? 0) + 1
         generationCounters[id] = number
-        let generation: PluginGeneration
-        do {
-            generation = try PluginGeneration(
-                plugin: record.source, number: number, runtimeDirectory: runtimeDirectory,
-                logger: configuration.logger, onRetire: { bytes in retire(bytes) }
-            )
-        } catch {
-            emit(.failed, id, error.message)
-            throw error
-        }
+        let generation = try PluginGeneration(
+            plugin: record.source, number: number, runtimeDirectory: runtimeDirectory,
+            logger: configuration.logger, onRetire: { bytes in retire(bytes) }
+        )
         emit(.loaded, id, "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.table.abi))")
         return generation
     }

@@ -39,9 +39,11 @@ public final class Interactor {
     }
 
     /// Stops runtime wiring (idempotent): cancels and awaits every managed task, then calls
-    /// the plugin's `deactivate`.
-    public func deactivate() {
-        guard module.isActive else { return }
+    /// the plugin's `deactivate`. Returns the plugin's failure message, if any (the screen
+    /// is inactive either way).
+    @discardableResult
+    public func deactivate() -> String? {
+        guard module.isActive else { return nil }
         let running = Array(tasks.values)
         tasks.removeAll()
         for task in running { task.cancel() }
@@ -49,7 +51,7 @@ public final class Interactor {
             task.waitUntilFinished()
             task.releaseOnce()
         }
-        module.deactivate()
+        return module.deactivate()
     }
 
     /// Destroys the module instance (after deactivation).

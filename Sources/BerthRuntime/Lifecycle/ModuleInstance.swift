@@ -97,11 +97,14 @@ public final class ModuleInstance {
         }
     }
 
-    /// Deactivates (idempotent).
-    func deactivate() {
-        guard lifecycle.deactivate() == .callDeactivate, let deactivate = generation.table.table.deactivate else { return }
+    /// Deactivates (idempotent). The instance is inactive afterwards whatever the plugin
+    /// answers; a failure is returned for the log.
+    @discardableResult
+    func deactivate() -> String? {
+        guard lifecycle.deactivate() == .callDeactivate, let deactivate = generation.table.table.deactivate else { return nil }
         var error = BerthErrorBuffer.make()
-        _ = deactivate(instance, &error)
+        let status = deactivate(instance, &error)
+        return status == BERTH_OK ? nil : "\(pluginID) deactivate failed: \(BerthErrorBuffer.message(of: error, status: status))"
     }
 
     /// Delivers a screen lifecycle event; `willAppear`/`didAppear` mark the screen as seen.

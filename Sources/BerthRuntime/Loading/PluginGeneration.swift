@@ -48,6 +48,11 @@ public final class PluginGeneration {
 
         let shadow = try runtimeDirectory.shadowCopy(of: plugin.libraryPath, id: id, generation: number)
         self.shadowPath = shadow
+        // The file may have changed since it was validated: load only the bytes checked.
+        guard RuntimeDirectory.sha256(of: shadow) == plugin.librarySHA256 else {
+            runtimeDirectory.discard(shadowCopy: shadow)
+            throw LoaderError(.invalid, plugin: id, "\(plugin.libraryPath) changed after it was validated; validate it again (reload or discover)")
+        }
         var flags = RTLD_NOW | RTLD_LOCAL
         if manifest.runtime == .swift { flags |= RTLD_NODELETE }
         let image: DynamicLibrary

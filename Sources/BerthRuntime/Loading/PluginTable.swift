@@ -12,16 +12,20 @@ struct PluginTable {
     /// The plugin's `struct_size`.
     let size: Int
 
+    /// BERTH_PLUGIN_V1_MIN_SIZE: the end of `unload`, v1.0's last field. A later minor
+    /// revision appends fields after it but never raises this minimum.
+    static let v1MinimumSize = MemoryLayout<berth_plugin_v1>.offset(of: \berth_plugin_v1.unload)! + MemoryLayout<UnsafeRawPointer>.size
+
     /// Reads and checks the table returned by the entry function.
     static func handshake(
         _ pointer: UnsafePointer<berth_plugin_v1>?, manifest: PluginManifest, entry: String
     ) throws(LoaderError) -> PluginTable {
         let plugin = manifest.id
         guard let pointer else {
-            throw LoaderError(.handshakeFailed, plugin: plugin, "entry \(entry) returned NULL (the plugin refused to load; see its log)")
+            throw LoaderError(.handshakeFailed, plugin: plugin, "entry \(entry) returned NULL (the plugin refused to load: an ABI it does not support, or see its log)")
         }
         let size = Int(pointer.pointee.struct_size)
-        let minimum = MemoryLayout<berth_plugin_v1>.size // v1.0 is this host's whole table
+        let minimum = Self.v1MinimumSize
         guard size >= minimum else {
             throw LoaderError(.handshakeFailed, plugin: plugin,
                               "berth_plugin_v1 from \(entry) is \(size) bytes, shorter than the v1.0 minimum of \(minimum)")

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Synchronization
 
@@ -24,6 +25,11 @@ public final class RuntimeDirectory: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw LoaderError(.copyFailed, plugin: parent, "cannot create the runtime folder: \(error.localizedDescription)")
+        }
+        try Self.checkPrivate(parent)
+        do {
             Self.sweepDeadHosts(in: parent)
             try? FileManager.default.removeItem(atPath: path)
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
@@ -53,9 +59,36 @@ public final class RuntimeDirectory: Sendable {
         try? FileManager.default.removeItem(atPath: shadowCopy)
     }
 
+    /// SHA-256 of a file, lower-case hex (nil when unreadable).
+    static func sha256(of path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+
     /// Removes the whole folder (host exit).
     public func remove() {
         try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// The parent must be a real folder (not a symlink) owned by this user and closed to
+    /// others: in a shared /tmp another user could otherwise swap a shadow copy before it
+    /// is opened.
+    private static func checkPrivate(_ folder: String) throws(LoaderError) {
+        var info = stat()
+        guard lstat(folder, &info) == 0 else {
+            throw LoaderError(.copyFailed, plugin: folder, "cannot inspect the runtime folder: \(String(cString: strerror(errno)))")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw LoaderError(.copyFailed, plugin: folder, "the runtime folder is not a plain folder (a symlink?); refusing to use it")
+        }
+        guard info.st_uid == getuid() else {
+            throw LoaderError(.copyFailed, plugin: folder, "the runtime folder belongs to uid \(info.st_uid), not to this user (\(getuid())); refusing to use it")
+        }
+        if info.st_mode & 0o077 != 0 {
+            guard chmod(folder, 0o700) == 0 else {
+                throw LoaderError(.copyFailed, plugin: folder, "the runtime folder is open to other users and cannot be closed: \(String(cString: strerror(errno)))")
+            }
+        }
     }
 
     private static func defaultParent() -> String {

@@ -172,6 +172,10 @@ private struct ManifestReader {
                     params.append(type)
                 }
             }
+            if let rawReturns = object["returns"], !(rawReturns is String) {
+                fail("\(field).returns", "must be a type name string")
+                continue
+            }
             let returnName = object["returns"] as? String ?? "void"
             guard let returns = ValueType(rawValue: returnName) else {
                 fail("\(field).returns", "'\(returnName)' is not a result type (\(Self.typeList(ValueType.allCases)))")

@@ -1,5 +1,5 @@
 /// The language runtime a plugin image was built with. Decides how it is unloaded: a Swift
-/// image is never `dlclose`d (see Docs/hot-reload.md), a C image is.
+/// image is never `dlclose`d (see Docs/loading.md), a C image is.
 public enum PluginRuntimeKind: String, Sendable, Codable {
     case swift
     case c
