@@ -277,8 +277,8 @@ extension BerthHost {
             guard let interactor = router.interactor else { continue }
             interactor.deactivate()
             emit(.deactivated, "screen \(router.id)", "inactive (reload)")
-            interactor.module.deliver(.willDisappear(isRemovedPermanently: true))
-            interactor.module.deliver(.didDisappear(isRemovedPermanently: true))
+            deliver(.willDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
+            deliver(.didDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
             try? interactor.release()
             router.interactor = nil
             removeDelegateObservations(by: router)
@@ -299,8 +299,8 @@ extension BerthHost {
             module.deliver(.didLoad)
             try activate(router)
             if visibleRouter === router {
-                module.deliver(.willAppear(isPresentedInitially: true))
-                module.deliver(.didAppear(isPresentedInitially: true))
+                deliver(.willAppear(isPresentedInitially: true), to: module, of: router)
+                deliver(.didAppear(isPresentedInitially: true), to: module, of: router)
             }
         }
     }
@@ -386,9 +386,13 @@ extension BerthHost {
         let involved = removed + [before, after].compactMap { $0 }
         for event in planned {
             guard let router = routerByIdentity(event.screen, among: involved), let module = router.module else { continue }
-            module.deliver(event.event)
-            emit(.event, "screen \(router.id)", event.event.description)
+            deliver(event.event, to: module, of: router)
         }
+    }
+
+    private func deliver(_ event: ScreenLifecycleEvent, to module: ModuleInstance, of router: Router) {
+        module.deliver(event)
+        emit(.event, "screen \(router.id)", event.description)
     }
 
     private func routerByIdentity(_ id: ObjectIdentifier, among routers: [Router]) -> Router? {
