@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "Counter", type: .dynamic, targets: ["Counter"]),
         .library(name: "Greeter", type: .dynamic, targets: ["Greeter"]),
         .library(name: "Inbox", type: .dynamic, targets: ["Inbox"]),
+        .library(name: "UserPicker", type: .dynamic, targets: ["UserPicker"]),
+        .library(name: "Profile", type: .dynamic, targets: ["Profile"]),
         // Test fixture: a C library with deliberately odd entry points and typed exports.
         .library(name: "BerthFixtures", type: .dynamic, targets: ["BerthFixtures"]),
     ],
@@ -50,6 +52,8 @@ let package = Package(
         .target(name: "Counter", dependencies: ["BerthSDK"], path: "Plugins/Counter"),
         .target(name: "Greeter", dependencies: ["CBerth"], path: "Plugins/Greeter"),
         .target(name: "Inbox", dependencies: ["BerthSDK"], path: "Plugins/Inbox"),
+        .target(name: "UserPicker", dependencies: ["BerthSDK"], path: "Plugins/UserPicker"),
+        .target(name: "Profile", dependencies: ["BerthSDK"], path: "Plugins/Profile"),
         .target(name: "BerthFixtures", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthFixtures"),
 
         // Tests find the built plugin libraries beside the test bundle; none links a plugin.

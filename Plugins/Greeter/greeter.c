@@ -99,9 +99,24 @@ static void hello_event(berth_instance *instance, int32_t event, int32_t flag) {
 }
 
 static berth_status hello_activate(berth_instance *instance, berth_error *error) {
+    hello_screen *hello = instance;
+    say(BERTH_LOG_INFO, "hello screen active");
+    /* A C observer of a route context: any flow above or below that sends a user
+       selection reaches this screen too. */
+    if (BERTH_HAS_FIELD(berth_host_v1, host_table, context_observe) && host_table->context_observe != NULL) {
+        return host_table->context_observe(hello->screen, "com.example.users.UserSelection", error);
+    }
+    return BERTH_OK;
+}
+
+static berth_status hello_context(berth_instance *instance, const char *type, berth_bytes payload,
+                                  berth_error *error) {
     (void)instance;
     (void)error;
-    say(BERTH_LOG_INFO, "hello screen active");
+    char line[256];
+    snprintf(line, sizeof line, "hello got %s: %.*s", type, (int)(payload.length < 200 ? payload.length : 200),
+             (const char *)payload.data);
+    say(BERTH_LOG_INFO, line);
     return BERTH_OK;
 }
 
@@ -140,6 +155,7 @@ static const berth_plugin_v1 greeter_table = {
     .deactivate = hello_deactivate,
     .action = hello_action,
     .screen_event = hello_event,
+    .context_received = hello_context,
 };
 
 const berth_plugin_v1 *berth_greeter_entry_v1(const berth_host_v1 *host, berth_plugin_handle *plugin) {

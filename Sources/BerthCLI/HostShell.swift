@@ -29,6 +29,9 @@ final class HostShell {
         close SCREEN               close a screen programmatically (pop, or dismiss its modal)
         pop-to-root                pop the visible stack to its root
         send ACTION [TEXT]         send an action to the visible screen (#N ACTION: to screen N)
+        context TYPE [PAYLOAD]     send a route context from the visible screen (navigation unchanged)
+        terminate TYPE [PAYLOAD]   send it, then pop to the nearest anchor, dismiss, or go back
+        observers                  who observes which context type, where
         tree                       the router tree: plugin, generation, state, live tasks
         screens                    list open screens
         status                     generations, retired images and their bytes
@@ -90,6 +93,18 @@ final class HostShell {
             guard let router = host.router(id) else { throw ShellError("no open screen \(id)") }
             host.close(router)
         case "send": try send(arguments)
+        case "context", "terminate":
+            let type = try argument(arguments, 0, "\(command) TYPE [PAYLOAD]")
+            guard let sender = host.visibleRouter else { throw ShellError("no screen is open to send from") }
+            let payload = Array(arguments.dropFirst().joined(separator: " ").utf8)
+            let delivery = command == "context"
+                ? host.sendContext(type, payload: payload, from: sender)
+                : host.terminate(type, payload: payload, from: sender)
+            emitLine("\(type) → \(delivery.receivers.isEmpty ? "no observer" : "screen(s) " + delivery.receivers.map(String.init).joined(separator: ", "))"
+                     + (command == "terminate" ? "; \(delivery.navigation.rawValue)" : ""))
+        case "observers":
+            let lines = host.contextObserverLines
+            emitLine(lines.isEmpty ? "no context observers" : lines.joined(separator: "\n"))
         case "tree": emitLine(RouterTreeText.render(host))
         case "screens": listScreens()
         case "status": status()

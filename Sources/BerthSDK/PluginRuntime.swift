@@ -15,6 +15,9 @@ final class PluginRuntime: @unchecked Sendable {
     private var host: UnsafePointer<berth_host_v1>?
     private var pluginHandle: OpaquePointer?
     private let table: UnsafeMutablePointer<berth_plugin_v1>
+    /// Route-context handlers by screen handle, then by context type.
+    var contextHandlers: [OpaquePointer?: [String: ([UInt8]) throws -> Void]] = [:]
+
     /// The plugin id as a C string the table points to; lives as long as the image.
     private var pluginID: UnsafeMutablePointer<CChar>?
 
@@ -78,7 +81,19 @@ final class PluginRuntime: @unchecked Sendable {
         }
         table.pointee.destroy = { instance in
             guard let instance else { return }
-            Unmanaged<ScreenBox>.fromOpaque(instance).release()
+            let box = Unmanaged<ScreenBox>.fromOpaque(instance)
+            PluginRuntime.shared.contextHandlers[box.takeUnretainedValue().handle] = nil
+            box.release()
+        }
+        table.pointee.context_received = { instance, type, payload, error in
+            guarded(error) {
+                let box = ScreenBox.from(instance)
+                let name = type.map { String(cString: $0) } ?? ""
+                guard let handler = PluginRuntime.shared.contextHandlers[box.handle]?[name] else {
+                    throw BerthError(code: .notFound, message: "no handler for context \(name)")
+                }
+                try handler(payload.array)
+            }
         }
         table.pointee.activate = { instance, error in
             guarded(error) { try ScreenBox.from(instance).screen.activate() }
@@ -118,7 +133,7 @@ final class PluginRuntime: @unchecked Sendable {
         }
         return guarded(error) {
             let context = ScreenContext(handle: screen, route: route, argument: argument.array)
-            let box = ScreenBox(screen: try type.init(context: context))
+            let box = ScreenBox(screen: try type.init(context: context), handle: screen)
             out?.pointee = Unmanaged.passRetained(box).toOpaque()
         }
     }
@@ -127,7 +142,12 @@ final class PluginRuntime: @unchecked Sendable {
 /// Keeps a screen instance alive while the host holds its `berth_instance *`.
 private final class ScreenBox {
     let screen: any Screen
-    init(screen: any Screen) { self.screen = screen }
+    /// The host's handle for this screen (keys the screen's context handlers).
+    let handle: OpaquePointer?
+    init(screen: any Screen, handle: OpaquePointer?) {
+        self.screen = screen
+        self.handle = handle
+    }
 
     static func from(_ instance: UnsafeMutableRawPointer?) -> ScreenBox {
         guard let instance else { preconditionFailure("the host passes the instance it created") }

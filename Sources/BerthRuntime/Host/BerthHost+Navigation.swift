@@ -65,11 +65,9 @@ extension BerthHost {
             throw ScreenError(.pluginNotLoaded, screen: 0, "\(pluginID) is not loaded (load it first)")
         }
         let routerID = id ?? takeRouterID()
-        let module = try ModuleInstance(id: routerID, route: name, generation: generation, argument: argument)
-        module.host = self
         let router = Router(id: routerID, kind: .screen, pluginID: pluginID, route: name)
+        let module = try ModuleInstance(id: routerID, route: name, generation: generation, argument: argument, router: router, host: self)
         router.interactor = Interactor(module: module)
-        module.router = router
         emit(.created, "screen \(routerID)", "\(pluginID)/\(name) created (generation \(generation.number))")
         module.deliver(.didLoad)
         return router
@@ -282,6 +280,8 @@ extension BerthHost {
             try? interactor.release()
             router.interactor = nil
             removeDelegateObservations(by: router)
+            // The fresh instance registers its own observers.
+            router.contextObservers.removeAll { $0.isScreen }
             emit(.released, "screen \(router.id)", "instance released (reload)")
         }
     }
@@ -290,9 +290,7 @@ extension BerthHost {
     /// (shallowest first). Throws on the first failure, leaving earlier ones in place.
     func reopenInstances(of places: [Router], from generation: PluginGeneration) throws(ScreenError) {
         for router in places.reversed() {
-            let module = try ModuleInstance(id: router.id, route: router.route, generation: generation)
-            module.host = self
-            module.router = router
+            let module = try ModuleInstance(id: router.id, route: router.route, generation: generation, router: router, host: self)
             let interactor = Interactor(module: module)
             router.interactor = interactor
             emit(.created, "screen \(router.id)", "\(router.pluginID)/\(router.route) recreated (generation \(generation.number))")

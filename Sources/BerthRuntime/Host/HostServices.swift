@@ -21,6 +21,15 @@ enum HostServices {
         BerthErrorBuffer.fill(error, code: berth_status(code), message: message)
     }
 
+    /// The router a handle names, also while its instance is still being created.
+    @MainActor
+    static func router(_ handle: OpaquePointer?) -> (router: Router, host: BerthHost)? {
+        guard let screenHandle = ScreenHandle.from(handle), let router = screenHandle.router, let host = screenHandle.host,
+              !router.isReleased
+        else { return nil }
+        return (router, host)
+    }
+
     /// The screen a handle names, when it is open and its host is alive.
     @MainActor
     static func screen(_ handle: OpaquePointer?) -> (module: ModuleInstance, router: Router, host: BerthHost)? {
@@ -123,6 +132,64 @@ enum HostServices {
             }
             return berth_status(BERTH_OK)
         }
+    }
+
+    // MARK: Route context
+
+    static func contextObserve(_ handle: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ error: ErrorPointer) -> berth_status {
+        onMainThread((handle, type, error)) { handle, type, error in
+            guard let (router, host) = router(handle) else {
+                return fill(error, BERTH_ERR_NOT_FOUND, "context_observe: the screen handle is not an open screen")
+            }
+            guard let type, !String(cString: type).isEmpty else {
+                return fill(error, BERTH_ERR_INVALID_ARGUMENT, "context_observe: the context type is empty")
+            }
+            host.addScreenContextObserver(String(cString: type), on: router)
+            return berth_status(BERTH_OK)
+        }
+    }
+
+    static func contextUnobserve(_ handle: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ error: ErrorPointer) -> berth_status {
+        onMainThread((handle, type, error)) { handle, type, error in
+            guard let type, let (router, host) = router(handle) else { return berth_status(BERTH_OK) }
+            host.removeScreenContextObserver(String(cString: type), on: router)
+            return berth_status(BERTH_OK)
+        }
+    }
+
+    static func contextSend(_ handle: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ payload: berth_bytes, _ mode: Int32, _ error: ErrorPointer) -> berth_status {
+        onMainThread((handle, type, payload, mode, error)) { handle, type, payload, mode, error in
+            guard let (module, router, host) = screen(handle) else {
+                return fill(error, BERTH_ERR_NOT_FOUND, "context_send: the screen handle is not an open screen")
+            }
+            guard let type, !String(cString: type).isEmpty else {
+                return fill(error, BERTH_ERR_INVALID_ARGUMENT, "context_send: the context type is empty")
+            }
+            let name = String(cString: type)
+            guard module.isActive else {
+                host.emit(.failed, "screen \(router.id)", "context \(name) not sent: the sending screen is \(module.state)")
+                return fill(error, BERTH_ERR_STATE, "context_send: screen \(router.id) is \(module.state); \(name) was not sent")
+            }
+            let bytes = payload.copied
+            let terminate = mode == BERTH_CONTEXT_TERMINATE
+            host.enqueue { [weak host, weak router] in
+                guard let host, let router, !router.isReleased else { return }
+                if terminate {
+                    host.terminate(name, payload: bytes, from: router)
+                } else {
+                    host.sendContext(name, payload: bytes, from: router)
+                }
+            }
+            return berth_status(BERTH_OK)
+        }
+    }
+
+    static func contextCanTerminate(_ handle: OpaquePointer?, _ type: UnsafePointer<CChar>?) -> Int32 {
+        let status = onMainThread((handle, type)) { handle, type in
+            guard let type, let (_, router, host) = screen(handle) else { return berth_status(0) }
+            return host.canTerminate(String(cString: type), from: router) ? 1 : 0
+        }
+        return status
     }
 
     // MARK: Managed tasks

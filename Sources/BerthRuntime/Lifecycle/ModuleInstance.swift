@@ -9,10 +9,15 @@ let liveModuleInstances = Atomic<Int>(0)
 /// stale handle finds nothing instead of a freed object.
 @MainActor
 final class ScreenHandle {
+    /// Set once `create` returned; nil while the plugin is still creating the instance.
     weak var module: ModuleInstance?
+    /// Known before `create` runs, so a screen can register observers from its initializer.
+    weak var router: Router?
+    weak var host: BerthHost?
 
-    init(module: ModuleInstance?) {
-        self.module = module
+    init(router: Router?, host: BerthHost?) {
+        self.router = router
+        self.host = host
     }
 
     var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
@@ -52,7 +57,7 @@ public final class ModuleInstance {
     public var pluginID: String { generation.pluginID }
 
     /// Calls the plugin's `create` for `route`.
-    init(id: Int, route: String, generation: PluginGeneration, argument: [UInt8] = []) throws(ScreenError) {
+    init(id: Int, route: String, generation: PluginGeneration, argument: [UInt8] = [], router: Router? = nil, host: BerthHost? = nil) throws(ScreenError) {
         self.id = id
         self.route = route
         self.generation = generation
@@ -61,7 +66,9 @@ public final class ModuleInstance {
             throw ScreenError(.unknownRoute, screen: id, "\(generation.pluginID) has no route '\(route)' (routes: \(generation.manifest.routes.joined(separator: ", ")))")
         }
         guard let create = generation.table.table.create else { preconditionFailure("handshake guarantees create when routes exist") }
-        let handle = ScreenHandle(module: nil)
+        self.router = router
+        self.host = host
+        let handle = ScreenHandle(router: router, host: host)
         var error = BerthErrorBuffer.make()
         var created: UnsafeMutableRawPointer?
         let status = argument.withUnsafeBufferPointer { buffer in
@@ -147,6 +154,21 @@ public final class ModuleInstance {
         }
         guard status == BERTH_OK else {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) delegate '\(action)' from screen \(child) failed: \(BerthErrorBuffer.message(of: error, status: status))")
+        }
+    }
+
+    /// Delivers a route context this screen observes. Active instances only.
+    func deliverContext(_ type: String, payload: [UInt8]) throws(ScreenError) {
+        guard lifecycle.isActive else { return }
+        guard let receive = generation.table.table.context_received else {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) observes \(type) but has no context_received")
+        }
+        var error = BerthErrorBuffer.make()
+        let status = payload.withUnsafeBufferPointer { buffer in
+            receive(instance, type, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
+        }
+        guard status == BERTH_OK else {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) could not take it: \(BerthErrorBuffer.message(of: error, status: status))")
         }
     }
 

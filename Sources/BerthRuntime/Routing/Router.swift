@@ -35,6 +35,8 @@ public final class Router {
     public private(set) var isReleased = false
     /// Observers of this screen's delegate actions.
     var delegateObservers: [DelegateObserver] = []
+    /// Route-context observers registered on this router, in registration order.
+    var contextObservers: [ContextObserver] = []
 
     init(id: Int, kind: Kind, pluginID: String = "", route: String = "") {
         self.id = id
@@ -98,6 +100,7 @@ public final class Router {
         }
         interactor = nil
         delegateObservers.removeAll()
+        contextObservers.removeAll()
         children.removeAll()
         presentedStack = nil
         let callback = onRelease
@@ -121,4 +124,15 @@ struct DelegateObserver {
     static func host(_ handler: @escaping (String, [UInt8]) -> Void) -> DelegateObserver {
         DelegateObserver(screen: nil, hostHandler: handler)
     }
+}
+
+/// An observer of one route-context type on a router: the router's own screen (delivered
+/// through its plugin's `context_received`) or a host-side handler.
+@MainActor
+struct ContextObserver {
+    let type: String
+    /// Set for a host-side observer; nil means the router's own screen observes.
+    let hostHandler: ((String, [UInt8]) -> Void)?
+
+    var isScreen: Bool { hostHandler == nil }
 }

@@ -1,0 +1,69 @@
+import BerthSDK
+
+/// The selection a picker flow sends upstream. Any plugin that wants it declares the same
+/// name and JSON shape; nothing else is shared.
+struct UserSelection: RouteContext {
+    static let contextType = "com.example.users.UserSelection"
+    let id: String
+    let name: String
+}
+
+/// The people the picker offers.
+let directory: [(id: String, name: String)] = [("ada", "Ada Lovelace"), ("grace", "Grace Hopper"), ("linus", "Linus Torvalds")]
+
+/// Step one: the list. `open ID` pushes the detail screen for that person.
+final class UsersScreen: Screen {
+    static let route = "users"
+    private let context: ScreenContext
+
+    init(context: ScreenContext) {
+        self.context = context
+    }
+
+    func handle(action: String, payload: [UInt8]) throws {
+        let id = String(decoding: payload, as: UTF8.self)
+        switch action {
+        case "open":
+            guard directory.contains(where: { $0.id == id }) else {
+                throw BerthError(code: .notFound, message: "no user '\(id)' (\(directory.map(\.id).joined(separator: ", ")))")
+            }
+            try context.push("user-detail", argument: Array(id.utf8))
+        default:
+            throw BerthError(code: .notFound, message: "users has no action '\(action)' (open ID)")
+        }
+    }
+}
+
+/// Step two: one person. `choose` ends the flow with `terminate(UserSelection)`.
+final class UserDetailScreen: Screen {
+    static let route = "user-detail"
+    private let context: ScreenContext
+    private let user: (id: String, name: String)
+
+    init(context: ScreenContext) throws {
+        self.context = context
+        let id = String(decoding: context.argument, as: UTF8.self)
+        guard let user = directory.first(where: { $0.id == id }) else {
+            throw BerthError(code: .invalidArgument, message: "user-detail needs a user id, got '\(id)'")
+        }
+        self.user = user
+    }
+
+    func handle(action: String, payload: [UInt8]) throws {
+        let selection = UserSelection(id: user.id, name: user.name)
+        switch action {
+        case "choose":
+            context.log("picker: \(user.name) chosen (receiver found: \(context.canTerminate(UserSelection.self)))")
+            try context.terminate(selection)
+        case "preview":
+            try context.context(selection)
+        default:
+            throw BerthError(code: .notFound, message: "user-detail has no action '\(action)' (choose, preview)")
+        }
+    }
+}
+
+@_cdecl("berth_userpicker_entry_v1")
+public func berthUserPickerEntry(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPointer?) -> UnsafeRawPointer? {
+    Plugin(id: "com.example.users", screens: [UsersScreen.self, UserDetailScreen.self]).export(host, plugin)
+}
