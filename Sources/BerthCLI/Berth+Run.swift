@@ -4,7 +4,7 @@ import Foundation
 
 extension Berth {
     /// `berth run`: the host, as a REPL on a terminal or running a script.
-    struct Run: ParsableCommand {
+    struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the host: discover plugins, then read host commands (type help).",
             discussion: "With --script FILE (or - for stdin) the commands run non-interactively, each echoed with '>', and the host exits at the end; the exit status is 1 when any command failed."
@@ -15,17 +15,16 @@ extension Berth {
         @Option(name: .customLong("script"), help: ArgumentHelp("Run commands from FILE (- for stdin), then exit.", valueName: "FILE"))
         var script: String?
 
-        func run() throws {
-            let folders = folders.resolved
-            let script = script
-            let status: Int32 = MainActor.assumeIsolated {
-                Self.runHost(folders: folders, script: script)
-            }
+        func run() async throws {
+            let status = await Self.runHost(folders: folders.resolved, script: script)
             if status != 0 { throw ExitCode(status) }
         }
 
+        /// The host loop: one command at a time on the main actor. Lines are read on another
+        /// thread, so between commands the main actor is free for the host's own work
+        /// (results posted by managed tasks, and later the watcher and control socket).
         @MainActor
-        private static func runHost(folders: [String], script: String?) -> Int32 {
+        private static func runHost(folders: [String], script: String?) async -> Int32 {
             let host: BerthHost
             do {
                 host = try BerthHost(configuration: .init(pluginFolders: folders, logger: makeHostLogger()))
@@ -58,10 +57,10 @@ extension Berth {
             host.discover()
             while !shell.finished {
                 if interactive { FileHandleOutput.standardOutput("berth> ") }
-                guard let line = lines.next() else { break }
+                guard let line = await lines.nextOffMain() else { break }
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
                 if !interactive, !trimmed.isEmpty, !trimmed.hasPrefix("#") { emitLine("> \(trimmed)") }
-                shell.execute(line)
+                await shell.execute(line)
             }
             return shell.failures > 0 && !interactive ? ExitStatus.failure.rawValue : 0
         }
@@ -69,7 +68,10 @@ extension Berth {
 }
 
 /// Lines from a C stream (stdin or a script file).
-final class LineSource {
+///
+/// `@unchecked Sendable`: the stream is read by one blocking call at a time (the host loop
+/// awaits each line before asking for the next), never concurrently.
+final class LineSource: @unchecked Sendable {
     private let handle: UnsafeMutablePointer<FILE>
     private let owned: Bool
 
@@ -86,6 +88,13 @@ final class LineSource {
         var line = String(cString: buffer)
         if line.hasSuffix("\n") { line.removeLast() }
         return line
+    }
+
+    /// Reads the next line on a background thread, leaving the main actor free meanwhile.
+    func nextOffMain() async -> String? {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: self.next()) }.start()
+        }
     }
 
     func close() {

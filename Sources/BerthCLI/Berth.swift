@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// `berth`: list, validate and call plugins, or run the host.
-public struct Berth: ParsableCommand {
+public struct Berth: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "berth",
         abstract: "A plugin host for Swift on Linux: discover, load, call and hot-reload plugins.",
@@ -13,10 +13,15 @@ public struct Berth: ParsableCommand {
     /// Parses and runs, exiting with Berth's codes: a usage error (an unknown option, a
     /// missing argument, a failed check) is 2 with the message on stderr, like every
     /// other usage error of the CLI.
-    public static func runAndExit() -> Never {
+    @MainActor
+    public static func runAndExit() async -> Never {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asynchronous = command as? AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
             Self.exit()
         } catch {
             if exitCode(for: error) == .validationFailure {

@@ -18,6 +18,7 @@ final class HostShell {
 
     static let help = """
         plugins                    list discovered plugins with state and generation
+        discover                   scan the plugins folders again (new or fixed plugins)
         load ID|all                load a plugin (dependencies first)
         unload ID                  close its screens, then retire or unload its image
         reload ID                  new generation from the folder; old one retired/unloaded
@@ -36,12 +37,13 @@ final class HostShell {
         screens                    list open screens
         status                     generations, retired images and their bytes
         events                     the event log so far
+        sleep MS                   wait, letting managed tasks deliver their results
         ## TEXT                    print TEXT (script narration)
         quit                       leave
         """
 
     /// Runs one line. Blank lines and `#` comments do nothing; `## text` prints the text.
-    func execute(_ line: String) {
+    func execute(_ line: String) async {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         if trimmed.hasPrefix("##") {
             emitLine("")
@@ -58,6 +60,12 @@ final class HostShell {
         }
         guard let command = words.first else { return }
         let arguments = Array(words.dropFirst())
+        if command == "sleep" {
+            guard let milliseconds = arguments.first.flatMap(UInt64.init) else { return fail("usage: sleep MILLISECONDS") }
+            // The main actor runs the host's own work meanwhile (posted task results).
+            try? await Task.sleep(for: .milliseconds(milliseconds))
+            return
+        }
         do {
             try run(command, arguments)
         } catch {
@@ -68,6 +76,9 @@ final class HostShell {
     private func run(_ command: String, _ arguments: [String]) throws {
         switch command {
         case "plugins": listPlugins()
+        case "discover":
+            let result = host.discover()
+            emitLine("\(result.plugins.count) valid, \(result.rejected.count) rejected")
         case "load":
             let id = try argument(arguments, 0, "load ID|all")
             if id == "all" {

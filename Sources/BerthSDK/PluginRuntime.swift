@@ -15,6 +15,11 @@ final class PluginRuntime: @unchecked Sendable {
     private var host: UnsafePointer<berth_host_v1>?
     private var pluginHandle: OpaquePointer?
     private let table: UnsafeMutablePointer<berth_plugin_v1>
+    /// The screen a call into the plugin is about (set around create, action and render).
+    var currentScreen: OpaquePointer?
+    /// Each screen's input handlers from its last render, by view identity.
+    var viewInputs: [OpaquePointer?: [String: ViewInput]] = [:]
+
     /// Route-context handlers by screen handle, then by context type.
     var contextHandlers: [OpaquePointer?: [String: ([UInt8]) throws -> Void]] = [:]
 
@@ -57,6 +62,14 @@ final class PluginRuntime: @unchecked Sendable {
         log(pluginHandle, level.rawValue, message)
     }
 
+    /// Runs `body` with `screen` as the current screen (for `@Persisted` on screens).
+    func within<T>(_ screen: OpaquePointer?, _ body: () throws -> T) rethrows -> T {
+        let previous = currentScreen
+        currentScreen = screen
+        defer { currentScreen = previous }
+        return try body()
+    }
+
     /// Runs a host call with an error buffer; a failure becomes a thrown `BerthError`
     /// carrying the host's message.
     func check(_ call: (UnsafeMutablePointer<berth_error>) -> berth_status) throws {
@@ -83,6 +96,7 @@ final class PluginRuntime: @unchecked Sendable {
             guard let instance else { return }
             let box = Unmanaged<ScreenBox>.fromOpaque(instance)
             PluginRuntime.shared.contextHandlers[box.takeUnretainedValue().handle] = nil
+            PluginRuntime.shared.viewInputs[box.takeUnretainedValue().handle] = nil
             box.release()
         }
         table.pointee.context_received = { instance, type, payload, error in
@@ -108,8 +122,27 @@ final class PluginRuntime: @unchecked Sendable {
         }
         table.pointee.action = { instance, name, payload, error in
             guarded(error) {
+                let box = ScreenBox.from(instance)
                 let name = name.map { String(cString: $0) } ?? ""
-                try ScreenBox.from(instance).screen.handle(action: name, payload: payload.array)
+                try PluginRuntime.shared.within(box.handle) {
+                    if name.hasPrefix(ViewInputAction.prefix) {
+                        try ViewInputAction.deliver(name, payload: payload.array, inputs: PluginRuntime.shared.viewInputs[box.handle] ?? [:])
+                    } else {
+                        try box.screen.handle(action: name, payload: payload.array)
+                    }
+                }
+            }
+        }
+        table.pointee.render = { instance, out, error in
+            guarded(error) {
+                let box = ScreenBox.from(instance)
+                let renderer = Renderer(screen: box.handle)
+                PluginRuntime.shared.within(box.handle) { renderAny(box.screen, renderer) }
+                PluginRuntime.shared.viewInputs[box.handle] = renderer.inputs
+                guard let out, let write = out.pointee.write else { return }
+                let bytes = renderer.writer.bytes
+                let status = bytes.withUnsafeBufferPointer { write(out.pointee.context, $0.baseAddress, UInt64($0.count)) }
+                guard status == BERTH_OK else { throw BerthError(code: .failed, message: "the host refused the rendered tree (status \(status))") }
             }
         }
         table.pointee.delegate_received = { instance, child, action, payload, error in
@@ -133,7 +166,7 @@ final class PluginRuntime: @unchecked Sendable {
         }
         return guarded(error) {
             let context = ScreenContext(handle: screen, route: route, argument: argument.array)
-            let box = ScreenBox(screen: try type.init(context: context), handle: screen)
+            let box = ScreenBox(screen: try within(screen) { try type.init(context: context) }, handle: screen)
             out?.pointee = Unmanaged.passRetained(box).toOpaque()
         }
     }
@@ -197,4 +230,10 @@ extension ScreenEvent {
         default: return nil
         }
     }
+}
+
+/// Opens the existential to render a screen of any concrete type.
+private func renderAny(_ screen: any Screen, _ renderer: Renderer) {
+    func open<S: Screen>(_ screen: S) { renderer.renderScreen(screen) }
+    open(screen)
 }

@@ -56,7 +56,7 @@ extension ScreenContext {
     private func send<T: RouteContext>(_ value: T, mode: Int32) throws {
         let runtime = PluginRuntime.shared
         guard let send = runtime.hostFunction(\.context_send) else { throw BerthError.hostLacks("context_send") }
-        let payload = Array(try JSONEncoder().encode(value))
+        let payload = Array(try StableJSON.encoder.encode(value))
         try runtime.check { error in
             payload.withUnsafeBufferPointer { buffer in
                 send(handle, T.contextType, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), mode, error)

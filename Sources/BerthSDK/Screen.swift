@@ -4,8 +4,13 @@
 /// screen closes, so anything stored in the instance resets on reopen. Every method runs
 /// on the host's main thread.
 public protocol Screen: AnyObject {
+    associatedtype Body: View = EmptyView
+
     /// The route name, as listed in the manifest's `routes`.
     static var route: String { get }
+
+    /// What the screen shows, rebuilt on every render pass.
+    @ViewBuilder var body: Body { get }
 
     /// Creates the instance. `context` is this screen's line to the host.
     init(context: ScreenContext) throws
@@ -21,6 +26,10 @@ public protocol Screen: AnyObject {
     /// A delegate action from a child screen this screen observes
     /// (`ScreenContext.observeDelegate(of:)`).
     func delegate(from child: ScreenID, action: String, payload: [UInt8]) throws
+}
+
+extension Screen where Body == EmptyView {
+    public var body: EmptyView { EmptyView() }
 }
 
 extension Screen {

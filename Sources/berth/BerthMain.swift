@@ -3,7 +3,7 @@ import BerthCLI
 /// The `berth` executable: everything lives in BerthCLI so tests can reach it.
 @main
 enum BerthMain {
-    static func main() {
-        Berth.runAndExit()
+    static func main() async {
+        await Berth.runAndExit()
     }
 }

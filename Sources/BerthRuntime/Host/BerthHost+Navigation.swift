@@ -40,7 +40,7 @@ extension BerthHost {
         try topLevel { () throws(ScreenError) -> Router in
             let stack = visibleRouter?.stack ?? launchStack
             let child = try makeScreen(route, argument: argument)
-            try attachActivateAndPush(child, in: stack, onRelease: onRelease)
+            try attachOrRelease(child) { () throws(ScreenError) in try attachActivateAndPush(child, in: stack, onRelease: onRelease) }
             return child
         }
     }
@@ -53,8 +53,22 @@ extension BerthHost {
                 throw ScreenError(.navigation, screen: 0, "nothing is open to present from (open a screen first)")
             }
             let child = try makeScreen(route, argument: argument)
-            try attachActivateAndPresent(child, from: presenter, onRelease: onRelease)
+            try attachOrRelease(child) { () throws(ScreenError) in try attachActivateAndPresent(child, from: presenter, onRelease: onRelease) }
             return child
+        }
+    }
+
+    /// Runs an attach helper; when it refuses, the new screen is released so no instance
+    /// is left behind.
+    func attachOrRelease(_ child: Router, _ attach: () throws(ScreenError) -> Void) throws(ScreenError) {
+        do {
+            try attach()
+        } catch {
+            if !child.isReleased && child.parent == nil {
+                child.release()
+                emit(.released, "screen \(child.id)", "released: \(error.message)")
+            }
+            throw error
         }
     }
 
@@ -102,8 +116,11 @@ extension BerthHost {
         guard presenter.presentedStack == nil else {
             throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) already presents a modal")
         }
-        guard presenter.kind == .screen, presenter.stack?.top === presenter else {
+        guard presenter.kind == .screen, let presenterStack = presenter.stack, presenterStack.top === presenter else {
             throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) is not the top of its stack; only the top presents")
+        }
+        guard !presenterStack.routers.contains(where: { $0.presentedStack?.top != nil }) else {
+            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) is covered by a modal; it cannot present another")
         }
         guard presenter.attachChild(child) else { return }
         let stack = NavigationStack(id: takeStackID(), presenter: presenter)
@@ -269,28 +286,39 @@ extension BerthHost {
     // MARK: In-place replacement (reload)
 
     /// Takes the module instances out of `places` (deepest first): deactivate, removal
-    /// events, destroy. The routers stay where they are.
-    func takeOutInstances(of places: [Router]) {
+    /// events, destroy. The routers stay where they are. Returns each screen's state slots,
+    /// by router id, for a reload that keeps state or a rollback.
+    @discardableResult
+    func takeOutInstances(of places: [Router]) -> [Int: [StateStorage.Key: StateStorage.Slot]] {
+        var saved: [Int: [StateStorage.Key: StateStorage.Slot]] = [:]
         for router in places {
             guard let interactor = router.interactor else { continue }
+            saved[router.id] = interactor.module.stateStorage.snapshot
             interactor.deactivate()
             emit(.deactivated, "screen \(router.id)", "inactive (reload)")
             deliver(.willDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
             deliver(.didDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
             try? interactor.release()
             router.interactor = nil
-            removeDelegateObservations(by: router)
-            // The fresh instance registers its own observers.
+            // The router stays, so observations of its children stay valid (the new instance
+            // could not learn their ids again); its route-context observers are the
+            // instance's own choice, so the fresh instance registers its own.
             router.contextObservers.removeAll { $0.isScreen }
             emit(.released, "screen \(router.id)", "instance released (reload)")
         }
+        return saved
     }
 
     /// Creates, activates and shows fresh instances from `generation` in `places`
     /// (shallowest first). Throws on the first failure, leaving earlier ones in place.
-    func reopenInstances(of places: [Router], from generation: PluginGeneration) throws(ScreenError) {
+    func reopenInstances(of places: [Router], from generation: PluginGeneration,
+                         restoring saved: [Int: [StateStorage.Key: StateStorage.Slot]] = [:]) throws(ScreenError) {
         for router in places.reversed() {
             let module = try ModuleInstance(id: router.id, route: router.route, generation: generation, router: router, host: self)
+            if let slots = saved[router.id], !slots.isEmpty {
+                module.stateStorage.restore(slots)
+                emit(.event, "screen \(router.id)", "kept \(slots.count) state slot(s)")
+            }
             let interactor = Interactor(module: module)
             router.interactor = interactor
             emit(.created, "screen \(router.id)", "\(router.pluginID)/\(router.route) recreated (generation \(generation.number))")
@@ -304,11 +332,16 @@ extension BerthHost {
     }
 
     /// Rollback: reopens `places` from the previous generation, logging what fails.
-    func putBackInstances(of places: [Router], from generation: PluginGeneration) {
+    func putBackInstances(of places: [Router], from generation: PluginGeneration,
+                          restoring saved: [Int: [StateStorage.Key: StateStorage.Slot]]) {
         do {
-            try reopenInstances(of: places, from: generation)
+            try reopenInstances(of: places, from: generation, restoring: saved)
         } catch {
             emit(.failed, generation.pluginID, "rollback could not reopen a screen: \(error.message)")
+            // A place left without an instance is closed, with everything above it.
+            for router in places where router.interactor == nil && !router.isReleased {
+                close(router)
+            }
         }
     }
 

@@ -12,11 +12,14 @@ public final class BerthHost {
         public var pluginFolders: [String]
         /// Parent of the per-process runtime folder; nil for the default.
         public var runtimeBase: String?
+        /// Where persisted values live (`--state-dir`); nil keeps persistence off.
+        public var stateDirectory: String?
         public var logger: Logger
 
-        public init(pluginFolders: [String], runtimeBase: String? = nil, logger: Logger = Logger(label: "berth")) {
+        public init(pluginFolders: [String], runtimeBase: String? = nil, stateDirectory: String? = nil, logger: Logger = Logger(label: "berth")) {
             self.pluginFolders = pluginFolders
             self.runtimeBase = runtimeBase
+            self.stateDirectory = stateDirectory
             self.logger = logger
         }
     }
@@ -48,11 +51,30 @@ public final class BerthHost {
     var isDraining = false
     private var generationCounters: [String: Int] = [:]
 
+    /// The database persisted values live in, when persistence is on.
+    let persistentStore: PersistentStore?
+    /// Whether values persist, and if not, why.
+    public let persistenceStatus: PersistenceStatus
+
     public init(configuration: Configuration) throws(LoaderError) {
         self.configuration = configuration
         self.runtimeDirectory = try RuntimeDirectory(base: configuration.runtimeBase)
         self.launchRouter = Router(id: 0, kind: .launch)
         self.launchStack = NavigationStack(id: 0, presenter: nil)
+        if let folder = configuration.stateDirectory {
+            do {
+                let store = try PersistentStore(folder: folder)
+                persistentStore = store
+                persistenceStatus = .on(path: store.path)
+            } catch {
+                // The host runs on with persistence off; the file is left untouched.
+                persistentStore = nil
+                persistenceStatus = .failed(reason: "\((folder as NSString).appendingPathComponent(PersistentStore.fileName)): \(error)")
+            }
+        } else {
+            persistentStore = nil
+            persistenceStatus = .disabled
+        }
     }
 
     // MARK: Discovery
@@ -128,8 +150,13 @@ public final class BerthHost {
     /// same places with fresh instances, then ends the old generation. If loading or any
     /// reopened screen fails, the screens go back to the old generation (still mapped)
     /// and the error names the step that failed.
+    ///
+    /// With `keepState`, every `@State` slot of a reopened screen is carried into its new
+    /// instance (stateful hot reload); a slot whose type changed reads as its default, because
+    /// its fingerprint no longer matches. Without it, state resets by the reopen rules and
+    /// only persisted values remain.
     @discardableResult
-    public func reload(_ id: String) throws(LoaderError) -> PluginGeneration {
+    public func reload(_ id: String, keepState: Bool = false) throws(LoaderError) -> PluginGeneration {
         guard let record = plugins[id], let old = record.generation else {
             throw LoaderError(.notLoaded, plugin: id, "is not loaded")
         }
@@ -146,23 +173,24 @@ public final class BerthHost {
         }
         return try topLevel { () throws(LoaderError) -> PluginGeneration in
             let places = routers(of: id)
-            takeOutInstances(of: places)
+            let saved = takeOutInstances(of: places)
+            let carried = keepState ? saved : [:]
             let fresh: PluginGeneration
             do throws(LoaderError) {
                 fresh = try makeGeneration(of: record)
             } catch {
                 record.source = previousSource
-                putBackInstances(of: places, from: old)
+                putBackInstances(of: places, from: old, restoring: saved)
                 emit(.failed, id, "reload failed at load: \(error.message); rolled back to generation \(old.number)")
                 throw LoaderError(error.code, plugin: id, "reload failed at load: \(error.message); rolled back to generation \(old.number)")
             }
             do throws(ScreenError) {
-                try reopenInstances(of: places, from: fresh)
+                try reopenInstances(of: places, from: fresh, restoring: carried)
             } catch {
                 takeOutInstances(of: places)
                 try? end(fresh)
                 record.source = previousSource
-                putBackInstances(of: places, from: old)
+                putBackInstances(of: places, from: old, restoring: saved)
                 emit(.failed, id, "reload failed at reopen: \(error.message); rolled back to generation \(old.number)")
                 throw LoaderError(.invalid, plugin: id, "reload failed at reopen: \(error.message); rolled back to generation \(old.number)")
             }

@@ -13,6 +13,8 @@ enum HostServices {
     /// leave the thread they arrived on; the box only carries them into the main actor's
     /// isolation, which `assumeIsolated` checks at run time.
     static func onMainThread<Arguments>(_ arguments: Arguments, _ body: @MainActor (Arguments) -> berth_status) -> berth_status {
+        // A plugin that breaks the thread rule gets an error, not a crashed host.
+        guard HostCall.isInside else { return berth_status(BERTH_ERR_STATE) }
         let box = MainThreadArguments(value: arguments)
         return MainActor.assumeIsolated { body(box.value) }
     }
@@ -99,16 +101,22 @@ enum HostServices {
 
     static func observeDelegate(_ handle: OpaquePointer?, _ childID: UInt64, _ error: ErrorPointer) -> berth_status {
         onMainThread((handle, childID, error)) { handle, childID, error in
-            guard let (module, router, host) = screen(handle), module.isActive else {
-                return fill(error, BERTH_ERR_STATE, "observe_delegate: the screen is not open and active")
+            guard let (module, router, host) = screen(handle) else {
+                return fill(error, BERTH_ERR_NOT_FOUND, "observe_delegate: the screen handle is not an open screen")
+            }
+            guard module.isActive else {
+                return fill(error, BERTH_ERR_STATE, "observe_delegate: screen \(router.id) is \(module.state)")
             }
             // The child may still be queued (a push requested in this same call).
             host.enqueue { [weak host, weak router] in
                 guard let host, let router, !router.isReleased else { return }
-                guard let child = host.router(Int(childID)) else {
-                    host.emit(.failed, "screen \(router.id)", "observe_delegate: no open screen \(childID)")
+                guard let child = host.router(Int(childID)), child.subtreeDeepestFirst().count > 0,
+                      router.subtreeDeepestFirst().contains(where: { $0 === child && $0 !== router })
+                else {
+                    host.emit(.failed, "screen \(router.id)", "observe_delegate: screen \(childID) is not an open child of screen \(router.id)")
                     return
                 }
+                guard !child.delegateObservers.contains(where: { $0.screen === router }) else { return }
                 child.delegateObservers.append(.screen(router))
             }
             return berth_status(BERTH_OK)
@@ -132,6 +140,94 @@ enum HostServices {
             }
             return berth_status(BERTH_OK)
         }
+    }
+
+    // MARK: State storage
+
+    static func stateRead(_ handle: OpaquePointer?, _ identity: UnsafePointer<CChar>?, _ index: UInt32, _ fingerprint: UInt64,
+                          _ out: UnsafePointer<berth_sink>?, _ error: ErrorPointer) -> berth_status {
+        onMainThread((handle, identity, index, fingerprint, out, error)) { handle, identity, index, fingerprint, out, error in
+            guard let module = ScreenHandle.from(handle)?.module else {
+                return fill(error, BERTH_ERR_NOT_FOUND, "state_read: the screen handle is not an open screen")
+            }
+            guard let identity else { return fill(error, BERTH_ERR_INVALID_ARGUMENT, "state_read: identity is NULL") }
+            guard let bytes = module.stateStorage.read(identity: String(cString: identity), index: index, fingerprint: fingerprint) else {
+                return berth_status(BERTH_ERR_NOT_FOUND)
+            }
+            return SinkBuffer.write(bytes, to: out)
+        }
+    }
+
+    static func stateWrite(_ handle: OpaquePointer?, _ identity: UnsafePointer<CChar>?, _ index: UInt32, _ fingerprint: UInt64,
+                           _ value: berth_bytes, _ error: ErrorPointer) -> berth_status {
+        onMainThread((handle, identity, index, fingerprint, value, error)) { handle, identity, index, fingerprint, value, error in
+            guard let module = ScreenHandle.from(handle)?.module, !module.isReleased else {
+                return fill(error, BERTH_ERR_NOT_FOUND, "state_write: the screen handle is not an open screen")
+            }
+            guard let identity else { return fill(error, BERTH_ERR_INVALID_ARGUMENT, "state_write: identity is NULL") }
+            module.stateStorage.write(identity: String(cString: identity), index: index, fingerprint: fingerprint, bytes: value.copied)
+            return berth_status(BERTH_OK)
+        }
+    }
+
+    static func persistRead(_ handle: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafePointer<berth_sink>?, _ error: ErrorPointer) -> berth_status {
+        onMainThread((handle, key, out, error)) { handle, key, out, error in
+            switch persistTarget(handle, key, error, verb: "persist_read") {
+            case .failure(let failure): return failure.status
+            case .success(let (store, plugin, name)):
+                do {
+                    guard let bytes = try store.read(plugin: plugin, key: name) else { return berth_status(BERTH_ERR_NOT_FOUND) }
+                    return SinkBuffer.write(bytes, to: out)
+                } catch let failure {
+                    return fill(error, BERTH_ERR_FAILED, "persist_read \(plugin)/\(name): \(failure)")
+                }
+            }
+        }
+    }
+
+    static func persistWrite(_ handle: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: berth_bytes, _ error: ErrorPointer) -> berth_status {
+        onMainThread((handle, key, value, error)) { handle, key, value, error in
+            switch persistTarget(handle, key, error, verb: "persist_write") {
+            case .failure(let failure): return failure.status
+            case .success(let (store, plugin, name)):
+                do {
+                    try store.write(plugin: plugin, key: name, value: value.copied)
+                    return berth_status(BERTH_OK)
+                } catch let failure {
+                    return fill(error, BERTH_ERR_FAILED, "persist_write \(plugin)/\(name) failed, nothing was saved: \(failure)")
+                }
+            }
+        }
+    }
+
+    /// The store, plugin and key of a persist call, after the checks: an open screen, a
+    /// key the manifest's `persist` list declares, persistence on.
+    @MainActor
+    private static func persistTarget(_ handle: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ error: ErrorPointer, verb: String)
+        -> Result<(PersistentStore, String, String), PersistFailure> {
+        guard let (router, host) = router(handle) else {
+            return .failure(PersistFailure(fill(error, BERTH_ERR_NOT_FOUND, "\(verb): the screen handle is not an open screen")))
+        }
+        guard let key else { return .failure(PersistFailure(fill(error, BERTH_ERR_INVALID_ARGUMENT, "\(verb): key is NULL"))) }
+        let name = String(cString: key)
+        let plugin = router.pluginID
+        guard host.plugins[plugin]?.source.manifest.persist.contains(name) == true else {
+            return .failure(PersistFailure(fill(error, BERTH_ERR_INVALID_ARGUMENT, "\(verb): key '\(name)' is not in \(plugin)'s manifest persist list")))
+        }
+        guard let store = host.persistentStore else {
+            let reason: String
+            switch host.persistenceStatus {
+            case .failed(let why): reason = "persistence is off (\(why))"
+            case .disabled, .on: reason = "persistence is off (no state folder)"
+            }
+            return .failure(PersistFailure(fill(error, BERTH_ERR_FAILED, "\(verb) \(plugin)/\(name): \(reason)")))
+        }
+        return .success((store, plugin, name))
+    }
+
+    struct PersistFailure: Error {
+        let status: berth_status
+        init(_ status: berth_status) { self.status = status }
     }
 
     // MARK: Route context
@@ -231,8 +327,9 @@ enum HostServices {
         let name = String(cString: action)
         let bytes = payload.copied
         Task { @MainActor in
-            // Dropped when the screen is no longer active (deactivation cancelled the task).
-            guard let module = task.owner?.module, module.isActive, let host = module.host else { return }
+            // Dropped when the task was cancelled since (deactivation, cancelEffect, a
+            // restart under the same key) or the screen is no longer active.
+            guard !task.isCancelled, let module = task.owner?.module, module.isActive, let host = module.host else { return }
             do throws(ScreenError) {
                 try host.topLevel { () throws(ScreenError) in try module.handle(action: name, payload: bytes) }
             } catch {
@@ -261,10 +358,12 @@ extension BerthHost {
     func performRequestedOpen(_ route: String, argument: [UInt8], from requester: Router, id: Int, present: Bool) {
         do {
             let child = try makeScreen(route, argument: argument, id: id)
-            if present {
-                try attachActivateAndPresent(child, from: requester)
-            } else {
-                try attachActivateAndPush(child, in: requester.stack)
+            try attachOrRelease(child) { () throws(ScreenError) in
+                if present {
+                    try attachActivateAndPresent(child, from: requester)
+                } else {
+                    try attachActivateAndPush(child, in: requester.stack)
+                }
             }
         } catch {
             emit(.failed, "screen \(requester.id)", "\(present ? "present" : "push") \(route) failed: \(error.message)")

@@ -1,8 +1,4 @@
-import Synchronization
 internal import CBerth
-
-/// Interactors alive in this process (the leak checks read it).
-let liveInteractors = Atomic<Int>(0)
 
 /// The host-side lifecycle owner of one screen: activation of its module instance and the
 /// managed tasks the host runs for it.
@@ -20,11 +16,6 @@ public final class Interactor {
 
     init(module: ModuleInstance) {
         self.module = module
-        liveInteractors.add(1, ordering: .relaxed)
-    }
-
-    deinit {
-        liveInteractors.subtract(1, ordering: .relaxed)
     }
 
     public var isActive: Bool { module.isActive }
@@ -33,9 +24,15 @@ public final class Interactor {
     /// The running tasks themselves (leak checks hold them weakly).
     var runningTasks: [ManagedTask] { Array(tasks.values) }
 
-    /// Starts runtime wiring (idempotent).
+    /// Starts runtime wiring (idempotent). When the plugin's `activate` fails, tasks it
+    /// started during the call are cancelled and awaited before the error is returned.
     public func activate() throws(ScreenError) {
-        try module.activate()
+        do {
+            try module.activate()
+        } catch {
+            cancelAllTasks()
+            throw error
+        }
     }
 
     /// Stops runtime wiring (idempotent): cancels and awaits every managed task, then calls
@@ -43,7 +40,13 @@ public final class Interactor {
     /// is inactive either way).
     @discardableResult
     public func deactivate() -> String? {
+        cancelAllTasks()
         guard module.isActive else { return nil }
+        return module.deactivate()
+    }
+
+    /// Cancels every task, waits until each body returned, releases each once.
+    private func cancelAllTasks() {
         let running = Array(tasks.values)
         tasks.removeAll()
         for task in running { task.cancel() }
@@ -51,7 +54,6 @@ public final class Interactor {
             task.waitUntilFinished()
             task.releaseOnce()
         }
-        return module.deactivate()
     }
 
     /// Destroys the module instance (after deactivation).

@@ -1,9 +1,5 @@
 import Foundation
-import Synchronization
 internal import CBerth
-
-/// Managed tasks alive in this process (the leak checks read it).
-let liveManagedTasks = Atomic<Int>(0)
 
 /// One managed task: a plugin's `berth_task_v1` running on its own worker thread until it
 /// returns. Cancellation is a flag the body polls (`task_is_cancelled`) or a sleep that
@@ -26,11 +22,6 @@ final class ManagedTask: @unchecked Sendable {
         self.key = key
         self.screenID = screenID
         self.descriptor = descriptor
-        liveManagedTasks.add(1, ordering: .relaxed)
-    }
-
-    deinit {
-        liveManagedTasks.subtract(1, ordering: .relaxed)
     }
 
     /// The opaque `berth_task_handle *` given to `run`; valid until `release`.
@@ -95,12 +86,12 @@ final class ManagedTask: @unchecked Sendable {
     func releaseOnce() {
         guard !released else { return }
         released = true
-        if let release = descriptor.release { release(descriptor.context) }
+        if let release = descriptor.release { HostCall.run { release(descriptor.context) } }
     }
 
     /// Releases a task that was never started (refused): the ownership rule still holds.
     @MainActor
     static func releaseUnstarted(_ descriptor: berth_task_v1) {
-        if let release = descriptor.release { release(descriptor.context) }
+        if let release = descriptor.release { HostCall.run { release(descriptor.context) } }
     }
 }

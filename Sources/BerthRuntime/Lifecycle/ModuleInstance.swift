@@ -1,12 +1,8 @@
-import Synchronization
 internal import CBerth
 
-/// Module instances alive in this process (the leak checks read it).
-let liveModuleInstances = Atomic<Int>(0)
-
 /// What a `berth_screen_handle *` points to: the way back from a plugin's call to the
-/// screen it is about. Only touched on the main actor; the module is held weakly so a
-/// stale handle finds nothing instead of a freed object.
+/// screen it is about. Only touched on the main actor. Valid from `create` until `destroy`
+/// (berth.h); the references inside are weak so a screen closed in between is seen as gone.
 @MainActor
 final class ScreenHandle {
     /// Set once `create` returned; nil while the plugin is still creating the instance.
@@ -49,6 +45,10 @@ public final class ModuleInstance {
     var hasAppeared = false
     /// Screen events delivered so far, in order (the `events` log and tests read it).
     public private(set) var deliveredEvents: [ScreenLifecycleEvent] = []
+    /// The `@State` of this instance's views; dropped with the instance.
+    public let stateStorage = StateStorage()
+    /// The tree of the last render pass.
+    public private(set) var lastTree: ViewNode?
 
     /// `created`, `active`, `inactive` or `released`.
     public var state: String { lifecycle.name }
@@ -71,8 +71,10 @@ public final class ModuleInstance {
         let handle = ScreenHandle(router: router, host: host)
         var error = BerthErrorBuffer.make()
         var created: UnsafeMutableRawPointer?
-        let status = argument.withUnsafeBufferPointer { buffer in
-            create(handle.opaque, route, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &created, &error)
+        let status = HostCall.run {
+            argument.withUnsafeBufferPointer { buffer in
+                create(handle.opaque, route, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &created, &error)
+            }
         }
         guard status == BERTH_OK, let created else {
             throw ScreenError(.pluginFailed, screen: id, "\(generation.pluginID) create(\(route)) failed: \(BerthErrorBuffer.message(of: error, status: status))")
@@ -80,11 +82,6 @@ public final class ModuleInstance {
         self.instance = created
         self.handle = handle
         handle.module = self
-        liveModuleInstances.add(1, ordering: .relaxed)
-    }
-
-    deinit {
-        liveModuleInstances.subtract(1, ordering: .relaxed)
     }
 
     /// Activates (idempotent). A plugin failure leaves the instance inactive.
@@ -97,7 +94,7 @@ public final class ModuleInstance {
         }
         guard action == .callActivate, let activate = generation.table.table.activate else { return }
         var error = BerthErrorBuffer.make()
-        let status = activate(instance, &error)
+        let status = HostCall.run { activate(instance, &error) }
         guard status == BERTH_OK else {
             lifecycle.activationFailed()
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID) activate failed: \(BerthErrorBuffer.message(of: error, status: status))")
@@ -110,7 +107,7 @@ public final class ModuleInstance {
     func deactivate() -> String? {
         guard lifecycle.deactivate() == .callDeactivate, let deactivate = generation.table.table.deactivate else { return nil }
         var error = BerthErrorBuffer.make()
-        let status = deactivate(instance, &error)
+        let status = HostCall.run { deactivate(instance, &error) }
         return status == BERTH_OK ? nil : "\(pluginID) deactivate failed: \(BerthErrorBuffer.message(of: error, status: status))"
     }
 
@@ -121,7 +118,7 @@ public final class ModuleInstance {
         deliveredEvents.append(event)
         guard let screenEvent = generation.table.table.screen_event else { return }
         let (code, flag) = event.code
-        screenEvent(instance, code, flag ? 1 : 0)
+        HostCall.run { screenEvent(instance, code, flag ? 1 : 0) }
     }
 
     /// Delivers an action. Refused unless active: after deactivation the host makes no
@@ -134,8 +131,10 @@ public final class ModuleInstance {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) takes no actions")
         }
         var error = BerthErrorBuffer.make()
-        let status = payload.withUnsafeBufferPointer { buffer in
-            handleAction(instance, action, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
+        let status = HostCall.run {
+            payload.withUnsafeBufferPointer { buffer in
+                handleAction(instance, action, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
+            }
         }
         guard status == BERTH_OK else {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) action '\(action)' failed: \(BerthErrorBuffer.message(of: error, status: status))")
@@ -149,8 +148,10 @@ public final class ModuleInstance {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) observes delegate actions but has no delegate_received")
         }
         var error = BerthErrorBuffer.make()
-        let status = payload.withUnsafeBufferPointer { buffer in
-            receive(instance, UInt64(child), action, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
+        let status = HostCall.run {
+            payload.withUnsafeBufferPointer { buffer in
+                receive(instance, UInt64(child), action, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
+            }
         }
         guard status == BERTH_OK else {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) delegate '\(action)' from screen \(child) failed: \(BerthErrorBuffer.message(of: error, status: status))")
@@ -164,12 +165,46 @@ public final class ModuleInstance {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) observes \(type) but has no context_received")
         }
         var error = BerthErrorBuffer.make()
-        let status = payload.withUnsafeBufferPointer { buffer in
-            receive(instance, type, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
+        let status = HostCall.run {
+            payload.withUnsafeBufferPointer { buffer in
+                receive(instance, type, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
+            }
         }
         guard status == BERTH_OK else {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) could not take it: \(BerthErrorBuffer.message(of: error, status: status))")
         }
+    }
+
+    /// True when the plugin can render this screen.
+    public var canRender: Bool { generation.table.table.render != nil }
+
+    /// One render pass: the plugin writes its view tree while its `@State` reads mark the
+    /// slots alive; the pass ends with the GC, and a switched `if` drops its old branch.
+    @discardableResult
+    func render() throws(ScreenError) -> ViewNode? {
+        guard !lifecycle.isReleased, let render = generation.table.table.render else { return nil }
+        stateStorage.beginRenderPass()
+        var error = BerthErrorBuffer.make()
+        let collected = SinkBuffer()
+        let status = HostCall.run { collected.withSink { sink in render(instance, sink, &error) } }
+        stateStorage.endRenderPass()
+        guard status == BERTH_OK else {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) render failed: \(BerthErrorBuffer.message(of: error, status: status))")
+        }
+        let tree: ViewNode?
+        do {
+            tree = try ViewNode.parse(collected.bytes)
+        } catch {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route): \(error.message)")
+        }
+        if let previous = lastTree?.branches, let current = tree?.branches {
+            for (node, taken) in current {
+                guard let before = previous[node], before != taken else { continue }
+                stateStorage.invalidateDescendants(of: node + (before ? "#true" : "#false"))
+            }
+        }
+        lastTree = tree
+        return tree
     }
 
     /// Releases: the plugin's `destroy`, once. Must be inactive.
@@ -181,8 +216,10 @@ public final class ModuleInstance {
             throw ScreenError(.lifecycle, screen: id, error.description)
         }
         guard action == .callDestroy else { return }
-        generation.table.table.destroy?(instance)
+        if let destroy = generation.table.table.destroy { HostCall.run { destroy(instance) } }
         instance = nil
+        stateStorage.removeAll()
+        lastTree = nil
         handle?.module = nil
         handle = nil
     }

@@ -57,8 +57,6 @@ enum HostTable {
             guard let context = PluginContext.from(handle: handle), let message else { return }
             context.logger.log(level: HostTable.logLevel(level), "\(String(cString: message))")
         }
-        // The services below arrive with their issues (state storage, scopes). Until then each answers BERTH_ERR_UNSUPPORTED with a message that says
-        // so, which the SDK turns into a thrown error: never a silent success.
         table.pointee.navigate = { HostServices.navigate($0, $1, $2, $3, $4, $5) }
         table.pointee.observe_delegate = { HostServices.observeDelegate($0, $1, $2) }
         table.pointee.send_delegate = { HostServices.sendDelegate($0, $1, $2, $3) }
@@ -66,10 +64,13 @@ enum HostTable {
         table.pointee.context_unobserve = { HostServices.contextUnobserve($0, $1, $2) }
         table.pointee.context_send = { HostServices.contextSend($0, $1, $2, $3, $4) }
         table.pointee.context_can_terminate = { HostServices.contextCanTerminate($0, $1) }
-        table.pointee.state_read = { _, _, _, _, _, error in HostTable.unsupported(error, "state storage") }
-        table.pointee.state_write = { _, _, _, _, _, error in HostTable.unsupported(error, "state storage") }
-        table.pointee.persist_read = { _, _, _, error in HostTable.unsupported(error, "persisted state") }
-        table.pointee.persist_write = { _, _, _, error in HostTable.unsupported(error, "persisted state") }
+        table.pointee.state_read = { HostServices.stateRead($0, $1, $2, $3, $4, $5) }
+        table.pointee.state_write = { HostServices.stateWrite($0, $1, $2, $3, $4, $5) }
+        table.pointee.persist_read = { HostServices.persistRead($0, $1, $2, $3) }
+        table.pointee.persist_write = { HostServices.persistWrite($0, $1, $2, $3) }
+        // Scoped services arrive with their issue. Until then each answers
+        // BERTH_ERR_UNSUPPORTED with a message saying so, which the SDK throws: never a
+        // silent success.
         table.pointee.service_register = { _, _, error in HostTable.unsupported(error, "scoped services") }
         table.pointee.service_resolve = { _, _, _, error in HostTable.unsupported(error, "scoped services") }
         table.pointee.session_begin = { _, _, error in HostTable.unsupported(error, "sessions") }

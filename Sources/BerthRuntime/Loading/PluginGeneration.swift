@@ -51,7 +51,7 @@ public final class PluginGeneration {
         // The file may have changed since it was validated: load only the bytes checked.
         guard RuntimeDirectory.sha256(of: shadow) == plugin.librarySHA256 else {
             runtimeDirectory.discard(shadowCopy: shadow)
-            throw LoaderError(.invalid, plugin: id, "\(plugin.libraryPath) changed after it was validated; validate it again (reload or discover)")
+            throw LoaderError(.invalid, plugin: id, "\(plugin.libraryPath) changed after it was validated; run discover (or reload) to check it again")
         }
         var flags = RTLD_NOW | RTLD_LOCAL
         if manifest.runtime == .swift { flags |= RTLD_NODELETE }
@@ -81,7 +81,7 @@ public final class PluginGeneration {
         let entry = unsafeBitCast(entryAddress, to: berth_entry_v1.self)
         let table: PluginTable
         do {
-            table = try PluginTable.handshake(entry(HostTable.pointer, handle), manifest: manifest, entry: manifest.entry)
+            table = try PluginTable.handshake(HostCall.run { entry(HostTable.pointer, handle) }, manifest: manifest, entry: manifest.entry)
         } catch {
             PluginContext.releaseHandle(handle)
             throw abandon(image, error)
@@ -146,7 +146,7 @@ public final class PluginGeneration {
         } catch {
             throw LoaderError(.lifecycle, plugin: pluginID, error.description)
         }
-        table.table.unload?()
+        if let unload = table.table.unload { HostCall.run { unload() } }
         exports.removeAll()
         guard let image = library.take() else { preconditionFailure("a loaded generation holds its image") }
         switch action {

@@ -1,7 +1,3 @@
-import Synchronization
-
-/// Routers alive in this process (the leak checks read it).
-let liveRouters = Atomic<Int>(0)
 
 /// A place in the host-owned router tree. The launch router is the root (it has no
 /// screen); every other router holds one open screen: an interactor and its module
@@ -43,11 +39,6 @@ public final class Router {
         self.kind = kind
         self.pluginID = pluginID
         self.route = route
-        liveRouters.add(1, ordering: .relaxed)
-    }
-
-    deinit {
-        liveRouters.subtract(1, ordering: .relaxed)
     }
 
     /// True when this router is the root of a stack presented by `presenter`.

@@ -5,30 +5,84 @@
  * argument, one per ABI value type, for the libffi tests.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "berth_fixtures.h"
 
 static int64_t bumps; /* image-wide: fresh in every generation */
+static const berth_host_v1 *fixture_host;
+static volatile int32_t offthread_status = -1;  /* what navigate answered on a worker thread */
+static volatile int32_t task_releases;          /* release callbacks received */
+static volatile int32_t task_runs_finished;     /* task bodies that returned */
+
+typedef struct fixture_instance {
+    berth_screen_handle *screen;
+    char route[32];
+} fixture_instance;
+
+/* A task that sleeps until cancelled. */
+static void sleeper_run(void *context, berth_task_handle *task) {
+    (void)context;
+    while (fixture_host->task_sleep(task, 1000) == BERTH_OK) {}
+    task_runs_finished++;
+}
+
+/* A task that breaks the thread rule: navigate from its worker thread. */
+static void offthread_run(void *context, berth_task_handle *task) {
+    (void)task;
+    fixture_instance *instance = context;
+    berth_error error = {sizeof(berth_error), 0, {0}};
+    uint64_t id = 0;
+    berth_bytes none = {NULL, 0};
+    offthread_status = fixture_host->navigate(instance->screen, BERTH_NAVIGATE_PUSH, "probe", none, &id, &error);
+    task_runs_finished++;
+}
+
+static void counting_release(void *context) {
+    (void)context;
+    task_releases++;
+}
+
+static berth_status fx_activate(berth_instance *opaque, berth_error *error) {
+    fixture_instance *instance = opaque;
+    if (strcmp(instance->route, "task-then-fail") == 0) {
+        berth_task_v1 task = {sizeof(berth_task_v1), instance, sleeper_run, NULL, counting_release};
+        berth_status status = fixture_host->task_start(instance->screen, "sleeper", &task, error);
+        if (status != BERTH_OK) return status;
+        return berth_error_set(error, BERTH_ERR_FAILED, "fixture: activate fails after starting a task");
+    }
+    if (strcmp(instance->route, "off-thread") == 0) {
+        berth_task_v1 task = {sizeof(berth_task_v1), instance, offthread_run, NULL, counting_release};
+        return fixture_host->task_start(instance->screen, "off-thread", &task, error);
+    }
+    return BERTH_OK;
+}
+
+int32_t fx_offthread_status(void) { return offthread_status; }
+int32_t fx_task_releases(void) { return task_releases; }
+int32_t fx_task_runs_finished(void) { return task_runs_finished; }
 
 static berth_status fx_create(berth_screen_handle *screen, const char *route, berth_bytes argument,
                               berth_instance **out_instance, berth_error *error) {
-    (void)screen;
     (void)argument;
     if (strcmp(route, "fails") == 0) {
         return berth_error_set(error, BERTH_ERR_FAILED, "fixture route 'fails' always fails to create");
     }
-    static int instance_token;
-    *out_instance = &instance_token;
+    fixture_instance *instance = calloc(1, sizeof *instance);
+    if (instance == NULL) return berth_error_set(error, BERTH_ERR_FAILED, "out of memory");
+    instance->screen = screen;
+    strncpy(instance->route, route, sizeof instance->route - 1);
+    *out_instance = instance;
     return BERTH_OK;
 }
 
-static void fx_destroy(berth_instance *instance) { (void)instance; }
+static void fx_destroy(berth_instance *instance) { free(instance); }
 
 #define FIXTURE_TABLE(name, size, version, id) \
     static const berth_plugin_v1 name = { \
         .struct_size = (size), .abi_version = (version), .plugin_id = (id), \
-        .create = fx_create, .destroy = fx_destroy, \
+        .create = fx_create, .destroy = fx_destroy, .activate = fx_activate, \
     }
 
 FIXTURE_TABLE(ok_table, sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.fixtures");
@@ -60,6 +114,7 @@ static const berth_plugin_v1 no_create_table = {
 
 const berth_plugin_v1 *fixture_entry_ok(const berth_host_v1 *host, berth_plugin_handle *plugin) {
     (void)plugin;
+    fixture_host = host;
     /* A host table must follow the versioning rule too: refuse one without a log function. */
     if (host == NULL || !BERTH_HAS_FIELD(berth_host_v1, host, log)) return NULL;
     return &ok_table;

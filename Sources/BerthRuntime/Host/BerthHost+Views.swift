@@ -1,0 +1,64 @@
+/// Rendering screens and delivering view input.
+extension BerthHost {
+    /// The kinds of input a rendered view takes.
+    public enum ViewInputKind: String, Sendable, CaseIterable {
+        case tap, toggle, type, step
+    }
+
+    /// One render pass of screen `id` (the visible screen when nil): the plugin's tree, its
+    /// state GC, branch invalidation. Nil when the plugin does not render.
+    @discardableResult
+    public func render(screen id: Int? = nil) throws(ScreenError) -> ViewNode? {
+        try topLevel { () throws(ScreenError) -> ViewNode? in
+            guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
+                throw ScreenError(.noSuchScreen, screen: id ?? 0, id.map { "no open screen \($0)" } ?? "no screen is open")
+            }
+            return try module.render()
+        }
+    }
+
+    /// Delivers input to the view at `viewID` (an identity path from the last render) of
+    /// screen `id`, then renders again so the tree and the state are current.
+    @discardableResult
+    public func input(_ kind: ViewInputKind, view viewID: String, value: String = "", screen id: Int? = nil) throws(ScreenError) -> ViewNode? {
+        try topLevel { () throws(ScreenError) -> ViewNode? in
+            guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
+                throw ScreenError(.noSuchScreen, screen: id ?? 0, "no screen is open")
+            }
+            if module.lastTree == nil { try module.render() }
+            guard let node = module.lastTree?.allNodes.first(where: { $0.id == viewID }) else {
+                throw ScreenError(.noSuchScreen, screen: router.id, "screen \(router.id) has no view \(viewID) (see screen)")
+            }
+            guard node.isInteractive else {
+                throw ScreenError(.navigation, screen: router.id, "\(viewID) is a \(node.type); it takes no input")
+            }
+            let payload = Array(viewID.utf8) + [0] + Array(value.utf8)
+            try module.handle(action: "berth.\(kind.rawValue)", payload: payload)
+            return try module.render()
+        }
+    }
+
+    /// Every state slot of every open screen, namespaced (the `state` command).
+    public var stateLines: [String] {
+        var lines: [String] = []
+        for router in openRouters {
+            guard let module = router.module else { continue }
+            for (key, slot) in module.stateStorage.snapshot.sorted(by: { $0.key < $1.key }) {
+                let identity = ViewIdentity(pluginID: router.pluginID, instance: router.id, path: key.identity)
+                lines.append("\(identity)[\(key.index)]  fingerprint \(String(slot.fingerprint, radix: 16))  \(slot.bytes.count) byte(s)")
+            }
+        }
+        return lines
+    }
+
+    /// Persisted keys per plugin, with sizes; or why persistence is off.
+    public var persistedLines: [String] {
+        switch persistenceStatus {
+        case .disabled: return ["persistence off (no --state-dir)"]
+        case .failed(let reason): return ["persistence OFF: \(reason)"]
+        case .on(let path):
+            let keys = (try? persistentStore?.keys()) ?? []
+            return ["persisted in \(path)"] + keys.map { "  \($0.plugin)/\($0.key)  \($0.bytes) byte(s)" }
+        }
+    }
+}

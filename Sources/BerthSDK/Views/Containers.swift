@@ -1,0 +1,103 @@
+/// Children top to bottom.
+public struct VStack<Content: View>: PrimitiveView {
+    let content: Content
+
+    public init(@ViewBuilder content: () -> Content) {
+        self.content = content()
+    }
+
+    public func _render(_ renderer: Renderer, identity: String) {
+        renderer.container(type: "VStack", identity: identity) { container in
+            var index = 0
+            content._renderChildren(renderer, container: container, index: &index)
+        }
+    }
+}
+
+/// Children left to right.
+public struct HStack<Content: View>: PrimitiveView {
+    let content: Content
+
+    public init(@ViewBuilder content: () -> Content) {
+        self.content = content()
+    }
+
+    public func _render(_ renderer: Renderer, identity: String) {
+        renderer.container(type: "HStack", identity: identity) { container in
+            var index = 0
+            content._renderChildren(renderer, container: container, index: &index)
+        }
+    }
+}
+
+/// A list of rows (usually a `ForEach`).
+public struct List<Content: View>: PrimitiveView {
+    let content: Content
+
+    public init(@ViewBuilder content: () -> Content) {
+        self.content = content()
+    }
+
+    public func _render(_ renderer: Renderer, identity: String) {
+        renderer.container(type: "List", identity: identity) { container in
+            var index = 0
+            content._renderChildren(renderer, container: container, index: &index)
+        }
+    }
+}
+
+/// Groups views without laying them out.
+public struct Group<Content: View>: PrimitiveView {
+    let content: Content
+
+    public init(@ViewBuilder content: () -> Content) {
+        self.content = content()
+    }
+
+    public func _render(_ renderer: Renderer, identity: String) {
+        renderer.container(type: "Group", identity: identity) { container in
+            var index = 0
+            content._renderChildren(renderer, container: container, index: &index)
+        }
+    }
+}
+
+/// One row per element, identified by an explicit id: a row's identity (and its state)
+/// follows the element, not its position, so reordering keeps each row's state.
+public struct ForEach<Data: RandomAccessCollection, ID: Hashable, Content: View>: PrimitiveView {
+    let data: Data
+    let id: KeyPath<Data.Element, ID>
+    let content: (Data.Element) -> Content
+
+    public init(_ data: Data, id: KeyPath<Data.Element, ID>, @ViewBuilder content: @escaping (Data.Element) -> Content) {
+        self.data = data
+        self.id = id
+        self.content = content
+    }
+
+    public func _render(_ renderer: Renderer, identity: String) {
+        renderer.container(type: "ForEach", identity: identity) { container in
+            for element in data {
+                renderer.row(container: container, id: "\(element[keyPath: id])") { content(element) }
+            }
+        }
+    }
+}
+
+extension ForEach where Data.Element: Identifiable, ID == Data.Element.ID {
+    public init(_ data: Data, @ViewBuilder content: @escaping (Data.Element) -> Content) {
+        self.init(data, id: \.id, content: content)
+    }
+}
+
+extension Optional: View where Wrapped: View {
+    public typealias Body = Never
+    public var body: Never { fatalError("Optional has no body") }
+
+    public func _render(_ renderer: Renderer, identity: String) {
+        switch self {
+        case .some(let content): renderer.branch(identity: identity, taken: true, content: content)
+        case .none: renderer.branch(identity: identity, taken: false, content: EmptyView())
+        }
+    }
+}

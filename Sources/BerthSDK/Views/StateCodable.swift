@@ -1,0 +1,86 @@
+import FoundationEssentials
+
+/// A value `@State` and `@Persisted` can keep in the host: bytes plus a type fingerprint.
+/// A slot whose stored fingerprint differs (the type changed) starts from its default.
+///
+/// Int, Int64, Double, Bool and String have compact encodings; any `Codable` type gets a
+/// JSON one by declaring `extension MyType: StateCodable {}`.
+public protocol StateCodable {
+    /// Identifies the type across builds (a hash of its name by default).
+    static var stateFingerprint: UInt64 { get }
+    var stateBytes: [UInt8] { get }
+    init?(stateBytes: [UInt8])
+}
+
+extension StateCodable {
+    public static var stateFingerprint: UInt64 { Fingerprint.of(String(reflecting: Self.self)) }
+}
+
+extension StateCodable where Self: Codable {
+    public var stateBytes: [UInt8] { (try? Array(StableJSON.encoder.encode(self))) ?? [] }
+    public init?(stateBytes: [UInt8]) {
+        guard let value = try? JSONDecoder().decode(Self.self, from: Data(stateBytes)) else { return nil }
+        self = value
+    }
+}
+
+extension Int: StateCodable {
+    public var stateBytes: [UInt8] { withUnsafeBytes(of: Int64(self).littleEndian, Array.init) }
+    public init?(stateBytes: [UInt8]) {
+        guard stateBytes.count == 8 else { return nil }
+        self = Int(Int64(littleEndian: stateBytes.withUnsafeBytes { $0.loadUnaligned(as: Int64.self) }))
+    }
+}
+
+extension Int64: StateCodable {
+    public var stateBytes: [UInt8] { withUnsafeBytes(of: littleEndian, Array.init) }
+    public init?(stateBytes: [UInt8]) {
+        guard stateBytes.count == 8 else { return nil }
+        self = Int64(littleEndian: stateBytes.withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
+    }
+}
+
+extension Double: StateCodable {
+    public var stateBytes: [UInt8] { withUnsafeBytes(of: bitPattern.littleEndian, Array.init) }
+    public init?(stateBytes: [UInt8]) {
+        guard stateBytes.count == 8 else { return nil }
+        self = Double(bitPattern: UInt64(littleEndian: stateBytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }))
+    }
+}
+
+extension Bool: StateCodable {
+    public var stateBytes: [UInt8] { [self ? 1 : 0] }
+    public init?(stateBytes: [UInt8]) {
+        guard stateBytes.count == 1 else { return nil }
+        self = stateBytes[0] != 0
+    }
+}
+
+extension String: StateCodable {
+    public var stateBytes: [UInt8] { Array(utf8) }
+    public init?(stateBytes: [UInt8]) {
+        self = String(decoding: stateBytes, as: UTF8.self)
+    }
+}
+
+/// FNV-1a, 64 bit: stable across processes and builds (Swift's `hashValue` is seeded).
+enum Fingerprint {
+    static func of(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+}
+
+/// JSON with sorted keys: the same value always gives the same bytes (payloads compare and
+/// log predictably; JSONEncoder's default key order is not stable across runs).
+enum StableJSON {
+    static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+}

@@ -1,0 +1,112 @@
+/// A piece of a screen's UI. Build views in `body` with the `@ViewBuilder` syntax; the SDK
+/// turns the tree into a description the host renders (text on a terminal, JSON for tools).
+///
+/// A composite view (your own struct) describes itself with `body`. `@State` properties of
+/// the views built inside a `body` live in the host, keyed by that body's structural
+/// identity and their order, so they survive every re-render although the view values are
+/// rebuilt each time.
+public protocol View {
+    associatedtype Body: View
+    @ViewBuilder var body: Body { get }
+
+    /// Renders this view as the node at `identity`. Primitive views implement it; composite
+    /// views use the default, which evaluates `body` with the hydration context set.
+    func _render(_ renderer: Renderer, identity: String)
+
+    /// Renders this view as the children of a container starting at `index`. Transparent
+    /// groupings (a builder's tuple) render each element; everything else renders itself.
+    func _renderChildren(_ renderer: Renderer, container: String, index: inout Int)
+}
+
+extension View {
+    public func _render(_ renderer: Renderer, identity: String) {
+        renderer.renderComposite(self, identity: identity)
+    }
+
+    public func _renderChildren(_ renderer: Renderer, container: String, index: inout Int) {
+        renderer.renderChild(self, container: container, index: index)
+        index += 1
+    }
+}
+
+extension Never: View {
+    public var body: Never { fatalError("Never has no body") }
+}
+
+/// Marks a built-in view: it renders itself and has no body.
+public protocol PrimitiveView: View where Body == Never {}
+
+extension PrimitiveView {
+    public var body: Never { fatalError("\(Self.self) is a primitive view and has no body") }
+}
+
+/// The result builder behind `body`: blocks, `if`, `if … else`.
+@resultBuilder
+public enum ViewBuilder {
+    public static func buildBlock() -> EmptyView { EmptyView() }
+
+    public static func buildBlock<Content: View>(_ content: Content) -> Content { content }
+
+    public static func buildBlock<each Content: View>(_ content: repeat each Content) -> TupleView<repeat each Content> {
+        TupleView(repeat each content)
+    }
+
+    public static func buildIf<Content: View>(_ content: Content?) -> ConditionalView<Content, EmptyView> {
+        content.map { .trueBranch($0) } ?? .falseBranch(EmptyView())
+    }
+
+    public static func buildEither<TrueContent: View, FalseContent: View>(first: TrueContent) -> ConditionalView<TrueContent, FalseContent> {
+        .trueBranch(first)
+    }
+
+    public static func buildEither<TrueContent: View, FalseContent: View>(second: FalseContent) -> ConditionalView<TrueContent, FalseContent> {
+        .falseBranch(second)
+    }
+}
+
+/// Several views in a row, as a builder block makes them. Transparent: its elements become
+/// children of the enclosing container.
+public struct TupleView<each Content: View>: PrimitiveView {
+    let content: (repeat each Content)
+
+    init(_ content: repeat each Content) {
+        self.content = (repeat each content)
+    }
+
+    public func _render(_ renderer: Renderer, identity: String) {
+        // Outside a container (a tuple as a whole body) it behaves like a Group.
+        renderer.container(type: "Group", identity: identity) { container in
+            var index = 0
+            _renderChildren(renderer, container: container, index: &index)
+        }
+    }
+
+    public func _renderChildren(_ renderer: Renderer, container: String, index: inout Int) {
+        for element in repeat each content {
+            element._renderChildren(renderer, container: container, index: &index)
+        }
+    }
+}
+
+/// `if` / `if … else`: one of two branches, rendered under `#true` or `#false` so the two
+/// branches never share state; switching branches drops the old branch's state.
+public enum ConditionalView<TrueContent: View, FalseContent: View>: PrimitiveView {
+    case trueBranch(TrueContent)
+    case falseBranch(FalseContent)
+
+    public func _render(_ renderer: Renderer, identity: String) {
+        switch self {
+        case .trueBranch(let content): renderer.branch(identity: identity, taken: true, content: content)
+        case .falseBranch(let content): renderer.branch(identity: identity, taken: false, content: content)
+        }
+    }
+}
+
+/// Nothing. Renders no node.
+public struct EmptyView: PrimitiveView {
+    public init() {}
+
+    public func _render(_ renderer: Renderer, identity: String) {}
+
+    public func _renderChildren(_ renderer: Renderer, container: String, index: inout Int) {}
+}

@@ -1,0 +1,28 @@
+/// User input the host sends to a rendered view: an action named `berth.tap`,
+/// `berth.toggle`, `berth.type` or `berth.step`, whose payload is the view's identity, a
+/// NUL byte, then the value (text for `type`, `+` or `-` for `step`).
+enum ViewInputAction {
+    static let prefix = "berth."
+
+    static func deliver(_ action: String, payload: [UInt8], inputs: [String: ViewInput]) throws {
+        let parts = payload.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false)
+        let identity = String(decoding: parts.first ?? [], as: UTF8.self)
+        let value = parts.count > 1 ? String(decoding: parts[1], as: UTF8.self) : ""
+        guard let input = inputs[identity] else {
+            throw BerthError(code: .notFound, message: "no interactive view at \(identity) in the last render")
+        }
+        switch (action, input) {
+        case ("berth.tap", .tap(let perform)): perform()
+        case ("berth.toggle", .toggle(let isOn)): isOn.wrappedValue.toggle()
+        case ("berth.type", .text(let text)): text.wrappedValue = value
+        case ("berth.step", .step(let number, let step)):
+            switch value {
+            case "+": number.wrappedValue += step
+            case "-": number.wrappedValue -= step
+            default: throw BerthError(code: .invalidArgument, message: "step takes + or -, got '\(value)'")
+            }
+        default:
+            throw BerthError(code: .invalidArgument, message: "\(identity) does not take \(action.dropFirst(prefix.count))")
+        }
+    }
+}
