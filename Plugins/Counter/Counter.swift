@@ -6,6 +6,9 @@ import Synchronization
 final class CounterScreen: Screen {
     static let route = "counter"
 
+    /// Kept by the host outside this screen: survives reopen, reload and restart.
+    @Persisted("total") var total = 0
+
     /// Milliseconds between ticks; the screen's argument may override it (tests tick fast).
     static let defaultTickInterval: UInt64 = 1000
 
@@ -36,12 +39,76 @@ final class CounterScreen: Screen {
             ticks += 1
             return
         case "report":
-            context.log("count \(count), ticks \(ticks)")
+            context.log("count \(count), ticks \(ticks), total \(total)")
             return
         default:
             throw BerthError(code: .notFound, message: "counter has no action '\(action)' (increment, decrement, reset, report)")
         }
         context.log("count is \(count)")
+    }
+}
+
+extension CounterScreen {
+    /// The view: the panel's stepper and toggle keep their values in the host's state
+    /// storage across every re-render; the total is persisted.
+    var body: some View {
+        VStack {
+            Text("Counter · ticks \(ticks)")
+            CounterPanel(total: $total)
+            Badge(label: "taps")
+        }
+    }
+}
+
+/// The stepper, the total and a details branch.
+struct CounterPanel: View {
+    let total: Binding<Int>
+    @State var count = 0
+    @State var showDetails = false
+
+    var body: some View {
+        VStack {
+            Stepper("Count", value: $count)
+            Button("Add to total") {
+                total.wrappedValue += count
+                count = 0
+            }
+            Text("Total: \(total.wrappedValue)")
+            Toggle("Details", isOn: $showDetails)
+            if showDetails {
+                Details()
+            } else {
+                Text("(details hidden)")
+            }
+        }
+    }
+}
+
+/// Shown only while details are on: its note is dropped when the branch switches away.
+struct Details: View {
+    var body: some View {
+        VStack {
+            NoteField()
+            Text("Notes are kept while details stay open.")
+        }
+    }
+}
+
+struct NoteField: View {
+    @State var note = ""
+
+    var body: some View {
+        TextField("Note", text: $note)
+    }
+}
+
+/// A tap counter. Inbox has a view with the same name; their states never meet.
+struct Badge: View {
+    let label: String
+    @State var taps = 0
+
+    var body: some View {
+        Button("\(label): \(taps)") { taps += 1 }
     }
 }
 

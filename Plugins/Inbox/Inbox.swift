@@ -8,6 +8,25 @@ final class InboxScreen: Screen {
 
     private let context: ScreenContext
     private var messages: [String] = []
+    /// Rows shown in the list; `rotate` reorders them (row state follows the id).
+    private var rows: [Row] = [Row(id: "welcome", text: "Welcome to Berth"), Row(id: "tips", text: "Try tap, toggle, type and step")]
+
+    struct Row: Identifiable {
+        let id: String
+        let text: String
+    }
+
+    var body: some View {
+        VStack {
+            Text("Inbox · \(messages.count) message(s)")
+            Badge(label: "unread")
+            List {
+                ForEach(rows) { row in
+                    MessageRow(text: row.text)
+                }
+            }
+        }
+    }
 
     init(context: ScreenContext) {
         self.context = context
@@ -21,8 +40,10 @@ final class InboxScreen: Screen {
             try context.observeDelegate(of: try context.push("com.example.greeter/hello"))
         case "list":
             context.log("inbox: \(messages.count) message(s): \(messages.joined(separator: " | "))")
+        case "rotate":
+            rows = Array(rows.dropFirst()) + rows.prefix(1)
         default:
-            throw BerthError(code: .notFound, message: "inbox has no action '\(action)' (compose, greet, list)")
+            throw BerthError(code: .notFound, message: "inbox has no action '\(action)' (compose, greet, list, rotate)")
         }
     }
 
@@ -31,6 +52,7 @@ final class InboxScreen: Screen {
         switch action {
         case "sent":
             messages.append(text)
+            rows.append(Row(id: "message-\(messages.count)", text: text))
             context.log("inbox received '\(text)' from screen \(child)")
         case "waved":
             messages.append("greeter: \(text)")
@@ -41,12 +63,36 @@ final class InboxScreen: Screen {
     }
 }
 
+/// One message with a star that belongs to the row (its identity is the row's id).
+struct MessageRow: View {
+    let text: String
+    @State var starred = false
+
+    var body: some View {
+        HStack {
+            Toggle("★", isOn: $starred)
+            Text(text)
+        }
+    }
+}
+
+/// A counter of taps. Counter has a view with the same name; their states never meet.
+struct Badge: View {
+    let label: String
+    @State var taps = 0
+
+    var body: some View {
+        Button("\(label): \(taps)") { taps += 1 }
+    }
+}
+
 /// The compose flow: type a draft, send it up the delegate channel, and close itself.
 final class ComposeScreen: Screen {
     static let route = "compose"
 
     private let context: ScreenContext
-    private var draft = ""
+    /// Created with the screen, outside any render: a plain local box, not host state.
+    @State private var draft = ""
 
     init(context: ScreenContext) {
         self.context = context

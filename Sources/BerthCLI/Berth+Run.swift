@@ -15,19 +15,28 @@ extension Berth {
         @Option(name: .customLong("script"), help: ArgumentHelp("Run commands from FILE (- for stdin), then exit.", valueName: "FILE"))
         var script: String?
 
+        @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where persisted values live (default: $XDG_STATE_HOME/berth or ~/.local/state/berth).", valueName: "DIR"))
+        var stateDirectory: String?
+
         func run() async throws {
-            let status = await Self.runHost(folders: folders.resolved, script: script)
+            let status = await Self.runHost(folders: folders.resolved, script: script, stateDirectory: stateDirectory ?? Self.defaultStateDirectory())
             if status != 0 { throw ExitCode(status) }
+        }
+
+        static func defaultStateDirectory() -> String {
+            let environment = ProcessInfo.processInfo.environment
+            if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/berth" }
+            return (environment["HOME"] ?? NSTemporaryDirectory()) + "/.local/state/berth"
         }
 
         /// The host loop: one command at a time on the main actor. Lines are read on another
         /// thread, so between commands the main actor is free for the host's own work
         /// (results posted by managed tasks, and later the watcher and control socket).
         @MainActor
-        private static func runHost(folders: [String], script: String?) async -> Int32 {
+        private static func runHost(folders: [String], script: String?, stateDirectory: String) async -> Int32 {
             let host: BerthHost
             do {
-                host = try BerthHost(configuration: .init(pluginFolders: folders, logger: makeHostLogger()))
+                host = try BerthHost(configuration: .init(pluginFolders: folders, stateDirectory: stateDirectory, logger: makeHostLogger()))
             } catch {
                 printError("\(error)")
                 return ExitStatus.failure.rawValue
@@ -54,6 +63,9 @@ extension Berth {
             host.onEvent = { event in emitLine("  · \(event)") }
             let shell = HostShell(host: host)
             emitLine("berth host \(HostABI.version) · plugins: \(folders.joined(separator: ", "))")
+            if case .failed(let reason) = host.persistenceStatus {
+                printError("persistence is OFF, nothing will be saved: \(reason)")
+            }
             host.discover()
             while !shell.finished {
                 if interactive { FileHandleOutput.standardOutput("berth> ") }

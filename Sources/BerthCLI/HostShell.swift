@@ -11,6 +11,8 @@ final class HostShell {
     private(set) var failures = 0
     /// Set by `quit`.
     private(set) var finished = false
+    /// The numbers of the last `screen` output's interactive views, by screen.
+    private var viewNumbers: (screen: Int, numbers: [Int: String])?
 
     init(host: BerthHost) {
         self.host = host
@@ -21,7 +23,7 @@ final class HostShell {
         discover                   scan the plugins folders again (new or fixed plugins)
         load ID|all                load a plugin (dependencies first)
         unload ID                  close its screens, then retire or unload its image
-        reload ID                  new generation from the folder; old one retired/unloaded
+        reload ID [--keep-state]   new generation from the folder (--keep-state: carry @State)
         call ID SYMBOL ARGS...     call an export through libffi
         open ROUTE                 push a screen on the visible stack (PLUGIN/ROUTE or ROUTE)
         present ROUTE              present a screen modally from the visible one
@@ -33,6 +35,12 @@ final class HostShell {
         context TYPE [PAYLOAD]     send a route context from the visible screen (navigation unchanged)
         terminate TYPE [PAYLOAD]   send it, then pop to the nearest anchor, dismiss, or go back
         observers                  who observes which context type, where
+        screen [--json]            render the visible screen (interactive views numbered)
+        tap N|ID                   tap a button (N from the last screen output, or its identity)
+        toggle N|ID                flip a toggle
+        type N|ID TEXT             replace a text field's text
+        step N|ID +|-              move a stepper
+        state                      the state storage: identities, indices, fingerprints, sizes, persisted keys
         tree                       the router tree: plugin, generation, state, live tasks
         screens                    list open screens
         status                     generations, retired images and their bytes
@@ -87,7 +95,27 @@ final class HostShell {
                 try host.load(id)
             }
         case "unload": try host.unload(try argument(arguments, 0, "unload ID"))
-        case "reload": try host.reload(try argument(arguments, 0, "reload ID"))
+        case "reload":
+            let id = try argument(arguments.filter { $0 != "--keep-state" }, 0, "reload ID [--keep-state]")
+            try host.reload(id, keepState: arguments.contains("--keep-state"))
+        case "screen":
+            let tree = try host.render()
+            if arguments.contains("--json") {
+                emitLine(tree.map(ViewTreeJSON.encode) ?? "null")
+            } else {
+                printScreen(tree)
+            }
+        case "tap", "toggle", "type", "step":
+            let usage = command == "type" ? "type N|ID TEXT" : command == "step" ? "step N|ID +|-" : "\(command) N|ID"
+            let view = try viewIdentity(try argument(arguments, 0, usage))
+            let value = arguments.dropFirst().joined(separator: " ")
+            guard let kind = BerthHost.ViewInputKind(rawValue: command) else { return }
+            if command != "tap" && command != "toggle" { _ = try argument(arguments, 1, usage) }
+            printScreen(try host.input(kind, view: view, value: value))
+        case "state":
+            let lines = host.stateLines
+            emitLine(lines.isEmpty ? "no view state" : lines.joined(separator: "\n"))
+            emitLine(host.persistedLines.joined(separator: "\n"))
         case "call":
             let id = try argument(arguments, 0, "call ID SYMBOL ARGS...")
             let symbol = try argument(arguments, 1, "call ID SYMBOL ARGS...")
@@ -172,6 +200,25 @@ final class HostShell {
         emitLine("loaded: \(loaded.count) plugin(s); open screens: \(host.openRouters.count)")
         emitLine("retired Swift generations: \(host.retiredGenerations) (\(host.retiredBytes) bytes still mapped)")
         emitLine("runtime folder: \(host.runtimeDirectory.path)")
+    }
+
+    private func printScreen(_ tree: ViewNode?) {
+        guard let router = host.visibleRouter else { return }
+        let header = "screen \(router.id) \(router.pluginID)/\(router.route)"
+        let (text, numbers) = ViewTreeText.render(tree, header: header)
+        viewNumbers = (router.id, numbers)
+        emitLine(text)
+    }
+
+    /// A view by its number in the last `screen` output (of the visible screen), or by
+    /// its identity path.
+    private func viewIdentity(_ text: String) throws -> String {
+        guard let number = Int(text) else { return text }
+        guard let (screen, numbers) = viewNumbers, screen == host.visibleRouter?.id else {
+            throw ShellError("no numbered views for the visible screen: run screen first")
+        }
+        guard let identity = numbers[number] else { throw ShellError("no interactive view [\(number)] (see screen)") }
+        return identity
     }
 
     private func argument(_ arguments: [String], _ index: Int, _ usage: String) throws -> String {
