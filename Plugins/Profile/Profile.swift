@@ -33,7 +33,42 @@ final class ProfileScreen: Screen {
     }
 }
 
+/// The same flow with the view-level form: the observer exists while the view that declares
+/// it is rendered, and goes away when a render no longer contains it (`mute`).
+final class ProfileCardScreen: Screen {
+    static let route = "profile-card"
+    private let context: ScreenContext
+    private var selected: UserSelection?
+    private var listening = true
+
+    init(context: ScreenContext) {
+        self.context = context
+    }
+
+    var body: some View {
+        if listening {
+            VStack {
+                Text("Card: \(selected?.name ?? "nobody")")
+            }
+            .routerContext(UserSelection.self) { [unowned self] selection in
+                selected = selection
+                context.log("card shows \(selection.name)")
+            }
+        } else {
+            Text("Card: not listening")
+        }
+    }
+
+    func handle(action: String, payload: [UInt8]) throws {
+        switch action {
+        case "pick": try context.present("com.example.users/users")
+        case "mute": listening = false
+        default: throw BerthError(code: .notFound, message: "profile-card has no action '\(action)' (pick, mute)")
+        }
+    }
+}
+
 @_cdecl("berth_profile_entry_v1")
 public func berthProfileEntry(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPointer?) -> UnsafeRawPointer? {
-    Plugin(id: "com.example.profile", screens: [ProfileScreen.self]).export(host, plugin)
+    Plugin(id: "com.example.profile", screens: [ProfileScreen.self, ProfileCardScreen.self]).export(host, plugin)
 }

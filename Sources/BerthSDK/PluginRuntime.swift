@@ -20,8 +20,10 @@ final class PluginRuntime: @unchecked Sendable {
     /// Each screen's input handlers from its last render, by view identity.
     var viewInputs: [OpaquePointer?: [String: ViewInput]] = [:]
 
-    /// Route-context handlers by screen handle, then by context type.
+    /// Route-context handlers by screen handle, then by context type (explicit form).
     var contextHandlers: [OpaquePointer?: [String: ([UInt8]) throws -> Void]] = [:]
+    /// Route-context handlers declared by `.routerContext` in each screen's last render.
+    var viewContextHandlers: [OpaquePointer?: [String: ([UInt8]) throws -> Void]] = [:]
 
     /// The plugin id as a C string the table points to; lives as long as the image.
     private var pluginID: UnsafeMutablePointer<CChar>?
@@ -62,6 +64,24 @@ final class PluginRuntime: @unchecked Sendable {
         log(pluginHandle, level.rawValue, message)
     }
 
+    /// Registers the context types a render declared and unregisters those it no longer
+    /// does (unless the explicit form still observes them).
+    func syncViewContexts(_ screen: OpaquePointer?, _ declared: [String: ([UInt8]) throws -> Void]) {
+        let previous = Set(viewContextHandlers[screen]?.keys ?? [:].keys)
+        viewContextHandlers[screen] = declared
+        let explicit = Set(contextHandlers[screen]?.keys ?? [:].keys)
+        if let observe = hostFunction(\.context_observe) {
+            for type in Set(declared.keys).subtracting(previous).subtracting(explicit) {
+                _ = observe(screen, type, nil)
+            }
+        }
+        if let unobserve = hostFunction(\.context_unobserve) {
+            for type in previous.subtracting(declared.keys).subtracting(explicit) {
+                _ = unobserve(screen, type, nil)
+            }
+        }
+    }
+
     /// Runs `body` with `screen` as the current screen (for `@Persisted` on screens).
     func within<T>(_ screen: OpaquePointer?, _ body: () throws -> T) rethrows -> T {
         let previous = currentScreen
@@ -97,13 +117,16 @@ final class PluginRuntime: @unchecked Sendable {
             let box = Unmanaged<ScreenBox>.fromOpaque(instance)
             PluginRuntime.shared.contextHandlers[box.takeUnretainedValue().handle] = nil
             PluginRuntime.shared.viewInputs[box.takeUnretainedValue().handle] = nil
+            PluginRuntime.shared.viewContextHandlers[box.takeUnretainedValue().handle] = nil
             box.release()
         }
         table.pointee.context_received = { instance, type, payload, error in
             guarded(error) {
                 let box = ScreenBox.from(instance)
                 let name = type.map { String(cString: $0) } ?? ""
-                guard let handler = PluginRuntime.shared.contextHandlers[box.handle]?[name] else {
+                guard let handler = PluginRuntime.shared.contextHandlers[box.handle]?[name]
+                    ?? PluginRuntime.shared.viewContextHandlers[box.handle]?[name]
+                else {
                     throw BerthError(code: .notFound, message: "no handler for context \(name)")
                 }
                 try handler(payload.array)
@@ -139,6 +162,7 @@ final class PluginRuntime: @unchecked Sendable {
                 let renderer = Renderer(screen: box.handle)
                 PluginRuntime.shared.within(box.handle) { renderAny(box.screen, renderer) }
                 PluginRuntime.shared.viewInputs[box.handle] = renderer.inputs
+                PluginRuntime.shared.syncViewContexts(box.handle, renderer.contextObservers)
                 guard let out, let write = out.pointee.write else { return }
                 let bytes = renderer.writer.bytes
                 let status = bytes.withUnsafeBufferPointer { write(out.pointee.context, $0.baseAddress, UInt64($0.count)) }

@@ -30,7 +30,8 @@ struct UnloadReloadWithScreensTests {
         let plugins = try ExamplePlugins()
         let host = plugins.host
         let screens = try openTree(host)
-        let oldModules = screens.map { $0.module.map(ObjectIdentifier.init) }
+        // Held strongly, so a freed instance's address cannot be reused by its replacement.
+        let oldModules = screens.map(\.module)
         let visible = host.visibleRouter
         try host.reload("com.example.counter")
         #expect(plugins.host.events.filter { $0.kind == .released && $0.message.contains("reload") }.map(\.subject)
@@ -38,12 +39,12 @@ struct UnloadReloadWithScreensTests {
         #expect(host.openRouters.map(\.id) == screens.map(\.id), "same routers, same places")
         #expect(host.visibleRouter === visible)
         for index in [0, 4] {
-            #expect(screens[index].module.map(ObjectIdentifier.init) != oldModules[index])
+            #expect(screens[index].module !== oldModules[index])
             #expect(screens[index].module?.generation.number == 2)
             #expect(screens[index].interactor?.isActive == true)
         }
         for index in [1, 2, 3] {
-            #expect(screens[index].module.map(ObjectIdentifier.init) == oldModules[index], "other plugins' screens stay")
+            #expect(screens[index].module === oldModules[index], "other plugins' screens stay")
         }
         // The visible reopened screen appeared initially; the hidden one did not appear yet.
         #expect(screens[4].module?.deliveredEvents == [.didLoad, .willAppear(isPresentedInitially: true), .didAppear(isPresentedInitially: true)])

@@ -321,3 +321,25 @@ struct CanTerminateTests {
         #expect(plugins.recorder.matching("picker: Ada Lovelace chosen (receiver found: false)").count == 1)
     }
 }
+
+@Suite("Route context: the view-level form") @MainActor
+struct ViewLevelContextTests {
+    @Test(".routerContext registers while rendered, receives the picker's selection, and goes away when no longer rendered")
+    func viewLevelForm() throws {
+        let plugins = try ContextPlugins()
+        let host = plugins.host
+        let card = try host.push("profile-card")
+        #expect(host.contextObserverLines == ["screen \(card.id) com.example.profile/profile-card: \(selection)"])
+        try host.send(screen: card.id, action: "pick", payload: [])
+        try host.send(screen: try #require(host.visibleRouter).id, action: "open", payload: Array("grace".utf8))
+        try host.send(screen: try #require(host.visibleRouter).id, action: "choose", payload: [])
+        #expect(host.visibleRouter === card)
+        #expect(plugins.recorder.matching("card shows Grace Hopper").count == 1)
+        let tree = try host.render()
+        #expect(tree?.allNodes.contains { $0.fields["text"] == "Card: Grace Hopper" } == true)
+
+        try host.send(screen: card.id, action: "mute", payload: [])
+        #expect(host.contextObserverLines.isEmpty, "the modifier left the tree, so the observer went away")
+        #expect(!host.canTerminate(selection, from: card))
+    }
+}

@@ -353,9 +353,26 @@ extension BerthHost {
         topLevelDepth += 1
         defer {
             topLevelDepth -= 1
-            if topLevelDepth == 0 { drainPendingWork() }
+            if topLevelDepth == 0 {
+                drainPendingWork()
+                refreshVisibleScreen()
+            }
         }
         return try body()
+    }
+
+    /// Renders the visible screen once an operation is over, as a UI refreshes what it
+    /// shows: its state GC runs and its `.routerContext` observers stay current.
+    private func refreshVisibleScreen() {
+        guard let router = visibleRouter, let module = router.module, module.isActive, module.canRender else { return }
+        topLevelDepth += 1
+        do {
+            try module.render()
+        } catch {
+            emit(.failed, "screen \(router.id)", error.message)
+        }
+        topLevelDepth -= 1
+        drainPendingWork()
     }
 
     /// Queues work a plugin asked for; it runs when the host is back at top level.

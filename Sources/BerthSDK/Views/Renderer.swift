@@ -10,6 +10,8 @@ public final class Renderer {
     let screen: OpaquePointer?
     private(set) var writer = JSONWriter()
     private(set) var inputs: [String: ViewInput] = [:]
+    /// Route-context observers declared by `.routerContext` in this render, by type.
+    private(set) var contextObservers: [String: ([UInt8]) throws -> Void] = [:]
 
     init(screen: OpaquePointer?) {
         self.screen = screen
@@ -31,6 +33,11 @@ public final class Renderer {
     /// One child of a container, at `<container>.<index>/<Type>`.
     func renderChild<V: View>(_ view: V, container: String, index: Int) {
         view._render(self, identity: "\(container).\(index)/\(ViewNames.name(of: V.self))")
+    }
+
+    /// A `.routerContext` in the tree: the type is observed while rendered.
+    func observeContext(_ type: String, _ handler: @escaping ([UInt8]) throws -> Void) {
+        contextObservers[type] = handler
     }
 
     // MARK: Nodes

@@ -1,0 +1,38 @@
+import FoundationEssentials
+
+extension View {
+    /// Observes route contexts of type `T` while this view is rendered (the seed's
+    /// view-level form). The observer is registered on the screen's router when the view
+    /// first renders and removed when a render no longer contains it; `perform` is the one
+    /// from the latest render.
+    public func routerContext<T: RouteContext>(_ type: T.Type, perform: @escaping (T) -> Void) -> ContextObserving<Self, T> {
+        ContextObserving(content: self, perform: perform)
+    }
+}
+
+/// A view with a route-context observer attached (see `routerContext`).
+public struct ContextObserving<Content: View, Context: RouteContext>: PrimitiveView {
+    let content: Content
+    let perform: (Context) -> Void
+
+    public func _render(_ renderer: Renderer, identity: String) {
+        renderer.observeContext(Context.contextType, handler)
+        content._render(renderer, identity: identity)
+    }
+
+    public func _renderChildren(_ renderer: Renderer, container: String, index: inout Int) {
+        renderer.observeContext(Context.contextType, handler)
+        content._renderChildren(renderer, container: container, index: &index)
+    }
+
+    private var handler: ([UInt8]) throws -> Void {
+        let perform = self.perform
+        return { payload in
+            do {
+                perform(try JSONDecoder().decode(Context.self, from: Data(payload)))
+            } catch {
+                throw BerthError(code: .decode, message: "cannot decode \(Context.contextType): \(error)")
+            }
+        }
+    }
+}
