@@ -52,10 +52,11 @@ let package = Package(
 
         // Plugins/ needs explicit paths: SwiftPM otherwise reserves it for package plugins.
         .target(name: "Counter", dependencies: ["BerthSDK"], path: "Plugins/Counter"),
-        .target(name: "Greeter", dependencies: ["CBerth"], path: "Plugins/Greeter"),
+        .target(name: "GreeterService", path: "Plugins/GreeterService"),
+        .target(name: "Greeter", dependencies: ["CBerth", "GreeterService"], path: "Plugins/Greeter"),
         .target(name: "Inbox", dependencies: ["BerthSDK"], path: "Plugins/Inbox"),
         .target(name: "UserPicker", dependencies: ["BerthSDK"], path: "Plugins/UserPicker"),
-        .target(name: "Profile", dependencies: ["BerthSDK"], path: "Plugins/Profile"),
+        .target(name: "Profile", dependencies: ["BerthSDK", "GreeterService"], path: "Plugins/Profile"),
         .target(name: "BerthFixtures", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthFixtures"),
 
         // Tests find the built plugin libraries beside the test bundle; none links a plugin.
@@ -65,6 +66,6 @@ let package = Package(
             path: "Tests/BerthTestSupport"
         ),
         .testTarget(name: "BerthRuntimeTests", dependencies: ["BerthRuntime", "BerthTestSupport", "CBerth"]),
-        .testTarget(name: "BerthCLITests", dependencies: ["BerthRuntime", "BerthTestSupport"]),
+        .testTarget(name: "BerthCLITests", dependencies: ["BerthRuntime", "BerthTestSupport"], exclude: ["Expected"]),
     ]
 )

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "berth.h"
+#include "greeter_service.h"
 
 static const berth_host_v1 *host_table;
 static berth_plugin_handle *plugin_handle;
@@ -158,8 +159,54 @@ static const berth_plugin_v1 greeter_table = {
     .context_received = hello_context,
 };
 
+/* ---- the Greeting service (greeter_service.h), for any plugin to resolve ---------- */
+
+typedef struct greeting_instance {
+    greeter_greeting_instance base; /* first: what consumers see */
+    uint64_t count;
+    char buffer[256];
+} greeting_instance;
+
+static const char *greeting_greet(void *opaque, const char *name) {
+    greeting_instance *instance = opaque;
+    instance->count++;
+    snprintf(instance->buffer, sizeof instance->buffer, "Greetings, %s (greeting #%llu)", name != NULL ? name : "stranger",
+             (unsigned long long)instance->count);
+    return instance->buffer;
+}
+
+static uint64_t greeting_count(void *opaque) {
+    return ((greeting_instance *)opaque)->count;
+}
+
+static const greeter_greeting_v1 greeting_functions = {sizeof(greeter_greeting_v1), greeting_greet, greeting_count};
+
+static berth_status greeting_create(void *context, void **out_instance, berth_error *error) {
+    (void)context;
+    greeting_instance *instance = calloc(1, sizeof *instance);
+    if (instance == NULL) return berth_error_set(error, BERTH_ERR_FAILED, "out of memory");
+    instance->base.functions = &greeting_functions;
+    *out_instance = instance;
+    say(BERTH_LOG_INFO, "greeting service created");
+    return BERTH_OK;
+}
+
+static void greeting_release(void *context, void *instance) {
+    (void)context;
+    free(instance);
+    say(BERTH_LOG_INFO, "greeting service released");
+}
+
 const berth_plugin_v1 *berth_greeter_entry_v1(const berth_host_v1 *host, berth_plugin_handle *plugin) {
     host_table = host;
     plugin_handle = plugin;
+    if (BERTH_HAS_FIELD(berth_host_v1, host, service_register) && host->service_register != NULL) {
+        berth_service_v1 service = {sizeof(berth_service_v1), BERTH_SCOPE_SINGLETON, GREETER_GREETING_SERVICE_KEY, NULL,
+                                    greeting_create, greeting_release};
+        berth_error error = {sizeof(berth_error), 0, {0}};
+        if (host->service_register(plugin, &service, &error) != BERTH_OK) {
+            say(BERTH_LOG_ERROR, error.message);
+        }
+    }
     return &greeter_table;
 }

@@ -1,4 +1,6 @@
 import BerthSDK
+import GreeterService
+import Synchronization
 
 /// The same context type as the picker's: same name, same JSON.
 struct UserSelection: RouteContext {
@@ -12,6 +14,9 @@ final class ProfileScreen: Screen {
     static let route = "profile"
     private let context: ScreenContext
     private var selected: UserSelection?
+
+    /// This screen's own image cache (screen scope): released when the screen closes.
+    private var cache: ImageCache?
 
     init(context: ScreenContext) throws {
         self.context = context
@@ -28,7 +33,19 @@ final class ProfileScreen: Screen {
         case "pick-inline": try context.push("com.example.users/users")
         case "forget": try context.removeContext(UserSelection.self)
         case "show": context.log("profile: \(selected?.name ?? "nobody selected")")
-        default: throw BerthError(code: .notFound, message: "profile has no action '\(action)' (pick, pick-inline, forget, show)")
+        case "session":
+            // Session-scoped: the same instance for every screen until `session end`.
+            let session = try context.resolve(UserSession.self)
+            context.log("profile is in user session #\(session.number)")
+        case "greet":
+            // Another plugin's service, through the C table its shared header declares.
+            let instance = try context.resolveService(GREETER_GREETING_SERVICE_KEY)
+            let functions = instance.assumingMemoryBound(to: greeter_greeting_instance.self).pointee.functions.pointee
+            guard let greet = functions.greet, let line = greet(instance, selected?.name ?? "stranger") else {
+                throw BerthError(code: .failed, message: "the greeting service gave no greeting")
+            }
+            context.log("profile: \(String(cString: line))")
+        default: throw BerthError(code: .notFound, message: "profile has no action '\(action)' (pick, pick-inline, forget, show, session, greet)")
         }
     }
 }
@@ -68,7 +85,37 @@ final class ProfileCardScreen: Screen {
     }
 }
 
+extension ProfileScreen {
+    func activate() throws {
+        let cache = try context.resolve(ImageCache.self)
+        self.cache = cache
+        context.log("profile uses image cache #\(cache.number)")
+    }
+}
+
+/// Numbers instances, to show which one a scope hands out.
+private let instancesMade = Atomic<Int>(0)
+
+/// A screen-scoped service: one per open profile screen.
+final class ImageCache {
+    let number = instancesMade.add(1, ordering: .relaxed).newValue
+    deinit { Plugin.log("image cache #\(number) released") }
+}
+
+/// A session-scoped service: shared by every screen of the session.
+final class UserSession {
+    let number = instancesMade.add(1, ordering: .relaxed).newValue
+    deinit { Plugin.log("user session #\(number) released") }
+}
+
 @_cdecl("berth_profile_entry_v1")
 public func berthProfileEntry(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPointer?) -> UnsafeRawPointer? {
-    Plugin(id: "com.example.profile", screens: [ProfileScreen.self, ProfileCardScreen.self]).export(host, plugin)
+    Plugin(
+        id: "com.example.profile",
+        screens: [ProfileScreen.self, ProfileCardScreen.self],
+        services: [
+            .scoped(ImageCache.self, .screen) { ImageCache() },
+            .scoped(UserSession.self, .session) { UserSession() },
+        ]
+    ).export(host, plugin)
 }

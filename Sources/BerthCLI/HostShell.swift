@@ -41,6 +41,8 @@ final class HostShell {
         type N|ID TEXT             replace a text field's text
         step N|ID +|-              move a stepper
         state                      the state storage: identities, indices, fingerprints, sizes, persisted keys
+        scopes                     live scopes (kind, id, owner, instances) and the services provided
+        session begin ID|end       begin or end the session scope (ending releases its instances)
         tree                       the router tree: plugin, generation, state, live tasks
         screens                    list open screens
         status                     generations, retired images and their bytes
@@ -75,7 +77,8 @@ final class HostShell {
             return
         }
         do {
-            try run(command, arguments)
+            // Every host command runs in a request scope of its own.
+            try host.inRequestScope("command \(command)") { try run(command, arguments) }
         } catch {
             fail("\(error)")
         }
@@ -144,6 +147,18 @@ final class HostShell {
         case "observers":
             let lines = host.contextObserverLines
             emitLine(lines.isEmpty ? "no context observers" : lines.joined(separator: "\n"))
+        case "scopes":
+            emitLine(host.scopeLines.joined(separator: "\n"))
+            for registration in host.scopes.registrations {
+                emitLine("  provides \(registration.key) (\(registration.kind)) by \(registration.provider)")
+            }
+        case "session":
+            switch arguments.first {
+            case "begin": host.beginSession(try argument(arguments, 1, "session begin ID"))
+            case "end":
+                guard host.endSession() != nil else { throw ShellError("no session is current") }
+            default: throw ShellError("usage: session begin ID | session end")
+            }
         case "tree": emitLine(RouterTreeText.render(host))
         case "screens": listScreens()
         case "status": status()

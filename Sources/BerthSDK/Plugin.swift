@@ -12,12 +12,15 @@ public struct Plugin {
     public var id: String
     /// The screen types, one per route.
     public var screens: [any Screen.Type]
+    /// Services this plugin provides to its screens (registered when it loads).
+    public var services: [Service]
     /// Called before the generation is retired or unloaded.
     public var onUnload: (@Sendable () -> Void)?
 
-    public init(id: String, screens: [any Screen.Type], onUnload: (@Sendable () -> Void)? = nil) {
+    public init(id: String, screens: [any Screen.Type], services: [Service] = [], onUnload: (@Sendable () -> Void)? = nil) {
         self.id = id
         self.screens = screens
+        self.services = services
         self.onUnload = onUnload
     }
 

@@ -13,7 +13,7 @@ final class PluginRuntime: @unchecked Sendable {
 
     private(set) var plugin: Plugin?
     private var host: UnsafePointer<berth_host_v1>?
-    private var pluginHandle: OpaquePointer?
+    private(set) var pluginHandle: OpaquePointer?
     private let table: UnsafeMutablePointer<berth_plugin_v1>
     /// The screen a call into the plugin is about (set around create, action and render).
     var currentScreen: OpaquePointer?
@@ -47,6 +47,7 @@ final class PluginRuntime: @unchecked Sendable {
         idStorage.initialize(from: idBytes, count: idBytes.count)
         pluginID = idStorage
         fillTable()
+        registerServices(plugin.services)
         return UnsafeRawPointer(table)
     }
 
@@ -222,6 +223,10 @@ private func guarded(_ errorBuffer: UnsafeMutablePointer<berth_error>?, _ body: 
     } catch {
         return fill(errorBuffer, BerthError(code: .failed, message: "\(error)"))
     }
+}
+
+func fillError(_ error: UnsafeMutablePointer<berth_error>?, _ thrown: BerthError) -> berth_status {
+    fill(error, thrown)
 }
 
 private func fill(_ error: UnsafeMutablePointer<berth_error>?, _ thrown: BerthError) -> berth_status {

@@ -55,6 +55,8 @@ public final class BerthHost {
     let persistentStore: PersistentStore?
     /// Whether values persist, and if not, why.
     public let persistenceStatus: PersistenceStatus
+    /// Scoped services and the scopes alive now.
+    public let scopes = ScopeRegistry()
 
     public init(configuration: Configuration) throws(LoaderError) {
         self.configuration = configuration
@@ -208,6 +210,8 @@ public final class BerthHost {
 
     /// Ends every loaded generation and removes the runtime folder (host exit).
     public func shutdown() {
+        for router in openRouters.reversed() where !router.isReleased { close(router) }
+        scopes.endAll()
         for id in unloadOrder() {
             try? unload(id)
         }
@@ -249,15 +253,27 @@ public final class BerthHost {
         let id = record.source.manifest.id
         let number = (generationCounters[id] ?? 0) + 1
         generationCounters[id] = number
-        let generation = try PluginGeneration(
-            plugin: record.source, number: number, runtimeDirectory: runtimeDirectory,
-            logger: configuration.logger, onRetire: { bytes in retire(bytes) }
-        )
+        let generation: PluginGeneration
+        do {
+            generation = try PluginGeneration(
+                plugin: record.source, number: number, runtimeDirectory: runtimeDirectory,
+                logger: configuration.logger, host: self, onRetire: { bytes in
+                    retire(bytes)
+                    emit(.retired, id, "generation \(number) retired after a failed load (Swift image stays mapped)")
+                }
+            )
+        } catch {
+            // Its entry may have registered services before the load failed.
+            scopes.unloadProvider(plugin: id, generation: number)
+            throw error
+        }
         emit(.loaded, id, "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.table.abi))")
         return generation
     }
 
     private func end(_ generation: PluginGeneration) throws(LoaderError) {
+        // Instances its factories made go first, while its image is still loaded.
+        releaseServices(of: generation)
         let retired = try generation.end()
         if retired > 0 {
             retire(retired)

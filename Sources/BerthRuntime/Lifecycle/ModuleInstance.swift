@@ -10,10 +10,14 @@ final class ScreenHandle {
     /// Known before `create` runs, so a screen can register observers from its initializer.
     weak var router: Router?
     weak var host: BerthHost?
+    /// The registry and this screen's scope: immutable and thread-safe, so
+    /// `service_resolve` (callable from any thread) reads them without the main actor.
+    nonisolated let services: (registry: ScopeRegistry, screen: Scope)?
 
-    init(router: Router?, host: BerthHost?) {
+    init(router: Router?, host: BerthHost?, services: (registry: ScopeRegistry, screen: Scope)?) {
         self.router = router
         self.host = host
+        self.services = services
     }
 
     var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
@@ -49,6 +53,8 @@ public final class ModuleInstance {
     public let stateStorage = StateStorage()
     /// The tree of the last render pass.
     public private(set) var lastTree: ViewNode?
+    /// This screen's scope: current while the host calls into it, ended on release.
+    public let screenScope: Scope?
 
     /// `created`, `active`, `inactive` or `released`.
     public var state: String { lifecycle.name }
@@ -68,7 +74,9 @@ public final class ModuleInstance {
         guard let create = generation.table.table.create else { preconditionFailure("handshake guarantees create when routes exist") }
         self.router = router
         self.host = host
-        let handle = ScreenHandle(router: router, host: host)
+        let scope = host?.scopes.makeScreenScope(screen: id, owner: "\(generation.pluginID)/\(route)")
+        self.screenScope = scope
+        let handle = ScreenHandle(router: router, host: host, services: host.flatMap { host in scope.map { (host.scopes, $0) } })
         var error = BerthErrorBuffer.make()
         var created: UnsafeMutableRawPointer?
         let status = HostCall.run {
@@ -77,6 +85,7 @@ public final class ModuleInstance {
             }
         }
         guard status == BERTH_OK, let created else {
+            scope?.end()
             throw ScreenError(.pluginFailed, screen: id, "\(generation.pluginID) create(\(route)) failed: \(BerthErrorBuffer.message(of: error, status: status))")
         }
         self.instance = created
@@ -94,7 +103,7 @@ public final class ModuleInstance {
         }
         guard action == .callActivate, let activate = generation.table.table.activate else { return }
         var error = BerthErrorBuffer.make()
-        let status = HostCall.run { activate(instance, &error) }
+        let status = call(request: false) { activate(instance, &error) }
         guard status == BERTH_OK else {
             lifecycle.activationFailed()
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID) activate failed: \(BerthErrorBuffer.message(of: error, status: status))")
@@ -107,7 +116,7 @@ public final class ModuleInstance {
     func deactivate() -> String? {
         guard lifecycle.deactivate() == .callDeactivate, let deactivate = generation.table.table.deactivate else { return nil }
         var error = BerthErrorBuffer.make()
-        let status = HostCall.run { deactivate(instance, &error) }
+        let status = call(request: false) { deactivate(instance, &error) }
         return status == BERTH_OK ? nil : "\(pluginID) deactivate failed: \(BerthErrorBuffer.message(of: error, status: status))"
     }
 
@@ -118,7 +127,7 @@ public final class ModuleInstance {
         deliveredEvents.append(event)
         guard let screenEvent = generation.table.table.screen_event else { return }
         let (code, flag) = event.code
-        HostCall.run { screenEvent(instance, code, flag ? 1 : 0) }
+        call(request: false) { screenEvent(instance, code, flag ? 1 : 0) }
     }
 
     /// Delivers an action. Refused unless active: after deactivation the host makes no
@@ -131,7 +140,7 @@ public final class ModuleInstance {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) takes no actions")
         }
         var error = BerthErrorBuffer.make()
-        let status = HostCall.run {
+        let status = call(request: true) {
             payload.withUnsafeBufferPointer { buffer in
                 handleAction(instance, action, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
             }
@@ -148,7 +157,7 @@ public final class ModuleInstance {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) observes delegate actions but has no delegate_received")
         }
         var error = BerthErrorBuffer.make()
-        let status = HostCall.run {
+        let status = call(request: true) {
             payload.withUnsafeBufferPointer { buffer in
                 receive(instance, UInt64(child), action, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
             }
@@ -165,13 +174,24 @@ public final class ModuleInstance {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) observes \(type) but has no context_received")
         }
         var error = BerthErrorBuffer.make()
-        let status = HostCall.run {
+        let status = call(request: true) {
             payload.withUnsafeBufferPointer { buffer in
                 receive(instance, type, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
             }
         }
         guard status == BERTH_OK else {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) could not take it: \(BerthErrorBuffer.message(of: error, status: status))")
+        }
+    }
+
+    /// A call into this screen's plugin code: marked as the host's, with this screen's scope
+    /// current and, for actions and deliveries, in a request scope of its own.
+    private func call<T>(request: Bool, _ body: () -> T) -> T {
+        guard request, let registry = host?.scopes else {
+            return ScopeRegistry.$currentScreen.withValue(screenScope) { HostCall.run(body) }
+        }
+        return registry.withRequestScope(owner: "screen \(id)") {
+            ScopeRegistry.$currentScreen.withValue(screenScope) { HostCall.run(body) }
         }
     }
 
@@ -186,7 +206,7 @@ public final class ModuleInstance {
         stateStorage.beginRenderPass()
         var error = BerthErrorBuffer.make()
         let collected = SinkBuffer()
-        let status = HostCall.run { collected.withSink { sink in render(instance, sink, &error) } }
+        let status = call(request: false) { collected.withSink { sink in render(instance, sink, &error) } }
         stateStorage.endRenderPass()
         guard status == BERTH_OK else {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) render failed: \(BerthErrorBuffer.message(of: error, status: status))")
@@ -216,8 +236,10 @@ public final class ModuleInstance {
             throw ScreenError(.lifecycle, screen: id, error.description)
         }
         guard action == .callDestroy else { return }
-        if let destroy = generation.table.table.destroy { HostCall.run { destroy(instance) } }
+        if let destroy = generation.table.table.destroy { call(request: false) { destroy(instance) } }
         instance = nil
+        // Removed for good: its screen scope ends, releasing what was resolved in it.
+        screenScope?.end()
         stateStorage.removeAll()
         lastTree = nil
         handle?.module = nil

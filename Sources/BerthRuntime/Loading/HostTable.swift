@@ -7,10 +7,13 @@ final class PluginContext: Sendable {
     let pluginID: String
     let generation: Int
     let logger: Logger
+    /// The host, for plugin-wide services (registration, sessions); used on the main actor.
+    weak let host: BerthHost?
 
-    init(pluginID: String, generation: Int, logger: Logger) {
+    init(pluginID: String, generation: Int, logger: Logger, host: BerthHost?) {
         self.pluginID = pluginID
         self.generation = generation
+        self.host = host
         var logger = logger
         logger[metadataKey: "plugin"] = "\(pluginID)#\(generation)"
         self.logger = logger
@@ -68,13 +71,10 @@ enum HostTable {
         table.pointee.state_write = { HostServices.stateWrite($0, $1, $2, $3, $4, $5) }
         table.pointee.persist_read = { HostServices.persistRead($0, $1, $2, $3) }
         table.pointee.persist_write = { HostServices.persistWrite($0, $1, $2, $3) }
-        // Scoped services arrive with their issue. Until then each answers
-        // BERTH_ERR_UNSUPPORTED with a message saying so, which the SDK throws: never a
-        // silent success.
-        table.pointee.service_register = { _, _, error in HostTable.unsupported(error, "scoped services") }
-        table.pointee.service_resolve = { _, _, _, error in HostTable.unsupported(error, "scoped services") }
-        table.pointee.session_begin = { _, _, error in HostTable.unsupported(error, "sessions") }
-        table.pointee.session_end = { _, error in HostTable.unsupported(error, "sessions") }
+        table.pointee.service_register = { HostServices.serviceRegister($0, $1, $2) }
+        table.pointee.service_resolve = { HostServices.serviceResolve($0, $1, $2, $3) }
+        table.pointee.session_begin = { HostServices.sessionBegin($0, $1, $2) }
+        table.pointee.session_end = { HostServices.sessionEnd($0, $1) }
         table.pointee.task_start = { HostServices.taskStart($0, $1, $2, $3) }
         table.pointee.task_cancel = { HostServices.taskCancel($0, $1) }
         table.pointee.task_is_cancelled = { task in (ManagedTask.from(handle: task)?.isCancelled ?? true) ? 1 : 0 }
@@ -83,10 +83,6 @@ enum HostTable {
             return berth_status(task.sleep(milliseconds: milliseconds) ? BERTH_OK : BERTH_ERR_CANCELLED)
         }
         table.pointee.task_post = { HostServices.taskPost($0, $1, $2) }
-    }
-
-    private static func unsupported(_ error: UnsafeMutablePointer<berth_error>?, _ service: String) -> berth_status {
-        BerthErrorBuffer.fill(error, code: berth_status(BERTH_ERR_UNSUPPORTED), message: "this host does not provide \(service) yet")
     }
 
     private static func logLevel(_ level: Int32) -> Logger.Level {

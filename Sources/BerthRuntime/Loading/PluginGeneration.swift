@@ -35,7 +35,7 @@ public final class PluginGeneration {
     /// it stays loaded (a Swift image that was already mapped is retired and counted).
     init(
         plugin: ValidatedPlugin, number: Int, runtimeDirectory: RuntimeDirectory, logger: Logger,
-        onRetire: (Int) -> Void
+        host: BerthHost?, onRetire: (Int) -> Void
     ) throws(LoaderError) {
         let manifest = plugin.manifest
         let id = manifest.id
@@ -76,7 +76,7 @@ public final class PluginGeneration {
         guard let entryAddress = image.symbol(manifest.entry) else {
             throw abandon(image, LoaderError(.symbolMissing, plugin: id, "entry symbol '\(manifest.entry)' not found in \(shadow)"))
         }
-        let context = PluginContext(pluginID: id, generation: number, logger: logger)
+        let context = PluginContext(pluginID: id, generation: number, logger: logger, host: host)
         let handle = context.retainedHandle()
         let entry = unsafeBitCast(entryAddress, to: berth_entry_v1.self)
         let table: PluginTable

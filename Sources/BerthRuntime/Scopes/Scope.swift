@@ -1,0 +1,151 @@
+import Synchronization
+
+/// One scope: the instances resolved in it, in creation order, and the async factories
+/// still running (single flight). Thread-safe; a factory never runs under the lock.
+///
+/// Ending a scope releases its instances in reverse creation order (their deinit runs, or
+/// their C release callback) and refuses later resolves. Nothing of it is kept afterwards.
+public final class Scope: Sendable, CustomStringConvertible {
+    public let kind: ScopeKind
+    /// A name for people (`session alice`, `screen 7`, `request 12`).
+    public let id: String
+    /// Who it belongs to (`host`, a screen, a plugin).
+    public let owner: String
+
+    struct Entry {
+        let key: String
+        let provider: String
+        let value: ScopedValue
+        let release: @Sendable (ScopedValue) -> Void
+    }
+
+    private struct State {
+        var entries: [Entry] = []
+        var inFlight: [String: Task<ScopedValue, any Error>] = [:]
+        var ended = false
+    }
+
+    private let state = Mutex(State())
+    private let onEnd: @Sendable (Scope) -> Void
+
+    init(kind: ScopeKind, id: String, owner: String, onEnd: @escaping @Sendable (Scope) -> Void = { _ in }) {
+        self.kind = kind
+        self.id = id
+        self.owner = owner
+        self.onEnd = onEnd
+    }
+
+    public var description: String { "\(kind) \(id)" }
+
+    public var isEnded: Bool { state.withLock { $0.ended } }
+
+    /// The keys of the instances held now, in creation order.
+    public var keys: [String] { state.withLock { $0.entries.map(\.key) } }
+
+    /// The instance for `key` in this scope, made by `factory` the first time (outside the
+    /// lock). When two threads race, the first instance stored wins and the other is
+    /// released at once.
+    func resolve(
+        key: String, provider: String, release: @escaping @Sendable (ScopedValue) -> Void,
+        factory: () throws(ScopeError) -> ScopedValue
+    ) throws(ScopeError) -> ScopedValue {
+        switch state.withLock({ state -> Result<ScopedValue?, ScopeError> in
+            if state.ended { return .failure(ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) has ended")) }
+            return .success(state.entries.first { $0.key == key }?.value)
+        }) {
+        case .failure(let error): throw error
+        case .success(let existing?): return existing
+        case .success(nil): break
+        }
+        let made = try factory()
+        let kept: Result<ScopedValue, ScopeError> = state.withLock { state in
+            if state.ended { return .failure(ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) ended while \(key) was being made")) }
+            if let winner = state.entries.first(where: { $0.key == key }) { return .success(winner.value) }
+            state.entries.append(Entry(key: key, provider: provider, value: made, release: release))
+            return .success(made)
+        }
+        switch kept {
+        case .success(let value):
+            if !value.isSame(as: made) { release(made) }
+            return value
+        case .failure(let error):
+            release(made)
+            throw error
+        }
+    }
+
+    /// Like `resolve`, for an async factory: concurrent resolves of one key in this scope
+    /// share a single call of the factory and all get its instance.
+    func resolveAsync(
+        key: String, provider: String, release: @escaping @Sendable (ScopedValue) -> Void,
+        factory: @escaping @Sendable () async throws -> ScopedValue
+    ) async throws -> ScopedValue {
+        let task: Task<ScopedValue, any Error> = try state.withLock { state in
+            if state.ended { throw ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) has ended") }
+            if let existing = state.entries.first(where: { $0.key == key }) {
+                return Task { existing.value }
+            }
+            if let running = state.inFlight[key] { return running }
+            let running = Task { try await factory() }
+            state.inFlight[key] = running
+            return running
+        }
+        let value: ScopedValue
+        do {
+            value = try await task.value
+        } catch {
+            _ = state.withLock { $0.inFlight[key] = nil }
+            throw ScopeError(.factoryFailed, key: key, "the factory failed: \(error)")
+        }
+        let stored: Bool = state.withLock { state in
+            guard !state.ended else { return false }
+            if state.inFlight[key] != nil {
+                state.inFlight[key] = nil
+                state.entries.append(Entry(key: key, provider: provider, value: value, release: release))
+            }
+            return true
+        }
+        guard stored else {
+            // The scope ended while the factory ran: the instance is released, not leaked.
+            release(value)
+            throw ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) ended while \(key) was being made")
+        }
+        return value
+    }
+
+    /// Ends the scope: releases every instance in reverse creation order. Idempotent.
+    func end() {
+        let entries: [Entry]? = state.withLock { state in
+            guard !state.ended else { return nil }
+            state.ended = true
+            for task in state.inFlight.values { task.cancel() }
+            state.inFlight.removeAll()
+            defer { state.entries.removeAll() }
+            return state.entries
+        }
+        guard let entries else { return }
+        for entry in entries.reversed() { entry.release(entry.value) }
+        onEnd(self)
+    }
+
+    /// Releases the instances `provider` made (its plugin is unloading); the scope goes on.
+    func releaseInstances(of provider: String) -> Int {
+        let released: [Entry] = state.withLock { state in
+            let mine = state.entries.filter { $0.provider == provider }
+            state.entries.removeAll { $0.provider == provider }
+            return mine
+        }
+        for entry in released.reversed() { entry.release(entry.value) }
+        return released.count
+    }
+}
+
+extension ScopedValue {
+    func isSame(as other: ScopedValue) -> Bool {
+        switch (self, other) {
+        case (.object(let left), .object(let right)): left === right
+        case (.pointer(let left), .pointer(let right)): left == right
+        default: false
+        }
+    }
+}

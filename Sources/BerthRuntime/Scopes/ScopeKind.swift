@@ -1,0 +1,60 @@
+internal import CBerth
+
+/// How long a scoped instance lives.
+public enum ScopeKind: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// Host lifetime (or until the plugin that provides it unloads).
+    case singleton
+    /// One per open screen; cleared when the screen is removed permanently.
+    case screen
+    /// Begun and ended explicitly (`session begin ID`, `session end`).
+    case session
+    /// One per action, context delivery or host command; task-local.
+    case request
+
+    public var description: String { rawValue }
+
+    init?(code: Int32) {
+        switch Int(code) {
+        case Int(BERTH_SCOPE_SINGLETON): self = .singleton
+        case Int(BERTH_SCOPE_SCREEN): self = .screen
+        case Int(BERTH_SCOPE_SESSION): self = .session
+        case Int(BERTH_SCOPE_REQUEST): self = .request
+        default: return nil
+        }
+    }
+}
+
+/// Why a scoped service could not be resolved or registered. Says which key, which scope
+/// kind, and what to do.
+public struct ScopeError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: Sendable, Equatable {
+        case notRegistered, noCurrentScope, scopeEnded, providerUnloaded, factoryFailed, wrongType, duplicate
+    }
+
+    public var code: Code
+    public var key: String
+    public var message: String
+
+    public init(_ code: Code, key: String, _ message: String) {
+        self.code = code
+        self.key = key
+        self.message = message
+    }
+
+    public var description: String { "\(key): \(message)" }
+}
+
+/// An instance held by a scope: a Swift object, or the pointer a C factory returned.
+public enum ScopedValue: @unchecked Sendable {
+    // @unchecked: a `.pointer` belongs to its provider plugin, which documents its own
+    // thread rules; the host only stores it, hands it back, and releases it once.
+    case object(AnyObject)
+    case pointer(UnsafeMutableRawPointer)
+
+    var pointer: UnsafeMutableRawPointer? {
+        switch self {
+        case .pointer(let pointer): pointer
+        case .object(let object): Unmanaged.passUnretained(object).toOpaque()
+        }
+    }
+}
