@@ -115,28 +115,32 @@ public final class Scope: Sendable, CustomStringConvertible {
 
     /// Ends the scope: releases every instance in reverse creation order. Idempotent.
     func end() {
-        let entries: [Entry]? = state.withLock { state in
-            guard !state.ended else { return nil }
+        var remaining: [Entry] = []
+        let endsNow: Bool = state.withLock { state in
+            guard !state.ended else { return false }
             state.ended = true
             for task in state.inFlight.values { task.cancel() }
             state.inFlight.removeAll()
-            defer { state.entries.removeAll() }
-            return state.entries
+            swap(&remaining, &state.entries)
+            return true
         }
-        guard let entries else { return }
-        for entry in entries.reversed() { entry.release(entry.value) }
+        guard endsNow else { return }
+        // Pop one at a time, so each instance's last reference goes (and its deinit runs)
+        // in reverse creation order, not when the whole array is freed.
+        while let entry = remaining.popLast() { entry.release(entry.value) }
         onEnd(self)
     }
 
     /// Releases the instances `provider` made (its plugin is unloading); the scope goes on.
     func releaseInstances(of provider: String) -> Int {
-        let released: [Entry] = state.withLock { state in
+        var released: [Entry] = state.withLock { state in
             let mine = state.entries.filter { $0.provider == provider }
             state.entries.removeAll { $0.provider == provider }
             return mine
         }
-        for entry in released.reversed() { entry.release(entry.value) }
-        return released.count
+        let count = released.count
+        while let entry = released.popLast() { entry.release(entry.value) }
+        return count
     }
 }
 
