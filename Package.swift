@@ -29,6 +29,7 @@ let package = Package(
     ],
     targets: [
         .target(name: "CBerth"),
+        .target(name: "CBerthSystem"),
         .systemLibrary(name: "CFFI", pkgConfig: "libffi", providers: [.apt(["libffi-dev"])]),
         .target(
             name: "BerthRuntime",
@@ -45,6 +46,7 @@ let package = Package(
             name: "BerthCLI",
             dependencies: [
                 "BerthRuntime",
+                "CBerthSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -66,6 +68,6 @@ let package = Package(
             path: "Tests/BerthTestSupport"
         ),
         .testTarget(name: "BerthRuntimeTests", dependencies: ["BerthRuntime", "BerthTestSupport", "CBerth"]),
-        .testTarget(name: "BerthCLITests", dependencies: ["BerthRuntime", "BerthTestSupport"], exclude: ["Expected"]),
+        .testTarget(name: "BerthCLITests", dependencies: ["BerthRuntime", "BerthCLI", "BerthTestSupport"], exclude: ["Expected"]),
     ]
 )

@@ -18,8 +18,34 @@ extension Berth {
         @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where persisted values live (default: $XDG_STATE_HOME/berth or ~/.local/state/berth).", valueName: "DIR"))
         var stateDirectory: String?
 
+        @Flag(help: "Watch the plugins folders: load new plugins, reload changed ones, unload removed ones.")
+        var watch = false
+
+        @Option(name: .customLong("debounce-ms"), help: "How long a changed plugin folder must be quiet before it is checked (--watch).")
+        var debounceMilliseconds = 200
+
+        @Flag(name: .customLong("keep-state"), help: "Reloads made by --watch keep @State (stateful hot reload).")
+        var keepState = false
+
+        @Option(help: ArgumentHelp("The control socket's path (default: $XDG_RUNTIME_DIR/berth/control.sock, else /tmp/berth-UID/control.sock).", valueName: "PATH"))
+        var socket: String?
+
+        @Flag(name: .customLong("no-socket"), help: "Do not listen on a control socket (a --script host listens only when --socket is given).")
+        var noSocket = false
+
+        @Option(name: .customLong("max-retired-mb"), help: "Warn and suggest `restart` when retired Swift images hold more than this.")
+        var maxRetiredMB = 256
+
+        @Option(name: .customLong("restore"), help: .hidden)
+        var restore: String?
+
         func run() async throws {
-            let status = await Self.runHost(folders: folders.resolved, script: script, stateDirectory: stateDirectory ?? Self.defaultStateDirectory())
+            let options = HostRunner.Options(
+                folders: folders.resolved, script: script, stateDirectory: stateDirectory ?? Self.defaultStateDirectory(),
+                watch: watch, debounce: .milliseconds(debounceMilliseconds), keepState: keepState, socket: socket,
+                noSocket: noSocket, maxRetiredMB: maxRetiredMB, restore: restore
+            )
+            let status = await HostRunner(options: options).run()
             if status != 0 { throw ExitCode(status) }
         }
 
@@ -29,60 +55,12 @@ extension Berth {
             return (environment["HOME"] ?? NSTemporaryDirectory()) + "/.local/state/berth"
         }
 
-        /// The host loop: one command at a time on the main actor. Lines are read on another
-        /// thread, so between commands the main actor is free for the host's own work
-        /// (results posted by managed tasks, and later the watcher and control socket).
-        @MainActor
-        private static func runHost(folders: [String], script: String?, stateDirectory: String) async -> Int32 {
-            let host: BerthHost
-            do {
-                host = try BerthHost(configuration: .init(pluginFolders: folders, stateDirectory: stateDirectory, logger: makeHostLogger()))
-            } catch {
-                printError("\(error)")
-                return ExitStatus.failure.rawValue
-            }
-            defer { host.shutdown() }
-            // Open the script before anything runs, so a wrong path fails cleanly.
-            let interactive = script == nil && isatty(STDIN_FILENO) == 1
-            let lines: LineSource
-            switch script {
-            case nil, "-":
-                guard let input = fdopen(STDIN_FILENO, "r") else {
-                    printError("cannot read standard input")
-                    return ExitStatus.failure.rawValue
-                }
-                lines = LineSource(handle: input, owned: false)
-            case let path?:
-                guard let file = fopen(path, "r") else {
-                    printError("cannot open script \(path): \(String(cString: strerror(errno)))")
-                    return ExitStatus.usage.rawValue
-                }
-                lines = LineSource(handle: file, owned: true)
-            }
-            defer { lines.close() }
-            host.onEvent = { event in emitLine("  · \(event)") }
-            let shell = HostShell(host: host)
-            emitLine("berth host \(HostABI.version) · plugins: \(folders.joined(separator: ", "))")
-            if case .failed(let reason) = host.persistenceStatus {
-                printError("persistence is OFF, nothing will be saved: \(reason)")
-            }
-            host.discover()
-            while !shell.finished {
-                if interactive { FileHandleOutput.standardOutput("berth> ") }
-                guard let line = await lines.nextOffMain() else { break }
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if !interactive, !trimmed.isEmpty, !trimmed.hasPrefix("#") { emitLine("> \(trimmed)") }
-                await shell.execute(line)
-            }
-            return shell.failures > 0 && !interactive ? ExitStatus.failure.rawValue : 0
-        }
     }
 }
 
 /// Lines from a C stream (stdin or a script file).
 ///
-/// `@unchecked Sendable`: the stream is read by one blocking call at a time (the host loop
-/// awaits each line before asking for the next), never concurrently.
+/// `@unchecked Sendable`: read by one thread only (the host loop's reader thread).
 final class LineSource: @unchecked Sendable {
     private let handle: UnsafeMutablePointer<FILE>
     private let owned: Bool
@@ -100,13 +78,6 @@ final class LineSource: @unchecked Sendable {
         var line = String(cString: buffer)
         if line.hasSuffix("\n") { line.removeLast() }
         return line
-    }
-
-    /// Reads the next line on a background thread, leaving the main actor free meanwhile.
-    func nextOffMain() async -> String? {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: self.next()) }.start()
-        }
     }
 
     func close() {

@@ -5,7 +5,10 @@ public struct Berth: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "berth",
         abstract: "A plugin host for Swift on Linux: discover, load, call and hot-reload plugins.",
-        subcommands: [List.self, Validate.self, Call.self, Run.self]
+        subcommands: [
+            List.self, Validate.self, Call.self, Run.self,
+            Status.self, Reload.self, Load.self, Unload.self, Tree.self, Events.self, Restart.self, Host.self,
+        ]
     )
 
     public init() {}

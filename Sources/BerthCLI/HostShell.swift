@@ -7,21 +7,36 @@ import BerthRuntime
 @MainActor
 final class HostShell {
     let host: BerthHost
+    /// Where output and errors go: the terminal, or a control-socket reply.
+    var output: ShellOutput
+    /// `quit` and `restart` act on the host loop (shared by the terminal and socket shells).
+    let control: LoopControl
     /// Commands that failed so far (a script exits 1 when any did).
     private(set) var failures = 0
-    /// Set by `quit`.
-    private(set) var finished = false
+
     /// The numbers of the last `screen` output's interactive views, by screen.
     private var viewNumbers: (screen: Int, numbers: [Int: String])?
 
-    init(host: BerthHost) {
+    init(host: BerthHost, output: ShellOutput = ShellOutput.terminal, control: LoopControl) {
         self.host = host
+        self.output = output
+        self.control = control
+    }
+
+    /// Runs a command given as words (from the control socket): no tokenizing.
+    func execute(words: [String]) async {
+        guard let command = words.first else { return }
+        await run(command: command, arguments: Array(words.dropFirst()))
+    }
+
+    private func emitLine(_ text: String) {
+        output.line(text)
     }
 
     static let help = """
         plugins                    list discovered plugins with state and generation
         discover                   scan the plugins folders again (new or fixed plugins)
-        load ID|all                load a plugin (dependencies first)
+        load ID|PATH|all           load a plugin by id, or a plugin folder from anywhere
         unload ID                  close its screens, then retire or unload its image
         reload ID [--keep-state]   new generation from the folder (--keep-state: carry @State)
         call ID SYMBOL ARGS...     call an export through libffi
@@ -49,6 +64,7 @@ final class HostShell {
         events                     the event log so far
         sleep MS                   wait, letting managed tasks deliver their results
         ## TEXT                    print TEXT (script narration)
+        restart                    re-exec the host (keeps persisted state, reopens screens)
         quit                       leave
         """
 
@@ -69,7 +85,10 @@ final class HostShell {
             return
         }
         guard let command = words.first else { return }
-        let arguments = Array(words.dropFirst())
+        await run(command: command, arguments: Array(words.dropFirst()))
+    }
+
+    private func run(command: String, arguments: [String]) async {
         if command == "sleep" {
             guard let milliseconds = arguments.first.flatMap(UInt64.init) else { return fail("usage: sleep MILLISECONDS") }
             // The main actor runs the host's own work meanwhile (posted task results).
@@ -91,9 +110,11 @@ final class HostShell {
             let result = host.discover()
             emitLine("\(result.plugins.count) valid, \(result.rejected.count) rejected")
         case "load":
-            let id = try argument(arguments, 0, "load ID|all")
+            let id = try argument(arguments, 0, "load ID|PATH|all")
             if id == "all" {
                 for error in host.loadAll() { fail(error.description) }
+            } else if id.contains("/") || FileManager.default.fileExists(atPath: id) {
+                try host.loadFolder(id)
             } else {
                 try host.load(id)
             }
@@ -164,7 +185,10 @@ final class HostShell {
         case "status": status()
         case "events": for event in host.events { emitLine("\(event.sequence). \(event)") }
         case "help": emitLine(Self.help)
-        case "quit", "exit": finished = true
+        case "quit", "exit": control.finished = true
+        case "restart":
+            emitLine("restarting the host (persisted state and open screens are kept)")
+            control.restartRequested = true
         default: throw ShellError("unknown command '\(command)' (try help)")
         }
     }
@@ -248,7 +272,26 @@ final class HostShell {
 
     private func fail(_ message: String) {
         failures += 1
-        printError(message)
+        output.error(message)
+    }
+}
+
+/// Where a shell writes: lines of output and one-line errors.
+struct ShellOutput {
+    let line: (String) -> Void
+    let error: (String) -> Void
+
+    /// stdout and stderr (`error: ` prefixed).
+    static var terminal: ShellOutput { ShellOutput(line: { BerthCLI.emitLine($0) }, error: { printError($0) }) }
+}
+
+/// Collects a command's output for a control-socket reply.
+final class CapturedOutput {
+    private(set) var lines: [String] = []
+    private(set) var errors: [String] = []
+
+    var sink: ShellOutput {
+        ShellOutput(line: { [unowned self] in lines.append($0) }, error: { [unowned self] in errors.append($0) })
     }
 }
 

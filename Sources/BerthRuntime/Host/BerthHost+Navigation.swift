@@ -480,3 +480,31 @@ extension BerthHost {
         return nextStackID
     }
 }
+
+extension BerthHost {
+    /// One open screen as a restart reopens it: its route, pushed or presented.
+    public struct RouteReplay: Codable, Sendable, Equatable {
+        public var route: String
+        public var presented: Bool
+    }
+
+    /// The open screens in tree order: replaying them (push, or present for a modal's
+    /// root) rebuilds the same stacks and modals.
+    public func openRouteReplay() -> [RouteReplay] {
+        openRouters.map { router in
+            let presented = router.parent.map { router.isPresented(from: $0) } ?? false
+            return RouteReplay(route: "\(router.pluginID)/\(router.route)", presented: presented)
+        }
+    }
+
+    /// Reopens screens from `openRouteReplay()` (after a restart), logging what fails.
+    public func replay(_ screens: [RouteReplay]) {
+        for screen in screens {
+            do {
+                if screen.presented { try present(screen.route) } else { try push(screen.route) }
+            } catch {
+                emit(.failed, "restart", "could not reopen \(screen.route): \(error.message)")
+            }
+        }
+    }
+}

@@ -37,6 +37,15 @@ public final class BerthHost {
     public private(set) var events: [HostEvent] = []
     /// Called for every new event (the CLI prints them as they happen).
     public var onEvent: ((HostEvent) -> Void)?
+    /// More subscribers (`events --follow` clients), by token.
+    private var eventObservers: [Int: (HostEvent) -> Void] = [:]
+    private var nextObserverToken = 1
+    /// Retired image bytes past which the host warns and suggests `restart` (nil: no limit).
+    public var retiredLimitBytes: Int? = 256 * 1024 * 1024
+    /// How long the last reload took, host side (validate, close, load, reopen, end).
+    public private(set) var lastReloadDuration: Duration?
+    /// The watcher and its pending checks, while `--watch` is on.
+    var watchState: WatchState?
 
     /// The root of the router tree, retained for the host's whole life.
     public let launchRouter: Router
@@ -173,6 +182,7 @@ public final class BerthHost {
         case .failure(let failure):
             throw LoaderError(.invalid, plugin: id, "reload failed at validate: \(failure.problems.first?.description ?? "invalid"); generation \(old.number) stays loaded")
         }
+        let started = ContinuousClock.now
         return try topLevel { () throws(LoaderError) -> PluginGeneration in
             let places = routers(of: id)
             let saved = takeOutInstances(of: places)
@@ -197,7 +207,9 @@ public final class BerthHost {
                 throw LoaderError(.invalid, plugin: id, "reload failed at reopen: \(error.message); rolled back to generation \(old.number)")
             }
             record.generation = fresh
-            emit(.reloaded, id, "generation \(old.number) → \(fresh.number)")
+            let elapsed = ContinuousClock.now - started
+            lastReloadDuration = elapsed
+            emit(.reloaded, id, "generation \(old.number) → \(fresh.number) in \(Self.milliseconds(elapsed)) ms, \(places.count) screen(s) reopened")
             do throws(LoaderError) {
                 try end(old)
             } catch {
@@ -286,6 +298,15 @@ public final class BerthHost {
     private func retire(_ bytes: Int) {
         retiredGenerations += 1
         retiredBytes += bytes
+        if let limit = retiredLimitBytes, retiredBytes > limit, retiredBytes - bytes <= limit {
+            emit(.failed, "host", "retired Swift images hold \(retiredBytes / (1024 * 1024)) MB, over the \(limit / (1024 * 1024)) MB limit: run `berth restart` to start a fresh process (persisted state and open screens are kept)")
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let value = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        return String(format: "%.2f", value)
     }
 
     /// `id`'s dependencies in load order, ending with `id`. Errors name both plugins.
@@ -342,6 +363,44 @@ public final class BerthHost {
         let event = HostEvent(sequence: events.count + 1, kind: kind, subject: subject, message: message)
         events.append(event)
         onEvent?(event)
+        for observer in eventObservers.values { observer(event) }
+    }
+
+    /// Subscribes to events; returns a token for `removeEventObserver`.
+    public func addEventObserver(_ observer: @escaping (HostEvent) -> Void) -> Int {
+        defer { nextObserverToken += 1 }
+        eventObservers[nextObserverToken] = observer
+        return nextObserverToken
+    }
+
+    public func removeEventObserver(_ token: Int) {
+        eventObservers[token] = nil
+    }
+
+    /// Validates the plugin folder at `path` (anywhere on disk), adds it, and loads it.
+    @discardableResult
+    public func loadFolder(_ path: String) throws(LoaderError) -> PluginGeneration {
+        let plugin: ValidatedPlugin
+        switch PluginValidator.validate(path: path) {
+        case .success(let valid): plugin = valid
+        case .failure(let failure):
+            throw LoaderError(.invalid, plugin: path, failure.problems.map(\.description).joined(separator: "; "))
+        }
+        let id = plugin.manifest.id
+        if let existing = plugins[id] {
+            guard existing.generation == nil else { throw LoaderError(.alreadyLoaded, plugin: id, "is already loaded from \(existing.source.folder)") }
+            existing.source = plugin
+        } else {
+            plugins[id] = PluginRecord(source: plugin)
+            emit(.discovered, id, "discovered \(plugin.manifest.version) (\(plugin.manifest.runtime.rawValue)) in \(plugin.folder)")
+        }
+        return try load(id)
+    }
+
+    /// Forgets a plugin that is not loaded (its folder was removed).
+    public func forget(_ id: String) {
+        guard plugins[id]?.generation == nil else { return }
+        plugins[id] = nil
     }
 }
 

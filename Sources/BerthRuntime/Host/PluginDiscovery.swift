@@ -43,6 +43,15 @@ public enum PluginDiscovery {
         return result
     }
 
+    /// Every sub-folder of `folder` (to watch; a manifest may arrive later).
+    static func subfolders(of folder: String) -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return entries.sorted().map { (folder as NSString).appendingPathComponent($0) }.filter { path in
+            var isFolder: ObjCBool = false
+            return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
+        }
+    }
+
     /// Sub-folders of `folder` holding a manifest, sorted by name for a stable order.
     static func pluginFolders(in folder: String) -> [String] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }

@@ -14,6 +14,8 @@ public struct ValidatedPlugin: Sendable {
     public var librarySize: Int
     /// The library's SHA-256, lower-case hex.
     public var librarySHA256: String
+    /// The manifest file's SHA-256 (a changed manifest means a reload under `--watch`).
+    public var manifestSHA256: String
     /// Warnings (unknown fields); never errors.
     public var warnings: [PluginProblem]
 }
@@ -57,7 +59,8 @@ public enum PluginValidator {
         guard !problems.hasErrors else { return .failure(.init(problems)) }
         return .success(ValidatedPlugin(
             folder: folder, manifestPath: manifestPath, manifest: manifest, libraryPath: libraryPath,
-            librarySize: bytes.count, librarySHA256: digest, warnings: problems
+            librarySize: bytes.count, librarySHA256: digest,
+            manifestSHA256: RuntimeDirectory.sha256(of: manifestPath) ?? "", warnings: problems
         ))
     }
 

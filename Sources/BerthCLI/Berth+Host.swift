@@ -1,0 +1,24 @@
+import ArgumentParser
+
+extension Berth {
+    /// `berth host COMMAND…`: any host command, in a running host.
+    struct Host: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run any host command in a running host (open, screen, tap, send, scopes …).",
+            discussion: "The words after `host` are the command, as typed in `berth run` (try `berth host help`)."
+        )
+
+        @OptionGroup var socket: SocketOptions
+
+        @Argument(parsing: .captureForPassthrough, help: "The host command and its arguments.")
+        var command: [String] = []
+
+        func validate() throws {
+            guard !command.isEmpty else { throw ValidationError("give a host command, for example `berth host tree`") }
+        }
+
+        func run() throws {
+            try RemoteCommand.perform(command, socket: socket)
+        }
+    }
+}

@@ -1,0 +1,20 @@
+import ArgumentParser
+
+extension Berth {
+    /// `berth reload ID [--keep-state]`: reload a plugin in a running host.
+    struct Reload: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Reload a plugin in a running host: new generation, screens reopened in place, rollback on failure.")
+
+        @OptionGroup var socket: SocketOptions
+
+        @Argument(help: "The plugin id.")
+        var plugin: String
+
+        @Flag(name: .customLong("keep-state"), help: "Carry every @State whose identity and type still match into the new generation.")
+        var keepState = false
+
+        func run() throws {
+            try RemoteCommand.perform(["reload", plugin] + (keepState ? ["--keep-state"] : []), socket: socket)
+        }
+    }
+}

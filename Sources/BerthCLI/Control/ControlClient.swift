@@ -1,0 +1,66 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The client side: `berth status`, `berth reload`, … from another terminal.
+enum ControlClient {
+    static func address(_ path: String) throws(ControlError) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity else { throw ControlError("the socket path \(path) is longer than \(capacity - 1) bytes") }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: bytes)
+            buffer[bytes.count] = 0
+        }
+        return address
+    }
+
+    /// Connects to a host's socket.
+    static func connect(_ path: String) throws(ControlError) -> Int32 {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw ControlError("socket: \(String(cString: strerror(errno)))") }
+        var address = try address(path)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw ControlError("no host is listening at \(path) (\(reason)); start one with `berth run`, or pass --socket PATH")
+        }
+        return descriptor
+    }
+
+    /// Sends one request and returns its reply.
+    static func request(_ args: [String], socket path: String) throws(ControlError) -> ControlReply {
+        let descriptor = try connect(path)
+        defer { close(descriptor) }
+        guard ControlProtocol.writeFrame(ControlProtocol.encode(ControlRequest(args: args)), to: descriptor) else {
+            throw ControlError("the host at \(path) closed the connection")
+        }
+        guard let frame = try ControlProtocol.readFrame(from: descriptor) else {
+            throw ControlError("the host at \(path) closed the connection without a reply")
+        }
+        guard let reply = try? JSONDecoder().decode(ControlReply.self, from: Data(frame)) else {
+            throw ControlError("the host at \(path) sent a reply that is not JSON")
+        }
+        return reply
+    }
+
+    /// Sends `events --follow` and calls `each` for every event line until the host closes.
+    static func follow(socket path: String, _ each: (String) -> Void) throws(ControlError) {
+        let descriptor = try connect(path)
+        defer { close(descriptor) }
+        guard ControlProtocol.writeFrame(ControlProtocol.encode(ControlRequest(args: ["events", "--follow"])), to: descriptor) else {
+            throw ControlError("the host at \(path) closed the connection")
+        }
+        while let frame = try ControlProtocol.readFrame(from: descriptor) {
+            guard let reply = try? JSONDecoder().decode(ControlReply.self, from: Data(frame)) else { continue }
+            if let event = reply.event { each(event) }
+            for error in reply.errors { printError(error) }
+        }
+    }
+}

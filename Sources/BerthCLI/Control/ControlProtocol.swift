@@ -1,0 +1,80 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The control socket's protocol: each message is a frame, a 4-byte big-endian length
+/// then that many bytes of UTF-8 JSON. A client sends one request and reads its reply
+/// before sending the next; `events --follow` replies with one frame per event until the
+/// client closes.
+enum ControlProtocol {
+    /// Frames larger than this are malformed (1 MiB).
+    static let maximumFrame = 1 << 20
+
+    /// `$XDG_RUNTIME_DIR/berth/control.sock`, else `/tmp/berth-<uid>/control.sock`.
+    static func defaultSocketPath() -> String {
+        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            return runtime + "/berth/control.sock"
+        }
+        return "/tmp/berth-\(getuid())/control.sock"
+    }
+
+    /// Writes one frame; false when the peer is gone.
+    static func writeFrame(_ payload: [UInt8], to descriptor: Int32) -> Bool {
+        let length = UInt32(payload.count).bigEndian
+        let frame = withUnsafeBytes(of: length, Array.init) + payload
+        var sent = 0
+        while sent < frame.count {
+            let result = frame.withUnsafeBytes { send(descriptor, $0.baseAddress! + sent, frame.count - sent, Int32(MSG_NOSIGNAL)) }
+            if result < 0 && errno == EINTR { continue }
+            guard result > 0 else { return false }
+            sent += result
+        }
+        return true
+    }
+
+    /// Reads one frame: nil at a clean end (the peer closed between frames); throws for a
+    /// frame that is too large or cut short.
+    static func readFrame(from descriptor: Int32) throws(ControlError) -> [UInt8]? {
+        guard let header = try readExactly(4, from: descriptor, allowEnd: true) else { return nil }
+        let length = header.reduce(0) { Int($0) << 8 | Int($1) }
+        guard length <= maximumFrame else { throw ControlError("malformed request: a frame of \(length) bytes is over the \(maximumFrame)-byte limit") }
+        return try readExactly(length, from: descriptor, allowEnd: false) ?? []
+    }
+
+    private static func readExactly(_ count: Int, from descriptor: Int32, allowEnd: Bool) throws(ControlError) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var received = 0
+        while received < count {
+            let result = bytes.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + received, count - received, 0) }
+            if result < 0 && errno == EINTR { continue }
+            if result == 0 && received == 0 && allowEnd { return nil }
+            guard result > 0 else { throw ControlError("malformed request: the frame ended after \(received) of \(count) bytes") }
+            received += result
+        }
+        return bytes
+    }
+
+    static func encode<T: Encodable>(_ value: T) -> [UInt8] {
+        (try? Array(JSONEncoder().encode(value))) ?? []
+    }
+}
+
+/// A request: the host command's words (`["reload", "com.example.counter", "--keep-state"]`).
+struct ControlRequest: Codable {
+    var args: [String]
+}
+
+/// A reply: the command's output lines and error lines; or, while following, one event.
+struct ControlReply: Codable {
+    var ok: Bool
+    var output: [String] = []
+    var errors: [String] = []
+    var event: String?
+}
+
+/// A control-socket failure, as one line.
+struct ControlError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

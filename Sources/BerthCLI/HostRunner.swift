@@ -1,0 +1,286 @@
+import BerthRuntime
+import Foundation
+import Synchronization
+
+/// Set by SIGINT/SIGTERM; the host loop sees it and shuts down cleanly.
+let terminationRequested = Atomic<Bool>(false)
+
+/// What `quit` and `restart` ask of the host loop, from the terminal or a socket client.
+@MainActor
+final class LoopControl {
+    var finished = false { didSet { wake?() } }
+    var restartRequested = false { didSet { wake?() } }
+    /// Wakes the host loop (set by the runner), so a request from the socket is acted on
+    /// even while the loop waits for a line on stdin.
+    var wake: (() -> Void)?
+}
+
+/// What the host loop waits for.
+private enum LoopInput: Sendable {
+    case line(String)
+    case endOfInput
+    case wake
+}
+
+/// Runs `berth run`: the host, its command loop, and (with `--watch` / the control socket)
+/// the watcher and the server. Everything touching the host runs on the main actor.
+@MainActor
+final class HostRunner {
+    struct Options {
+        var folders: [String]
+        var script: String?
+        var stateDirectory: String
+        var watch: Bool
+        var debounce: Duration
+        var keepState: Bool
+        var socket: String?
+        var noSocket: Bool
+        var maxRetiredMB: Int
+        var restore: String?
+    }
+
+    let options: Options
+    let control = LoopControl()
+    private var host: BerthHost?
+    private var server: ControlServer?
+    /// One shell per socket connection, so `screen` numbers carry to the next `tap`.
+    private var remoteShells: [ObjectIdentifier: HostShell] = [:]
+
+    init(options: Options) {
+        self.options = options
+    }
+
+    func run() async -> Int32 {
+        signal(SIGPIPE, SIG_IGN)
+        signal(SIGINT) { _ in terminationRequested.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in terminationRequested.store(true, ordering: .relaxed) }
+
+        let interactive = options.script == nil && isatty(STDIN_FILENO) == 1
+        // Open the script before anything runs, so a wrong path fails cleanly.
+        let lines: LineSource
+        switch options.script {
+        case nil, "-":
+            guard let input = fdopen(STDIN_FILENO, "r") else {
+                printError("cannot read standard input")
+                return ExitStatus.failure.rawValue
+            }
+            lines = LineSource(handle: input, owned: false)
+        case let path?:
+            guard let file = fopen(path, "r") else {
+                printError("cannot open script \(path): \(String(cString: strerror(errno)))")
+                return ExitStatus.usage.rawValue
+            }
+            lines = LineSource(handle: file, owned: true)
+        }
+        defer { lines.close() }
+
+        let host: BerthHost
+        do {
+            host = try BerthHost(configuration: .init(pluginFolders: options.folders, stateDirectory: options.stateDirectory, logger: makeHostLogger()))
+        } catch {
+            printError("\(error)")
+            return ExitStatus.failure.rawValue
+        }
+        self.host = host
+        host.retiredLimitBytes = options.maxRetiredMB * 1024 * 1024
+        host.onEvent = { event in emitLine("  · \(event)") }
+        let shell = HostShell(host: host, control: control)
+        emitLine("berth host \(HostABI.version) · plugins: \(options.folders.joined(separator: ", "))")
+        if case .failed(let reason) = host.persistenceStatus {
+            printError("persistence is OFF, nothing will be saved: \(reason)")
+        }
+        host.discover()
+        if let restore = options.restore { restoreAfterRestart(from: restore) }
+        if options.watch {
+            if options.restore == nil { for error in host.loadAll() { printError(error.description) } }
+            do {
+                try host.startWatching(debounce: options.debounce, keepState: options.keepState)
+            } catch {
+                printError(error.description)
+                return ExitStatus.failure.rawValue
+            }
+        }
+        let serving = startServerIfWanted()
+
+        // One stream for everything the loop acts on: lines (read on their own thread),
+        // quit/restart from any shell, and signals (checked every 100 ms).
+        let (inputs, feed) = AsyncStream.makeStream(of: LoopInput.self)
+        let reader = Thread {
+            while let line = lines.next() { feed.yield(.line(line)) }
+            feed.yield(.endOfInput)
+        }
+        reader.start()
+        control.wake = { feed.yield(.wake) }
+        let signals = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(100))
+                if terminationRequested.load(ordering: .relaxed) { feed.yield(.wake) }
+            }
+        }
+        defer { signals.cancel() }
+        // A watching or serving host outlives its input (stdin at its end, a daemon).
+        let outlivesInput = options.script == nil && (options.watch || serving)
+        if interactive { FileHandleOutput.standardOutput("berth> ") }
+        loop: for await input in inputs {
+            switch input {
+            case .line(let line):
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if !interactive, !trimmed.isEmpty, !trimmed.hasPrefix("#") { emitLine("> \(trimmed)") }
+                await shell.execute(line)
+                if interactive && !control.finished { FileHandleOutput.standardOutput("berth> ") }
+            case .endOfInput:
+                if !outlivesInput { break loop }
+            case .wake:
+                break
+            }
+            if control.finished || control.restartRequested || terminationRequested.load(ordering: .relaxed) { break }
+        }
+        if control.restartRequested { restart() }
+        server?.stop()
+        host.stopWatching()
+        host.shutdown()
+        return shell.failures > 0 && options.script != nil ? ExitStatus.failure.rawValue : 0
+    }
+
+    // MARK: The control socket
+
+    private func startServerIfWanted() -> Bool {
+        guard !options.noSocket, options.script == nil || options.socket != nil else { return false }
+        let path = options.socket ?? ControlProtocol.defaultSocketPath()
+        do {
+            let server = try ControlServer(path: path)
+            self.server = server
+            server.start { [weak self] connection in self?.serve(connection) }
+            emitLine("  · control socket: \(path)")
+            return true
+        } catch {
+            printError(error.description)
+            return false
+        }
+    }
+
+    /// One connection, on its own thread: peer check, then one request at a time.
+    private nonisolated func serve(_ connection: ControlConnection) {
+        if let refusal = ControlServer.checkPeer(connection.descriptor) {
+            connection.send(ControlReply(ok: false, errors: [refusal]))
+            connection.close()
+            return
+        }
+        defer {
+            onMain { $0.remoteShells[ObjectIdentifier(connection)] = nil }
+            connection.close()
+        }
+        while true {
+            let frame: [UInt8]?
+            do {
+                frame = try ControlProtocol.readFrame(from: connection.descriptor)
+            } catch {
+                connection.send(ControlReply(ok: false, errors: [error.description]))
+                return
+            }
+            guard let frame else { return }
+            guard let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(frame)), !request.args.isEmpty else {
+                connection.send(ControlReply(ok: false, errors: ["malformed request: expected a JSON object {\"args\": [\"command\", …]}"]))
+                return
+            }
+            if request.args == ["events", "--follow"] {
+                follow(connection)
+                return
+            }
+            let reply = onMain { runner in await runner.execute(request.args, for: connection) }
+            guard connection.send(reply) else { return }
+        }
+    }
+
+    private func execute(_ args: [String], for connection: ControlConnection) async -> ControlReply {
+        guard let host else { return ControlReply(ok: false, errors: ["the host is not running"]) }
+        let captured = CapturedOutput()
+        let key = ObjectIdentifier(connection)
+        let shell = remoteShells[key] ?? HostShell(host: host, output: captured.sink, control: control)
+        remoteShells[key] = shell
+        shell.output = captured.sink
+        // The events a command causes are part of its answer (what a reload did, and how long).
+        let token = host.addEventObserver { event in captured.sink.line("  · \(event)") }
+        await shell.execute(words: args)
+        host.removeEventObserver(token)
+        return ControlReply(ok: captured.errors.isEmpty, output: captured.lines, errors: captured.errors)
+    }
+
+    /// `events --follow`: every event so far, then each new one, until the client leaves.
+    private nonisolated func follow(_ connection: ControlConnection) {
+        let token: Int? = onMain { runner in
+            guard let host = runner.host else { return nil }
+            for event in host.events { connection.send(ControlReply(ok: true, event: "\(event.sequence). \(event)")) }
+            return host.addEventObserver { event in
+                connection.send(ControlReply(ok: true, event: "\(event.sequence). \(event)"))
+            }
+        }
+        // The client only listens; a read returning 0 or an error means it left.
+        var byte: UInt8 = 0
+        while recv(connection.descriptor, &byte, 1, 0) > 0 {}
+        if let token { onMain { $0.host?.removeEventObserver(token) } }
+    }
+
+    /// Runs `body` on the main actor from a connection thread and waits for its result.
+    private nonisolated func onMain<T: Sendable>(_ body: @escaping @MainActor (HostRunner) async -> T) -> T {
+        let result = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task { @MainActor in
+            result.value = await body(self)
+            done.signal()
+        }
+        done.wait()
+        return result.value!
+    }
+
+    // MARK: Restart
+
+    /// Re-executes the host with the same arguments, keeping persisted state (it is on
+    /// disk) and reopening the loaded plugins and open screens.
+    private func restart() {
+        guard let host else { return }
+        let plan = RestartPlan(loaded: host.plugins.values.compactMap(\.generation).map(\.pluginID).sorted(), screens: host.openRouteReplay())
+        let file = "/tmp/berth-\(getuid())/restart-\(getpid()).json"
+        try? FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: file, contents: Data(ControlProtocol.encode(plan)))
+        emitLine("  · restarting: \(plan.loaded.count) plugin(s), \(plan.screens.count) screen(s) to reopen")
+        server?.stop()
+        host.stopWatching()
+        host.shutdown()
+        var arguments = CommandLine.arguments
+        if let index = arguments.firstIndex(of: "--restore"), index + 1 < arguments.count { arguments.removeSubrange(index...index + 1) }
+        arguments += ["--restore", file]
+        let cArguments = arguments.map { strdup($0) } + [nil]
+        execv("/proc/self/exe", cArguments)
+        printError("restart failed: execv: \(String(cString: strerror(errno)))")
+        exit(ExitStatus.failure.rawValue)
+    }
+
+    private func restoreAfterRestart(from file: String) {
+        guard let host, let data = FileManager.default.contents(atPath: file),
+              let plan = try? JSONDecoder().decode(RestartPlan.self, from: data)
+        else {
+            printError("cannot read the restart plan \(file)")
+            return
+        }
+        try? FileManager.default.removeItem(atPath: file)
+        for id in plan.loaded where host.generation(of: id) == nil {
+            do { try host.load(id) } catch { printError(error.description) }
+        }
+        host.replay(plan.screens)
+        emitLine("  · restored after restart: \(plan.loaded.count) plugin(s), \(host.openRouters.count) screen(s)")
+    }
+}
+
+/// What a restarted host reopens.
+struct RestartPlan: Codable {
+    var loaded: [String]
+    var screens: [BerthHost.RouteReplay]
+}
+
+/// Carries a main-actor result back to a waiting connection thread.
+private final class ResultBox<T>: @unchecked Sendable {
+    // @unchecked: written once on the main actor before the semaphore is signalled, read
+    // once by the waiting thread after it.
+    var value: T?
+}

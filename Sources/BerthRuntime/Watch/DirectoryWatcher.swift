@@ -1,0 +1,86 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Watches folders with inotify and reports each change (folder, file name) from its own
+/// thread. It reports; deciding what a change means is the host's job.
+///
+/// `@unchecked Sendable`: `watches` is guarded by `lock`; the descriptor is closed only
+/// after the reader thread has stopped.
+final class DirectoryWatcher: @unchecked Sendable {
+    private let descriptor: Int32
+    private let lock = NSLock()
+    private var watches: [Int32: String] = [:]
+    private var stopped = false
+    private var thread: Thread?
+
+    /// What changes are reported: files written and closed, created, deleted, renamed in
+    /// or out (editors and build tools that replace a file by rename), and the folder
+    /// itself going away.
+    private static let mask: UInt32 = UInt32(IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_MODIFY | IN_DELETE_SELF | IN_ATTRIB)
+
+    init() throws(LoaderError) {
+        descriptor = inotify_init1(Int32(IN_CLOEXEC))
+        guard descriptor >= 0 else {
+            throw LoaderError(.invalid, plugin: "watch", "inotify_init1 failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit {
+        stop()
+        close(descriptor)
+    }
+
+    /// Adds a folder; watching one twice is harmless.
+    func watch(_ path: String) throws(LoaderError) {
+        let watch = inotify_add_watch(descriptor, path, Self.mask)
+        guard watch >= 0 else {
+            throw LoaderError(.invalid, plugin: path, "cannot watch \(path): \(String(cString: strerror(errno)))")
+        }
+        lock.withLock { watches[watch] = path }
+    }
+
+    var watchedPaths: Set<String> { lock.withLock { Set(watches.values) } }
+
+    /// Starts the reader thread; `onChange(folder, name)` runs on it for every event.
+    func start(onChange: @escaping @Sendable (String, String) -> Void) {
+        let thread = Thread { [self] in readLoop(onChange) }
+        thread.name = "berth.watch"
+        self.thread = thread
+        thread.start()
+    }
+
+    func stop() {
+        lock.withLock { stopped = true }
+    }
+
+    private func readLoop(_ onChange: @Sendable (String, String) -> Void) {
+        let capacity = 64 * 1024
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        defer { buffer.deallocate() }
+        while !lock.withLock({ stopped }) {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 200) > 0 else { continue }
+            let count = read(descriptor, buffer, capacity)
+            guard count > 0 else { continue }
+            var offset = 0
+            let headerSize = MemoryLayout<inotify_event>.size
+            while offset + headerSize <= count {
+                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                var name = ""
+                if event.len > 0 {
+                    let bytes = UnsafeRawBufferPointer(start: buffer + offset + headerSize, count: Int(event.len))
+                    name = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                if let folder = lock.withLock({ watches[event.wd] }) {
+                    if event.mask & UInt32(IN_IGNORED) != 0 {
+                        _ = lock.withLock { watches.removeValue(forKey: event.wd) }
+                    }
+                    onChange(folder, name)
+                }
+                offset += headerSize + Int(event.len)
+            }
+        }
+    }
+}

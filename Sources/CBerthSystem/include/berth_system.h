@@ -1,0 +1,10 @@
+/* System calls Swift's Glibc module does not expose (they need _GNU_SOURCE). */
+#ifndef BERTH_SYSTEM_H
+#define BERTH_SYSTEM_H
+
+#include <stdint.h>
+
+/** The peer of a connected Unix socket: its uid and pid (SO_PEERCRED). 0 on success, else errno. */
+int berth_peer_credentials(int socket_fd, uint32_t *out_uid, int32_t *out_pid);
+
+#endif

@@ -1,0 +1,16 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sys/socket.h>
+
+#include "berth_system.h"
+
+int berth_peer_credentials(int socket_fd, uint32_t *out_uid, int32_t *out_pid) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(socket_fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) {
+        return errno;
+    }
+    *out_uid = credentials.uid;
+    *out_pid = credentials.pid;
+    return 0;
+}
