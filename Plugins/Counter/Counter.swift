@@ -12,6 +12,9 @@ final class CounterScreen: Screen {
     /// Milliseconds between ticks; the screen's argument may override it (tests tick fast).
     static let defaultTickInterval: UInt64 = 1000
 
+    /// The screen's title (scripts/live-edit-demo changes it while a host runs).
+    static let title = "Counter"
+
     private let context: ScreenContext
     private var count = 0
     private var ticks = 0
@@ -53,7 +56,7 @@ extension CounterScreen {
     /// storage across every re-render; the total is persisted.
     var body: some View {
         VStack {
-            Text("Counter · ticks \(ticks)")
+            Text("\(Self.title) · ticks \(ticks)")
             CounterPanel(total: $total)
             Badge(label: "taps")
         }

@@ -14,8 +14,6 @@ final class HostShell {
     /// Commands that failed so far (a script exits 1 when any did).
     private(set) var failures = 0
 
-    /// The numbers of the last `screen` output's interactive views, by screen.
-    private var viewNumbers: (screen: Int, numbers: [Int: String])?
 
     init(host: BerthHost, output: ShellOutput = ShellOutput.terminal, control: LoopControl) {
         self.host = host
@@ -244,20 +242,21 @@ final class HostShell {
     private func printScreen(_ tree: ViewNode?) {
         guard let router = host.visibleRouter else { return }
         let header = "screen \(router.id) \(router.pluginID)/\(router.route)"
-        let (text, numbers) = ViewTreeText.render(tree, header: header)
-        viewNumbers = (router.id, numbers)
-        emitLine(text)
+        emitLine(ViewTreeText.render(tree, header: header).text)
     }
 
-    /// A view by its number in the last `screen` output (of the visible screen), or by
-    /// its identity path.
+    /// A view by its number in the visible screen's last render (the numbers `screen`
+    /// prints: interactive views in tree order), or by its identity path. Derived from the
+    /// render, not from this shell, so every shell and socket client agrees.
     private func viewIdentity(_ text: String) throws -> String {
         guard let number = Int(text) else { return text }
-        guard let (screen, numbers) = viewNumbers, screen == host.visibleRouter?.id else {
-            throw ShellError("no numbered views for the visible screen: run screen first")
+        guard let router = host.visibleRouter, let module = router.module else { throw ShellError("no screen is open") }
+        if module.lastTree == nil { try host.render() }
+        let interactive = module.lastTree?.allNodes.filter(\.isInteractive) ?? []
+        guard number >= 1, number <= interactive.count else {
+            throw ShellError("screen \(router.id) has no interactive view [\(number)] (see screen)")
         }
-        guard let identity = numbers[number] else { throw ShellError("no interactive view [\(number)] (see screen)") }
-        return identity
+        return interactive[number - 1].id
     }
 
     private func argument(_ arguments: [String], _ index: Int, _ usage: String) throws -> String {
