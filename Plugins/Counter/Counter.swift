@@ -73,8 +73,10 @@ struct CounterPanel: View {
         VStack {
             Stepper("Count", value: $count)
             Button("Add to total") {
+                let before = total.wrappedValue
                 total.wrappedValue += count
-                count = 0
+                // Only what was saved leaves the stepper (a refused write keeps the count).
+                if total.wrappedValue != before { count = 0 }
             }
             Text("Total: \(total.wrappedValue)")
             Toggle("Details", isOn: $showDetails)

@@ -115,8 +115,8 @@ static berth_status hello_context(berth_instance *instance, const char *type, be
     (void)instance;
     (void)error;
     char line[256];
-    snprintf(line, sizeof line, "hello got %s: %.*s", type, (int)(payload.length < 200 ? payload.length : 200),
-             (const char *)payload.data);
+    const char *text = payload.data != NULL ? (const char *)payload.data : "";
+    snprintf(line, sizeof line, "hello got %s: %.*s", type, (int)(payload.length < 200 ? payload.length : 200), text);
     say(BERTH_LOG_INFO, line);
     return BERTH_OK;
 }

@@ -40,6 +40,18 @@ final class InboxScreen: Screen {
             try context.observeDelegate(of: try context.push("com.example.greeter/hello"))
         case "list":
             context.log("inbox: \(messages.count) message(s): \(messages.joined(separator: " | "))")
+        case "push-from-task":
+            // Breaks the thread rule on purpose: navigation from a Swift Task, not from the
+            // host's call. The host must refuse it (and survive).
+            let context = self.context
+            Task.detached {
+                do {
+                    try context.push("compose")
+                    Plugin.log("push from a task was accepted")
+                } catch {
+                    Plugin.log("push from a task was refused: \(error)")
+                }
+            }
         case "rotate":
             rows = Array(rows.dropFirst()) + rows.prefix(1)
         default:

@@ -33,6 +33,11 @@ final class ProfileScreen: Screen {
         case "pick-inline": try context.push("com.example.users/users")
         case "forget": try context.removeContext(UserSelection.self)
         case "show": context.log("profile: \(selected?.name ?? "nobody selected")")
+        case "request":
+            // Request-scoped: one instance for this action, a new one for the next.
+            let first = try context.resolve(RequestProbe.self)
+            let again = try context.resolve(RequestProbe.self)
+            context.log("request probe #\(first.number) (same within the action: \(first === again))")
         case "session":
             // Session-scoped: the same instance for every screen until `session end`.
             let session = try context.resolve(UserSession.self)
@@ -102,6 +107,11 @@ final class ImageCache {
     deinit { Plugin.log("image cache #\(number) released") }
 }
 
+/// A request-scoped service: one per action.
+final class RequestProbe {
+    let number = instancesMade.add(1, ordering: .relaxed).newValue
+}
+
 /// A session-scoped service: shared by every screen of the session.
 final class UserSession {
     let number = instancesMade.add(1, ordering: .relaxed).newValue
@@ -116,6 +126,7 @@ public func berthProfileEntry(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPoin
         services: [
             .scoped(ImageCache.self, .screen) { ImageCache() },
             .scoped(UserSession.self, .session) { UserSession() },
+            .scoped(RequestProbe.self, .request) { RequestProbe() },
         ]
     ).export(host, plugin)
 }

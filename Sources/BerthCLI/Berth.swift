@@ -6,7 +6,7 @@ public struct Berth: AsyncParsableCommand {
         commandName: "berth",
         abstract: "A plugin host for Swift on Linux: discover, load, call and hot-reload plugins.",
         subcommands: [
-            List.self, Validate.self, Call.self, Run.self,
+            List.self, Validate.self, Call.self, Run.self, New.self, Pack.self,
             Status.self, Reload.self, Load.self, Unload.self, Tree.self, Events.self, Restart.self, Host.self,
         ]
     )

@@ -133,7 +133,9 @@ final class HostShell {
             let value = arguments.dropFirst().joined(separator: " ")
             guard let kind = BerthHost.ViewInputKind(rawValue: command) else { return }
             if command != "tap" && command != "toggle" { _ = try argument(arguments, 1, usage) }
-            printScreen(try host.input(kind, view: view, value: value))
+            try host.input(kind, view: view, value: value)
+            // The input may have navigated: show whatever is visible now, under its own header.
+            printScreen(host.visibleRouter?.module?.canRender == true ? try host.render() : nil)
         case "state":
             let lines = host.stateLines
             emitLine(lines.isEmpty ? "no view state" : lines.joined(separator: "\n"))

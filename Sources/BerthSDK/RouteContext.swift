@@ -31,6 +31,8 @@ extension ScreenContext {
     public func removeContext<T: RouteContext>(_ type: T.Type) throws {
         let runtime = PluginRuntime.shared
         runtime.contextHandlers[handle]?[T.contextType] = nil
+        // A `.routerContext` in the last render still wants the type: keep it registered.
+        guard runtime.viewContextHandlers[handle]?[T.contextType] == nil else { return }
         guard let unobserve = runtime.hostFunction(\.context_unobserve) else { throw BerthError.hostLacks("context_unobserve") }
         try runtime.check { error in unobserve(handle, T.contextType, error) }
     }

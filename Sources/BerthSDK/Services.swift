@@ -21,19 +21,19 @@ public struct Service {
     let make: () throws -> AnyObject
 
     public static func scoped<T: AnyObject>(_ type: T.Type, _ scope: ServiceScope, make: @escaping () throws -> T) -> Service {
-        Service(typeName: String(describing: type), scope: scope, make: make)
+        Service(typeName: String(reflecting: type), scope: scope, make: make)
     }
 }
 
-/// Keys of typed services: `<plugin id>/<type name>`, so two plugins' same-named types never
-/// meet. Built when used: the plugin id is known once the entry function ran.
+/// Keys of typed services: `<plugin id>/<Module.Type>`, so two plugins' (or two modules')
+/// same-named types never meet. Built when used: the plugin id is known once the entry function ran.
 enum ServiceKeys {
     static func key(pluginID: String, typeName: String) -> String {
         "\(pluginID)/\(typeName)"
     }
 
     static func key<T>(for type: T.Type) -> String {
-        key(pluginID: PluginRuntime.shared.plugin?.id ?? "", typeName: String(describing: type))
+        key(pluginID: PluginRuntime.shared.plugin?.id ?? "", typeName: String(reflecting: type))
     }
 }
 

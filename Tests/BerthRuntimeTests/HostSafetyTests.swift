@@ -83,3 +83,68 @@ struct HostSafetyTests {
         #expect(hello.delegateObservers.count == 2, "a host observer is separate from the screen's")
     }
 }
+
+@Suite("Host safety, continued") @MainActor
+struct HostSafetyMoreTests {
+    @Test("a plugin's Swift Task calling a main-thread function is refused with a message; the host goes on")
+    func taskCannotNavigate() async throws {
+        let plugins = try ExamplePlugins()
+        let inbox = try plugins.host.push("inbox")
+        try plugins.host.send(screen: inbox.id, action: "push-from-task", payload: [])
+        for _ in 0..<200 where plugins.recorder.matching("push from a task").isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(plugins.recorder.matching("push from a task was refused: this host function may only be called on the main thread").count == 1)
+        #expect(plugins.host.openRouters.map(\.route) == ["inbox"])
+    }
+
+    @Test("a reload rolled back after the new generation registered services keeps the old generation's")
+    func rollbackKeepsServices() throws {
+        let plugins = try ContextPlugins()
+        let host = plugins.host
+        let profile = try host.push("profile")
+        host.beginSession("s")
+        try host.send(screen: profile.id, action: "session", payload: [])
+        // The new generation's entry runs (and registers its services), then the handshake
+        // fails: the manifest says another ABI minor than the library reports.
+        let folder = plugins.workspace.plugins + "/com.example.profile"
+        var manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/plugin.json"))) as! [String: Any]
+        manifest["abi"] = "1.7"
+        plugins.workspace.write(manifest: manifest, in: folder)
+        #expect(throws: LoaderError.self) { try host.reload("com.example.profile") }
+        let reopened = try #require(host.router(profile.id))
+        try host.send(screen: reopened.id, action: "session", payload: [])
+        #expect(plugins.recorder.matching("profile is in user session #").count == 2)
+        #expect(host.scopes.registrations.contains { $0.key.hasSuffix("Profile.UserSession") && $0.provider == "com.example.profile#1" })
+    }
+
+    @Test("a render that fails keeps the screen's state; repeated if ids do not trap")
+    func failedRenderKeepsState() throws {
+        let workspace = PluginWorkspace()
+        workspace.stageFixture(folder: "fixture") { $0["routes"] = ["probe", "bad-render"] }
+        let host = try workspace.makeHost()
+        try host.load("org.berth.fixtures")
+        let bad = try host.push("org.berth.fixtures/bad-render")
+        let storage = try #require(bad.module?.stateStorage)
+        storage.write(identity: "Probe", index: 0, fingerprint: 1, bytes: [7])
+        #expect(throws: ScreenError.self) { try host.render() }
+        #expect(storage.slots.count == 1)
+        let duplicate = ViewNode(type: "VStack", id: "S", fields: [:], children: [
+            ViewNode(type: "if", id: "S.x/if", fields: ["branch": "true"], children: []),
+            ViewNode(type: "if", id: "S.x/if", fields: ["branch": "false"], children: []),
+        ])
+        #expect(duplicate.branches == ["S.x/if": true])
+    }
+
+    @Test("a screen opened under a modal renders at once, so its .routerContext observer is live")
+    func hiddenScreenRegistersViewObservers() throws {
+        let plugins = try ContextPlugins()
+        let host = plugins.host
+        _ = try host.push("counter")
+        _ = try host.present("counter")
+        let card = try host.makeScreen("profile-card", argument: [])
+        try host.attachActivateAndPush(card, in: host.launchStack)
+        #expect(host.visibleRouter !== card)
+        #expect(host.contextObserverLines.contains { $0.hasPrefix("screen \(card.id) com.example.profile/profile-card") })
+    }
+}

@@ -267,20 +267,18 @@ struct PluginScopeTests {
         }
     }
 
-    @Test("every action runs in a request scope of its own")
+    @Test("every action runs in a request scope of its own: one instance within an action, a new one for the next")
     func actionsInRequestScopes() throws {
         let plugins = try plugins()
         let host = plugins.host
-        final class Seen: @unchecked Sendable { var ids: [String] = [] }
-        let seen = Seen()
         let profile = try host.push("profile")
-        host.addContextObserver("com.example.Probe", on: profile) { _, _ in
-            seen.ids.append(ScopeRegistry.currentRequest?.id ?? "none")
-        }
-        _ = host.sendContext("com.example.Probe", payload: [], from: profile)
-        _ = host.sendContext("com.example.Probe", payload: [], from: profile)
-        #expect(seen.ids.count == 2)
-        _ = host.inRequestScope("test") { seen.ids.append(ScopeRegistry.currentRequest?.id ?? "none") }
-        #expect(!seen.ids.last!.isEmpty && seen.ids.last! != "none")
+        try host.send(screen: profile.id, action: "request", payload: [])
+        try host.send(screen: profile.id, action: "request", payload: [])
+        let probes = plugins.recorder.matching("request probe #")
+        #expect(probes.count == 2)
+        #expect(probes.allSatisfy { $0.hasSuffix("(same within the action: true)") })
+        let numbers = probes.map { $0.split(separator: "#").last!.split(separator: " ").first! }
+        #expect(Set(numbers).count == 2, "each action had its own request scope")
+        #expect(host.scopes.liveScopes.filter { $0.kind == .request }.isEmpty, "both ended with their action")
     }
 }

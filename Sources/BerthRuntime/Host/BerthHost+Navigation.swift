@@ -402,6 +402,11 @@ extension BerthHost {
         guard let interactor = router.interactor else { return }
         try interactor.activate()
         emit(.activated, "screen \(router.id)", "active")
+        // Every screen renders once when it opens, visible or not, so what its views
+        // declare (such as `.routerContext` observers) is in place from the start.
+        if interactor.module.canRender {
+            do { try interactor.module.render() } catch { emit(.failed, "screen \(router.id)", error.message) }
+        }
     }
 
     private func deactivate(_ routers: [Router]) {

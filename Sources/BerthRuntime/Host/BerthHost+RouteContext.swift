@@ -152,7 +152,8 @@ extension BerthHost {
             }
         }
         if receivers.isEmpty {
-            emit(.event, "screen \(sender.id)", "context \(type) has no observer")
+            let observed = contextChain(from: sender).contains { $0.contextObservers.contains { $0.type == type } }
+            emit(.event, "screen \(sender.id)", observed ? "context \(type) reached no observer (each one refused it)" : "context \(type) has no observer")
         } else {
             emit(.event, "screen \(sender.id)", "context \(type) → screen(s) \(receivers.map(String.init).joined(separator: ", "))")
         }

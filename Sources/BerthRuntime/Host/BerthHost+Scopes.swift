@@ -47,7 +47,7 @@ extension BerthHost {
 
 extension HostServices {
     static func serviceRegister(_ handle: OpaquePointer?, _ service: UnsafePointer<berth_service_v1>?, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, service, error)) { handle, service, error in
+        onMainThread((handle, service, error), error: error) { handle, service, error in
             guard let context = PluginContext.from(handle: handle), let host = context.host else {
                 return fill(error, BERTH_ERR_NOT_FOUND, "service_register: the plugin handle is not a loaded plugin")
             }
@@ -111,7 +111,7 @@ extension HostServices {
     }
 
     static func sessionBegin(_ handle: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, id, error)) { handle, id, error in
+        onMainThread((handle, id, error), error: error) { handle, id, error in
             guard let host = PluginContext.from(handle: handle)?.host else {
                 return fill(error, BERTH_ERR_NOT_FOUND, "session_begin: the plugin handle is not a loaded plugin")
             }
@@ -122,7 +122,7 @@ extension HostServices {
     }
 
     static func sessionEnd(_ handle: OpaquePointer?, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, error)) { handle, error in
+        onMainThread((handle, error), error: error) { handle, error in
             guard let host = PluginContext.from(handle: handle)?.host else {
                 return fill(error, BERTH_ERR_NOT_FOUND, "session_end: the plugin handle is not a loaded plugin")
             }

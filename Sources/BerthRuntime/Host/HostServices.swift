@@ -12,9 +12,11 @@ enum HostServices {
     /// functions as main-thread-only, so the arguments (raw pointers, not Sendable) never
     /// leave the thread they arrived on; the box only carries them into the main actor's
     /// isolation, which `assumeIsolated` checks at run time.
-    static func onMainThread<Arguments>(_ arguments: Arguments, _ body: @MainActor (Arguments) -> berth_status) -> berth_status {
+    static func onMainThread<Arguments>(_ arguments: Arguments, error: ErrorPointer = nil, _ body: @MainActor (Arguments) -> berth_status) -> berth_status {
         // A plugin that breaks the thread rule gets an error, not a crashed host.
-        guard HostCall.isInside else { return berth_status(BERTH_ERR_STATE) }
+        guard HostCall.isInside else {
+            return fill(error, BERTH_ERR_STATE, "this host function may only be called on the main thread, during a call from the host")
+        }
         let box = MainThreadArguments(value: arguments)
         return MainActor.assumeIsolated { body(box.value) }
     }
@@ -43,7 +45,7 @@ enum HostServices {
         _ handle: OpaquePointer?, _ kind: Int32, _ route: UnsafePointer<CChar>?, _ argument: berth_bytes,
         _ outID: UnsafeMutablePointer<UInt64>?, _ error: ErrorPointer
     ) -> berth_status {
-        onMainThread((handle, kind, route, argument, outID, error)) { handle, kind, route, argument, outID, error in
+        onMainThread((handle, kind, route, argument, outID, error), error: error) { handle, kind, route, argument, outID, error in
             guard let (module, router, host) = screen(handle) else {
                 return fill(error, BERTH_ERR_NOT_FOUND, "navigate: the screen handle is not an open screen")
             }
@@ -100,7 +102,7 @@ enum HostServices {
     }
 
     static func observeDelegate(_ handle: OpaquePointer?, _ childID: UInt64, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, childID, error)) { handle, childID, error in
+        onMainThread((handle, childID, error), error: error) { handle, childID, error in
             guard let (module, router, host) = screen(handle) else {
                 return fill(error, BERTH_ERR_NOT_FOUND, "observe_delegate: the screen handle is not an open screen")
             }
@@ -124,7 +126,7 @@ enum HostServices {
     }
 
     static func sendDelegate(_ handle: OpaquePointer?, _ action: UnsafePointer<CChar>?, _ payload: berth_bytes, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, action, payload, error)) { handle, action, payload, error in
+        onMainThread((handle, action, payload, error), error: error) { handle, action, payload, error in
             guard let (module, router, host) = screen(handle) else {
                 return fill(error, BERTH_ERR_NOT_FOUND, "send_delegate: the screen handle is not an open screen")
             }
@@ -146,8 +148,8 @@ enum HostServices {
 
     static func stateRead(_ handle: OpaquePointer?, _ identity: UnsafePointer<CChar>?, _ index: UInt32, _ fingerprint: UInt64,
                           _ out: UnsafePointer<berth_sink>?, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, identity, index, fingerprint, out, error)) { handle, identity, index, fingerprint, out, error in
-            guard let module = ScreenHandle.from(handle)?.module else {
+        onMainThread((handle, identity, index, fingerprint, out, error), error: error) { handle, identity, index, fingerprint, out, error in
+            guard let module = ScreenHandle.from(handle)?.module, !module.isReleased else {
                 return fill(error, BERTH_ERR_NOT_FOUND, "state_read: the screen handle is not an open screen")
             }
             guard let identity else { return fill(error, BERTH_ERR_INVALID_ARGUMENT, "state_read: identity is NULL") }
@@ -160,7 +162,7 @@ enum HostServices {
 
     static func stateWrite(_ handle: OpaquePointer?, _ identity: UnsafePointer<CChar>?, _ index: UInt32, _ fingerprint: UInt64,
                            _ value: berth_bytes, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, identity, index, fingerprint, value, error)) { handle, identity, index, fingerprint, value, error in
+        onMainThread((handle, identity, index, fingerprint, value, error), error: error) { handle, identity, index, fingerprint, value, error in
             guard let module = ScreenHandle.from(handle)?.module, !module.isReleased else {
                 return fill(error, BERTH_ERR_NOT_FOUND, "state_write: the screen handle is not an open screen")
             }
@@ -171,7 +173,7 @@ enum HostServices {
     }
 
     static func persistRead(_ handle: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafePointer<berth_sink>?, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, key, out, error)) { handle, key, out, error in
+        onMainThread((handle, key, out, error), error: error) { handle, key, out, error in
             switch persistTarget(handle, key, error, verb: "persist_read") {
             case .failure(let failure): return failure.status
             case .success(let (store, plugin, name)):
@@ -186,7 +188,7 @@ enum HostServices {
     }
 
     static func persistWrite(_ handle: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: berth_bytes, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, key, value, error)) { handle, key, value, error in
+        onMainThread((handle, key, value, error), error: error) { handle, key, value, error in
             switch persistTarget(handle, key, error, verb: "persist_write") {
             case .failure(let failure): return failure.status
             case .success(let (store, plugin, name)):
@@ -233,7 +235,7 @@ enum HostServices {
     // MARK: Route context
 
     static func contextObserve(_ handle: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, type, error)) { handle, type, error in
+        onMainThread((handle, type, error), error: error) { handle, type, error in
             guard let (router, host) = router(handle) else {
                 return fill(error, BERTH_ERR_NOT_FOUND, "context_observe: the screen handle is not an open screen")
             }
@@ -246,7 +248,7 @@ enum HostServices {
     }
 
     static func contextUnobserve(_ handle: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, type, error)) { handle, type, error in
+        onMainThread((handle, type, error), error: error) { handle, type, error in
             guard let type, let (router, host) = router(handle) else { return berth_status(BERTH_OK) }
             host.removeScreenContextObserver(String(cString: type), on: router)
             return berth_status(BERTH_OK)
@@ -254,7 +256,7 @@ enum HostServices {
     }
 
     static func contextSend(_ handle: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ payload: berth_bytes, _ mode: Int32, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, type, payload, mode, error)) { handle, type, payload, mode, error in
+        onMainThread((handle, type, payload, mode, error), error: error) { handle, type, payload, mode, error in
             guard let (module, router, host) = screen(handle) else {
                 return fill(error, BERTH_ERR_NOT_FOUND, "context_send: the screen handle is not an open screen")
             }
@@ -281,6 +283,8 @@ enum HostServices {
     }
 
     static func contextCanTerminate(_ handle: OpaquePointer?, _ type: UnsafePointer<CChar>?) -> Int32 {
+        // A boolean answer: off the host's thread it is "no", never the refusal status.
+        guard HostCall.isInside else { return 0 }
         let status = onMainThread((handle, type)) { handle, type in
             guard let type, let (_, router, host) = screen(handle) else { return berth_status(0) }
             return host.canTerminate(String(cString: type), from: router) ? 1 : 0
@@ -291,7 +295,7 @@ enum HostServices {
     // MARK: Managed tasks
 
     static func taskStart(_ handle: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ task: UnsafePointer<berth_task_v1>?, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, key, task, error)) { handle, key, task, error in
+        onMainThread((handle, key, task, error), error: error) { handle, key, task, error in
             guard let task else { return fill(error, BERTH_ERR_INVALID_ARGUMENT, "task_start: task is NULL") }
             var descriptor = berth_task_v1()
             withUnsafeMutableBytes(of: &descriptor) { target in

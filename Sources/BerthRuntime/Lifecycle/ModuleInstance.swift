@@ -207,16 +207,18 @@ public final class ModuleInstance {
         var error = BerthErrorBuffer.make()
         let collected = SinkBuffer()
         let status = call(request: false) { collected.withSink { sink in render(instance, sink, &error) } }
-        stateStorage.endRenderPass()
         guard status == BERTH_OK else {
+            stateStorage.abandonRenderPass()
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) render failed: \(BerthErrorBuffer.message(of: error, status: status))")
         }
         let tree: ViewNode?
         do {
             tree = try ViewNode.parse(collected.bytes)
         } catch {
+            stateStorage.abandonRenderPass()
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route): \(error.message)")
         }
+        stateStorage.endRenderPass()
         if let previous = lastTree?.branches, let current = tree?.branches {
             for (node, taken) in current {
                 guard let before = previous[node], before != taken else { continue }

@@ -11,7 +11,7 @@ extension PluginManifest {
     ///
     /// Returns the manifest when no rule is broken (warnings may still be present), else nil.
     /// Every problem names `path` and the field, so `berth validate` can print it as is.
-    static func decode(_ data: Data, path: String) -> (manifest: PluginManifest?, problems: [PluginProblem]) {
+    public static func decode(_ data: Data, path: String) -> (manifest: PluginManifest?, problems: [PluginProblem]) {
         var reader = ManifestReader(path: path)
         let object: Any
         do {

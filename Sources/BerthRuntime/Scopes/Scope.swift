@@ -97,20 +97,24 @@ public final class Scope: Sendable, CustomStringConvertible {
             _ = state.withLock { $0.inFlight[key] = nil }
             throw ScopeError(.factoryFailed, key: key, "the factory failed: \(error)")
         }
-        let stored: Bool = state.withLock { state in
-            guard !state.ended else { return false }
-            if state.inFlight[key] != nil {
-                state.inFlight[key] = nil
-                state.entries.append(Entry(key: key, provider: provider, value: value, release: release))
-            }
-            return true
+        // Exactly one waiter (the one that takes the in-flight entry) stores the instance,
+        // or releases it when the scope ended meanwhile; the others only read.
+        enum Outcome { case stored, shared, endedOwner, endedOther }
+        let outcome: Outcome = state.withLock { state in
+            let owner = state.inFlight.removeValue(forKey: key) != nil
+            if state.ended { return owner ? .endedOwner : .endedOther }
+            if owner { state.entries.append(Entry(key: key, provider: provider, value: value, release: release)) }
+            return owner ? .stored : .shared
         }
-        guard stored else {
-            // The scope ended while the factory ran: the instance is released, not leaked.
+        switch outcome {
+        case .stored, .shared:
+            return value
+        case .endedOwner:
             release(value)
+            fallthrough
+        case .endedOther:
             throw ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) ended while \(key) was being made")
         }
-        return value
     }
 
     /// Ends the scope: releases every instance in reverse creation order. Idempotent.
@@ -119,8 +123,9 @@ public final class Scope: Sendable, CustomStringConvertible {
         let endsNow: Bool = state.withLock { state in
             guard !state.ended else { return false }
             state.ended = true
+            // In-flight factories are cancelled; their one owning waiter releases whatever
+            // they still make (the entries stay so that waiter can be told apart).
             for task in state.inFlight.values { task.cancel() }
-            state.inFlight.removeAll()
             swap(&remaining, &state.entries)
             return true
         }

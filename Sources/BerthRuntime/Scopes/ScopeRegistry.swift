@@ -27,7 +27,10 @@ public final class ScopeRegistry: Sendable {
     }
 
     private struct State {
-        var registrations: [String: Registration] = [:]
+        /// Per key, the registrations of each generation that made one, oldest first; the
+        /// newest is in force. Ending a generation removes only its own, so a rolled-back
+        /// reload finds the old generation's registration again.
+        var registrations: [String: [Registration]] = [:]
         /// Keys whose provider was unloaded, with that provider, so they fail clearly.
         var unloaded: [String: String] = [:]
         var session: Scope?
@@ -60,10 +63,13 @@ public final class ScopeRegistry: Sendable {
     /// the same provider; a key of another provider is refused).
     func register(_ registration: Registration) throws(ScopeError) {
         try state.withLock { state throws(ScopeError) in
-            if let existing = state.registrations[registration.key], existing.plugin != registration.plugin {
+            if let existing = state.registrations[registration.key]?.last, existing.plugin != registration.plugin {
                 throw ScopeError(.duplicate, key: registration.key, "already provided by \(existing.plugin)")
             }
-            state.registrations[registration.key] = registration
+            var list = state.registrations[registration.key] ?? []
+            list.removeAll { $0.generation == registration.generation }
+            list.append(registration)
+            state.registrations[registration.key] = list.sorted { $0.generation < $1.generation }
             state.unloaded[registration.key] = nil
         }
     }
@@ -86,8 +92,8 @@ public final class ScopeRegistry: Sendable {
 
     // MARK: Resolution
 
-    /// The instance of `T` in the current scope of its kind, or nil with a diagnostic in
-    /// `error` when no such scope is current (never a silent new instance every time).
+    /// The instance of `T` in the current scope of its kind. When no such scope is current
+    /// it throws a `ScopeError` saying so (the diagnostic), never a silent new instance.
     public func resolve<T: AnyObject>(_ type: T.Type, key: String? = nil, screen: Scope? = nil) throws(ScopeError) -> T {
         let key = key ?? Self.key(for: type)
         guard case .object(let object) = try resolve(key: key, screen: screen), let typed = object as? T else {
@@ -130,7 +136,7 @@ public final class ScopeRegistry: Sendable {
 
     private func registration(for key: String) throws(ScopeError) -> Registration {
         try state.withLock { state throws(ScopeError) in
-            if let registration = state.registrations[key] { return registration }
+            if let registration = state.registrations[key]?.last { return registration }
             if let provider = state.unloaded[key] {
                 throw ScopeError(.providerUnloaded, key: key, "its provider \(provider) was unloaded; nothing of it is called")
             }
@@ -224,7 +230,7 @@ public final class ScopeRegistry: Sendable {
 
     /// Keys registered, with kind and provider.
     public var registrations: [(key: String, kind: ScopeKind, provider: String)] {
-        state.withLock { $0.registrations.values.map { ($0.key, $0.kind, $0.provider) } }.sorted { $0.key < $1.key }
+        state.withLock { $0.registrations.values.compactMap(\.last).map { ($0.key, $0.kind, $0.provider) } }.sorted { $0.key < $1.key }
     }
 
     /// A plugin generation is going away: every instance its factories made is released in
@@ -235,9 +241,10 @@ public final class ScopeRegistry: Sendable {
     func unloadProvider(plugin: String, generation: Int) -> Int {
         let provider = "\(plugin)#\(generation)"
         let scopes: [Scope] = state.withLock { state in
-            for (key, registration) in state.registrations where registration.plugin == plugin && registration.generation == generation {
-                state.registrations[key] = nil
-                state.unloaded[key] = plugin
+            for (key, list) in state.registrations where list.contains(where: { $0.plugin == plugin && $0.generation == generation }) {
+                let remaining = list.filter { $0.generation != generation }
+                state.registrations[key] = remaining.isEmpty ? nil : remaining
+                if remaining.isEmpty { state.unloaded[key] = plugin }
             }
             return state.live.values.compactMap(\.scope)
         }

@@ -56,6 +56,11 @@ public final class StateStorage {
         return dropped.sorted()
     }
 
+    /// Ends a pass without collecting: a render that failed must not cost any state.
+    public func abandonRenderPass() {
+        marked = nil
+    }
+
     /// Drops every slot at or below `path` (a branch that is no longer taken).
     @discardableResult
     public func invalidateDescendants(of path: String) -> Int {

@@ -12,7 +12,7 @@ public struct ViewNode: Sendable, Equatable {
     /// True for views that take input (`tap`, `toggle`, `type`, `step`).
     public var isInteractive: Bool { ["Button", "Toggle", "TextField", "Stepper"].contains(type) }
 
-    /// Parses the JSON a plugin's `render` wrote (Docs/views.md describes the format).
+    /// Parses the JSON a plugin's `render` wrote (Docs/state.md describes the format).
     static func parse(_ bytes: [UInt8]) throws(ScreenError) -> ViewNode? {
         guard !bytes.isEmpty else { return nil }
         do {
@@ -22,7 +22,8 @@ public struct ViewNode: Sendable, Equatable {
         }
     }
 
-    /// The wire form: known fields only, so a malformed tree is an error, not a guess.
+    /// The wire form: the fields the host uses (others are ignored); a node without type or
+    /// id, or a field of the wrong type, makes the tree invalid.
     private struct WireNode: Decodable {
         let type: String
         let id: String
@@ -51,6 +52,7 @@ public struct ViewNode: Sendable, Equatable {
 
     /// The branch each `if` took: identity → true/false.
     var branches: [String: Bool] {
-        Dictionary(uniqueKeysWithValues: allNodes.filter { $0.type == "if" }.map { ($0.id, $0.fields["branch"] == "true") })
+        // A plugin may repeat an id (duplicate ForEach row ids): the first node wins.
+        Dictionary(allNodes.filter { $0.type == "if" }.map { ($0.id, $0.fields["branch"] == "true") }, uniquingKeysWith: { first, _ in first })
     }
 }

@@ -336,7 +336,7 @@ typedef struct berth_plugin_v1 {
     /** Handle an action (user input, a posted task result). Optional. */
     berth_status (*action)(berth_instance *instance, const char *name, berth_bytes payload,
                            berth_error *error);
-    /** Write the screen's view tree (UTF-8 JSON; the format arrives with state storage) to `out`. Optional. */
+    /** Write the screen's view tree (UTF-8 JSON, described in Docs/state.md) to `out`. Optional. */
     berth_status (*render)(berth_instance *instance, const berth_sink *out, berth_error *error);
     /** Write instance state to carry across a reload (opaque bytes). Optional. */
     berth_status (*save_state)(berth_instance *instance, const berth_sink *out, berth_error *error);

@@ -79,10 +79,18 @@ static berth_status fx_create(berth_screen_handle *screen, const char *route, be
 
 static void fx_destroy(berth_instance *instance) { free(instance); }
 
+/* Renders a tiny tree; the route "bad-render" writes something that is not JSON. */
+static berth_status fx_render(berth_instance *opaque, const berth_sink *out, berth_error *error) {
+    fixture_instance *instance = opaque;
+    const char *tree = strcmp(instance->route, "bad-render") == 0 ? "{not json" : "{\"type\":\"Text\",\"id\":\"Probe/Text\",\"text\":\"probe\"}";
+    (void)error;
+    return out->write(out->context, (const uint8_t *)tree, strlen(tree));
+}
+
 #define FIXTURE_TABLE(name, size, version, id) \
     static const berth_plugin_v1 name = { \
         .struct_size = (size), .abi_version = (version), .plugin_id = (id), \
-        .create = fx_create, .destroy = fx_destroy, .activate = fx_activate, \
+        .create = fx_create, .destroy = fx_destroy, .activate = fx_activate, .render = fx_render, \
     }
 
 FIXTURE_TABLE(ok_table, sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.fixtures");

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+
+extension Berth {
+    /// `berth new NAME [--lang swift|c] [--id ID] [--path DIR]`: a working plugin package.
+    struct New: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a plugin package that builds with no edits: one screen, an action, a @State, a lifecycle hook, a manifest.",
+            discussion: "Swift packages depend on this Berth checkout by path (--berth to choose another); C plugins build with make against berth.h."
+        )
+
+        enum Language: String, ExpressibleByArgument, CaseIterable {
+            case swift, c
+        }
+
+        @Argument(help: "The plugin's name (letters and digits, such as Hello).")
+        var name: String
+
+        @Option(help: "The language: swift or c.")
+        var lang: Language = .swift
+
+        @Option(help: ArgumentHelp("The plugin id (default: com.example.<name>).", valueName: "ID"))
+        var id: String?
+
+        @Option(name: .customLong("path"), help: ArgumentHelp("Where to create the package (default: ./<Name>).", valueName: "DIR"))
+        var path: String?
+
+        @Option(help: ArgumentHelp("The Berth checkout the package builds against (default: this berth's).", valueName: "DIR"))
+        var berth: String?
+
+        func validate() throws {
+            guard let first = name.first, first.isLetter, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                throw ValidationError("'\(name)' is not a plugin name: use letters and digits, starting with a letter")
+            }
+            if let id, !(id.split(separator: ".").count >= 2 && id.allSatisfy({ $0.isLowercase || $0.isNumber || $0 == "." || $0 == "-" })) {
+                throw ValidationError("'\(id)' is not a reverse-DNS id such as com.example.hello")
+            }
+        }
+
+        func run() throws {
+            let template = PluginTemplate(
+                name: name, id: id ?? "com.example.\(name.lowercased())", language: lang,
+                berthRoot: berth ?? PluginTemplate.berthSourceRoot, berthBinary: PluginTemplate.berthBinary
+            )
+            let folder = path ?? name
+            guard !FileManager.default.fileExists(atPath: folder) else {
+                printError("\(folder) already exists; choose another --path")
+                throw ExitStatus.failure
+            }
+            for (file, contents) in template.files {
+                let target = (folder as NSString).appendingPathComponent(file)
+                try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try contents.write(toFile: target, atomically: true, encoding: .utf8)
+            }
+            emitLine("created \(template.id) (\(lang.rawValue)) in \(folder):")
+            for file in template.files.map(\.path).sorted() { emitLine("  \(file)") }
+            emitLine("next: see \(folder)/README.md (build, pack, load)")
+        }
+    }
+}

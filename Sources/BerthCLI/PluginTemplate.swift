@@ -1,0 +1,203 @@
+import Foundation
+
+/// The files of a new plugin package (`berth new`). The Swift and C templates are the
+/// smallest complete plugins: one screen, an action, a `@State` (Swift) or screen state (C),
+/// a lifecycle hook, and a manifest whose entry symbol matches the code.
+struct PluginTemplate {
+    let name: String
+    let id: String
+    let language: Berth.New.Language
+    let berthRoot: String
+    let berthBinary: String
+
+    /// The Berth checkout this binary was built from (its sources are next to it).
+    static var berthSourceRoot: String {
+        var folder = (#filePath as NSString).deletingLastPathComponent // Sources/BerthCLI
+        folder = (folder as NSString).deletingLastPathComponent         // Sources
+        return (folder as NSString).deletingLastPathComponent
+    }
+
+    /// This `berth` executable, for the README's commands.
+    static var berthBinary: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "berth"
+    }
+
+    var route: String { name.lowercased() }
+    var entry: String { "berth_\(name.lowercased())_entry_v1" }
+    var library: String { language == .swift ? "lib\(name).so" : "lib\(name.lowercased()).so" }
+
+    var files: [(path: String, contents: String)] {
+        switch language {
+        case .swift:
+            [("Package.swift", swiftPackage), ("Sources/\(name)/\(name).swift", swiftSource), ("plugin.json", manifest), ("README.md", readme)]
+        case .c:
+            [("Makefile", makefile), ("\(name.lowercased()).c", cSource), ("plugin.json", manifest), ("README.md", readme)]
+        }
+    }
+
+    private var manifest: String {
+        """
+        {
+          "id": "\(id)",
+          "name": "\(name)",
+          "version": "0.1.0",
+          "abi": "1.0",
+          "library": "\(library)",
+          "entry": "\(entry)",
+          "runtime": "\(language.rawValue)",
+          "routes": ["\(route)"]
+        }
+
+        """
+    }
+
+    private var swiftPackage: String {
+        // A path dependency's package identity is its folder's name, lower-cased.
+        let identity = (berthRoot as NSString).lastPathComponent.lowercased()
+        return """
+        // swift-tools-version: 6.0
+        import PackageDescription
+
+        let package = Package(
+            name: "\(name)",
+            products: [.library(name: "\(name)", type: .dynamic, targets: ["\(name)"])],
+            dependencies: [.package(path: "\(berthRoot)")],
+            targets: [.target(name: "\(name)", dependencies: [.product(name: "BerthSDK", package: "\(identity)")])]
+        )
+
+        """
+    }
+
+    private var swiftSource: String {
+        """
+        import BerthSDK
+
+        /// The \(route) screen: a view with its own state, and an action.
+        final class \(name)Screen: Screen {
+            static let route = "\(route)"
+            private let context: ScreenContext
+
+            init(context: ScreenContext) { self.context = context }
+
+            func activate() { context.log("\(route) is active") }
+
+            var body: some View { WaveView() }
+
+            func handle(action: String, payload: [UInt8]) throws {
+                context.log("Hello, \\(String(decoding: payload, as: UTF8.self))!")
+            }
+        }
+
+        struct WaveView: View {
+            @State var waves = 0
+
+            var body: some View {
+                VStack {
+                    Text("Waved \\(waves) time(s)")
+                    Button("Wave") { waves += 1 }
+                }
+            }
+        }
+
+        @_cdecl("\(entry)")
+        public func entry(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPointer?) -> UnsafeRawPointer? {
+            Plugin(id: "\(id)", screens: [\(name)Screen.self]).export(host, plugin)
+        }
+
+        """
+    }
+
+    private var makefile: String {
+        """
+        # Builds \(library) against berth.h. `make BERTH=/path/to/berth` to use another checkout.
+        BERTH ?= \(berthRoot)
+        CFLAGS ?= -std=c11 -Wall -Wextra -O2
+
+        \(library): \(name.lowercased()).c
+        \tcc $(CFLAGS) -fPIC -shared -I$(BERTH)/Sources/CBerth/include -o $@ $<
+
+        clean:
+        \trm -f \(library)
+
+        """
+    }
+
+    private var cSource: String {
+        """
+        /* The \(route) screen in C: state in the instance, an action, a lifecycle hook. */
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <string.h>
+
+        #include "berth.h"
+
+        static const berth_host_v1 *host;
+        static berth_plugin_handle *self_handle;
+
+        typedef struct screen { berth_screen_handle *handle; int waves; } screen;
+
+        static void say(const char *line) {
+            if (BERTH_HAS_FIELD(berth_host_v1, host, log) && host->log != NULL) host->log(self_handle, BERTH_LOG_INFO, line);
+        }
+
+        static berth_status create(berth_screen_handle *handle, const char *route, berth_bytes argument,
+                                   berth_instance **out, berth_error *error) {
+            (void)route;
+            (void)argument;
+            screen *instance = calloc(1, sizeof *instance);
+            if (instance == NULL) return berth_error_set(error, BERTH_ERR_FAILED, "out of memory");
+            instance->handle = handle;
+            *out = instance;
+            return BERTH_OK;
+        }
+
+        static void destroy(berth_instance *instance) { free(instance); }
+
+        static berth_status activate(berth_instance *instance, berth_error *error) {
+            (void)instance;
+            (void)error;
+            say("\(route) is active");
+            return BERTH_OK;
+        }
+
+        static berth_status action(berth_instance *opaque, const char *name, berth_bytes payload, berth_error *error) {
+            screen *instance = opaque;
+            if (strcmp(name, "wave") != 0) return berth_error_set(error, BERTH_ERR_NOT_FOUND, "\(route) has only the action 'wave'");
+            char line[160];
+            snprintf(line, sizeof line, "Hello, %.*s! (wave %d)", (int)payload.length, (const char *)payload.data, ++instance->waves);
+            say(line);
+            return BERTH_OK;
+        }
+
+        static const berth_plugin_v1 table = {
+            .struct_size = sizeof(berth_plugin_v1), .abi_version = BERTH_ABI_VERSION, .plugin_id = "\(id)",
+            .create = create, .destroy = destroy, .activate = activate, .action = action,
+        };
+
+        const berth_plugin_v1 *\(entry)(const berth_host_v1 *host_table, berth_plugin_handle *plugin) {
+            host = host_table;
+            self_handle = plugin;
+            return &table;
+        }
+
+        """
+    }
+
+    private var readme: String {
+        let build = language == .swift ? "swift build" : "make"
+        return """
+        # \(name)
+
+        A Berth plugin (\(language == .swift ? "Swift" : "C")), id `\(id)`, with one route: `\(route)`.
+
+        ```sh
+        \(build)                                      # 1. build the library
+        \(berthBinary) pack . --out ../plugins        # 2. check it as the host would, pin its sha256, make a drop-in folder
+        \(berthBinary) run --plugins ../plugins       # 3. run a host, then type: load \(id), open \(route)
+        ```
+
+        The tutorial is in the Berth checkout: \(berthRoot)/Docs/first-plugin.md.
+
+        """
+    }
+}
