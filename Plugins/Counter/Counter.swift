@@ -33,6 +33,17 @@ final class CounterScreen: Screen {
         }
     }
 
+    /// `reload --keep-state` carries the count and ticks into the new generation's instance.
+    func saveState() -> [UInt8] {
+        Array("\(count) \(ticks)".utf8)
+    }
+
+    func restoreState(_ bytes: [UInt8]) throws {
+        let fields = String(decoding: bytes, as: UTF8.self).split(separator: " ").compactMap { Int($0) }
+        guard fields.count == 2 else { throw BerthError(code: .decode, message: "counter state must be 'count ticks'") }
+        (count, ticks) = (fields[0], fields[1])
+    }
+
     func handle(action: String, payload: [UInt8]) throws {
         switch action {
         case "increment": count += 1

@@ -38,18 +38,22 @@ final class UsersScreen: Screen {
 final class UserDetailScreen: Screen {
     static let route = "user-detail"
     private let context: ScreenContext
-    private let user: (id: String, name: String)
+    /// The user this screen shows; nil when it was opened without a known id (it then
+    /// says so and offers nothing to choose).
+    private let user: (id: String, name: String)?
 
-    init(context: ScreenContext) throws {
+    init(context: ScreenContext) {
         self.context = context
         let id = String(decoding: context.argument, as: UTF8.self)
-        guard let user = directory.first(where: { $0.id == id }) else {
-            throw BerthError(code: .invalidArgument, message: "user-detail needs a user id, got '\(id)'")
-        }
-        self.user = user
+        user = directory.first { $0.id == id }
+    }
+
+    var body: some View {
+        Text(user.map { "\($0.name) (\($0.id))" } ?? "No user: open this screen from the list")
     }
 
     func handle(action: String, payload: [UInt8]) throws {
+        guard let user else { throw BerthError(code: .state, message: "user-detail was opened without a user; nothing to choose") }
         let selection = UserSelection(id: user.id, name: user.name)
         switch action {
         case "choose":

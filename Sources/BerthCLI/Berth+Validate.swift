@@ -1,5 +1,6 @@
 import ArgumentParser
 import BerthRuntime
+import Foundation
 
 extension Berth {
     /// `berth validate PATH…`: the checks a plugin must pass before any of its code runs.
@@ -13,6 +14,9 @@ extension Berth {
 
         @OptionGroup var output: OutputOptions
 
+        @Flag(name: .customLong("static"), help: "Only the checks that run no plugin code (manifest, containment, ELF, symbols).")
+        var staticOnly = false
+
         func validate() throws {
             guard !paths.isEmpty else { throw ValidationError("give at least one plugin folder or manifest") }
         }
@@ -20,21 +24,32 @@ extension Berth {
         func run() throws {
             var reports: [ValidationReport] = []
             for path in paths {
+                var report: ValidationReport
                 switch PluginValidator.validate(path: path) {
                 case .success(let plugin):
-                    reports.append(ValidationReport(path: path, id: plugin.manifest.id, valid: true,
-                                                    problems: plugin.warnings.map(\.description)))
+                    report = ValidationReport(path: path, id: plugin.manifest.id, valid: true, problems: plugin.warnings.map(\.description))
                 case .failure(let failure):
-                    reports.append(ValidationReport(path: path, id: nil, valid: false,
-                                                    problems: failure.problems.map(\.description)))
+                    report = ValidationReport(path: path, id: nil, valid: false, problems: failure.problems.map(\.description))
                 }
+                // The conformance checks run the plugin: for plugin folders, unless --static.
+                var isFolder: ObjCBool = false
+                if !staticOnly, FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+                    report.checks = ConformanceSuite.run(folder: path)
+                    if report.checks?.contains(where: { $0.status == .fail }) == true { report.valid = false }
+                }
+                reports.append(report)
             }
             if output.json {
                 emitLine(try JSONText.encode(reports))
             } else {
                 for report in reports {
                     if report.valid { emitLine("\(report.path): ok (\(report.id ?? ""))") }
+                    else if report.problems.isEmpty { emitLine("\(report.path): failed") }
                     for problem in report.problems { emitLine(problem) }
+                    for check in report.checks ?? [] {
+                        let detail = check.status == .pass ? "" : "  \(check.message)"
+                        emitLine("  \(check.status.rawValue.padding(toLength: 4, withPad: " ", startingAt: 0))  \(check.check)\(detail)")
+                    }
                 }
             }
             if reports.contains(where: { !$0.valid }) { throw ExitStatus.failure }
@@ -47,4 +62,6 @@ struct ValidationReport: Encodable {
     var id: String?
     var valid: Bool
     var problems: [String]
+    /// The conformance checks, when they ran.
+    var checks: [ConformanceResult]?
 }

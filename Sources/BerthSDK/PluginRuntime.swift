@@ -176,6 +176,17 @@ final class PluginRuntime: @unchecked Sendable {
                 try ScreenBox.from(instance).screen.delegate(from: child, action: name, payload: payload.array)
             }
         }
+        table.pointee.save_state = { instance, out, error in
+            guarded(error) {
+                let bytes = try ScreenBox.from(instance).screen.saveState()
+                guard let out, let write = out.pointee.write else { return }
+                let status = bytes.withUnsafeBufferPointer { write(out.pointee.context, $0.baseAddress, UInt64($0.count)) }
+                guard status == BERTH_OK else { throw BerthError(code: .failed, message: "the host refused the saved state (status \(status))") }
+            }
+        }
+        table.pointee.restore_state = { instance, state, error in
+            guarded(error) { try ScreenBox.from(instance).screen.restoreState(state.array) }
+        }
         table.pointee.unload = {
             PluginRuntime.shared.plugin?.onUnload?()
         }

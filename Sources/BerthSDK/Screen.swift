@@ -26,6 +26,10 @@ public protocol Screen: AnyObject {
     /// A delegate action from a child screen this screen observes
     /// (`ScreenContext.observeDelegate(of:)`).
     func delegate(from child: ScreenID, action: String, payload: [UInt8]) throws
+    /// Instance state to carry into a fresh instance (`reload --keep-state`); empty by default.
+    func saveState() throws -> [UInt8]
+    /// What `saveState` wrote, handed to a fresh instance before it activates.
+    func restoreState(_ bytes: [UInt8]) throws
 }
 
 extension Screen where Body == EmptyView {
@@ -40,6 +44,8 @@ extension Screen {
         throw BerthError(code: .unsupported, message: "\(Self.route) has no action '\(action)'")
     }
     public func delegate(from child: ScreenID, action: String, payload: [UInt8]) throws {}
+    public func saveState() throws -> [UInt8] { [] }
+    public func restoreState(_ bytes: [UInt8]) throws {}
 }
 
 /// Screen lifecycle events, computed by the host from the transition it performs.

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
 #include <sys/socket.h>
 
 #include "berth_system.h"
@@ -13,4 +14,9 @@ int berth_peer_credentials(int socket_fd, uint32_t *out_uid, int32_t *out_pid) {
     *out_uid = credentials.uid;
     *out_pid = credentials.pid;
     return 0;
+}
+
+uint64_t berth_heap_bytes_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (uint64_t)info.uordblks;
 }

@@ -81,7 +81,7 @@ public final class RunningHost {
 
 public struct RunningHostError: Error, CustomStringConvertible {
     public var description: String
-    init(_ description: String) { self.description = description }
+    public init(_ description: String) { self.description = description }
 }
 
 /// A raw control-socket client: frames are a 4-byte big-endian length and UTF-8 JSON.

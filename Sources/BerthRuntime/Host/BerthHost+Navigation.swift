@@ -58,6 +58,16 @@ extension BerthHost {
         }
     }
 
+    /// A screen created but never attached or activated (conformance: create/destroy).
+    package func createDetached(_ route: String) throws(ScreenError) -> Router {
+        try makeScreen(route, argument: [])
+    }
+
+    /// Destroys a screen from `createDetached`.
+    package func destroyDetached(_ router: Router) {
+        router.release()
+    }
+
     /// Runs an attach helper; when it refuses, the new screen is released so no instance
     /// is left behind.
     func attachOrRelease(_ child: Router, _ attach: () throws(ScreenError) -> Void) throws(ScreenError) {
@@ -294,6 +304,7 @@ extension BerthHost {
         for router in places {
             guard let interactor = router.interactor else { continue }
             saved[router.id] = interactor.module.stateStorage.snapshot
+            savedInstanceState[router.id] = try? interactor.module.saveState()
             interactor.deactivate()
             emit(.deactivated, "screen \(router.id)", "inactive (reload)")
             deliver(.willDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
@@ -315,9 +326,19 @@ extension BerthHost {
                          restoring saved: [Int: [StateStorage.Key: StateStorage.Slot]] = [:]) throws(ScreenError) {
         for router in places.reversed() {
             let module = try ModuleInstance(id: router.id, route: router.route, generation: generation, router: router, host: self)
-            if let slots = saved[router.id], !slots.isEmpty {
-                module.stateStorage.restore(slots)
-                emit(.event, "screen \(router.id)", "kept \(slots.count) state slot(s)")
+            if let slots = saved[router.id] {
+                if !slots.isEmpty {
+                    module.stateStorage.restore(slots)
+                    emit(.event, "screen \(router.id)", "kept \(slots.count) state slot(s)")
+                }
+                // Keeping state also hands the instance what its predecessor saved.
+                if let bytes = savedInstanceState[router.id], !bytes.isEmpty {
+                    do {
+                        try module.restoreState(bytes)
+                    } catch {
+                        emit(.failed, "screen \(router.id)", "\(error.message); the instance starts fresh")
+                    }
+                }
             }
             let interactor = Interactor(module: module)
             router.interactor = interactor

@@ -44,6 +44,8 @@ public final class BerthHost {
     public var retiredLimitBytes: Int? = 256 * 1024 * 1024
     /// How long the last reload took, host side (validate, close, load, reopen, end).
     public private(set) var lastReloadDuration: Duration?
+    /// Instance state saved by the screens of a reload in progress (`save_state`), by router.
+    var savedInstanceState: [Int: [UInt8]] = [:]
     /// The watcher and its pending checks, while `--watch` is on.
     var watchState: WatchState?
 
@@ -185,6 +187,8 @@ public final class BerthHost {
         let started = ContinuousClock.now
         return try topLevel { () throws(LoaderError) -> PluginGeneration in
             let places = routers(of: id)
+            savedInstanceState = [:]
+            defer { savedInstanceState = [:] }
             let saved = takeOutInstances(of: places)
             let carried = keepState ? saved : [:]
             let fresh: PluginGeneration
@@ -395,6 +399,17 @@ public final class BerthHost {
             emit(.discovered, id, "discovered \(plugin.manifest.version) (\(plugin.manifest.runtime.rawValue)) in \(plugin.folder)")
         }
         return try load(id)
+    }
+
+    /// Forgets the event log (long-running checks that open thousands of screens).
+    package func clearEvents() {
+        events.removeAll()
+    }
+
+    /// Adds an already validated plugin without loading it.
+    /// The plugin under test replaces any same-id plugin found beside it.
+    package func adopt(_ plugin: ValidatedPlugin) {
+        plugins[plugin.manifest.id] = PluginRecord(source: plugin)
     }
 
     /// Forgets a plugin that is not loaded (its folder was removed).

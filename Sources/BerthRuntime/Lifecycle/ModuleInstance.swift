@@ -93,8 +93,13 @@ public final class ModuleInstance {
         handle.module = self
     }
 
+    /// A bare instance outside any router (conformance checks drive it directly).
+    package static func forConformance(route: String, generation: PluginGeneration) throws(ScreenError) -> ModuleInstance {
+        try ModuleInstance(id: 0, route: route, generation: generation)
+    }
+
     /// Activates (idempotent). A plugin failure leaves the instance inactive.
-    func activate() throws(ScreenError) {
+    package func activate() throws(ScreenError) {
         let action: ModuleInstanceLifecycle.Action
         do {
             action = try lifecycle.activate()
@@ -113,7 +118,7 @@ public final class ModuleInstance {
     /// Deactivates (idempotent). The instance is inactive afterwards whatever the plugin
     /// answers; a failure is returned for the log.
     @discardableResult
-    func deactivate() -> String? {
+    package func deactivate() -> String? {
         guard lifecycle.deactivate() == .callDeactivate, let deactivate = generation.table.table.deactivate else { return nil }
         var error = BerthErrorBuffer.make()
         let status = call(request: false) { deactivate(instance, &error) }
@@ -229,8 +234,32 @@ public final class ModuleInstance {
         return tree
     }
 
+    /// The plugin's `save_state` bytes.
+    package func saveState() throws(ScreenError) -> [UInt8] {
+        guard let save = generation.table.table.save_state else { return [] }
+        var error = BerthErrorBuffer.make()
+        let collected = SinkBuffer()
+        let status = call(request: false) { collected.withSink { save(instance, $0, &error) } }
+        guard status == BERTH_OK else {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) save_state failed: \(BerthErrorBuffer.message(of: error, status: status))")
+        }
+        return collected.bytes
+    }
+
+    /// Hands `bytes` to the plugin's `restore_state`.
+    package func restoreState(_ bytes: [UInt8]) throws(ScreenError) {
+        guard let restore = generation.table.table.restore_state else { return }
+        var error = BerthErrorBuffer.make()
+        let status = call(request: false) {
+            bytes.withUnsafeBufferPointer { restore(instance, berth_bytes(data: $0.baseAddress, length: UInt64($0.count)), &error) }
+        }
+        guard status == BERTH_OK else {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) restore_state failed: \(BerthErrorBuffer.message(of: error, status: status))")
+        }
+    }
+
     /// Releases: the plugin's `destroy`, once. Must be inactive.
-    func release() throws(ScreenError) {
+    package func release() throws(ScreenError) {
         let action: ModuleInstanceLifecycle.Action
         do {
             action = try lifecycle.release()

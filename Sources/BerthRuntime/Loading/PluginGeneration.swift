@@ -106,6 +106,13 @@ public final class PluginGeneration {
         self.exports = exports
     }
 
+    /// Where the plugin's table lives (conformance: a second generation must have its own).
+    package var tableAddress: UnsafeRawPointer? { table.address }
+    /// The ABI version the plugin reported and its table's size, as read at the handshake.
+    package var handshake: (abi: ABIVersion, tableSize: Int) { (table.abi, table.size) }
+    /// Whether the plugin implements save_state and restore_state.
+    package var savesState: Bool { table.table.save_state != nil && table.table.restore_state != nil }
+
     /// Calls an export through its prepared libffi interface.
     public func call(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue {
         guard lifecycle.isLoaded else {

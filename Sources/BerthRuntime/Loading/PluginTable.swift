@@ -11,6 +11,8 @@ struct PluginTable {
     let abi: ABIVersion
     /// The plugin's `struct_size`.
     let size: Int
+    /// The table's address in the plugin's memory.
+    let address: UnsafeRawPointer
 
     /// BERTH_PLUGIN_V1_MIN_SIZE: the end of `unload`, v1.0's last field. A later minor
     /// revision appends fields after it but never raises this minimum.
@@ -57,6 +59,6 @@ struct PluginTable {
                                   "the manifest declares routes but berth_plugin_v1.create or .destroy is NULL")
             }
         }
-        return PluginTable(table: table, abi: abi, size: size)
+        return PluginTable(table: table, abi: abi, size: size, address: UnsafeRawPointer(pointer))
     }
 }

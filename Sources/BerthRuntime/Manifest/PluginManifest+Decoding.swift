@@ -32,7 +32,7 @@ extension PluginManifest {
     }
 
     /// Reads and decodes the manifest file at `path`.
-    static func load(path: String) -> (manifest: PluginManifest?, problems: [PluginProblem]) {
+    package static func load(path: String) -> (manifest: PluginManifest?, problems: [PluginProblem]) {
         guard let data = FileManager.default.contents(atPath: path) else {
             return (nil, [PluginProblem(path: path, field: "file", message: "cannot read the manifest")])
         }

@@ -94,7 +94,7 @@ public final class Scope: Sendable, CustomStringConvertible {
         do {
             value = try await task.value
         } catch {
-            _ = state.withLock { $0.inFlight[key] = nil }
+            state.withLock { $0.inFlight[key] = nil }
             throw ScopeError(.factoryFailed, key: key, "the factory failed: \(error)")
         }
         // Exactly one waiter (the one that takes the in-flight entry) stores the instance,

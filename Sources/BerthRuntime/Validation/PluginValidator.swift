@@ -9,7 +9,7 @@ public struct ValidatedPlugin: Sendable {
     public var manifestPath: String
     public var manifest: PluginManifest
     /// The library's real path (symlinks resolved, inside the folder).
-    public var libraryPath: String
+    public internal(set) var libraryPath: String
     /// The library's size in bytes.
     public var librarySize: Int
     /// The library's SHA-256, lower-case hex.
@@ -127,7 +127,7 @@ public enum PluginValidator {
         }
     }
 
-    static func realPath(_ path: String) -> String {
+    package static func realPath(_ path: String) -> String {
         guard let resolved = realpath(path, nil) else { return path }
         defer { free(resolved) }
         return String(cString: resolved)

@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+
+extension Berth {
+    /// `berth conformance-check CHECK FOLDER`: one check, in this (child) process; prints
+    /// its result as JSON. `berth validate` runs it once per check.
+    struct ConformanceCheckCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "conformance-check", shouldDisplay: false)
+
+        @Argument var check: String
+        @Argument var folder: String
+
+        func run() throws {
+            guard let named = ConformanceCheck(rawValue: check) else {
+                printError("no check named '\(check)' (\(ConformanceCheck.allCases.map(\.rawValue).joined(separator: ", ")))")
+                throw ExitStatus.usage
+            }
+            let folder = folder
+            let result: ConformanceResult = MainActor.assumeIsolated { ConformanceRunner.run(named, folder: folder) }
+            emitLine(String(decoding: ControlProtocol.encode(result), as: UTF8.self))
+        }
+    }
+}
+
+/// Runs every check on a plugin folder, each in a child process, in order; a check whose
+/// prerequisite failed is skipped.
+enum ConformanceSuite {
+    static func run(folder: String) -> [ConformanceResult] {
+        var results: [ConformanceResult] = []
+        var blocker: String?
+        for check in ConformanceCheck.allCases {
+            if let blocker {
+                results.append(ConformanceResult(check: check.rawValue, status: .skip, message: "blocked by \(blocker)", milliseconds: 0))
+                continue
+            }
+            let result = runChild(check, folder: folder)
+            results.append(result)
+            let prerequisites: [ConformanceCheck] = [.manifestSchema, .libraryLoads, .symbolsPresent, .abiHandshake]
+            if result.status == .fail, prerequisites.contains(check) { blocker = check.rawValue }
+        }
+        return results
+    }
+
+    private static func runChild(_ check: ConformanceCheck, folder: String) -> ConformanceResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: PluginTemplate.berthBinary)
+        process.arguments = ["conformance-check", check.rawValue, folder]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = NSTemporaryDirectory() + "berth-validate-\(getpid())"
+        process.environment = environment
+        do {
+            try process.run()
+        } catch {
+            return ConformanceResult(check: check.rawValue, status: .fail, message: "could not start the check: \(error)", milliseconds: 0)
+        }
+        let timer = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: timer)
+        let stdout = output.fileHandleForReading.readDataToEndOfFile()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        timer.cancel()
+        if process.terminationReason == .uncaughtSignal {
+            let signal = process.terminationStatus
+            let reason = signal == SIGTERM ? "timed out after 30 s" : "the plugin crashed the check (signal \(signal)\(signal == SIGSEGV ? ", SIGSEGV" : signal == SIGABRT ? ", SIGABRT" : ""))"
+            return ConformanceResult(check: check.rawValue, status: .fail, message: reason, milliseconds: 0)
+        }
+        guard let result = try? JSONDecoder().decode(ConformanceResult.self, from: stdout) else {
+            let detail = stderr.split(separator: "\n").last.map(String.init) ?? "no output"
+            return ConformanceResult(check: check.rawValue, status: .fail, message: "the check exited with status \(process.terminationStatus): \(detail)", milliseconds: 0)
+        }
+        return result
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import Testing
+import BerthTestSupport
+
+/// A C plugin compiled here with `cc` against berth.h, misbehaving in one chosen way.
+private func compileBrokenPlugin(_ workspace: PluginWorkspace, folder: String, body: String, manifest edit: (inout [String: Any]) -> Void = { _ in }) throws -> String {
+    let path = workspace.plugins + "/" + folder
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    let source = """
+        #include <stdint.h>
+        #include <stdlib.h>
+        #include <string.h>
+        #include "berth.h"
+        static berth_status ok_create(berth_screen_handle *s, const char *r, berth_bytes a, berth_instance **out, berth_error *e) {
+            (void)s; (void)r; (void)a; (void)e; *out = malloc(16); return BERTH_OK;
+        }
+        static void ok_destroy(berth_instance *i) { free(i); }
+        \(body)
+        """
+    try source.write(toFile: path + "/broken.c", atomically: true, encoding: .utf8)
+    let compiler = Process()
+    compiler.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
+    compiler.arguments = ["-std=c11", "-fPIC", "-shared", "-I", BuildProducts.packageRoot + "/Sources/CBerth/include", "-o", path + "/libbroken.so", path + "/broken.c"]
+    try compiler.run()
+    compiler.waitUntilExit()
+    guard compiler.terminationStatus == 0 else { throw RunningHostError("cc failed for \(folder)") }
+    var manifest: [String: Any] = [
+        "id": "org.berth.broken", "name": "Broken", "version": "1.0.0", "abi": "1.0", "library": "libbroken.so",
+        "entry": "broken_entry_v1", "runtime": "c", "routes": ["main"],
+    ]
+    edit(&manifest)
+    workspace.write(manifest: manifest, in: path)
+    return path
+}
+
+/// A well-behaved table for the fixtures to break one piece of.
+private let table = """
+    static berth_plugin_v1 table = {sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.broken", ok_create, ok_destroy};
+    """
+
+@Suite("berth validate: conformance checks", .serialized)
+struct ConformanceTests {
+    private func validate(_ folder: String, in workspace: PluginWorkspace) throws -> (status: Int32, checks: [String: String], text: String) {
+        let output = try BerthProcess.run(["validate", "--json", folder], in: workspace.root)
+        let reports = try #require(try JSONSerialization.jsonObject(with: Data(output.standardOutput.utf8)) as? [[String: Any]])
+        let checks = (reports.first?["checks"] as? [[String: Any]] ?? []).reduce(into: [String: String]()) { result, check in
+            result[check["check"] as! String] = "\(check["status"]!): \(check["message"] ?? "")"
+        }
+        return (output.status, checks, output.standardOutput)
+    }
+
+    @Test("every example plugin passes (save-restore is skipped where a plugin keeps no instance state)")
+    func examplesPass() throws {
+        let workspace = PluginWorkspace()
+        for manifest in ["counter.json", "greeter.json", "inbox.json", "userpicker.json", "profile.json"] { workspace.stage(manifest) }
+        for folder in try FileManager.default.contentsOfDirectory(atPath: workspace.plugins) {
+            let (status, checks, text) = try validate("plugins/" + folder, in: workspace)
+            #expect(status == 0, "\(folder): \(text)")
+            #expect(checks.count == 10)
+            #expect(checks.values.allSatisfy { $0.hasPrefix("pass") || $0.hasPrefix("skip: the plugin does not implement save_state") }, "\(folder): \(checks)")
+        }
+    }
+
+    struct Broken: Sendable, CustomTestStringConvertible {
+        let check: String
+        let body: String
+        let message: String
+        var testDescription: String { check }
+    }
+
+    static let broken: [Broken] = [
+        Broken(check: "library-loads", body: """
+            extern void berth_nowhere(void);
+            \(table)
+            const berth_plugin_v1 *broken_entry_v1(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; berth_nowhere(); return &table; }
+            """, message: "undefined symbol: berth_nowhere"),
+        Broken(check: "abi-handshake", body: """
+            static berth_plugin_v1 table = {sizeof(berth_plugin_v1), BERTH_MAKE_ABI_VERSION(2, 0), "org.berth.broken", ok_create, ok_destroy};
+            const berth_plugin_v1 *broken_entry_v1(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &table; }
+            """, message: "plugin ABI 2.0 is too new"),
+        Broken(check: "create-destroy-twice", body: """
+            static berth_status leaky_create(berth_screen_handle *s, const char *r, berth_bytes a, berth_instance **out, berth_error *e) {
+                (void)s; (void)r; (void)a; (void)e; *out = malloc(64 * 1024); memset(*out, 1, 64 * 1024); return BERTH_OK;
+            }
+            static void leaky_destroy(berth_instance *i) { (void)i; }
+            static berth_plugin_v1 table = {sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.broken", leaky_create, leaky_destroy};
+            const berth_plugin_v1 *broken_entry_v1(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &table; }
+            """, message: "destroy leaks"),
+        Broken(check: "activate-deactivate-idempotent", body: """
+            static int activations;
+            static berth_status once(berth_instance *i, berth_error *e) { (void)i; return ++activations > 1 ? berth_error_set(e, BERTH_ERR_STATE, "activates only once") : BERTH_OK; }
+            static berth_plugin_v1 table = {sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.broken", ok_create, ok_destroy, once};
+            const berth_plugin_v1 *broken_entry_v1(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &table; }
+            """, message: "activates only once"),
+        Broken(check: "routes-open-close", body: """
+            /* The second route can be created, but never opens: its activation fails. */
+            typedef struct { char route[16]; } item;
+            static berth_status named_create(berth_screen_handle *s, const char *r, berth_bytes a, berth_instance **out, berth_error *e) {
+                (void)s; (void)a; (void)e; item *i = calloc(1, sizeof *i); strncpy(i->route, r, 15); *out = i; return BERTH_OK;
+            }
+            static berth_status picky(berth_instance *i, berth_error *e) {
+                return strcmp(((item *)i)->route, "second") == 0 ? berth_error_set(e, BERTH_ERR_FAILED, "this route never opens") : BERTH_OK;
+            }
+            static berth_plugin_v1 table = {sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.broken", named_create, ok_destroy, picky};
+            const berth_plugin_v1 *broken_entry_v1(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &table; }
+            """, message: "this route never opens"),
+        Broken(check: "save-restore-roundtrip", body: """
+            static int saves;
+            static berth_status save(berth_instance *i, const berth_sink *out, berth_error *e) { (void)i; (void)e; char b = (char)('a' + saves++); return out->write(out->context, (const uint8_t *)&b, 1); }
+            static berth_status restore(berth_instance *i, berth_bytes s, berth_error *e) { (void)i; (void)s; (void)e; return BERTH_OK; }
+            static berth_plugin_v1 table = {sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.broken", ok_create, ok_destroy, NULL, NULL, NULL, NULL, NULL, save, restore};
+            const berth_plugin_v1 *broken_entry_v1(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &table; }
+            """, message: "different byte(s)"),
+        Broken(check: "fresh-globals", body: """
+            static berth_plugin_v1 table = {sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.broken", ok_create, ok_destroy};
+            const berth_plugin_v1 *broken_entry_v1(const berth_host_v1 *h, berth_plugin_handle *p) {
+                (void)h; (void)p;
+                /* Shares one table across every loaded copy through the process environment. */
+                const char *shared = getenv("BROKEN_TABLE");
+                if (shared != NULL) return (const berth_plugin_v1 *)(uintptr_t)strtoull(shared, NULL, 16);
+                berth_plugin_v1 *copy = malloc(sizeof *copy); *copy = table;
+                char text[32]; snprintf(text, sizeof text, "%llx", (unsigned long long)(uintptr_t)copy); setenv("BROKEN_TABLE", text, 1);
+                return copy;
+            }
+            """, message: "the second load returned the same table"),
+        Broken(check: "crash", body: """
+            static berth_status crashing_create(berth_screen_handle *s, const char *r, berth_bytes a, berth_instance **out, berth_error *e) {
+                (void)s; (void)r; (void)a; (void)out; (void)e; volatile int *nowhere = NULL; *nowhere = 1; return BERTH_OK;
+            }
+            static berth_plugin_v1 table = {sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.broken", crashing_create, ok_destroy};
+            const berth_plugin_v1 *broken_entry_v1(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &table; }
+            """, message: "the plugin crashed the check (signal 11, SIGSEGV)"),
+    ]
+
+    @Test("a plugin broken in one way fails that named check", arguments: broken)
+    func brokenFailsItsCheck(_ broken: Broken) throws {
+        let workspace = PluginWorkspace()
+        let body = broken.body.contains("snprintf") ? "#include <stdio.h>\n" + broken.body : broken.body
+        let folder = try compileBrokenPlugin(workspace, folder: "broken", body: body) { manifest in
+            if broken.check == "routes-open-close" { manifest["routes"] = ["main", "second"] }
+        }
+        let (status, checks, text) = try validate(folder, in: workspace)
+        #expect(status == 1, "\(text)")
+        let check = broken.check == "crash" ? "create-destroy-twice" : broken.check
+        let result = try #require(checks[check], "\(text)")
+        #expect(result.hasPrefix("fail"), "\(check): \(result)")
+        #expect(result.contains(broken.message), "\(check): \(result)")
+        let order = ["manifest-schema", "library-loads", "symbols-present", "abi-handshake"]
+        for earlier in order.prefix(while: { $0 != check }) {
+            #expect(checks[earlier]?.hasPrefix("pass") == true, "\(earlier) before \(check): \(checks[earlier] ?? "missing")")
+        }
+    }
+
+    @Test("a broken manifest, a missing export and a slow scan fail their named checks")
+    func staticAndScanChecks() throws {
+        let workspace = PluginWorkspace()
+        let okBody = table + "\nconst berth_plugin_v1 *broken_entry_v1(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &table; }"
+        let schema = try compileBrokenPlugin(workspace, folder: "schema", body: okBody) { $0["version"] = "one" }
+        #expect(try validate(schema, in: workspace).checks["manifest-schema"]?.contains("is not a semantic version") == true)
+        let symbols = try compileBrokenPlugin(workspace, folder: "symbols", body: okBody) {
+            $0["id"] = "org.berth.symbols"
+            $0["exports"] = [["symbol": "nowhere_to_be_found", "returns": "void"]]
+        }
+        let symbolChecks = try validate(symbols, in: workspace).checks
+        #expect(symbolChecks["library-loads"]?.hasPrefix("pass") == true)
+        #expect(symbolChecks["symbols-present"]?.contains("symbol 'nowhere_to_be_found' is not in libbroken.so's dynamic symbol table") == true)
+        // A library padded to hundreds of megabytes: hashing it alone takes longer than 100 ms.
+        let slowWorkspace = PluginWorkspace()
+        let slow = try compileBrokenPlugin(slowWorkspace, folder: "slow", body: okBody)
+        let handle = try #require(FileHandle(forWritingAtPath: slow + "/libbroken.so"))
+        handle.seekToEndOfFile()
+        for _ in 0..<40 { handle.write(Data(repeating: 0, count: 8 << 20)) }
+        try handle.close()
+        #expect(try validate(slow, in: slowWorkspace).checks["scan-time"]?.contains("over 100 ms") == true)
+    }
+}
+
+@Suite("Plugin author path: new, build, pack, load", .serialized)
+struct AuthorPathTests {
+    private func run(_ executable: String, _ arguments: [String], in directory: String) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("berth new for C: make, pack, load into a host, open the screen, send its action")
+    func cPlugin() throws {
+        let workspace = PluginWorkspace()
+        let created = try BerthProcess.run(["new", "Wave", "--lang", "c", "--path", "wave"], in: workspace.root)
+        #expect(created.status == 0, "\(created.standardError)")
+        let (made, makeLog) = try run("/usr/bin/make", ["-C", workspace.root + "/wave"], in: workspace.root)
+        #expect(made == 0, "\(makeLog)")
+        let packed = try BerthProcess.run(["pack", "wave", "--out", "plugins"], in: workspace.root)
+        #expect(packed.status == 0, "\(packed.standardError)")
+        #expect(packed.standardOutput.hasPrefix("packed com.example.wave 0.1.0 → plugins/com.example.wave (sha256 "))
+        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: workspace.plugins + "/com.example.wave/plugin.json"))) as! [String: Any]
+        #expect((manifest["sha256"] as? String)?.count == 64)
+        let session = try BerthProcess.run(["run", "--plugins", "plugins", "--script", "-"], in: workspace.root,
+                                           input: "load com.example.wave\nopen wave\nsend wave Ada\n")
+        #expect(session.status == 0, "\(session.standardError)")
+        #expect(session.standardError.contains("Hello, Ada! (wave 1)"))
+        let validated = try BerthProcess.run(["validate", "plugins/com.example.wave"], in: workspace.root)
+        #expect(validated.status == 0, "\(validated.standardOutput)")
+    }
+
+    @Test("berth new for Swift: swift build with no edits, pack, load, open, tap, send")
+    func swiftPlugin() throws {
+        let workspace = PluginWorkspace()
+        let created = try BerthProcess.run(["new", "Hello", "--path", "hello"], in: workspace.root)
+        #expect(created.status == 0, "\(created.standardError)")
+        let source = try String(contentsOfFile: workspace.root + "/hello/Sources/Hello/Hello.swift", encoding: .utf8)
+        #expect(source.contains("@State var waves = 0") && source.contains("func activate()") && source.contains("func handle(action:"))
+        let (built, buildLog) = try run("/usr/bin/env", ["swift", "build", "--package-path", workspace.root + "/hello"], in: workspace.root)
+        #expect(built == 0, "\(buildLog)")
+        let packed = try BerthProcess.run(["pack", "hello", "--out", "plugins"], in: workspace.root)
+        #expect(packed.status == 0, "\(packed.standardError)")
+        let session = try BerthProcess.run(["run", "--plugins", "plugins", "--script", "-"], in: workspace.root,
+                                           input: "load com.example.hello\nopen hello\nscreen\ntap 1\nsend greet Grace\n")
+        #expect(session.status == 0, "\(session.standardError)")
+        #expect(session.standardOutput.contains("\"Waved 1 time(s)\""))
+        #expect(session.standardError.contains("Hello, Grace!"))
+    }
+}
