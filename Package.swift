@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "Profile", type: .dynamic, targets: ["Profile"]),
         // Test fixture: a C library with deliberately odd entry points and typed exports.
         .library(name: "BerthFixtures", type: .dynamic, targets: ["BerthFixtures"]),
+        // Test and benchmark fixture: a screen of many stateful views.
+        .library(name: "BerthStress", type: .dynamic, targets: ["BerthStress"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -60,6 +62,7 @@ let package = Package(
         .target(name: "UserPicker", dependencies: ["BerthSDK"], path: "Plugins/UserPicker"),
         .target(name: "Profile", dependencies: ["BerthSDK", "GreeterService"], path: "Plugins/Profile"),
         .target(name: "BerthFixtures", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthFixtures"),
+        .target(name: "BerthStress", dependencies: ["BerthSDK"], path: "Tests/Fixtures/BerthStress"),
 
         // Tests find the built plugin libraries beside the test bundle; none links a plugin.
         .target(

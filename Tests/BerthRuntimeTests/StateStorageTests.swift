@@ -335,3 +335,23 @@ struct PersistedStateTests {
         #expect(cli.status == 0, "the host runs on")
     }
 }
+
+@Suite("A large render") @MainActor
+struct LargeRenderTests {
+    @Test("10,000 stateful rows render; the pass keeps exactly the slots of rows still shown")
+    func tenThousandRows() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("stress.json")
+        let host = try workspace.makeHost()
+        try host.load("org.berth.stress")
+        let grid = try host.push("org.berth.stress/grid", argument: Array("10000".utf8))
+        let tree = try #require(try host.render())
+        let buttons = tree.allNodes.filter { $0.type == "Button" }
+        #expect(buttons.count == 10_000)
+        #expect(buttons[9_999].id == "GridScreen/List.0/ForEach.9999.0/Cell/Button")
+        for row in [0, 4_999, 9_999] { try host.input(.tap, view: buttons[row].id) }
+        let storage = try #require(grid.module?.stateStorage)
+        #expect(storage.slots.count == 3)
+        #expect(try host.render()?.allNodes.first { $0.id == buttons[4_999].id }?.fields["label"] == "row 4999: 1")
+    }
+}
