@@ -15,6 +15,12 @@ final class ForeignFunction {
     /// The `berth_bytes` struct type (elements: pointer, uint64, NULL terminator).
     private let bytesType: UnsafeMutablePointer<ffi_type>
     private let bytesElements: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
+    /// One 16-byte slot per C argument and the pointer array libffi reads, made once: a
+    /// call writes its values in place instead of allocating (calls run on the main actor,
+    /// one at a time, so one set is enough).
+    private let slots: UnsafeMutableRawPointer
+    private let slotPointers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    private let result: UnsafeMutableRawPointer
 
     init(signature: ExportSignature, address: UnsafeMutableRawPointer) throws(FFIError) {
         self.signature = signature
@@ -35,18 +41,28 @@ final class ForeignFunction {
         for (index, type) in cTypes.enumerated() {
             argumentTypes[index] = type
         }
+        slots = .allocate(byteCount: max(1, cTypes.count) * 16, alignment: 16)
+        slotPointers = .allocate(capacity: max(1, cTypes.count))
+        for index in 0..<cTypes.count { slotPointers[index] = slots + index * 16 }
+        result = .allocate(byteCount: 16, alignment: 16)
         cif = .allocate(capacity: 1)
         cif.initialize(to: ffi_cif())
         let returnType = signature.returns == .bytes ? bytesType : Self.scalarType(signature.returns)
         let status = ffi_prep_cif(cif, berth_ffi_default_abi(), UInt32(cTypes.count), returnType, argumentTypes)
         guard status == FFI_OK else {
             Self.free(cif: cif, argumentTypes: argumentTypes, bytesType: bytesType, bytesElements: bytesElements)
+            slots.deallocate()
+            slotPointers.deallocate()
+            result.deallocate()
             throw FFIError(.prepareFailed, "ffi_prep_cif failed for \(signature.description) (status \(status.rawValue))")
         }
     }
 
     deinit {
         Self.free(cif: cif, argumentTypes: argumentTypes, bytesType: bytesType, bytesElements: bytesElements)
+        slots.deallocate()
+        slotPointers.deallocate()
+        result.deallocate()
     }
 
     /// Calls the function. The argument types must match the signature (checked here, so a
@@ -59,17 +75,15 @@ final class ForeignFunction {
         for (index, (argument, type)) in zip(arguments, signature.params).enumerated() where argument.type != type {
             throw FFIError(.badArgument, "argument \(index + 1) of \(signature.symbol) must be \(type.rawValue), got \(argument.type.rawValue)")
         }
-        var storage = ArgumentStorage(count: argumentCount)
+        var storage = ArgumentStorage(slots: slots)
         defer { storage.deallocate() }
         for argument in arguments {
             storage.append(argument)
         }
         // Large enough for any scalar widened to ffi_arg and for berth_bytes.
-        let result = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 16)
-        defer { result.deallocate() }
-        result.initializeMemory(as: UInt8.self, repeating: 0, count: 16)
+        result.storeBytes(of: (UInt64(0), UInt64(0)), as: (UInt64, UInt64).self)
         let function = unsafeBitCast(address, to: (@convention(c) () -> Void).self)
-        ffi_call(cif, function, result, storage.pointers)
+        ffi_call(cif, function, result, slotPointers)
         return Self.readResult(result, as: signature.returns)
     }
 
@@ -133,15 +147,15 @@ final class ForeignFunction {
     }
 }
 
-/// The memory behind one call's arguments: libffi wants an array of pointers, each to the
-/// value of one C argument. Everything here lives until the call returns.
+/// Writes one call's arguments into the function's preallocated slots. Only strings and
+/// bytes need memory of their own (their copies), freed when the call returns.
 private struct ArgumentStorage {
-    let pointers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    private let slots: UnsafeMutableRawPointer
     private var count = 0
-    private var allocations: [UnsafeMutableRawPointer] = []
+    private var copies: [UnsafeMutableRawPointer] = []
 
-    init(count: Int) {
-        pointers = .allocate(capacity: max(1, count))
+    init(slots: UnsafeMutableRawPointer) {
+        self.slots = slots
     }
 
     mutating func append(_ value: FFIValue) {
@@ -159,34 +173,29 @@ private struct ArgumentStorage {
         case .float(let value): push(value)
         case .double(let value): push(value)
         case .string(let text):
-            let utf8 = Array(text.utf8) + [0]
-            push(copy(utf8))
+            push(copy(Array(text.utf8) + [0]))
         case .bytes(let bytes):
             push(copy(bytes))
             push(UInt64(bytes.count))
         }
     }
 
-    /// Copies bytes to memory that outlives the call's argument array.
+    /// Copies bytes to memory that lives until the call returns.
     private mutating func copy(_ bytes: [UInt8]) -> UnsafeMutableRawPointer {
         let memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, bytes.count), alignment: 8)
         bytes.withUnsafeBytes { source in
             if let base = source.baseAddress { memory.copyMemory(from: base, byteCount: source.count) }
         }
-        allocations.append(memory)
+        copies.append(memory)
         return memory
     }
 
     private mutating func push<T>(_ value: T) {
-        let slot = UnsafeMutableRawPointer.allocate(byteCount: max(8, MemoryLayout<T>.size), alignment: 8)
-        slot.initializeMemory(as: T.self, repeating: value, count: 1)
-        allocations.append(slot)
-        pointers[count] = slot
+        (slots + count * 16).storeBytes(of: value, as: T.self)
         count += 1
     }
 
     func deallocate() {
-        for allocation in allocations { allocation.deallocate() }
-        pointers.deallocate()
+        for copy in copies { copy.deallocate() }
     }
 }

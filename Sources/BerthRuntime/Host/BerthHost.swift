@@ -35,6 +35,9 @@ public final class BerthHost {
     public private(set) var retiredBytes = 0
     /// Everything that happened, in order (the `events` command).
     public private(set) var events: [HostEvent] = []
+    /// Events ever emitted; the log keeps the most recent `eventLogLimit`.
+    private var eventCount = 0
+    static let eventLogLimit = 10_000
     /// Called for every new event (the CLI prints them as they happen).
     public var onEvent: ((HostEvent) -> Void)?
     /// More subscribers (`events --follow` clients), by token.
@@ -309,8 +312,10 @@ public final class BerthHost {
 
     static func milliseconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
-        let value = Double(seconds) * 1000 + Double(attoseconds) / 1e15
-        return String(format: "%.2f", value)
+        // Hundredths of a millisecond, formatted by hand (no String(format:) on a hot path).
+        let hundredths = Int(seconds) * 100_000 + Int(attoseconds / 10_000_000_000_000)
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 
     /// `id`'s dependencies in load order, ending with `id`. Errors name both plugins.
@@ -364,8 +369,11 @@ public final class BerthHost {
     }
 
     func emit(_ kind: HostEvent.Kind, _ subject: String, _ message: String) {
-        let event = HostEvent(sequence: events.count + 1, kind: kind, subject: subject, message: message)
+        eventCount += 1
+        let event = HostEvent(sequence: eventCount, kind: kind, subject: subject, message: message)
         events.append(event)
+        // A long-running host keeps the recent log only (sequence numbers keep counting).
+        if events.count > Self.eventLogLimit { events.removeFirst(events.count - Self.eventLogLimit / 2) }
         onEvent?(event)
         for observer in eventObservers.values { observer(event) }
     }

@@ -144,15 +144,7 @@ public final class ModuleInstance {
         guard let handleAction = generation.table.table.action else {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) takes no actions")
         }
-        var error = BerthErrorBuffer.make()
-        let status = call(request: true) {
-            payload.withUnsafeBufferPointer { buffer in
-                handleAction(instance, action, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
-            }
-        }
-        guard status == BERTH_OK else {
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) action '\(action)' failed: \(BerthErrorBuffer.message(of: error, status: status))")
-        }
+        try deliver(payload, failure: "action '\(action)' failed") { bytes, error in handleAction(instance, action, bytes, error) }
     }
 
     /// Delivers a delegate action from an observed child screen. Active instances only.
@@ -161,14 +153,8 @@ public final class ModuleInstance {
         guard let receive = generation.table.table.delegate_received else {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) observes delegate actions but has no delegate_received")
         }
-        var error = BerthErrorBuffer.make()
-        let status = call(request: true) {
-            payload.withUnsafeBufferPointer { buffer in
-                receive(instance, UInt64(child), action, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
-            }
-        }
-        guard status == BERTH_OK else {
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) delegate '\(action)' from screen \(child) failed: \(BerthErrorBuffer.message(of: error, status: status))")
+        try deliver(payload, failure: "delegate '\(action)' from screen \(child) failed") { bytes, error in
+            receive(instance, UInt64(child), action, bytes, error)
         }
     }
 
@@ -178,14 +164,23 @@ public final class ModuleInstance {
         guard let receive = generation.table.table.context_received else {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) observes \(type) but has no context_received")
         }
+        try deliver(payload, failure: "could not take it") { bytes, error in receive(instance, type, bytes, error) }
+    }
+
+    /// Delivers `payload` through one of the plugin's table functions, in a request scope
+    /// of its own; a failure names the screen and what failed, with the plugin's message.
+    private func deliver(
+        _ payload: [UInt8], failure: String,
+        _ function: (berth_bytes, UnsafeMutablePointer<berth_error>) -> berth_status
+    ) throws(ScreenError) {
         var error = BerthErrorBuffer.make()
         let status = call(request: true) {
             payload.withUnsafeBufferPointer { buffer in
-                receive(instance, type, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
+                function(berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
             }
         }
         guard status == BERTH_OK else {
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) could not take it: \(BerthErrorBuffer.message(of: error, status: status))")
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) \(failure): \(BerthErrorBuffer.message(of: error, status: status))")
         }
     }
 

@@ -62,7 +62,7 @@ public final class RuntimeDirectory: Sendable {
     /// SHA-256 of a file, lower-case hex (nil when unreadable).
     static func sha256(of path: String) -> String? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        return HexDigest.sha256(data)
     }
 
     /// Removes the whole folder (host exit).

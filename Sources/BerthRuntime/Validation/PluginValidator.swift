@@ -48,7 +48,7 @@ public enum PluginValidator {
         // Problems name the library as the user wrote it; loading uses the resolved path.
         let shownPath = (folder as NSString).appendingPathComponent(manifest.library)
 
-        let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let digest = HexDigest.sha256(bytes)
         if let expected = manifest.sha256, expected != digest {
             problems.append(PluginProblem(
                 path: shownPath, field: "sha256",

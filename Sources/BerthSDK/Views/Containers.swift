@@ -7,10 +7,7 @@ public struct VStack<Content: View>: PrimitiveView {
     }
 
     public func _render(_ renderer: Renderer, identity: String) {
-        renderer.container(type: "VStack", identity: identity) { container in
-            var index = 0
-            content._renderChildren(renderer, container: container, index: &index)
-        }
+        renderer.container(type: "VStack", identity: identity, content: content)
     }
 }
 
@@ -23,10 +20,7 @@ public struct HStack<Content: View>: PrimitiveView {
     }
 
     public func _render(_ renderer: Renderer, identity: String) {
-        renderer.container(type: "HStack", identity: identity) { container in
-            var index = 0
-            content._renderChildren(renderer, container: container, index: &index)
-        }
+        renderer.container(type: "HStack", identity: identity, content: content)
     }
 }
 
@@ -39,10 +33,7 @@ public struct List<Content: View>: PrimitiveView {
     }
 
     public func _render(_ renderer: Renderer, identity: String) {
-        renderer.container(type: "List", identity: identity) { container in
-            var index = 0
-            content._renderChildren(renderer, container: container, index: &index)
-        }
+        renderer.container(type: "List", identity: identity, content: content)
     }
 }
 
@@ -55,10 +46,7 @@ public struct Group<Content: View>: PrimitiveView {
     }
 
     public func _render(_ renderer: Renderer, identity: String) {
-        renderer.container(type: "Group", identity: identity) { container in
-            var index = 0
-            content._renderChildren(renderer, container: container, index: &index)
-        }
+        renderer.container(type: "Group", identity: identity, content: content)
     }
 }
 

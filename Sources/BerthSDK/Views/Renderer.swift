@@ -65,6 +65,14 @@ public final class Renderer {
         writer.endObject()
     }
 
+    /// A container node whose children are `content`'s views (VStack, HStack, List, Group).
+    func container<Content: View>(type: String, identity: String, content: Content) {
+        container(type: type, identity: identity) { node in
+            var index = 0
+            content._renderChildren(self, container: node, index: &index)
+        }
+    }
+
     /// An `if` node: the taken branch's views are its children, under `#true` or `#false`.
     func branch<Content: View>(identity: String, taken: Bool, content: Content) {
         container(type: "if", identity: identity, fields: [("branch", .bool(taken))]) { node in

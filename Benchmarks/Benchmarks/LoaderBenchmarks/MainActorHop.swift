@@ -1,0 +1,32 @@
+import Benchmark
+import Dispatch
+import Foundation
+
+/// Runs `body` on the main actor and waits for it, from whichever thread the benchmark
+/// runner calls a benchmark closure on.
+///
+/// `BerthHost` and `PluginGeneration` are `@MainActor`. The runner calls synchronous
+/// benchmark closures from its own task, which is not main-actor isolated, so every
+/// measured section hops to the main thread once and does all of its iterations there;
+/// the measurement is started and stopped inside the hop, so the hop itself is never
+/// measured. The main thread is free while the runner works: the async `main` of the
+/// benchmark executable drains the main queue while it waits.
+func onMainActor<Result: Sendable>(_ body: @MainActor () throws -> Result) rethrows -> Result {
+    if Thread.isMainThread {
+        return try MainActor.assumeIsolated(body)
+    }
+    return try DispatchQueue.main.sync {
+        try MainActor.assumeIsolated(body)
+    }
+}
+
+/// `onMainActor` for a measured section: hands the runner's `Benchmark` to `body` on the
+/// main thread, so `body` can start and stop the measurement there.
+///
+/// `Benchmark` is not `Sendable`; handing it over is sound because the runner's thread is
+/// blocked in `DispatchQueue.main.sync` (or is the main thread itself) for as long as
+/// `body` runs, so the object is never used by two threads at once.
+func onMainActor(with benchmark: Benchmark, _ body: @MainActor (Benchmark) -> Void) {
+    nonisolated(unsafe) let handed = benchmark
+    onMainActor { body(handed) }
+}
