@@ -12,6 +12,8 @@ let package = Package(
         // default RuntimeInterposer trait (ARC counters), whose package is not needed here.
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The comparison for scoped resolution (container scope).
+        .package(url: "https://github.com/Swinject/Swinject", from: "2.10.0"),
     ],
     targets: [
         .executableTarget(
@@ -19,6 +21,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "package-benchmark"),
                 .product(name: "BerthRuntime", package: "Berth"),
+                .product(name: "CBerth", package: "Berth"),
+                .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/LoaderBenchmarks",

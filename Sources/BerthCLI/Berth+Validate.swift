@@ -6,7 +6,7 @@ extension Berth {
     /// `berth validate PATH…`: the checks a plugin must pass before any of its code runs.
     struct Validate: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Validate plugin folders or manifest files; one `path: field: message` line per problem."
+            abstract: "Validate plugins: the static checks (one `path: field: message` line per problem), then ten named conformance checks, each in a child process."
         )
 
         @Argument(help: "Plugin folders or plugin.json files.")

@@ -277,4 +277,6 @@ let benchmarks: @Sendable () -> Void = {
             onMainActor { rawFixture?.tearDown(); rawFixture = nil }
         }
     }
+
+    registerHostBenchmarks()
 }

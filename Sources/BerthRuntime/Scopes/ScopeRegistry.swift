@@ -88,7 +88,17 @@ public final class ScopeRegistry: Sendable {
                                   make: .async { .object(try await factory()) }, release: { _ in }))
     }
 
-    static func key<T>(for type: T.Type) -> String { String(reflecting: type) }
+    /// `String(reflecting:)` of each type, computed once: building it costs far more than
+    /// the rest of a cached resolve.
+    private static let typeKeys = Mutex<[ObjectIdentifier: String]>([:])
+
+    static func key<T>(for type: T.Type) -> String {
+        let identifier = ObjectIdentifier(type)
+        if let key = typeKeys.withLock({ $0[identifier] }) { return key }
+        let key = String(reflecting: type)
+        typeKeys.withLock { $0[identifier] = key }
+        return key
+    }
 
     // MARK: Resolution
 
