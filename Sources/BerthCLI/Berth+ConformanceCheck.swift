@@ -50,7 +50,9 @@ enum ConformanceSuite {
         process.standardOutput = output
         process.standardError = errors
         var environment = ProcessInfo.processInfo.environment
-        environment["XDG_RUNTIME_DIR"] = NSTemporaryDirectory() + "berth-validate-\(getpid())"
+        let runtime = NSTemporaryDirectory() + "berth-validate-\(getuid())"
+        try? FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        environment["XDG_RUNTIME_DIR"] = runtime
         process.environment = environment
         do {
             try process.run()

@@ -118,8 +118,9 @@ final class HostRunner {
             }
         }
         defer { signals.cancel() }
-        // A watching or serving host outlives its input (stdin at its end, a daemon).
-        let outlivesInput = options.script == nil && (options.watch || serving)
+        // A watching host, or one serving a socket it was asked for, outlives its input
+        // (stdin at its end: a daemon). Piped commands end with their input.
+        let outlivesInput = options.script == nil && (options.watch || (serving && options.socket != nil))
         if interactive { FileHandleOutput.standardOutput("berth> ") }
         loop: for await input in inputs {
             switch input {
@@ -139,13 +140,16 @@ final class HostRunner {
         server?.stop()
         host.stopWatching()
         host.shutdown()
-        return shell.failures > 0 && options.script != nil ? ExitStatus.failure.rawValue : 0
+        return shell.failures > 0 && !interactive ? ExitStatus.failure.rawValue : 0
     }
 
     // MARK: The control socket
 
+    /// A host listens when asked (--socket), when it watches, or when a person runs it at a
+    /// terminal; a script or piped input gets no socket unless asked.
     private func startServerIfWanted() -> Bool {
-        guard !options.noSocket, options.script == nil || options.socket != nil else { return false }
+        let interactive = options.script == nil && isatty(STDIN_FILENO) == 1
+        guard !options.noSocket, options.socket != nil || options.watch || interactive else { return false }
         let path = options.socket ?? ControlProtocol.defaultSocketPath()
         do {
             let server = try ControlServer(path: path)
@@ -240,7 +244,8 @@ final class HostRunner {
     private func restart() {
         guard let host else { return }
         let plan = RestartPlan(loaded: host.plugins.values.compactMap(\.generation).map(\.pluginID).sorted(), screens: host.openRouteReplay())
-        let file = "/tmp/berth-\(getuid())/restart-\(getpid()).json"
+        // Beside the host's own runtime folder (private to this user).
+        let file = (host.runtimeDirectory.path as NSString).deletingLastPathComponent + "/restart-\(getpid()).json"
         try? FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: file, contents: Data(ControlProtocol.encode(plan)))
         emitLine("  · restarting: \(plan.loaded.count) plugin(s), \(plan.screens.count) screen(s) to reopen")

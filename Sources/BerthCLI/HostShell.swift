@@ -2,7 +2,7 @@ import Foundation
 import BerthRuntime
 
 /// The host's command language: one command per line, from a terminal, a script file or
-/// (later) the control socket. Output goes to stdout, errors to stderr; a failed command
+/// the control socket. Output goes to stdout, errors to stderr; a failed command
 /// never stops the host.
 @MainActor
 final class HostShell {

@@ -177,26 +177,12 @@ struct ConformanceTests {
 
 @Suite("Plugin author path: new, build, pack, load", .serialized)
 struct AuthorPathTests {
-    private func run(_ executable: String, _ arguments: [String], in directory: String) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-
     @Test("berth new for C: make, pack, load into a host, open the screen, send its action")
     func cPlugin() throws {
         let workspace = PluginWorkspace()
         let created = try BerthProcess.run(["new", "Wave", "--lang", "c", "--path", "wave"], in: workspace.root)
         #expect(created.status == 0, "\(created.standardError)")
-        let (made, makeLog) = try run("/usr/bin/make", ["-C", workspace.root + "/wave"], in: workspace.root)
+        let (made, makeLog) = try ToolProcess.run("/usr/bin/make", ["-C", workspace.root + "/wave"], in: workspace.root)
         #expect(made == 0, "\(makeLog)")
         let packed = try BerthProcess.run(["pack", "wave", "--out", "plugins"], in: workspace.root)
         #expect(packed.status == 0, "\(packed.standardError)")
@@ -218,7 +204,7 @@ struct AuthorPathTests {
         #expect(created.status == 0, "\(created.standardError)")
         let source = try String(contentsOfFile: workspace.root + "/hello/Sources/Hello/Hello.swift", encoding: .utf8)
         #expect(source.contains("@State var waves = 0") && source.contains("func activate()") && source.contains("func handle(action:"))
-        let (built, buildLog) = try run("/usr/bin/env", ["swift", "build", "--package-path", workspace.root + "/hello"], in: workspace.root)
+        let (built, buildLog) = try ToolProcess.run("/usr/bin/env", ["swift", "build", "--package-path", workspace.root + "/hello"], in: workspace.root)
         #expect(built == 0, "\(buildLog)")
         let packed = try BerthProcess.run(["pack", "hello", "--out", "plugins"], in: workspace.root)
         #expect(packed.status == 0, "\(packed.standardError)")

@@ -57,3 +57,21 @@ public enum ExpectedOutput {
         return (try? String(contentsOfFile: file, encoding: .utf8)) ?? "<missing \(file): run with BERTH_UPDATE_EXPECTED=1>"
     }
 }
+
+/// Runs any tool (a compiler, make, swift build) and returns its exit status and its
+/// combined output.
+public enum ToolProcess {
+    public static func run(_ executable: String, _ arguments: [String], in directory: String) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}

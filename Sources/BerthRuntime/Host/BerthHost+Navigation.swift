@@ -298,13 +298,15 @@ extension BerthHost {
     /// Takes the module instances out of `places` (deepest first): deactivate, removal
     /// events, destroy. The routers stay where they are. Returns each screen's state slots,
     /// by router id, for a reload that keeps state or a rollback.
+    /// `keepSaved` leaves the instance state saved earlier in place (a rollback taking out
+    /// the failed generation's instances must not replace the old generation's bytes).
     @discardableResult
-    func takeOutInstances(of places: [Router]) -> [Int: [StateStorage.Key: StateStorage.Slot]] {
+    func takeOutInstances(of places: [Router], keepSaved: Bool = false) -> [Int: [StateStorage.Key: StateStorage.Slot]] {
         var saved: [Int: [StateStorage.Key: StateStorage.Slot]] = [:]
         for router in places {
             guard let interactor = router.interactor else { continue }
             saved[router.id] = interactor.module.stateStorage.snapshot
-            savedInstanceState[router.id] = try? interactor.module.saveState()
+            if !keepSaved { savedInstanceState[router.id] = try? interactor.module.saveState() }
             interactor.deactivate()
             emit(.deactivated, "screen \(router.id)", "inactive (reload)")
             deliver(.willDisappear(isRemovedPermanently: true), to: interactor.module, of: router)

@@ -45,7 +45,8 @@ public final class BerthHost {
     private var nextObserverToken = 1
     /// Retired image bytes past which the host warns and suggests `restart` (nil: no limit).
     public var retiredLimitBytes: Int? = 256 * 1024 * 1024
-    /// How long the last reload took, host side (validate, close, load, reopen, end).
+    /// How long the last reload took, host side: from taking the screens out to the new
+    /// generation in place (validation before it and ending the old one after it excluded).
     public private(set) var lastReloadDuration: Duration?
     /// Instance state saved by the screens of a reload in progress (`save_state`), by router.
     var savedInstanceState: [Int: [UInt8]] = [:]
@@ -206,7 +207,7 @@ public final class BerthHost {
             do throws(ScreenError) {
                 try reopenInstances(of: places, from: fresh, restoring: carried)
             } catch {
-                takeOutInstances(of: places)
+                takeOutInstances(of: places, keepSaved: true)
                 try? end(fresh)
                 record.source = previousSource
                 putBackInstances(of: places, from: old, restoring: saved)
@@ -306,7 +307,8 @@ public final class BerthHost {
         retiredGenerations += 1
         retiredBytes += bytes
         if let limit = retiredLimitBytes, retiredBytes > limit, retiredBytes - bytes <= limit {
-            emit(.failed, "host", "retired Swift images hold \(retiredBytes / (1024 * 1024)) MB, over the \(limit / (1024 * 1024)) MB limit: run `berth restart` to start a fresh process (persisted state and open screens are kept)")
+            let megabytes = { (bytes: Int) in String(Double(bytes * 10 / (1024 * 1024)) / 10) }
+            emit(.failed, "host", "retired Swift images hold \(megabytes(retiredBytes)) MB, over the \(megabytes(limit)) MB limit: run `berth restart` to start a fresh process (persisted state and open screens are kept)")
         }
     }
 
