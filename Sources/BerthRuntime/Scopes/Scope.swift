@@ -1,4 +1,3 @@
-import Synchronization
 
 /// One scope: the instances resolved in it, in creation order, and the async factories
 /// still running (single flight). Thread-safe; a factory never runs under the lock.
@@ -25,7 +24,7 @@ public final class Scope: Sendable, CustomStringConvertible {
         var ended = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let onEnd: @Sendable (Scope) -> Void
 
     init(kind: ScopeKind, id: String, owner: String, onEnd: @escaping @Sendable (Scope) -> Void = { _ in }) {

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Scoped services: who provides each key, in which scope kind, and the scopes alive now.
 ///
@@ -43,7 +42,7 @@ public final class ScopeRegistry: Sendable {
         weak var scope: Scope?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The host-lifetime scope.
     public let singleton: Scope
 
@@ -90,7 +89,7 @@ public final class ScopeRegistry: Sendable {
 
     /// `String(reflecting:)` of each type, computed once: building it costs far more than
     /// the rest of a cached resolve.
-    private static let typeKeys = Mutex<[ObjectIdentifier: String]>([:])
+    private static let typeKeys = Locked<[ObjectIdentifier: String]>([:])
 
     static func key<T>(for type: T.Type) -> String {
         let identifier = ObjectIdentifier(type)

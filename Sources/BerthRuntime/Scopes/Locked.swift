@@ -1,0 +1,22 @@
+import Foundation
+
+/// A value behind a pthread mutex (`NSLock`).
+///
+/// The scope code uses this rather than `Synchronization.Mutex`: on Linux that one locks
+/// with a bare futex, which ThreadSanitizer cannot see, so TSan (run on the scope tests in
+/// CI) would report accesses inside the lock as races.
+/// `@unchecked Sendable`: `value` is only read or written while `lock` is held.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
