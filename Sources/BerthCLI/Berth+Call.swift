@@ -57,18 +57,12 @@ extension Berth {
                 printError("\(plugin) has no export '\(symbol)' (exports: \(known.isEmpty ? "none" : known))")
                 return ExitStatus.usage.rawValue
             }
-            guard arguments.count == signature.params.count else {
-                printError("\(symbol) takes \(signature.params.count) argument(s) (\(signature.description)), got \(arguments.count)")
+            let values: [FFIValue]
+            do {
+                values = try signature.parseArguments(arguments)
+            } catch {
+                printError(error.message)
                 return ExitStatus.usage.rawValue
-            }
-            var values: [FFIValue] = []
-            for (index, (text, type)) in zip(arguments, signature.params).enumerated() {
-                do {
-                    values.append(try FFIValue.parse(text, as: type))
-                } catch {
-                    printError("argument \(index + 1) of \(symbol): \(error.message)")
-                    return ExitStatus.usage.rawValue
-                }
             }
             do {
                 let generation = try host.load(plugin)

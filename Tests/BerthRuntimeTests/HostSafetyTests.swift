@@ -79,8 +79,15 @@ struct HostSafetyTests {
         try host.send(screen: inbox.id, action: "greet", payload: [])
         let hello = try #require(host.visibleRouter)
         #expect(hello.delegateObservers.count == 1)
+        // The inbox asked once on "greet"; asking again must not add a second delivery.
+        try host.observeDelegate(of: hello.id, by: inbox)
+        #expect(hello.delegateObservers.count == 1)
+        try host.send(screen: hello.id, action: "wave", payload: [])
+        #expect(plugins.recorder.matching("inbox heard the greeter: waved 1 time(s)").count == 1)
         host.observeDelegate(of: hello) { _, _ in }
         #expect(hello.delegateObservers.count == 2, "a host observer is separate from the screen's")
+        // Only a child may be observed: the greeter cannot observe the inbox above it.
+        #expect(throws: ScreenError.self) { try host.observeDelegate(of: inbox.id, by: hello) }
     }
 }
 
@@ -100,7 +107,7 @@ struct HostSafetyMoreTests {
 
     @Test("a reload rolled back after the new generation registered services keeps the old generation's")
     func rollbackKeepsServices() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         host.beginSession("s")
@@ -138,7 +145,7 @@ struct HostSafetyMoreTests {
 
     @Test("a screen opened under a modal renders at once, so its .routerContext observer is live")
     func hiddenScreenRegistersViewObservers() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         _ = try host.push("counter")
         _ = try host.present("counter")
@@ -146,5 +153,22 @@ struct HostSafetyMoreTests {
         try host.attachActivateAndPush(card, in: host.launchStack)
         #expect(host.visibleRouter !== card)
         #expect(host.contextObserverLines.contains { $0.hasPrefix("screen \(card.id) com.example.profile/profile-card") })
+    }
+
+    @Test("retired Swift images past the limit warn once, naming `berth restart`; the host goes on")
+    func retiredLimitWarnsOnce() throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        host.retiredLimitBytes = 1
+        let over = { host.events.filter { $0.kind == .failed && $0.message.contains("over the") } }
+        try host.reload("com.example.counter")
+        #expect(host.retiredGenerations == 1)
+        #expect(over().count == 1)
+        #expect(over().first?.message.contains("run `berth restart`") == true)
+        try host.reload("com.example.counter")
+        #expect(host.retiredGenerations == 2)
+        #expect(over().count == 1, "the warning is given when the limit is crossed, not on every reload")
+        let counter = try host.push("counter")
+        #expect(counter.module?.isActive == true)
     }
 }

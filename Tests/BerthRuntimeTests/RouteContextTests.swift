@@ -6,21 +6,9 @@ import BerthTestSupport
 private let selection = "com.example.users.UserSelection"
 private let grace = Array(#"{"id":"grace","name":"Grace Hopper"}"#.utf8)
 
-/// Counter, Greeter, Inbox, UserPicker and Profile loaded into one host.
-@MainActor
-struct ContextPlugins {
-    let workspace = PluginWorkspace()
-    let recorder = LogRecorder()
-    let host: BerthHost
-
-    init() throws {
-        for manifest in ["counter.json", "greeter.json", "inbox.json", "userpicker.json", "profile.json"] {
-            workspace.stage(manifest)
-        }
-        host = try workspace.makeHost(recorder: recorder)
-        let errors = host.loadAll()
-        guard errors.isEmpty else { throw errors[0] }
-    }
+/// Route-context helpers over the example plugins with UserPicker and Profile added.
+extension ExamplePlugins {
+    static func withRouteContext() throws -> ExamplePlugins { try ExamplePlugins(adding: routeContext) }
 
     /// A host-side observer of `type` on `router` that records where it ran.
     func observe(_ type: String = selection, on router: Router, into log: Log) {
@@ -43,7 +31,7 @@ final class Log {
 struct TerminateTests {
     @Test("context exists in a previous route: terminate pops back to it, exact back count, logged once")
     func popsToAnchor() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         try host.send(screen: profile.id, action: "pick-inline", payload: [])
@@ -59,7 +47,7 @@ struct TerminateTests {
 
     @Test("no context and presented: terminate closes the modal, and every screen of it is released")
     func closesModal() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let base = try host.push("counter")
         let modalRoot = try host.present("com.example.users/users")
@@ -72,7 +60,7 @@ struct TerminateTests {
 
     @Test("no context and a non-empty stack: terminate goes back one screen")
     func backOne() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let first = try host.push("counter")
         _ = try host.push("counter")
@@ -86,7 +74,7 @@ struct TerminateTests {
 
     @Test("an empty, non-presented stack: terminate changes nothing")
     func emptyStack() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let root = try plugins.host.push("counter")
         let delivery = plugins.host.terminate(selection, payload: grace, from: root)
         #expect(delivery.navigation == BerthHost.TerminateNavigation.none)
@@ -96,7 +84,7 @@ struct TerminateTests {
 
     @Test("pop-to-anchor removes several screens with the full close sequence")
     func removesSeveral() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let anchor = try host.push("counter")
         let log = Log()
@@ -112,7 +100,7 @@ struct TerminateTests {
     @Test("two anchors of one type: the nearest wins, every time")
     func nearestAnchor() throws {
         for _ in 0..<5 {
-            let plugins = try ContextPlugins()
+            let plugins = try ExamplePlugins.withRouteContext()
             let host = plugins.host
             let far = try host.push("counter")
             let near = try host.push("counter")
@@ -128,7 +116,7 @@ struct TerminateTests {
 
     @Test("across a modal boundary the presenter receives; the modal is closed")
     func acrossModal() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         try host.send(screen: profile.id, action: "pick", payload: [])
@@ -146,7 +134,7 @@ struct TerminateTests {
 struct ContextDispatchTests {
     @Test("matching observers in the parent and the current route both run: ancestors nearest first, then current")
     func parentThenCurrent() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let grandparent = try host.push("counter")
         let parent = try host.push("counter")
@@ -163,7 +151,7 @@ struct ContextDispatchTests {
 
     @Test("only the parent observes: it alone receives")
     func onlyParent() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let parent = try host.push("counter")
         let child = try host.push("counter")
@@ -175,7 +163,7 @@ struct ContextDispatchTests {
 
     @Test("a duplicate add on the same screen is ignored")
     func duplicateAdd() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let profile = try plugins.host.push("profile")
         #expect(plugins.host.addScreenContextObserver(selection, on: profile) == false)
         #expect(profile.contextObservers.count == 1)
@@ -183,7 +171,7 @@ struct ContextDispatchTests {
 
     @Test("remove on a route that did not register is a no-op")
     func removeUnregistered() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let counter = try plugins.host.push("counter")
         plugins.host.removeContextObservers(selection, on: counter)
         #expect(counter.contextObservers.isEmpty)
@@ -195,7 +183,7 @@ struct ContextDispatchTests {
 
     @Test("a popped route's observers are gone")
     func poppedObserversGone() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let root = try host.push("counter")
         let profile = try host.push("profile")
@@ -210,7 +198,7 @@ struct ContextDispatchTests {
 
     @Test("across two plugins: the Profile (Swift) and Greeter (C) screens receive a picker's context")
     func acrossPlugins() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         _ = try host.push("profile")
         _ = try host.push("hello")
@@ -223,7 +211,7 @@ struct ContextDispatchTests {
 
     @Test("after the observing plugin is unloaded nothing of it is called")
     func unloadedObserver() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let root = try host.push("counter")
         _ = try host.present("profile")
@@ -236,7 +224,7 @@ struct ContextDispatchTests {
 
     @Test("a context no one observes is logged by type and changes nothing")
     func nobodyObserves() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let root = try host.push("counter")
         let top = try host.push("counter")
@@ -248,7 +236,7 @@ struct ContextDispatchTests {
 
     @Test("a payload the receiver cannot decode: a log line naming the type, other observers still run")
     func undecodable() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         let log = Log()
@@ -263,7 +251,7 @@ struct ContextDispatchTests {
 
     @Test("a screen that is being closed cannot send: logged, nothing happens")
     func closingSender() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         let sender = try host.push("counter")
@@ -281,7 +269,7 @@ struct ContextDispatchTests {
 struct CanTerminateTests {
     @Test("true with an anchor, with an ancestor across a modal, and with an observer on the sender itself")
     func trueCases() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         let pushed = try host.push("counter")
@@ -289,7 +277,7 @@ struct CanTerminateTests {
         let modal = try host.present("counter")
         #expect(host.canTerminate(selection, from: modal))
         let log = Log()
-        let lone = try ContextPlugins()
+        let lone = try ExamplePlugins.withRouteContext()
         let only = try lone.host.push("counter")
         lone.observe(on: only, into: log)
         #expect(lone.host.canTerminate(selection, from: only))
@@ -298,7 +286,7 @@ struct CanTerminateTests {
 
     @Test("false with no observer anywhere up the hierarchy, and after the observer is removed")
     func falseCases() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let root = try host.push("counter")
         let top = try host.push("counter")
@@ -313,7 +301,7 @@ struct CanTerminateTests {
 
     @Test("the picker asks the host before terminating, through the ABI")
     func throughTheABI() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         _ = try host.push("com.example.users/users")
         try host.send(screen: try #require(host.visibleRouter).id, action: "open", payload: Array("ada".utf8))
@@ -326,7 +314,7 @@ struct CanTerminateTests {
 struct ViewLevelContextTests {
     @Test(".routerContext registers while rendered, receives the picker's selection, and goes away when no longer rendered")
     func viewLevelForm() throws {
-        let plugins = try ContextPlugins()
+        let plugins = try ExamplePlugins.withRouteContext()
         let host = plugins.host
         let card = try host.push("profile-card")
         #expect(host.contextObserverLines == ["screen \(card.id) com.example.profile/profile-card: \(selection)"])

@@ -4,17 +4,21 @@ import Testing
 import BerthTestSupport
 import CBerth
 
-/// Counter, Greeter and Inbox staged and loaded into one host.
+/// Example plugins staged and loaded into one host: Counter, Greeter and Inbox, plus
+/// whatever `adding` names (`routeContext` for UserPicker and Profile).
 @MainActor
 struct ExamplePlugins {
     let workspace = PluginWorkspace()
     let recorder = LogRecorder()
     let host: BerthHost
 
-    init() throws {
-        workspace.stage("counter.json")
-        workspace.stage("greeter.json")
-        workspace.stage("inbox.json")
+    /// The two plugins the route-context, scope and service tests need besides the first three.
+    static let routeContext = ["userpicker.json", "profile.json"]
+
+    init(adding extra: [String] = []) throws {
+        for manifest in ["counter.json", "greeter.json", "inbox.json"] + extra {
+            workspace.stage(manifest)
+        }
         host = try workspace.makeHost(recorder: recorder)
         let errors = host.loadAll()
         guard errors.isEmpty else { throw errors[0] }

@@ -244,6 +244,24 @@ struct StatePluginTests {
         #expect(try find(kept, "Stepper").fields["value"] == "1", "matching slot kept")
         #expect(try find(kept, "Toggle").fields["isOn"] == "false", "the slot whose type changed starts from its default")
     }
+
+    @Test("reload --keep-state hands each screen's save_state bytes to its new instance; a plain reload does not")
+    func keepStateCarriesSavedBytes() throws {
+        let plugins = try ExamplePlugins()
+        // A tick interval of an hour keeps the tick count at 0 for the whole test.
+        let counter = try plugins.host.push("counter", argument: Array("3600000".utf8))
+        for _ in 0..<2 { try plugins.host.send(screen: counter.id, action: "increment", payload: []) }
+
+        try plugins.host.reload("com.example.counter", keepState: true)
+        plugins.recorder.clear()
+        try plugins.host.send(screen: counter.id, action: "report", payload: [])
+        #expect(plugins.recorder.matching("count 2, ticks 0").count == 1, "\(plugins.recorder.all)")
+
+        try plugins.host.reload("com.example.counter")
+        plugins.recorder.clear()
+        try plugins.host.send(screen: counter.id, action: "report", payload: [])
+        #expect(plugins.recorder.matching("count 0, ticks 0").count == 1, "\(plugins.recorder.all)")
+    }
 }
 
 @Suite("Persisted state") @MainActor

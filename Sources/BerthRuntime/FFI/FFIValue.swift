@@ -126,6 +126,26 @@ public enum FFIValue: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+extension ExportSignature {
+    /// Parses command-line text as this export's arguments: checks the count, then each
+    /// value against its parameter type. Errors name the export and the argument.
+    public func parseArguments(_ texts: [String]) throws(FFIError) -> [FFIValue] {
+        guard texts.count == params.count else {
+            throw FFIError(.arity, "\(symbol) takes \(params.count) argument(s) (\(description)), got \(texts.count)")
+        }
+        var values: [FFIValue] = []
+        values.reserveCapacity(texts.count)
+        for (index, (text, type)) in zip(texts, params).enumerated() {
+            do {
+                values.append(try FFIValue.parse(text, as: type))
+            } catch {
+                throw FFIError(.badArgument, "argument \(index + 1) of \(symbol): \(error.message)")
+            }
+        }
+        return values
+    }
+}
+
 /// Why an export call was refused or failed. Nothing was called when this is thrown before
 /// the call.
 public struct FFIError: Error, Sendable, Equatable, CustomStringConvertible {

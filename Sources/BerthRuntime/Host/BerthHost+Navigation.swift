@@ -276,7 +276,19 @@ extension BerthHost {
         child.delegateObservers.append(.host(handler))
     }
 
+    /// Makes the screen `observer` receive the delegate actions of its open child screen
+    /// `childID` (anywhere below it). Observing the same child again changes nothing.
+    func observeDelegate(of childID: Int, by observer: Router) throws(ScreenError) {
+        guard let child = observer.subtreeDeepestFirst().first(where: { $0.id == childID && $0.kind == .screen && $0 !== observer }) else {
+            throw ScreenError(.noSuchScreen, screen: observer.id, "observe_delegate: screen \(childID) is not an open child of screen \(observer.id)")
+        }
+        guard !child.delegateObservers.contains(where: { $0.screen === observer }) else { return }
+        child.delegateObservers.append(.screen(observer))
+    }
+
     /// Delivers a delegate action of `child` to its observers, in registration order.
+    /// A screen observer released since it registered is dropped here (an observer sits
+    /// above its child, so it goes in the same close and nothing is delivered to it).
     func deliverDelegate(from child: Router, action: String, payload: [UInt8]) {
         child.delegateObservers.removeAll { $0.hostHandler == nil && ($0.screen?.isReleased ?? true) }
         emit(.event, "screen \(child.id)", "delegate '\(action)' → \(child.delegateObservers.count) observer(s)")
@@ -443,7 +455,6 @@ extension BerthHost {
 
     private func release(_ routers: [Router]) {
         for router in routers where !router.isReleased {
-            removeDelegateObservations(by: router)
             router.release()
             emit(.released, "screen \(router.id)", "released (\(router.pluginID)/\(router.route))")
         }
@@ -477,13 +488,6 @@ extension BerthHost {
 
     private func clearPresentedStacks(of routers: [Router]) {
         for router in routers { router.presentedStack = nil }
-    }
-
-    /// Drops `router` from every other screen's delegate observers.
-    private func removeDelegateObservations(by router: Router) {
-        for other in openRouters {
-            other.delegateObservers.removeAll { $0.hostHandler == nil && $0.screen === router }
-        }
     }
 
     func resolve(_ route: String) throws(ScreenError) -> (plugin: String, route: String) {

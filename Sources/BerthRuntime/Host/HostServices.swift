@@ -112,14 +112,11 @@ enum HostServices {
             // The child may still be queued (a push requested in this same call).
             host.enqueue { [weak host, weak router] in
                 guard let host, let router, !router.isReleased else { return }
-                guard let child = host.router(Int(childID)), child.subtreeDeepestFirst().count > 0,
-                      router.subtreeDeepestFirst().contains(where: { $0 === child && $0 !== router })
-                else {
-                    host.emit(.failed, "screen \(router.id)", "observe_delegate: screen \(childID) is not an open child of screen \(router.id)")
-                    return
+                do throws(ScreenError) {
+                    try host.observeDelegate(of: Int(childID), by: router)
+                } catch {
+                    host.emit(.failed, "screen \(router.id)", error.message)
                 }
-                guard !child.delegateObservers.contains(where: { $0.screen === router }) else { return }
-                child.delegateObservers.append(.screen(router))
             }
             return berth_status(BERTH_OK)
         }

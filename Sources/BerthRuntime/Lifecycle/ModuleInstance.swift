@@ -93,11 +93,6 @@ public final class ModuleInstance {
         handle.module = self
     }
 
-    /// A bare instance outside any router (conformance checks drive it directly).
-    package static func forConformance(route: String, generation: PluginGeneration) throws(ScreenError) -> ModuleInstance {
-        try ModuleInstance(id: 0, route: route, generation: generation)
-    }
-
     /// Activates (idempotent). A plugin failure leaves the instance inactive.
     package func activate() throws(ScreenError) {
         let action: ModuleInstanceLifecycle.Action

@@ -130,18 +130,7 @@ public final class PluginGeneration {
         guard let signature = manifest.export(named: symbol) else {
             return try call(symbol, arguments: []) // reports the unknown symbol
         }
-        guard textArguments.count == signature.params.count else {
-            throw FFIError(.arity, "\(symbol) takes \(signature.params.count) argument(s) (\(signature.description)), got \(textArguments.count)")
-        }
-        var values: [FFIValue] = []
-        for (index, (text, type)) in zip(textArguments, signature.params).enumerated() {
-            do {
-                values.append(try FFIValue.parse(text, as: type))
-            } catch {
-                throw FFIError(.badArgument, "argument \(index + 1) of \(symbol): \(error.message)")
-            }
-        }
-        return try call(symbol, arguments: values)
+        return try call(symbol, arguments: signature.parseArguments(textArguments))
     }
 
     /// Ends this generation: tells the plugin to let go, then closes a C image (proving it

@@ -25,8 +25,6 @@ public final class StateStorage {
 
     public init() {}
 
-    public var isInRenderPass: Bool { marked != nil }
-
     /// The value at (identity, index) when its fingerprint matches; a slot of another type
     /// reads as empty so the view starts from its default.
     public func read(identity: String, index: UInt32, fingerprint: UInt64) -> [UInt8]? {

@@ -38,7 +38,11 @@ public enum PluginValidator {
         guard FileManager.default.fileExists(atPath: manifestPath) else {
             return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "no plugin.json in this folder")]))
         }
-        let (decoded, manifestProblems) = PluginManifest.load(path: manifestPath)
+        // One read serves both the decoding and the manifest's digest.
+        guard let manifestData = FileManager.default.contents(atPath: manifestPath) else {
+            return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "cannot read the manifest")]))
+        }
+        let (decoded, manifestProblems) = PluginManifest.decode(manifestData, path: manifestPath)
         guard let manifest = decoded else { return .failure(.init(manifestProblems)) }
         var problems = manifestProblems
 
@@ -60,7 +64,7 @@ public enum PluginValidator {
         return .success(ValidatedPlugin(
             folder: folder, manifestPath: manifestPath, manifest: manifest, libraryPath: libraryPath,
             librarySize: bytes.count, librarySHA256: digest,
-            manifestSHA256: RuntimeDirectory.sha256(of: manifestPath) ?? "", warnings: problems
+            manifestSHA256: HexDigest.sha256(manifestData), warnings: problems
         ))
     }
 
