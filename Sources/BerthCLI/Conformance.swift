@@ -160,7 +160,7 @@ enum ConformanceRunner {
             let first = try host.load(plugin.manifest.id)
             let firstTable = first.tableAddress
             let second = try host.reload(plugin.manifest.id)
-            guard second.shadowPath != first.shadowPath, second.tableAddress != firstTable else {
+            guard second.tableAddress != firstTable else {
                 return (.fail, "the second load returned the same table (\(String(describing: firstTable))): its state is not per image")
             }
             return (.pass, "generation 2 is a separate image with its own table")

@@ -83,7 +83,7 @@ final class HostRunner {
         }
         self.host = host
         host.retiredLimitBytes = options.maxRetiredMB * 1024 * 1024
-        host.onEvent = { event in emitLine("  · \(event)") }
+        host.onEvent = { event in emitLine("  · \(HostText.eventLine(event))") }
         let shell = HostShell(host: host, control: control)
         emitLine("berth host \(HostABI.version) · plugins: \(options.folders.joined(separator: ", "))")
         if case .failed(let reason) = host.persistenceStatus {
@@ -204,7 +204,7 @@ final class HostRunner {
         remoteShells[key] = shell
         shell.output = captured.sink
         // The events a command causes are part of its answer (what a reload did, and how long).
-        let token = host.addEventObserver { event in captured.sink.line("  · \(event)") }
+        let token = host.addEventObserver { event in captured.sink.line("  · \(HostText.eventLine(event))") }
         await shell.execute(words: args)
         host.removeEventObserver(token)
         return ControlReply(ok: captured.errors.isEmpty, output: captured.lines, errors: captured.errors)
@@ -214,9 +214,9 @@ final class HostRunner {
     private nonisolated func follow(_ connection: ControlConnection) {
         let token: Int? = onMain { runner in
             guard let host = runner.host else { return nil }
-            for event in host.events { connection.send(ControlReply(ok: true, event: "\(event.sequence). \(event)")) }
+            for event in host.events { connection.send(ControlReply(ok: true, event: "\(event.sequence). \(HostText.eventLine(event))")) }
             return host.addEventObserver { event in
-                connection.send(ControlReply(ok: true, event: "\(event.sequence). \(event)"))
+                connection.send(ControlReply(ok: true, event: "\(event.sequence). \(HostText.eventLine(event))"))
             }
         }
         // The client only listens; a read returning 0 or an error means it left.

@@ -137,9 +137,9 @@ final class HostShell {
             // The input may have navigated: show whatever is visible now, under its own header.
             printScreen(host.visibleRouter?.module?.canRender == true ? try host.render() : nil)
         case "state":
-            let lines = host.stateLines
+            let lines = HostText.stateLines(host)
             emitLine(lines.isEmpty ? "no view state" : lines.joined(separator: "\n"))
-            emitLine(host.persistedLines.joined(separator: "\n"))
+            emitLine(HostText.persistedLines(host).joined(separator: "\n"))
         case "call":
             let id = try argument(arguments, 0, "call ID SYMBOL ARGS...")
             let symbol = try argument(arguments, 1, "call ID SYMBOL ARGS...")
@@ -166,10 +166,10 @@ final class HostShell {
             emitLine("\(type) → \(delivery.receivers.isEmpty ? "no observer" : "screen(s) " + delivery.receivers.map(String.init).joined(separator: ", "))"
                      + (command == "terminate" ? "; \(delivery.navigation.rawValue)" : ""))
         case "observers":
-            let lines = host.contextObserverLines
+            let lines = HostText.contextObserverLines(host)
             emitLine(lines.isEmpty ? "no context observers" : lines.joined(separator: "\n"))
         case "scopes":
-            emitLine(host.scopeLines.joined(separator: "\n"))
+            emitLine(HostText.scopeLines(host).joined(separator: "\n"))
             for registration in host.scopes.registrations {
                 emitLine("  provides \(registration.key) (\(registration.kind)) by \(registration.provider)")
             }
@@ -183,7 +183,7 @@ final class HostShell {
         case "tree": emitLine(RouterTreeText.render(host))
         case "screens": listScreens()
         case "status": status()
-        case "events": for event in host.events { emitLine("\(event.sequence). \(event)") }
+        case "events": for event in host.events { emitLine("\(event.sequence). \(HostText.eventLine(event))") }
         case "help": emitLine(Self.help)
         case "quit", "exit": control.finished = true
         case "restart":
@@ -198,7 +198,7 @@ final class HostShell {
         for id in host.plugins.keys.sorted() {
             guard let record = host.plugins[id] else { continue }
             let manifest = record.source.manifest
-            table.add([id, manifest.version.description, manifest.runtime.rawValue, record.state,
+            table.add([id, manifest.version.description, manifest.runtime.rawValue, record.state.rawValue,
                        record.generation.map { String($0.number) } ?? "-"])
         }
         for rejected in host.rejected {
@@ -229,7 +229,7 @@ final class HostShell {
         let table = TextTable(header: ["SCREEN", "ROUTE", "PLUGIN", "GENERATION", "STATE"])
         for router in routers {
             table.add([String(router.id), router.route, router.pluginID,
-                       router.module.map { String($0.generation.number) } ?? "-", router.module?.state ?? "-"])
+                       router.module.map { String($0.generation.number) } ?? "-", router.module?.state.rawValue ?? "-"])
         }
         emitLine(table.render())
     }

@@ -1,6 +1,8 @@
 import Testing
 @testable import BerthRuntime
 import BerthTestSupport
+import CBerth
+import Glibc
 
 /// The ABI handshake, driven by the C fixture library's deliberately odd entry points.
 @Suite("ABI handshake") @MainActor
@@ -28,8 +30,8 @@ struct HandshakeTests {
     func wellFormed() throws {
         let (_, _, result) = try loadFixture(entry: "fixture_entry_ok")
         let generation = try result.get()
-        #expect(generation.table.abi == ABIVersion(major: 1, minor: 0))
-        #expect(generation.state == "loaded")
+        #expect(generation.handshake.abi == ABIVersion(major: 1, minor: 0))
+        #expect(generation.state == .loaded)
     }
 
     @Test("a plugin built for a newer major ABI is refused as too new")
@@ -70,21 +72,25 @@ struct HandshakeTests {
     @Test("a newer minor revision of the same major loads")
     func newerMinorLoads() throws {
         let (_, _, result) = try loadFixture(entry: "fixture_entry_newer_minor") { $0["abi"] = "1.7" }
-        #expect(try result.get().table.abi == ABIVersion(major: 1, minor: 7))
+        #expect(try result.get().handshake.abi == ABIVersion(major: 1, minor: 7))
     }
 
     @Test("a longer table from a future minor loads; the host reads only the fields it knows")
     func longerTableLoads() throws {
         let (_, _, result) = try loadFixture(entry: "fixture_entry_longer")
         let generation = try result.get()
-        #expect(generation.table.size > 112)
-        #expect(generation.table.table.create != nil)
+        #expect(generation.handshake.tableSize > 112)
+        #expect(generation.handshake.functions.contains(.create))
     }
 
-    @Test("the host table follows the same rule: the fixture checks log is inside struct_size")
+    @Test("the host table follows the same rule: the fixture refuses a host table too short for log, and takes the host's")
     func hostTableHasLog() throws {
-        // fixture_entry_ok returns NULL when the host table lacks `log`; it loaded, so it has it.
-        let (_, _, result) = try loadFixture(entry: "fixture_entry_ok")
-        #expect(try result.get().isLoaded)
+        let image = try #require(dlopen(BuildProducts.library("libBerthFixtures.so"), RTLD_NOW | RTLD_LOCAL))
+        defer { dlclose(image) }
+        let entry = unsafeBitCast(try #require(dlsym(image, "fixture_entry_ok")), to: berth_entry_v1.self)
+        #expect(entry(HostTable.pointer, nil) != nil, "the host's own table has log inside its struct_size")
+        var short = HostTable.pointer.pointee
+        short.struct_size = UInt32(MemoryLayout<berth_host_v1>.offset(of: \berth_host_v1.log)!)
+        #expect(withUnsafePointer(to: &short) { entry($0, nil) } == nil, "a table that ends before log is refused")
     }
 }

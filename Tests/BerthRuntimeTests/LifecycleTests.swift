@@ -7,7 +7,7 @@ struct LifecycleStateMachineTests {
     @Test("a module instance goes created → active ⇄ inactive → released, idempotently")
     func moduleInstance() throws {
         var lifecycle = ModuleInstanceLifecycle(subject: "screen 1")
-        #expect(lifecycle.name == "created")
+        #expect(lifecycle.current == .created)
         #expect(try lifecycle.activate() == .callActivate)
         #expect(try lifecycle.activate() == .none, "activate is idempotent")
         #expect(lifecycle.isActive)
@@ -24,26 +24,32 @@ struct LifecycleStateMachineTests {
     func illegalTransitions() throws {
         var active = ModuleInstanceLifecycle(subject: "screen 2")
         _ = try active.activate()
-        #expect(throws: LifecycleError(subject: "screen 2", state: "active", event: "release (deactivate first)")) {
+        #expect(throws: LifecycleError(subject: "screen 2", state: .active, event: "release (deactivate first)")) {
             try active.release()
         }
         var released = ModuleInstanceLifecycle(subject: "screen 3")
         _ = try released.release()
-        #expect(throws: LifecycleError(subject: "screen 3", state: "released", event: "activate")) {
+        #expect(throws: LifecycleError(subject: "screen 3", state: .released, event: "activate")) {
             try released.activate()
         }
     }
 
     @Test("a Swift generation is retired and a C generation unloaded, once")
+    @MainActor
     func generations() throws {
-        var swift = GenerationLifecycle(runtime: .swift, subject: "generation s#1")
-        #expect(try swift.end() == .retireImage)
-        #expect(swift.name == "retired")
-        #expect(throws: LifecycleError.self) { try swift.end() }
-        var c = GenerationLifecycle(runtime: .c, subject: "generation c#1")
-        #expect(try c.end() == .closeImage)
-        #expect(c.name == "unloaded")
-        #expect(throws: LifecycleError(subject: "generation c#1", state: "unloaded", event: "unload")) { try c.end() }
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        workspace.stage("greeter.json")
+        let host = try workspace.makeHost()
+        let swift = try host.load("com.example.counter")
+        let c = try host.load("com.example.greeter")
+        #expect(swift.state == .loaded && c.state == .loaded)
+        try host.unload("com.example.counter")
+        try host.unload("com.example.greeter")
+        #expect(swift.state == .retired)
+        #expect(c.state == .unloaded)
+        #expect(throws: LoaderError.self) { try swift.end() }
+        #expect(throws: LoaderError.self) { try c.end() }
     }
 }
 

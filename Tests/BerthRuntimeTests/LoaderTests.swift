@@ -49,7 +49,7 @@ struct LoaderTests {
         #expect(DynamicLibrary.isMapped(path: path))
         try host.unload("com.example.greeter")
         #expect(!DynamicLibrary.isMapped(path: path))
-        #expect(generation.state == "unloaded")
+        #expect(generation.state == .unloaded)
         #expect(host.retiredGenerations == 0)
     }
 
@@ -61,7 +61,7 @@ struct LoaderTests {
         let generation = try host.load("com.example.counter")
         let path = generation.shadowPath
         try host.unload("com.example.counter")
-        #expect(generation.state == "retired")
+        #expect(generation.state == .retired)
         #expect(DynamicLibrary.isMapped(path: path), "the Swift image must stay mapped")
         #expect(host.retiredGenerations == 1)
         #expect(host.retiredBytes == generation.imageBytes)

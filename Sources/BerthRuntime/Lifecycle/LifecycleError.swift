@@ -3,15 +3,15 @@ public struct LifecycleError: Error, Sendable, Equatable, CustomStringConvertibl
     /// What the state machine belongs to (`generation com.example.counter#2`, `screen 7`).
     public var subject: String
     /// The state it was in.
-    public var state: String
+    public var state: ScreenState
     /// The event that was refused.
     public var event: String
 
-    public init(subject: String, state: String, event: String) {
+    public init(subject: String, state: ScreenState, event: String) {
         self.subject = subject
         self.state = state
         self.event = event
     }
 
-    public var description: String { "\(subject): cannot \(event) while \(state)" }
+    public var description: String { "\(subject): cannot \(event) while \(state.rawValue)" }
 }

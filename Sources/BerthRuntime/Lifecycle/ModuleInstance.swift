@@ -1,10 +1,9 @@
-internal import CBerth
 
 /// What a `berth_screen_handle *` points to: the way back from a plugin's call to the
 /// screen it is about. Only touched on the main actor. Valid from `create` until `destroy`
 /// (berth.h); the references inside are weak so a screen closed in between is seen as gone.
 @MainActor
-final class ScreenHandle {
+package final class ScreenHandle {
     /// Set once `create` returned; nil while the plugin is still creating the instance.
     weak var module: ModuleInstance?
     /// Known before `create` runs, so a screen can register observers from its initializer.
@@ -20,9 +19,9 @@ final class ScreenHandle {
         self.services = services
     }
 
-    var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+    package var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
 
-    nonisolated static func from(_ handle: OpaquePointer?) -> ScreenHandle? {
+    package nonisolated static func from(_ handle: OpaquePointer?) -> ScreenHandle? {
         guard let handle else { return nil }
         return Unmanaged<ScreenHandle>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
     }
@@ -37,10 +36,13 @@ public final class ModuleInstance {
     public let route: String
     /// The generation that created it; a reload makes new instances from the new one.
     public let generation: PluginGeneration
+    private var plugin: any PluginConnection { generation.connection }
     private var lifecycle: ModuleInstanceLifecycle
-    private var instance: UnsafeMutableRawPointer?
+    private var instance: PluginInstanceID?
     /// Kept alive while the plugin holds the handle (until `destroy`).
     private var handle: ScreenHandle?
+    /// The handle plugin → host calls name this screen by, while it is open.
+    var screenHandle: ScreenHandle? { handle }
     /// The router holding this screen, for the plugin's navigation and delegate requests.
     weak var router: Router?
     /// The host, for requests that reach beyond this screen.
@@ -56,8 +58,7 @@ public final class ModuleInstance {
     /// This screen's scope: current while the host calls into it, ended on release.
     public let screenScope: Scope?
 
-    /// `created`, `active`, `inactive` or `released`.
-    public var state: String { lifecycle.name }
+    public var state: ScreenState { lifecycle.current }
     public var isActive: Bool { lifecycle.isActive }
     public var isReleased: Bool { lifecycle.isReleased }
     public var pluginID: String { generation.pluginID }
@@ -71,26 +72,26 @@ public final class ModuleInstance {
         guard generation.manifest.routes.contains(route) else {
             throw ScreenError(.unknownRoute, screen: id, "\(generation.pluginID) has no route '\(route)' (routes: \(generation.manifest.routes.joined(separator: ", ")))")
         }
-        guard let create = generation.table.table.create else { preconditionFailure("handshake guarantees create when routes exist") }
         self.router = router
         self.host = host
         let scope = host?.scopes.makeScreenScope(screen: id, owner: "\(generation.pluginID)/\(route)")
         self.screenScope = scope
         let handle = ScreenHandle(router: router, host: host, services: host.flatMap { host in scope.map { (host.scopes, $0) } })
-        var error = BerthErrorBuffer.make()
-        var created: UnsafeMutableRawPointer?
-        let status = HostCall.run {
-            argument.withUnsafeBufferPointer { buffer in
-                create(handle.opaque, route, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &created, &error)
-            }
-        }
-        guard status == BERTH_OK, let created else {
+        do {
+            let plugin = generation.connection
+            instance = try HostCall.run { () throws(PluginCallError) in try plugin.create(route: route, argument: argument, screen: handle) }
+        } catch {
             scope?.end()
-            throw ScreenError(.pluginFailed, screen: id, "\(generation.pluginID) create(\(route)) failed: \(BerthErrorBuffer.message(of: error, status: status))")
+            throw ScreenError(.pluginFailed, screen: id, "\(generation.pluginID) create(\(route)) failed: \(error.message)")
         }
-        self.instance = created
         self.handle = handle
         handle.module = self
+    }
+
+    /// The instance, while it exists (from create until release).
+    private var live: PluginInstanceID {
+        guard let instance else { preconditionFailure("screen \(id) is called after release") }
+        return instance
     }
 
     /// Activates (idempotent). A plugin failure leaves the instance inactive.
@@ -101,12 +102,13 @@ public final class ModuleInstance {
         } catch {
             throw ScreenError(.lifecycle, screen: id, error.description)
         }
-        guard action == .callActivate, let activate = generation.table.table.activate else { return }
-        var error = BerthErrorBuffer.make()
-        let status = call(request: false) { activate(instance, &error) }
-        guard status == BERTH_OK else {
+        guard action == .callActivate else { return }
+        let instance = live
+        do {
+            try call(request: false) { () throws(PluginCallError) in try plugin.activate(instance) }
+        } catch {
             lifecycle.activationFailed()
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID) activate failed: \(BerthErrorBuffer.message(of: error, status: status))")
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID) activate failed: \(error.message)")
         }
     }
 
@@ -114,10 +116,14 @@ public final class ModuleInstance {
     /// answers; a failure is returned for the log.
     @discardableResult
     package func deactivate() -> String? {
-        guard lifecycle.deactivate() == .callDeactivate, let deactivate = generation.table.table.deactivate else { return nil }
-        var error = BerthErrorBuffer.make()
-        let status = call(request: false) { deactivate(instance, &error) }
-        return status == BERTH_OK ? nil : "\(pluginID) deactivate failed: \(BerthErrorBuffer.message(of: error, status: status))"
+        guard lifecycle.deactivate() == .callDeactivate else { return nil }
+        let instance = live
+        do {
+            try call(request: false) { () throws(PluginCallError) in try plugin.deactivate(instance) }
+            return nil
+        } catch {
+            return "\(pluginID) deactivate failed: \(error.message)"
+        }
     }
 
     /// Delivers a screen lifecycle event; `willAppear`/`didAppear` mark the screen as seen.
@@ -125,90 +131,96 @@ public final class ModuleInstance {
         guard !lifecycle.isReleased else { return }
         if case .didAppear = event { hasAppeared = true }
         deliveredEvents.append(event)
-        guard let screenEvent = generation.table.table.screen_event else { return }
+        guard generation.handshake.functions.contains(.screenEvent) else { return }
         let (code, flag) = event.code
-        call(request: false) { screenEvent(instance, code, flag ? 1 : 0) }
+        let instance = live
+        call(request: false) { plugin.screenEvent(instance, code: code, flag: flag) }
     }
 
     /// Delivers an action. Refused unless active: after deactivation the host makes no
     /// interactor call into the instance.
     func handle(action: String, payload: [UInt8]) throws(ScreenError) {
         guard lifecycle.isActive else {
-            throw ScreenError(.lifecycle, screen: id, "screen \(id) is \(lifecycle.name); actions go to active screens only")
+            throw ScreenError(.lifecycle, screen: id, "screen \(id) is \(state.rawValue); actions go to active screens only")
         }
-        guard let handleAction = generation.table.table.action else {
+        guard generation.handshake.functions.contains(.action) else {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) takes no actions")
         }
-        try deliver(payload, failure: "action '\(action)' failed") { bytes, error in handleAction(instance, action, bytes, error) }
+        let instance = live
+        try deliver("action '\(action)' failed") { () throws(PluginCallError) in
+            try plugin.action(instance, name: action, payload: payload)
+        }
     }
 
     /// Delivers a delegate action from an observed child screen. Active instances only.
     func deliverDelegate(from child: Int, action: String, payload: [UInt8]) throws(ScreenError) {
         guard lifecycle.isActive else { return }
-        guard let receive = generation.table.table.delegate_received else {
+        guard generation.handshake.functions.contains(.delegateReceived) else {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) observes delegate actions but has no delegate_received")
         }
-        try deliver(payload, failure: "delegate '\(action)' from screen \(child) failed") { bytes, error in
-            receive(instance, UInt64(child), action, bytes, error)
+        let instance = live
+        try deliver("delegate '\(action)' from screen \(child) failed") { () throws(PluginCallError) in
+            try plugin.delegateReceived(instance, from: child, action: action, payload: payload)
         }
     }
 
     /// Delivers a route context this screen observes. Active instances only.
     func deliverContext(_ type: String, payload: [UInt8]) throws(ScreenError) {
         guard lifecycle.isActive else { return }
-        guard let receive = generation.table.table.context_received else {
+        guard generation.handshake.functions.contains(.contextReceived) else {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) observes \(type) but has no context_received")
         }
-        try deliver(payload, failure: "could not take it") { bytes, error in receive(instance, type, bytes, error) }
+        let instance = live
+        try deliver("could not take it") { () throws(PluginCallError) in
+            try plugin.contextReceived(instance, type: type, payload: payload)
+        }
     }
 
-    /// Delivers `payload` through one of the plugin's table functions, in a request scope
-    /// of its own; a failure names the screen and what failed, with the plugin's message.
-    private func deliver(
-        _ payload: [UInt8], failure: String,
-        _ function: (berth_bytes, UnsafeMutablePointer<berth_error>) -> berth_status
-    ) throws(ScreenError) {
-        var error = BerthErrorBuffer.make()
-        let status = call(request: true) {
-            payload.withUnsafeBufferPointer { buffer in
-                function(berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &error)
-            }
-        }
-        guard status == BERTH_OK else {
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) \(failure): \(BerthErrorBuffer.message(of: error, status: status))")
+    /// Runs a delivery in a request scope of its own; a failure names the screen and what
+    /// failed, with the plugin's message.
+    private func deliver(_ failure: String, _ body: () throws(PluginCallError) -> Void) throws(ScreenError) {
+        do {
+            try call(request: true, body)
+        } catch {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) \(failure): \(error.message)")
         }
     }
 
     /// A call into this screen's plugin code: marked as the host's, with this screen's scope
     /// current and, for actions and deliveries, in a request scope of its own.
-    private func call<T>(request: Bool, _ body: () -> T) -> T {
-        guard request, let registry = host?.scopes else {
-            return ScopeRegistry.$currentScreen.withValue(screenScope) { HostCall.run(body) }
+    private func call<T, Failure: Error>(request: Bool, _ body: () throws(Failure) -> T) throws(Failure) -> T {
+        func marked() -> Result<T, Failure> {
+            ScopeRegistry.$currentScreen.withValue(screenScope) {
+                HostCall.run { () -> Result<T, Failure> in
+                    do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
+                }
+            }
         }
-        return registry.withRequestScope(owner: "screen \(id)") {
-            ScopeRegistry.$currentScreen.withValue(screenScope) { HostCall.run(body) }
-        }
+        guard request, let registry = host?.scopes else { return try marked().get() }
+        return try registry.withRequestScope(owner: "screen \(id)") { marked() }.get()
     }
 
     /// True when the plugin can render this screen.
-    public var canRender: Bool { generation.table.table.render != nil }
+    public var canRender: Bool { generation.handshake.functions.contains(.render) }
 
     /// One render pass: the plugin writes its view tree while its `@State` reads mark the
     /// slots alive; the pass ends with the GC, and a switched `if` drops its old branch.
     @discardableResult
     func render() throws(ScreenError) -> ViewNode? {
-        guard !lifecycle.isReleased, let render = generation.table.table.render else { return nil }
+        guard !lifecycle.isReleased, canRender else { return nil }
         stateStorage.beginRenderPass()
-        var error = BerthErrorBuffer.make()
-        let collected = SinkBuffer()
-        let status = call(request: false) { collected.withSink { sink in render(instance, sink, &error) } }
-        guard status == BERTH_OK else {
+        let instance = live
+        let storage = stateStorage
+        let bytes: [UInt8]
+        do {
+            bytes = try call(request: false) { () throws(PluginCallError) in try plugin.render(instance, state: storage) }
+        } catch {
             stateStorage.abandonRenderPass()
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) render failed: \(BerthErrorBuffer.message(of: error, status: status))")
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) render failed: \(error.message)")
         }
         let tree: ViewNode?
         do {
-            tree = try ViewNode.parse(collected.bytes)
+            tree = try ViewNode.parse(bytes)
         } catch {
             stateStorage.abandonRenderPass()
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route): \(error.message)")
@@ -226,25 +238,21 @@ public final class ModuleInstance {
 
     /// The plugin's `save_state` bytes.
     package func saveState() throws(ScreenError) -> [UInt8] {
-        guard let save = generation.table.table.save_state else { return [] }
-        var error = BerthErrorBuffer.make()
-        let collected = SinkBuffer()
-        let status = call(request: false) { collected.withSink { save(instance, $0, &error) } }
-        guard status == BERTH_OK else {
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) save_state failed: \(BerthErrorBuffer.message(of: error, status: status))")
+        let instance = live
+        do {
+            return try call(request: false) { () throws(PluginCallError) in try plugin.saveState(instance) }
+        } catch {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) save_state failed: \(error.message)")
         }
-        return collected.bytes
     }
 
     /// Hands `bytes` to the plugin's `restore_state`.
     package func restoreState(_ bytes: [UInt8]) throws(ScreenError) {
-        guard let restore = generation.table.table.restore_state else { return }
-        var error = BerthErrorBuffer.make()
-        let status = call(request: false) {
-            bytes.withUnsafeBufferPointer { restore(instance, berth_bytes(data: $0.baseAddress, length: UInt64($0.count)), &error) }
-        }
-        guard status == BERTH_OK else {
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) restore_state failed: \(BerthErrorBuffer.message(of: error, status: status))")
+        let instance = live
+        do {
+            try call(request: false) { () throws(PluginCallError) in try plugin.restoreState(instance, bytes) }
+        } catch {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) restore_state failed: \(error.message)")
         }
     }
 
@@ -257,7 +265,7 @@ public final class ModuleInstance {
             throw ScreenError(.lifecycle, screen: id, error.description)
         }
         guard action == .callDestroy else { return }
-        if let destroy = generation.table.table.destroy { call(request: false) { destroy(instance) } }
+        if let instance { call(request: false) { plugin.destroy(instance) } }
         instance = nil
         // Removed for good: its screen scope ends, releasing what was resolved in it.
         screenScope?.end()

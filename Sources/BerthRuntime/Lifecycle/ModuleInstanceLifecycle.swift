@@ -1,3 +1,8 @@
+/// Where an open screen's module instance is in its life.
+public enum ScreenState: String, Sendable {
+    case created, active, inactive, released
+}
+
 /// The life of one module instance (an open screen):
 /// `created → active ⇄ inactive → released`.
 ///
@@ -31,12 +36,13 @@ struct ModuleInstanceLifecycle: Sendable {
         self.subject = subject
     }
 
-    var name: String {
+    /// The state, as the host shows it.
+    var current: ScreenState {
         switch state {
-        case .created: "created"
-        case .active: "active"
-        case .inactive: "inactive"
-        case .released: "released"
+        case .created: .created
+        case .active: .active
+        case .inactive: .inactive
+        case .released: .released
         }
     }
 
@@ -51,7 +57,7 @@ struct ModuleInstanceLifecycle: Sendable {
         case .active:
             return .none
         case .released:
-            throw LifecycleError(subject: subject, state: name, event: "activate")
+            throw LifecycleError(subject: subject, state: current, event: "activate")
         }
     }
 
@@ -81,7 +87,7 @@ struct ModuleInstanceLifecycle: Sendable {
         case .released:
             return .none
         case .active:
-            throw LifecycleError(subject: subject, state: name, event: "release (deactivate first)")
+            throw LifecycleError(subject: subject, state: current, event: "release (deactivate first)")
         }
     }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+internal import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
@@ -16,7 +16,7 @@ struct DynamicLibrary: ~Copyable {
     init(path: String, flags: Int32, plugin: String) throws(LoaderError) {
         _ = dlerror()
         guard let handle = dlopen(path, flags) else {
-            throw LoaderError(.dlopenFailed, plugin: plugin, "dlopen \(path) failed: \(Self.lastError())")
+            throw LoaderError(.dlopenFailed, plugin: plugin, path: path, systemError: Self.lastError())
         }
         self.handle = handle
     }
@@ -32,11 +32,11 @@ struct DynamicLibrary: ~Copyable {
         discard self
         _ = dlerror()
         guard dlclose(handle) == 0 else {
-            throw LoaderError(.stillMapped, plugin: plugin, "dlclose \(path) failed: \(Self.lastError())")
+            throw LoaderError(.stillMapped, plugin: plugin, path: path, systemError: "dlclose: \(Self.lastError())")
         }
         if let survivor = dlopen(path, RTLD_NOW | RTLD_NOLOAD) {
             dlclose(survivor)
-            throw LoaderError(.stillMapped, plugin: plugin, "\(path) is still mapped after dlclose")
+            throw LoaderError(.stillMapped, plugin: plugin, path: path)
         }
     }
 

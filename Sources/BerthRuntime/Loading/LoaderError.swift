@@ -1,22 +1,79 @@
-/// Why a plugin could not be loaded, unloaded or called. Names the plugin, the file or
-/// symbol involved and, for dynamic-linker failures, the `dlerror()` text.
+/// Why a plugin could not be loaded, unloaded or called. The plugin, the file, the symbol
+/// and the system's own words (`dlerror()` or errno text) are fields; the message a user
+/// reads is made from them.
 public struct LoaderError: Error, Sendable, CustomStringConvertible, Equatable {
     public enum Code: String, Sendable, Equatable {
         case notFound, invalid, dlopenFailed, symbolMissing, handshakeFailed, copyFailed
         case dependencyMissing, dependencyCycle, dependencyVersion, hasDependents
         case stillMapped, lifecycle, alreadyLoaded, notLoaded, duplicateID
+        /// The library's bytes differ from those validated.
+        case changedSinceValidation
+        /// A screen step failed (`screenError` says which and why).
+        case screenFailed
+        /// The plugin's worker process died or stopped answering.
+        case workerFailed
     }
 
     public var code: Code
-    /// The plugin id (or path when no id is known yet).
+    /// The plugin id (or the folder when no id is known yet).
     public var plugin: String
-    /// What went wrong, in one line.
-    public var message: String
+    /// The file involved, if any.
+    public var path: String?
+    /// The symbol involved, if any.
+    public var symbol: String?
+    /// The system's explanation: `dlerror()` or errno text.
+    public var systemError: String?
+    /// Anything else, in words.
+    public var detail: String?
+    /// The screen failure underneath, when a screen step failed (a reload's reopen).
+    public var screenError: ScreenError?
+    /// Set when a reload failed and put the previous generation back.
+    public var rollback: Rollback?
 
-    public init(_ code: Code, plugin: String, _ message: String) {
+    /// Where a failed reload stopped, and the generation it went back to.
+    public struct Rollback: Sendable, Equatable {
+        public var step: String
+        public var generation: Int
+    }
+
+    public init(_ code: Code, plugin: String, path: String? = nil, symbol: String? = nil, systemError: String? = nil, detail: String? = nil) {
         self.code = code
         self.plugin = plugin
-        self.message = message
+        self.path = path
+        self.symbol = symbol
+        self.systemError = systemError
+        self.detail = detail
+    }
+
+    /// An error whose whole explanation is `detail`.
+    public init(_ code: Code, plugin: String, _ detail: String) {
+        self.init(code, plugin: plugin, detail: detail)
+    }
+
+    /// One line: what failed, on what, and why.
+    public var message: String {
+        guard let rollback else { return cause }
+        return "reload failed at \(rollback.step): \(cause); rolled back to generation \(rollback.generation)"
+    }
+
+    private var cause: String {
+        var parts: [String] = []
+        switch code {
+        case .symbolMissing:
+            parts.append("symbol '\(symbol ?? "?")' not found" + (path.map { " in \($0)" } ?? ""))
+        case .changedSinceValidation:
+            parts.append("\(path ?? "the library") changed after it was validated; validate it again (discover or reload)")
+        case .dlopenFailed:
+            parts.append("dlopen \(path ?? "?") failed")
+        case .stillMapped:
+            parts.append("\(path ?? "the image") is still mapped after dlclose")
+        default:
+            if let path { parts.append(path) }
+            if let symbol { parts.append("symbol '\(symbol)'") }
+        }
+        if let detail { parts.append(detail) }
+        if let systemError { parts.append(systemError) }
+        return parts.joined(separator: ": ")
     }
 
     public var description: String { "\(plugin): \(message)" }

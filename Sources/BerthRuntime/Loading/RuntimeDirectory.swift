@@ -1,4 +1,4 @@
-import Crypto
+internal import Crypto
 import Foundation
 import Synchronization
 
@@ -26,7 +26,7 @@ public final class RuntimeDirectory: Sendable {
             try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw LoaderError(.copyFailed, plugin: parent, "cannot create the runtime folder: \(error.localizedDescription)")
+            throw LoaderError(.copyFailed, plugin: "host", path: parent, systemError: error.localizedDescription, detail: "cannot create the runtime folder")
         }
         try Self.checkPrivate(parent)
         do {
@@ -35,7 +35,7 @@ public final class RuntimeDirectory: Sendable {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw LoaderError(.copyFailed, plugin: path, "cannot create the runtime folder: \(error.localizedDescription)")
+            throw LoaderError(.copyFailed, plugin: "host", path: path, systemError: error.localizedDescription, detail: "cannot create the runtime folder")
         }
         self.path = path
     }
@@ -49,7 +49,7 @@ public final class RuntimeDirectory: Sendable {
             try? FileManager.default.removeItem(atPath: target)
             try FileManager.default.copyItem(atPath: library, toPath: target)
         } catch {
-            throw LoaderError(.copyFailed, plugin: id, "cannot copy \(library) to \(target): \(error.localizedDescription)")
+            throw LoaderError(.copyFailed, plugin: id, path: library, systemError: error.localizedDescription, detail: "cannot copy it to \(target)")
         }
         return target
     }

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// Values plugins persist outside their module instances: one SQLite database (WAL mode,
 /// `synchronous = FULL`, so a write is on disk before the call returns) in the host's state

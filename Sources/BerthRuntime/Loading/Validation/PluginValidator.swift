@@ -1,4 +1,4 @@
-import Crypto
+internal import Crypto
 import Foundation
 
 /// A plugin folder that passed every check that can be made without running its code.

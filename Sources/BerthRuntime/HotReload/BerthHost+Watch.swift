@@ -7,7 +7,7 @@ import Foundation
 /// a changed library or manifest reloads, a removed folder unloads.
 extension BerthHost {
     /// Starts watching every plugins folder and each plugin folder in them.
-    public func startWatching(debounce: Duration = .milliseconds(200), keepState: Bool = false) throws(LoaderError) {
+    public func startWatching(debounce: Duration = .milliseconds(200), keepState: Bool = false) throws(WatchError) {
         let watcher = try DirectoryWatcher()
         for folder in configuration.pluginFolders {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+internal import Glibc
 #endif
 
 /// Watches folders with inotify and reports each change (folder, file name) from its own
@@ -20,10 +20,10 @@ final class DirectoryWatcher: @unchecked Sendable {
     /// itself going away.
     private static let mask: UInt32 = UInt32(IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_MODIFY | IN_DELETE_SELF | IN_ATTRIB)
 
-    init() throws(LoaderError) {
+    init() throws(WatchError) {
         descriptor = inotify_init1(Int32(IN_CLOEXEC))
         guard descriptor >= 0 else {
-            throw LoaderError(.invalid, plugin: "watch", "inotify_init1 failed: \(String(cString: strerror(errno)))")
+            throw WatchError(.cannotStart, path: nil, systemError: String(cString: strerror(errno)))
         }
     }
 
@@ -33,10 +33,10 @@ final class DirectoryWatcher: @unchecked Sendable {
     }
 
     /// Adds a folder; watching one twice is harmless.
-    func watch(_ path: String) throws(LoaderError) {
+    func watch(_ path: String) throws(WatchError) {
         let watch = inotify_add_watch(descriptor, path, Self.mask)
         guard watch >= 0 else {
-            throw LoaderError(.invalid, plugin: path, "cannot watch \(path): \(String(cString: strerror(errno)))")
+            throw WatchError(.cannotWatch, path: path, systemError: String(cString: strerror(errno)))
         }
         lock.withLock { watches[watch] = path }
     }
@@ -83,4 +83,35 @@ final class DirectoryWatcher: @unchecked Sendable {
             }
         }
     }
+}
+
+/// Why watching could not start or a folder could not be watched.
+public struct WatchError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// inotify itself could not start.
+        case cannotStart
+        /// A folder could not be added to the watch.
+        case cannotWatch
+    }
+
+    public var code: Code
+    /// The folder involved, if any.
+    public var path: String?
+    /// The errno text.
+    public var systemError: String
+
+    public init(_ code: Code, path: String?, systemError: String) {
+        self.code = code
+        self.path = path
+        self.systemError = systemError
+    }
+
+    public var message: String {
+        switch code {
+        case .cannotStart: "inotify_init1 failed: \(systemError)"
+        case .cannotWatch: "cannot watch \(path ?? "?"): \(systemError)"
+        }
+    }
+
+    public var description: String { message }
 }

@@ -25,17 +25,6 @@ extension BerthHost {
         return id
     }
 
-    /// One line per live scope: kind, id, owner, instance count and keys.
-    public var scopeLines: [String] {
-        let order: [ScopeKind] = [.singleton, .session, .screen, .request]
-        return scopes.liveScopes
-            .sorted { (order.firstIndex(of: $0.kind)!, $0.id) < (order.firstIndex(of: $1.kind)!, $1.id) }
-            .map { scope in
-                let keys = scope.keys
-                return "\(scope.kind) \(scope.id)  owner \(scope.owner)  \(keys.count) instance(s)\(keys.isEmpty ? "" : ": " + keys.joined(separator: ", "))"
-            }
-    }
-
     /// Before a generation ends: release every instance its factories made, everywhere.
     func releaseServices(of generation: PluginGeneration) {
         let released = scopes.unloadProvider(plugin: generation.pluginID, generation: generation.number)

@@ -121,7 +121,7 @@ extension BerthHost {
 
     /// attach → activate → present: `child` becomes the root of a new modal stack over
     /// `presenter`, which must be the top of its stack and present nothing yet.
-    public func attachActivateAndPresent(_ child: Router, from presenter: Router, onRelease: (() -> Void)? = nil) throws(ScreenError) {
+    package func attachActivateAndPresent(_ child: Router, from presenter: Router, onRelease: (() -> Void)? = nil) throws(ScreenError) {
         guard !child.isReleased, child.stack == nil else { return }
         guard presenter.presentedStack == nil else {
             throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) already presents a modal")
@@ -152,7 +152,7 @@ extension BerthHost {
 
     /// deactivate → detach → pop → release, for `child` and everything above it in its
     /// stack (with any modal presented from those). A released or detached router: no-op.
-    public func deactivateDetachAndPop(_ child: Router) {
+    package func deactivateDetachAndPop(_ child: Router) {
         guard let stack = child.stack, stack.contains(child), !child.isReleased else { return }
         guard stack.routers.first !== child || !stack.isPresented else {
             // Popping the root of a presented stack is dismissing it.
@@ -171,7 +171,7 @@ extension BerthHost {
 
     /// deactivate → detach → dismiss → release, for the presented stack whose root is
     /// `root` (every screen in it, and any modal above it, is removed permanently).
-    public func deactivateDetachAndDismiss(_ root: Router) {
+    package func deactivateDetachAndDismiss(_ root: Router) {
         guard let stack = root.stack, stack.isPresented, stack.routers.first === root, !root.isReleased,
               let presenter = stack.presenter
         else { return }
@@ -189,7 +189,7 @@ extension BerthHost {
     /// The auto-sync path after the container removed screens itself (user-driven back or
     /// swipe-down): deactivate → detach → release, idempotent. Calling it again, or a
     /// programmatic close afterwards, does nothing.
-    public func deactivateDetachAndReleaseIfNeeded(_ router: Router) {
+    package func deactivateDetachAndReleaseIfNeeded(_ router: Router) {
         guard !router.isReleased else { return }
         let removed = router.subtreeDeepestFirst()
         deactivate(removed)
@@ -305,81 +305,6 @@ extension BerthHost {
         }
     }
 
-    // MARK: In-place replacement (reload)
-
-    /// Takes the module instances out of `places` (deepest first): deactivate, removal
-    /// events, destroy. The routers stay where they are. Returns each screen's state slots,
-    /// by router id, for a reload that keeps state or a rollback.
-    /// `keepSaved` leaves the instance state saved earlier in place (a rollback taking out
-    /// the failed generation's instances must not replace the old generation's bytes).
-    @discardableResult
-    func takeOutInstances(of places: [Router], keepSaved: Bool = false) -> [Int: [StateStorage.Key: StateStorage.Slot]] {
-        var saved: [Int: [StateStorage.Key: StateStorage.Slot]] = [:]
-        for router in places {
-            guard let interactor = router.interactor else { continue }
-            saved[router.id] = interactor.module.stateStorage.snapshot
-            if !keepSaved { savedInstanceState[router.id] = try? interactor.module.saveState() }
-            interactor.deactivate()
-            emit(.deactivated, "screen \(router.id)", "inactive (reload)")
-            deliver(.willDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
-            deliver(.didDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
-            try? interactor.release()
-            router.interactor = nil
-            // The router stays, so observations of its children stay valid (the new instance
-            // could not learn their ids again); its route-context observers are the
-            // instance's own choice, so the fresh instance registers its own.
-            router.contextObservers.removeAll { $0.isScreen }
-            emit(.released, "screen \(router.id)", "instance released (reload)")
-        }
-        return saved
-    }
-
-    /// Creates, activates and shows fresh instances from `generation` in `places`
-    /// (shallowest first). Throws on the first failure, leaving earlier ones in place.
-    func reopenInstances(of places: [Router], from generation: PluginGeneration,
-                         restoring saved: [Int: [StateStorage.Key: StateStorage.Slot]] = [:]) throws(ScreenError) {
-        for router in places.reversed() {
-            let module = try ModuleInstance(id: router.id, route: router.route, generation: generation, router: router, host: self)
-            if let slots = saved[router.id] {
-                if !slots.isEmpty {
-                    module.stateStorage.restore(slots)
-                    emit(.event, "screen \(router.id)", "kept \(slots.count) state slot(s)")
-                }
-                // Keeping state also hands the instance what its predecessor saved.
-                if let bytes = savedInstanceState[router.id], !bytes.isEmpty {
-                    do {
-                        try module.restoreState(bytes)
-                    } catch {
-                        emit(.failed, "screen \(router.id)", "\(error.message); the instance starts fresh")
-                    }
-                }
-            }
-            let interactor = Interactor(module: module)
-            router.interactor = interactor
-            emit(.created, "screen \(router.id)", "\(router.pluginID)/\(router.route) recreated (generation \(generation.number))")
-            module.deliver(.didLoad)
-            try activate(router)
-            if visibleRouter === router {
-                deliver(.willAppear(isPresentedInitially: true), to: module, of: router)
-                deliver(.didAppear(isPresentedInitially: true), to: module, of: router)
-            }
-        }
-    }
-
-    /// Rollback: reopens `places` from the previous generation, logging what fails.
-    func putBackInstances(of places: [Router], from generation: PluginGeneration,
-                          restoring saved: [Int: [StateStorage.Key: StateStorage.Slot]]) {
-        do {
-            try reopenInstances(of: places, from: generation, restoring: saved)
-        } catch {
-            emit(.failed, generation.pluginID, "rollback could not reopen a screen: \(error.message)")
-            // A place left without an instance is closed, with everything above it.
-            for router in places where router.interactor == nil && !router.isReleased {
-                close(router)
-            }
-        }
-    }
-
     // MARK: Internals
 
     /// Runs a host operation; when the outermost one ends, runs the work plugins asked for
@@ -433,7 +358,7 @@ extension BerthHost {
         }
     }
 
-    private func activate(_ router: Router) throws(ScreenError) {
+    func activate(_ router: Router) throws(ScreenError) {
         guard let interactor = router.interactor else { return }
         try interactor.activate()
         emit(.activated, "screen \(router.id)", "active")
@@ -477,7 +402,7 @@ extension BerthHost {
         }
     }
 
-    private func deliver(_ event: ScreenLifecycleEvent, to module: ModuleInstance, of router: Router) {
+    func deliver(_ event: ScreenLifecycleEvent, to module: ModuleInstance, of router: Router) {
         module.deliver(event)
         emit(.event, "screen \(router.id)", event.description)
     }
@@ -537,6 +462,24 @@ extension BerthHost {
             } catch {
                 emit(.failed, "restart", "could not reopen \(screen.route): \(error.message)")
             }
+        }
+    }
+}
+
+extension BerthHost {
+    /// A push or present a plugin asked for, run at top level with the id it was promised.
+    func performRequestedOpen(_ route: String, argument: [UInt8], from requester: Router, id: Int, present: Bool) {
+        do {
+            let child = try makeScreen(route, argument: argument, id: id)
+            try attachOrRelease(child) { () throws(ScreenError) in
+                if present {
+                    try attachActivateAndPresent(child, from: requester)
+                } else {
+                    try attachActivateAndPush(child, in: requester.stack)
+                }
+            }
+        } catch {
+            emit(.failed, "screen \(requester.id)", "\(present ? "present" : "push") \(route) failed: \(error.message)")
         }
     }
 }

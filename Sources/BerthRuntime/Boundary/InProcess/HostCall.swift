@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+internal import Glibc
 #endif
 
 /// Marks the calls the host makes into plugin code from its main actor.
@@ -27,7 +27,7 @@ enum HostCall {
     }
 
     /// Runs a call into plugin code, marked as made by the host's main actor.
-    static func run<T>(_ body: () throws -> T) rethrows -> T {
+    static func run<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
         depth += 1
         defer { depth -= 1 }
         return try body()

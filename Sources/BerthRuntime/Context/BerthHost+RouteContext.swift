@@ -51,11 +51,21 @@ extension BerthHost {
         router.contextObservers.removeAll { $0.isScreen && $0.type == type }
     }
 
-    /// Who observes what, where: one line per observer, in tree order.
-    public var contextObserverLines: [String] {
+    /// One route-context observer: the screen it sits on and the type it observes.
+    public struct ContextObservation: Sendable, Equatable {
+        public var screen: Int
+        public var pluginID: String
+        public var route: String
+        public var type: String
+        /// Registered by the host (for example the CLI) rather than by the screen's plugin.
+        public var byHost: Bool
+    }
+
+    /// Who observes what, where, in tree order.
+    public var contextObservations: [ContextObservation] {
         openRouters.flatMap { router in
             router.contextObservers.map { observer in
-                "screen \(router.id) \(router.pluginID)/\(router.route): \(observer.type)\(observer.isScreen ? "" : " (host)")"
+                ContextObservation(screen: router.id, pluginID: router.pluginID, route: router.route, type: observer.type, byHost: !observer.isScreen)
             }
         }
     }
@@ -132,7 +142,7 @@ extension BerthHost {
 
     private func dispatchContext(_ type: String, payload: [UInt8], from sender: Router) -> [Int] {
         guard let module = sender.module, module.isActive else {
-            emit(.failed, "screen \(sender.id)", "context \(type) not sent: the sending screen is \(sender.module?.state ?? "released")")
+            emit(.failed, "screen \(sender.id)", "context \(type) not sent: the sending screen is \(sender.module?.state.rawValue ?? "released")")
             return []
         }
         var receivers: [Int] = []

@@ -8,11 +8,11 @@ import Logging
 public final class BerthHost {
     /// How a host is set up.
     public struct Configuration: Sendable {
-        /// Folders whose sub-folders are plugins (`--plugins`, repeatable).
+        /// Folders whose sub-folders are plugins .
         public var pluginFolders: [String]
         /// Parent of the per-process runtime folder; nil for the default.
         public var runtimeBase: String?
-        /// Where persisted values live (`--state-dir`); nil keeps persistence off.
+        /// Where persisted values live; nil keeps persistence off.
         public var stateDirectory: String?
         public var logger: Logger
 
@@ -26,31 +26,28 @@ public final class BerthHost {
 
     public let configuration: Configuration
     public let runtimeDirectory: RuntimeDirectory
-    /// Plugins found by the last discovery, by id (loaded or not).
-    public private(set) var plugins: [String: PluginRecord] = [:]
+    /// Plugins found so far, by id (loaded or not).
+    let registry = PluginRegistry()
+    public var plugins: [String: PluginRecord] { registry.records }
     /// Folders rejected by the last discovery.
     public private(set) var rejected: [RejectedPlugin] = []
     /// Swift generations retired (still mapped) and their bytes.
     public private(set) var retiredGenerations = 0
     public private(set) var retiredBytes = 0
-    /// Everything that happened, in order (the `events` command).
-    public private(set) var events: [HostEvent] = []
-    /// Events ever emitted; the log keeps the most recent `eventLogLimit`.
-    private var eventCount = 0
-    static let eventLogLimit = 10_000
-    /// Called for every new event (the CLI prints them as they happen).
-    public var onEvent: ((HostEvent) -> Void)?
-    /// More subscribers (`events --follow` clients), by token.
-    private var eventObservers: [Int: (HostEvent) -> Void] = [:]
-    private var nextObserverToken = 1
-    /// Retired image bytes past which the host warns and suggests `restart` (nil: no limit).
+    /// Retired image bytes past which the host emits `retiredLimitExceeded` (nil: no limit).
     public var retiredLimitBytes: Int? = 256 * 1024 * 1024
+    private let eventLog = EventLog()
+    /// Everything that happened, in order (the most recent `EventLog.limit`).
+    public var events: [HostEvent] { eventLog.events }
+    /// Called for every new event.
+    public var onEvent: ((HostEvent) -> Void)? {
+        get { eventLog.onEvent }
+        set { eventLog.onEvent = newValue }
+    }
     /// How long the last reload took, host side: from taking the screens out to the new
     /// generation in place (validation before it and ending the old one after it excluded).
     public private(set) var lastReloadDuration: Duration?
-    /// Instance state saved by the screens of a reload in progress (`save_state`), by router.
-    var savedInstanceState: [Int: [UInt8]] = [:]
-    /// The watcher and its pending checks, while `--watch` is on.
+    /// The watcher and its pending checks, while watching.
     var watchState: WatchState?
 
     /// The root of the router tree, retained for the host's whole life.
@@ -64,7 +61,6 @@ public final class BerthHost {
     var pendingWork: [() -> Void] = []
     var topLevelDepth = 0
     var isDraining = false
-    private var generationCounters: [String: Int] = [:]
 
     /// The database persisted values live in, when persistence is on.
     let persistentStore: PersistentStore?
@@ -103,10 +99,10 @@ public final class BerthHost {
         let result = PluginDiscovery.scan(configuration.pluginFolders)
         rejected = result.rejected
         for plugin in result.plugins {
-            if let record = plugins[plugin.manifest.id] {
+            if let record = registry[plugin.manifest.id] {
                 record.source = plugin
             } else {
-                plugins[plugin.manifest.id] = PluginRecord(source: plugin)
+                registry.add(plugin)
                 emit(.discovered, plugin.manifest.id, "discovered \(plugin.manifest.version) (\(plugin.manifest.runtime.rawValue)) in \(plugin.folder)")
             }
         }
@@ -128,7 +124,7 @@ public final class BerthHost {
     /// Loads `id` and, first, everything it requires. A plugin already loaded is left as is.
     @discardableResult
     public func load(_ id: String) throws(LoaderError) -> PluginGeneration {
-        for dependency in try loadOrder(for: id) where plugins[dependency]?.generation == nil {
+        for dependency in try registry.loadOrder(for: id) where plugins[dependency]?.generation == nil {
             try loadGeneration(of: dependency)
         }
         guard let generation = plugins[id]?.generation else { preconditionFailure("load order ends with the plugin itself") }
@@ -150,14 +146,14 @@ public final class BerthHost {
         guard let record = plugins[id], let generation = record.generation else {
             throw LoaderError(.notLoaded, plugin: id, "is not loaded")
         }
-        let dependents = loadedDependents(of: id)
+        let dependents = registry.loadedDependents(of: id)
         guard dependents.isEmpty else {
             throw LoaderError(.hasDependents, plugin: id, "\(dependents.joined(separator: ", ")) require(s) it; unload those first")
         }
         try topLevel { () throws(LoaderError) in
             closeScreens(of: id)
             record.generation = nil
-            try end(generation)
+            try endOrThrow(generation)
         }
     }
 
@@ -183,47 +179,19 @@ public final class BerthHost {
             guard plugin.manifest.id == id else {
                 throw LoaderError(.invalid, plugin: id, "reload failed at validate: the manifest now says id '\(plugin.manifest.id)'; generation \(old.number) stays loaded")
             }
-            try checkDependencies(of: plugin.manifest, generation: old.number)
+            try registry.checkDependencies(of: plugin.manifest, generation: old.number)
             record.source = plugin
         case .failure(let failure):
             throw LoaderError(.invalid, plugin: id, "reload failed at validate: \(failure.problems.first?.description ?? "invalid"); generation \(old.number) stays loaded")
         }
         let started = ContinuousClock.now
         return try topLevel { () throws(LoaderError) -> PluginGeneration in
-            let places = routers(of: id)
-            savedInstanceState = [:]
-            defer { savedInstanceState = [:] }
-            let saved = takeOutInstances(of: places)
-            let carried = keepState ? saved : [:]
-            let fresh: PluginGeneration
-            do throws(LoaderError) {
-                fresh = try makeGeneration(of: record)
-            } catch {
-                record.source = previousSource
-                putBackInstances(of: places, from: old, restoring: saved)
-                emit(.failed, id, "reload failed at load: \(error.message); rolled back to generation \(old.number)")
-                throw LoaderError(error.code, plugin: id, "reload failed at load: \(error.message); rolled back to generation \(old.number)")
-            }
-            do throws(ScreenError) {
-                try reopenInstances(of: places, from: fresh, restoring: carried)
-            } catch {
-                takeOutInstances(of: places, keepSaved: true)
-                try? end(fresh)
-                record.source = previousSource
-                putBackInstances(of: places, from: old, restoring: saved)
-                emit(.failed, id, "reload failed at reopen: \(error.message); rolled back to generation \(old.number)")
-                throw LoaderError(.invalid, plugin: id, "reload failed at reopen: \(error.message); rolled back to generation \(old.number)")
-            }
-            record.generation = fresh
+            let transaction = ReloadTransaction(host: self, record: record, old: old, previousSource: previousSource, keepState: keepState)
+            let fresh = try transaction.commit { () throws(LoaderError) in try makeGeneration(of: record) }
             let elapsed = ContinuousClock.now - started
             lastReloadDuration = elapsed
-            emit(.reloaded, id, "generation \(old.number) → \(fresh.number) in \(Self.milliseconds(elapsed)) ms, \(places.count) screen(s) reopened")
-            do throws(LoaderError) {
-                try end(old)
-            } catch {
-                // The reload succeeded; an old C image that would not unmap is reported.
-                emit(.failed, id, "generation \(old.number) did not end cleanly: \(error.message)")
-            }
+            emit(.reloaded, id, "generation \(old.number) → \(fresh.number) in \(Self.milliseconds(elapsed)) ms, \(transaction.places.count) screen(s) reopened")
+            end(old)
             return fresh
         }
     }
@@ -232,7 +200,7 @@ public final class BerthHost {
     public func shutdown() {
         for router in openRouters.reversed() where !router.isReleased { close(router) }
         scopes.endAll()
-        for id in unloadOrder() {
+        for id in registry.unloadOrder() {
             try? unload(id)
         }
         runtimeDirectory.remove()
@@ -250,33 +218,13 @@ public final class BerthHost {
         }
     }
 
-    /// A reloaded manifest must still fit: what it requires is loaded in range, and every
-    /// loaded plugin requiring it accepts its new version.
-    private func checkDependencies(of manifest: PluginManifest, generation: Int) throws(LoaderError) {
-        let id = manifest.id
-        for dependency in manifest.requires {
-            guard let loaded = plugins[dependency.id]?.generation?.manifest.version, dependency.range.contains(loaded) else {
-                throw LoaderError(.dependencyVersion, plugin: id,
-                                  "reload failed at validate: requires \(dependency.id) \(dependency.range), which is not loaded in range; generation \(generation) stays loaded")
-            }
-        }
-        for dependent in plugins.values where dependent.generation != nil {
-            guard let range = dependent.source.manifest.requires.first(where: { $0.id == id })?.range else { continue }
-            guard range.contains(manifest.version) else {
-                throw LoaderError(.dependencyVersion, plugin: id,
-                                  "reload failed at validate: \(dependent.source.manifest.id) requires \(id) \(range) but the new version is \(manifest.version); generation \(generation) stays loaded")
-            }
-        }
-    }
-
     private func makeGeneration(of record: PluginRecord) throws(LoaderError) -> PluginGeneration {
         let id = record.source.manifest.id
-        let number = (generationCounters[id] ?? 0) + 1
-        generationCounters[id] = number
-        let generation: PluginGeneration
+        let number = registry.nextGenerationNumber(of: id)
+        let connection: any PluginConnection
         do {
-            generation = try PluginGeneration(
-                plugin: record.source, number: number, runtimeDirectory: runtimeDirectory,
+            connection = try InProcessPlugin(
+                plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
                 logger: configuration.logger, host: self, onRetire: { bytes in
                     retire(bytes)
                     emit(.retired, id, "generation \(number) retired after a failed load (Swift image stays mapped)")
@@ -287,18 +235,29 @@ public final class BerthHost {
             scopes.unloadProvider(plugin: id, generation: number)
             throw error
         }
-        emit(.loaded, id, "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.table.abi))")
+        let generation = PluginGeneration(source: record.source, number: number, connection: connection)
+        emit(.loaded, id, "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.handshake.abi))")
         return generation
     }
 
-    private func end(_ generation: PluginGeneration) throws(LoaderError) {
-        // Instances its factories made go first, while its image is still loaded.
+    /// Ends a generation that is being replaced or unloaded; a failure is logged.
+    func end(_ generation: PluginGeneration) {
+        do throws(LoaderError) {
+            try endOrThrow(generation)
+        } catch {
+            // The old C image that would not unmap is reported; the host goes on.
+            emit(.failed, generation.pluginID, "generation \(generation.number) did not end cleanly: \(error.message)")
+        }
+    }
+
+    private func endOrThrow(_ generation: PluginGeneration) throws(LoaderError) {
+        // Instances its factories made go first, while its code is still there.
         releaseServices(of: generation)
-        let retired = try generation.end()
-        if retired > 0 {
-            retire(retired)
+        switch try generation.end() {
+        case .retired(let bytes):
+            retire(bytes)
             emit(.retired, generation.pluginID, "generation \(generation.number) retired (Swift image stays mapped)")
-        } else {
+        case .unmapped:
             emit(.unloaded, generation.pluginID, "generation \(generation.number) unloaded (dlclose verified with RTLD_NOLOAD)")
         }
     }
@@ -308,7 +267,7 @@ public final class BerthHost {
         retiredBytes += bytes
         if let limit = retiredLimitBytes, retiredBytes > limit, retiredBytes - bytes <= limit {
             let megabytes = { (bytes: Int) in String(Double(bytes * 10 / (1024 * 1024)) / 10) }
-            emit(.failed, "host", "retired Swift images hold \(megabytes(retiredBytes)) MB, over the \(megabytes(limit)) MB limit: run `berth restart` to start a fresh process (persisted state and open screens are kept)")
+            emit(.retiredLimitExceeded, "host", "retired Swift images hold \(megabytes(retiredBytes)) MB, over the \(megabytes(limit)) MB limit; a fresh process gives the memory back")
         }
     }
 
@@ -322,73 +281,20 @@ public final class BerthHost {
 
     /// `id`'s dependencies in load order, ending with `id`. Errors name both plugins.
     func loadOrder(for id: String) throws(LoaderError) -> [String] {
-        var order: [String] = []
-        var path: [String] = []
-        try visit(id, requiredBy: nil, order: &order, path: &path)
-        return order
-    }
-
-    private func visit(_ id: String, requiredBy: (String, VersionRange)?, order: inout [String], path: inout [String]) throws(LoaderError) {
-        if let start = path.firstIndex(of: id) {
-            let cycle = (path[start...] + [id]).joined(separator: " → ")
-            throw LoaderError(.dependencyCycle, plugin: path[start], "dependency cycle: \(cycle)")
-        }
-        guard let record = plugins[id] else {
-            if let (dependent, range) = requiredBy {
-                throw LoaderError(.dependencyMissing, plugin: dependent, "requires \(id) \(range) but \(id) is not installed or did not validate")
-            }
-            throw LoaderError(.notFound, plugin: id, "no such plugin (try `plugins` to list them)")
-        }
-        if let (dependent, range) = requiredBy, !range.contains(record.source.manifest.version) {
-            throw LoaderError(.dependencyVersion, plugin: dependent,
-                              "requires \(id) \(range) but \(id) is \(record.source.manifest.version)")
-        }
-        guard !order.contains(id) else { return }
-        path.append(id)
-        for dependency in record.source.manifest.requires {
-            try visit(dependency.id, requiredBy: (id, dependency.range), order: &order, path: &path)
-        }
-        path.removeLast()
-        order.append(id)
-    }
-
-    private func loadedDependents(of id: String) -> [String] {
-        plugins.values
-            .filter { $0.generation != nil && $0.source.manifest.requires.contains { $0.id == id } }
-            .map(\.source.manifest.id)
-            .sorted()
-    }
-
-    /// Loaded plugins, dependents before what they require.
-    private func unloadOrder() -> [String] {
-        var order: [String] = []
-        for id in plugins.keys.sorted() where plugins[id]?.generation != nil {
-            for dependency in (try? loadOrder(for: id)) ?? [id] where !order.contains(dependency) {
-                order.append(dependency)
-            }
-        }
-        return order.reversed().filter { plugins[$0]?.generation != nil }
+        try registry.loadOrder(for: id)
     }
 
     func emit(_ kind: HostEvent.Kind, _ subject: String, _ message: String) {
-        eventCount += 1
-        let event = HostEvent(sequence: eventCount, kind: kind, subject: subject, message: message)
-        events.append(event)
-        // A long-running host keeps the recent log only (sequence numbers keep counting).
-        if events.count > Self.eventLogLimit { events.removeFirst(events.count - Self.eventLogLimit / 2) }
-        onEvent?(event)
-        for observer in eventObservers.values { observer(event) }
+        eventLog.emit(kind, subject, message)
     }
 
     /// Subscribes to events; returns a token for `removeEventObserver`.
     public func addEventObserver(_ observer: @escaping (HostEvent) -> Void) -> Int {
-        defer { nextObserverToken += 1 }
-        eventObservers[nextObserverToken] = observer
-        return nextObserverToken
+        eventLog.addObserver(observer)
     }
 
     public func removeEventObserver(_ token: Int) {
-        eventObservers[token] = nil
+        eventLog.removeObserver(token)
     }
 
     /// Validates the plugin folder at `path` (anywhere on disk), adds it, and loads it.
@@ -405,7 +311,7 @@ public final class BerthHost {
             guard existing.generation == nil else { throw LoaderError(.alreadyLoaded, plugin: id, "is already loaded from \(existing.source.folder)") }
             existing.source = plugin
         } else {
-            plugins[id] = PluginRecord(source: plugin)
+            registry.add(plugin)
             emit(.discovered, id, "discovered \(plugin.manifest.version) (\(plugin.manifest.runtime.rawValue)) in \(plugin.folder)")
         }
         return try load(id)
@@ -413,50 +319,19 @@ public final class BerthHost {
 
     /// Forgets the event log (long-running checks that open thousands of screens).
     package func clearEvents() {
-        events.removeAll()
+        eventLog.clear()
     }
 
     /// Adds an already validated plugin without loading it.
     /// The plugin under test replaces any same-id plugin found beside it.
     package func adopt(_ plugin: ValidatedPlugin) {
-        plugins[plugin.manifest.id] = PluginRecord(source: plugin)
+        registry.add(plugin)
     }
 
     /// Forgets a plugin that is not loaded (its folder was removed).
     public func forget(_ id: String) {
         guard plugins[id]?.generation == nil else { return }
-        plugins[id] = nil
+        registry.remove(id)
     }
 }
 
-/// A discovered plugin and its current generation.
-@MainActor
-public final class PluginRecord {
-    /// The validated folder (refreshed by discovery and reload).
-    public internal(set) var source: ValidatedPlugin
-    /// The loaded generation, nil when not loaded.
-    public internal(set) var generation: PluginGeneration?
-
-    init(source: ValidatedPlugin) {
-        self.source = source
-    }
-
-    /// `discovered` (valid, not loaded) or `loaded`.
-    public var state: String { generation == nil ? "discovered" : "loaded" }
-}
-
-/// One line of the host's event log.
-public struct HostEvent: Sendable, CustomStringConvertible {
-    public enum Kind: String, Sendable {
-        case discovered, rejected, loaded, reloaded, retired, unloaded, failed
-        case created, activated, deactivated, released, event
-    }
-
-    public var sequence: Int
-    public var kind: Kind
-    /// The plugin id, screen or folder the event is about.
-    public var subject: String
-    public var message: String
-
-    public var description: String { "\(subject): \(message)" }
-}

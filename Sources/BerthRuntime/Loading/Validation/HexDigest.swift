@@ -1,4 +1,4 @@
-import Crypto
+internal import Crypto
 import Foundation
 
 /// Lower-case hex of a SHA-256, by table: `String(format:)` is slow and, through the Swift

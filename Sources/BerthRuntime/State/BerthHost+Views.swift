@@ -27,7 +27,7 @@ extension BerthHost {
             }
             if module.lastTree == nil { try module.render() }
             guard let node = module.lastTree?.allNodes.first(where: { $0.id == viewID }) else {
-                throw ScreenError(.noSuchScreen, screen: router.id, "screen \(router.id) has no view \(viewID) (see screen)")
+                throw ScreenError(.noSuchScreen, screen: router.id, "screen \(router.id) has no view \(viewID) (the rendered tree lists its views)")
             }
             guard node.isInteractive else {
                 throw ScreenError(.navigation, screen: router.id, "\(viewID) is a \(node.type); it takes no input")
@@ -38,27 +38,28 @@ extension BerthHost {
         }
     }
 
-    /// Every state slot of every open screen, namespaced (the `state` command).
-    public var stateLines: [String] {
-        var lines: [String] = []
-        for router in openRouters {
-            guard let module = router.module else { continue }
-            for (key, slot) in module.stateStorage.snapshot.sorted(by: { $0.key < $1.key }) {
-                let identity = ViewIdentity(pluginID: router.pluginID, instance: router.id, path: key.identity)
-                lines.append("\(identity)[\(key.index)]  fingerprint \(String(slot.fingerprint, radix: 16))  \(slot.bytes.count) byte(s)")
-            }
-        }
-        return lines
+    /// One `@State` slot of an open screen.
+    public struct StateSlotInfo: Sendable, Equatable {
+        /// The view's identity, namespaced by plugin and screen.
+        public var identity: ViewIdentity
+        public var index: UInt32
+        public var fingerprint: UInt64
+        public var bytes: [UInt8]
     }
 
-    /// Persisted keys per plugin, with sizes; or why persistence is off.
-    public var persistedLines: [String] {
-        switch persistenceStatus {
-        case .disabled: return ["persistence off (no --state-dir)"]
-        case .failed(let reason): return ["persistence OFF: \(reason)"]
-        case .on(let path):
-            let keys = (try? persistentStore?.keys()) ?? []
-            return ["persisted in \(path)"] + keys.map { "  \($0.plugin)/\($0.key)  \($0.bytes) byte(s)" }
+    /// Every state slot of every open screen, in tree order then identity order.
+    public var stateSlots: [StateSlotInfo] {
+        openRouters.flatMap { router -> [StateSlotInfo] in
+            guard let module = router.module else { return [] }
+            return module.stateStorage.snapshot.sorted(by: { $0.key < $1.key }).map { key, slot in
+                StateSlotInfo(identity: ViewIdentity(pluginID: router.pluginID, instance: router.id, path: key.identity),
+                              index: key.index, fingerprint: slot.fingerprint, bytes: slot.bytes)
+            }
         }
+    }
+
+    /// Persisted keys per plugin with their sizes (empty when persistence is off).
+    public func persistedKeys() -> [(plugin: String, key: String, bytes: Int)] {
+        ((try? persistentStore?.keys()) ?? []).map { ($0.plugin, $0.key, $0.bytes) }
     }
 }

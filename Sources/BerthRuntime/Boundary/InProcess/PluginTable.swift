@@ -61,4 +61,21 @@ struct PluginTable {
         }
         return PluginTable(table: table, abi: abi, size: size, address: UnsafeRawPointer(pointer))
     }
+
+    /// What the seam reports of this table.
+    var handshake: PluginHandshake {
+        var functions: PluginHandshake.Functions = []
+        if table.create != nil { functions.insert(.create) }
+        if table.activate != nil { functions.insert(.activate) }
+        if table.deactivate != nil { functions.insert(.deactivate) }
+        if table.screen_event != nil { functions.insert(.screenEvent) }
+        if table.action != nil { functions.insert(.action) }
+        if table.render != nil { functions.insert(.render) }
+        if table.save_state != nil { functions.insert(.saveState) }
+        if table.restore_state != nil { functions.insert(.restoreState) }
+        if table.context_received != nil { functions.insert(.contextReceived) }
+        if table.delegate_received != nil { functions.insert(.delegateReceived) }
+        if table.unload != nil { functions.insert(.unload) }
+        return PluginHandshake(abi: abi, tableSize: size, functions: functions, tableAddress: UInt(bitPattern: address))
+    }
 }

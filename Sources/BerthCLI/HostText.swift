@@ -1,0 +1,45 @@
+import BerthRuntime
+
+/// The host's data as the CLI shows it: one line per item, and the next step where one helps.
+@MainActor
+enum HostText {
+    /// `state`: every slot of every open screen.
+    static func stateLines(_ host: BerthHost) -> [String] {
+        host.stateSlots.map { slot in
+            "\(slot.identity)[\(slot.index)]  fingerprint \(String(slot.fingerprint, radix: 16))  \(slot.bytes.count) byte(s)"
+        }
+    }
+
+    /// `state`: persisted keys per plugin, or why persistence is off.
+    static func persistedLines(_ host: BerthHost) -> [String] {
+        switch host.persistenceStatus {
+        case .disabled: return ["persistence off (no --state-dir)"]
+        case .failed(let reason): return ["persistence OFF: \(reason)"]
+        case .on(let path): return ["persisted in \(path)"] + host.persistedKeys().map { "  \($0.plugin)/\($0.key)  \($0.bytes) byte(s)" }
+        }
+    }
+
+    /// `observers`: who observes which route context.
+    static func contextObserverLines(_ host: BerthHost) -> [String] {
+        host.contextObservations.map { "screen \($0.screen) \($0.pluginID)/\($0.route): \($0.type)\($0.byHost ? " (host)" : "")" }
+    }
+
+    /// `scopes`: one line per live scope: kind, id, owner, instance count and keys.
+    static func scopeLines(_ host: BerthHost) -> [String] {
+        let order: [ScopeKind] = [.singleton, .session, .screen, .request]
+        return host.scopes.liveScopes
+            .sorted { (order.firstIndex(of: $0.kind) ?? 0, $0.id) < (order.firstIndex(of: $1.kind) ?? 0, $1.id) }
+            .map { scope in
+                let keys = scope.keys
+                return "\(scope.kind) \(scope.id)  owner \(scope.owner)  \(keys.count) instance(s)\(keys.isEmpty ? "" : ": " + keys.joined(separator: ", "))"
+            }
+    }
+
+    /// An event line, with the command that helps where there is one.
+    static func eventLine(_ event: HostEvent) -> String {
+        switch event.kind {
+        case .retiredLimitExceeded: "\(event): run `berth restart` to start a fresh process (persisted state and open screens are kept)"
+        default: event.description
+        }
+    }
+}

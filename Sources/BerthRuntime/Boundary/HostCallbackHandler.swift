@@ -1,0 +1,195 @@
+/// The host's side of `HostCallbacks`: each call finds the screen, checks what berth.h
+/// promises, and either acts or queues the work until the host is back at top level (a
+/// plugin is never re-entered in the middle of its own call).
+@MainActor
+package struct HostCallbackHandler: HostCallbacks {
+    package init() {}
+
+    /// The router a handle names, also while its instance is still being created.
+    private func router(_ handle: ScreenHandle) -> (router: Router, host: BerthHost)? {
+        guard let router = handle.router, let host = handle.host, !router.isReleased else { return nil }
+        return (router, host)
+    }
+
+    /// The screen a handle names, when it is open and its host is alive.
+    private func screen(_ handle: ScreenHandle) -> (module: ModuleInstance, router: Router, host: BerthHost)? {
+        guard let module = handle.module, let router = module.router, let host = module.host else { return nil }
+        return (module, router, host)
+    }
+
+    private func notOpen(_ verb: String) -> HostRefusal {
+        HostRefusal(.notFound, "\(verb): the screen handle is not an open screen")
+    }
+
+    // MARK: Navigation and delegate actions
+
+    package func navigate(_ handle: ScreenHandle, _ request: NavigationRequest, argument: [UInt8]) -> Result<Int?, HostRefusal> {
+        guard let (module, router, host) = screen(handle) else { return .failure(notOpen("navigate")) }
+        guard module.isActive else {
+            return .failure(HostRefusal(.state, "navigate: screen \(router.id) is \(module.state); only active screens navigate"))
+        }
+        switch request {
+        case .push(let target), .present(let target):
+            guard !target.isEmpty else { return .failure(HostRefusal(.invalidArgument, "navigate: a route is required to push or present")) }
+            let id = host.takeRouterID()
+            let present = if case .present = request { true } else { false }
+            host.enqueue { [weak host, weak router] in
+                guard let host, let router, !router.isReleased else { return }
+                host.performRequestedOpen(target, argument: argument, from: router, id: id, present: present)
+            }
+            return .success(id)
+        case .pop:
+            guard let stack = router.stack, stack.routers.first !== router || stack.isPresented else {
+                return .failure(HostRefusal(.state, "navigate: screen \(router.id) is the launch root; there is nothing to pop back to"))
+            }
+            host.enqueue { [weak host, weak router] in
+                guard let host, let router else { return }
+                host.close(router)
+            }
+        case .dismiss:
+            guard let stack = router.stack, stack.isPresented, let root = stack.routers.first else {
+                return .failure(HostRefusal(.state, "navigate: screen \(router.id) is not in a presented stack; nothing to dismiss"))
+            }
+            host.enqueue { [weak host, weak root] in
+                guard let host, let root else { return }
+                host.deactivateDetachAndDismiss(root)
+            }
+        case .popToRoot:
+            guard let stack = router.stack, stack.routers.count > 1 else {
+                return .failure(HostRefusal(.state, "navigate: screen \(router.id)'s stack has nothing above its root"))
+            }
+            let above = stack.routers[1]
+            host.enqueue { [weak host, weak above] in
+                guard let host, let above else { return }
+                host.deactivateDetachAndPop(above)
+            }
+        }
+        return .success(nil)
+    }
+
+    package func observeDelegate(_ handle: ScreenHandle, child: Int) -> Result<Void, HostRefusal> {
+        guard let (module, router, host) = screen(handle) else { return .failure(notOpen("observe_delegate")) }
+        guard module.isActive else { return .failure(HostRefusal(.state, "observe_delegate: screen \(router.id) is \(module.state)")) }
+        // The child may still be queued (a push requested in this same call).
+        host.enqueue { [weak host, weak router] in
+            guard let host, let router, !router.isReleased else { return }
+            do throws(ScreenError) {
+                try host.observeDelegate(of: child, by: router)
+            } catch {
+                host.emit(.failed, "screen \(router.id)", error.message)
+            }
+        }
+        return .success(())
+    }
+
+    package func sendDelegate(_ handle: ScreenHandle, action: String, payload: [UInt8]) -> Result<Void, HostRefusal> {
+        guard let (module, router, host) = screen(handle) else { return .failure(notOpen("send_delegate")) }
+        guard module.isActive else { return .failure(HostRefusal(.state, "send_delegate: screen \(router.id) is \(module.state)")) }
+        host.enqueue { [weak host, weak router] in
+            guard let host, let router, !router.isReleased else { return }
+            host.deliverDelegate(from: router, action: action, payload: payload)
+        }
+        return .success(())
+    }
+
+    // MARK: Route context
+
+    package func contextObserve(_ handle: ScreenHandle, type: String) -> Result<Void, HostRefusal> {
+        guard let (router, host) = router(handle) else { return .failure(notOpen("context_observe")) }
+        guard !type.isEmpty else { return .failure(HostRefusal(.invalidArgument, "context_observe: the context type is empty")) }
+        host.addScreenContextObserver(type, on: router)
+        return .success(())
+    }
+
+    package func contextUnobserve(_ handle: ScreenHandle, type: String) {
+        guard let (router, host) = router(handle) else { return }
+        host.removeScreenContextObserver(type, on: router)
+    }
+
+    package func contextSend(_ handle: ScreenHandle, type: String, payload: [UInt8], terminate: Bool) -> Result<Void, HostRefusal> {
+        guard let (module, router, host) = screen(handle) else { return .failure(notOpen("context_send")) }
+        guard !type.isEmpty else { return .failure(HostRefusal(.invalidArgument, "context_send: the context type is empty")) }
+        guard module.isActive else {
+            host.emit(.failed, "screen \(router.id)", "context \(type) not sent: the sending screen is \(module.state)")
+            return .failure(HostRefusal(.state, "context_send: screen \(router.id) is \(module.state); \(type) was not sent"))
+        }
+        host.enqueue { [weak host, weak router] in
+            guard let host, let router, !router.isReleased else { return }
+            if terminate {
+                host.terminate(type, payload: payload, from: router)
+            } else {
+                host.sendContext(type, payload: payload, from: router)
+            }
+        }
+        return .success(())
+    }
+
+    package func contextCanTerminate(_ handle: ScreenHandle, type: String) -> Bool {
+        guard let (_, router, host) = screen(handle) else { return false }
+        return host.canTerminate(type, from: router)
+    }
+
+    // MARK: State storage
+
+    package func stateRead(_ handle: ScreenHandle, identity: String, index: UInt32, fingerprint: UInt64) -> Result<[UInt8]?, HostRefusal> {
+        guard let module = handle.module, !module.isReleased else { return .failure(notOpen("state_read")) }
+        return .success(module.stateStorage.read(identity: identity, index: index, fingerprint: fingerprint))
+    }
+
+    package func stateWrite(_ handle: ScreenHandle, identity: String, index: UInt32, fingerprint: UInt64, value: [UInt8]) -> Result<Void, HostRefusal> {
+        guard let module = handle.module, !module.isReleased else { return .failure(notOpen("state_write")) }
+        module.stateStorage.write(identity: identity, index: index, fingerprint: fingerprint, bytes: value)
+        return .success(())
+    }
+
+    package func persistRead(_ handle: ScreenHandle, key: String) -> Result<[UInt8]?, HostRefusal> {
+        persistTarget(handle, key, verb: "persist_read").flatMap { store, plugin in
+            do {
+                return .success(try store.read(plugin: plugin, key: key))
+            } catch {
+                return .failure(HostRefusal(.failed, "persist_read \(plugin)/\(key): \(error)"))
+            }
+        }
+    }
+
+    package func persistWrite(_ handle: ScreenHandle, key: String, value: [UInt8]) -> Result<Void, HostRefusal> {
+        persistTarget(handle, key, verb: "persist_write").flatMap { store, plugin in
+            do {
+                try store.write(plugin: plugin, key: key, value: value)
+                return .success(())
+            } catch {
+                return .failure(HostRefusal(.failed, "persist_write \(plugin)/\(key) failed, nothing was saved: \(error)"))
+            }
+        }
+    }
+
+    /// The store and plugin of a persist call, after the checks: an open screen, a key the
+    /// manifest's `persist` list declares, persistence on.
+    private func persistTarget(_ handle: ScreenHandle, _ key: String, verb: String) -> Result<(PersistentStore, String), HostRefusal> {
+        guard let (router, host) = router(handle) else { return .failure(notOpen(verb)) }
+        let plugin = router.pluginID
+        guard host.plugins[plugin]?.source.manifest.persist.contains(key) == true else {
+            return .failure(HostRefusal(.invalidArgument, "\(verb): key '\(key)' is not in \(plugin)'s manifest persist list"))
+        }
+        guard let store = host.persistentStore else {
+            let reason: String
+            switch host.persistenceStatus {
+            case .failed(let why): reason = "persistence is off (\(why))"
+            case .disabled, .on: reason = "persistence is off (no state folder)"
+            }
+            return .failure(HostRefusal(.failed, "\(verb) \(plugin)/\(key): \(reason)"))
+        }
+        return .success((store, plugin))
+    }
+
+    // MARK: Managed tasks
+
+    package func taskPost(_ handle: ScreenHandle, action: String, payload: [UInt8]) {
+        guard let module = handle.module, module.isActive, let host = module.host else { return }
+        do throws(ScreenError) {
+            try host.topLevel { () throws(ScreenError) in try module.handle(action: action, payload: payload) }
+        } catch {
+            host.emit(.failed, "screen \(module.id)", error.message)
+        }
+    }
+}

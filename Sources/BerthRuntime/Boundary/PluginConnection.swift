@@ -1,0 +1,90 @@
+/// The host → plugin half of the seam: everything routing, lifecycle, state, scopes and
+/// reload ask of one loaded plugin generation. Nothing above this protocol knows whether
+/// the plugin runs in the host's process (`InProcessPlugin`: dlopen, function table,
+/// libffi) or elsewhere; the plugin → host half is `HostCallbacks`.
+///
+/// Every call is made on the host's main actor, marked with `HostCall.run`, with the
+/// screen's scope current (see `ModuleInstance.call`).
+@MainActor
+package protocol PluginConnection: AnyObject {
+    /// What the handshake read: ABI, table size, the optional functions the plugin has.
+    var handshake: PluginHandshake { get }
+    /// The file the plugin's image was loaded from (a per-generation shadow copy).
+    var imagePath: String { get }
+
+    /// Creates a module instance for `route`. `screen` is the host's handle for the new
+    /// screen: plugin → host calls made by the instance name it.
+    func create(route: String, argument: [UInt8], screen: ScreenHandle) throws(PluginCallError) -> PluginInstanceID
+    /// Destroys an instance (once, after deactivation).
+    func destroy(_ instance: PluginInstanceID)
+    func activate(_ instance: PluginInstanceID) throws(PluginCallError)
+    func deactivate(_ instance: PluginInstanceID) throws(PluginCallError)
+    func screenEvent(_ instance: PluginInstanceID, code: Int32, flag: Bool)
+    func action(_ instance: PluginInstanceID, name: String, payload: [UInt8]) throws(PluginCallError)
+    func delegateReceived(_ instance: PluginInstanceID, from child: Int, action: String, payload: [UInt8]) throws(PluginCallError)
+    func contextReceived(_ instance: PluginInstanceID, type: String, payload: [UInt8]) throws(PluginCallError)
+    /// One render pass; returns the view-tree bytes. `state` is the instance's storage: an
+    /// implementation in another process sends its slots with the request (one round trip).
+    func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> [UInt8]
+    func saveState(_ instance: PluginInstanceID) throws(PluginCallError) -> [UInt8]
+    func restoreState(_ instance: PluginInstanceID, _ bytes: [UInt8]) throws(PluginCallError)
+    /// Calls a manifest export with typed arguments.
+    func callExport(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue
+    /// Tells the plugin to let go and gives its code back: what became of it.
+    func end() throws(LoaderError) -> GenerationEnding
+}
+
+/// An instance as the plugin knows it: the `berth_instance *` in process, a token in a
+/// worker. Opaque to everything above the seam.
+package struct PluginInstanceID: Hashable, Sendable {
+    package let rawValue: UInt
+    package init(rawValue: UInt) { self.rawValue = rawValue }
+}
+
+/// What the handshake read from the plugin's `berth_plugin_v1`.
+package struct PluginHandshake: Sendable, Equatable {
+    /// The optional table functions a plugin may leave NULL.
+    package struct Functions: OptionSet, Sendable, Equatable {
+        package let rawValue: UInt32
+        package init(rawValue: UInt32) { self.rawValue = rawValue }
+        package static let create = Functions(rawValue: 1 << 0)
+        package static let activate = Functions(rawValue: 1 << 1)
+        package static let deactivate = Functions(rawValue: 1 << 2)
+        package static let screenEvent = Functions(rawValue: 1 << 3)
+        package static let action = Functions(rawValue: 1 << 4)
+        package static let render = Functions(rawValue: 1 << 5)
+        package static let saveState = Functions(rawValue: 1 << 6)
+        package static let restoreState = Functions(rawValue: 1 << 7)
+        package static let contextReceived = Functions(rawValue: 1 << 8)
+        package static let delegateReceived = Functions(rawValue: 1 << 9)
+        package static let unload = Functions(rawValue: 1 << 10)
+    }
+
+    /// The ABI version the plugin reported.
+    package var abi: ABIVersion
+    /// The plugin's `struct_size`.
+    package var tableSize: Int
+    package var functions: Functions
+    /// Where the table lives in the plugin's memory (conformance: each generation has its own).
+    package var tableAddress: UInt
+}
+
+/// A plugin's refusal or failure in one call: its status and the message it wrote.
+package struct PluginCallError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var status: Int32
+    package var message: String
+    package init(status: Int32, message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    package var description: String { message }
+}
+
+/// What ending a generation did with its code.
+package enum GenerationEnding: Sendable, Equatable {
+    /// A C image closed, and `dlopen(RTLD_NOLOAD)` proved it gone.
+    case unmapped
+    /// A Swift image that stays mapped for the life of the process (`bytes` of file).
+    case retired(bytes: Int)
+}

@@ -1,0 +1,55 @@
+/// One line of the host's event log.
+public struct HostEvent: Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        case discovered, rejected, loaded, reloaded, retired, unloaded, failed
+        case created, activated, deactivated, released, event
+        /// Retired Swift images passed `BerthHost.retiredLimitBytes` (once per crossing).
+        case retiredLimitExceeded
+        /// A plugin's worker process died or stopped answering.
+        case crashed
+    }
+
+    public var sequence: Int
+    public var kind: Kind
+    /// The plugin id, screen or folder the event is about.
+    public var subject: String
+    public var message: String
+
+    public var description: String { "\(subject): \(message)" }
+}
+
+/// The host's event log: the recent events in order, and who is told of new ones.
+@MainActor
+final class EventLog {
+    /// The most recent events (sequence numbers keep counting past what was dropped).
+    private(set) var events: [HostEvent] = []
+    static let limit = 10_000
+    private var count = 0
+    var onEvent: ((HostEvent) -> Void)?
+    private var observers: [Int: (HostEvent) -> Void] = [:]
+    private var nextToken = 1
+
+    func emit(_ kind: HostEvent.Kind, _ subject: String, _ message: String) {
+        count += 1
+        let event = HostEvent(sequence: count, kind: kind, subject: subject, message: message)
+        events.append(event)
+        // A long-running host keeps the recent log only.
+        if events.count > Self.limit { events.removeFirst(events.count - Self.limit / 2) }
+        onEvent?(event)
+        for observer in observers.values { observer(event) }
+    }
+
+    func addObserver(_ observer: @escaping (HostEvent) -> Void) -> Int {
+        defer { nextToken += 1 }
+        observers[nextToken] = observer
+        return nextToken
+    }
+
+    func removeObserver(_ token: Int) {
+        observers[token] = nil
+    }
+
+    func clear() {
+        events.removeAll()
+    }
+}

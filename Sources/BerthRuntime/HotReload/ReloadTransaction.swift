@@ -1,0 +1,136 @@
+/// One reload of a plugin with open screens, as a value that owns what it took out.
+///
+/// `begin` takes every open screen of the plugin out of its place, deepest first
+/// (save_state, deactivate, removal events, destroy) and keeps their state; `commit` loads
+/// the new generation and reopens the same routes in the same places. Any failure goes
+/// through the one rollback path: the failed generation's instances come out, the old
+/// generation's go back with the state they had, and the error names the step.
+@MainActor
+struct ReloadTransaction {
+    /// The step that failed.
+    enum Step: String, Sendable {
+        case load, reopen
+    }
+
+    private let host: BerthHost
+    private let record: PluginRecord
+    private let old: PluginGeneration
+    private let previousSource: ValidatedPlugin
+    /// The routers whose instances were taken out, deepest first.
+    let places: [Router]
+    /// Each screen's `@State` slots, by router id.
+    private let slots: [Int: [StateStorage.Key: StateStorage.Slot]]
+    /// Each screen's `save_state` bytes, by router id.
+    private let instanceState: [Int: [UInt8]]
+    private let keepState: Bool
+
+    /// Takes the plugin's open screens out. `record.source` is already the new source.
+    init(host: BerthHost, record: PluginRecord, old: PluginGeneration, previousSource: ValidatedPlugin, keepState: Bool) {
+        self.host = host
+        self.record = record
+        self.old = old
+        self.previousSource = previousSource
+        self.keepState = keepState
+        places = host.routers(of: old.pluginID)
+        var slots: [Int: [StateStorage.Key: StateStorage.Slot]] = [:]
+        var instanceState: [Int: [UInt8]] = [:]
+        for router in places {
+            guard let module = router.module else { continue }
+            slots[router.id] = module.stateStorage.snapshot
+            instanceState[router.id] = try? module.saveState()
+        }
+        self.slots = slots
+        self.instanceState = instanceState
+        Self.takeOut(places, host: host)
+    }
+
+    /// Loads a generation with `load` and reopens every place from it. On failure the old
+    /// generation is back in every place and the error says which step failed.
+    func commit(_ load: () throws(LoaderError) -> PluginGeneration) throws(LoaderError) -> PluginGeneration {
+        let fresh: PluginGeneration
+        do {
+            fresh = try load()
+        } catch {
+            throw rollBack(.load, error, failed: nil)
+        }
+        do throws(ScreenError) {
+            try Self.reopen(places, from: fresh, host: host, slots: keepState ? slots : [:], instanceState: keepState ? instanceState : [:])
+        } catch {
+            var failure = LoaderError(.screenFailed, plugin: old.pluginID, detail: error.message)
+            failure.screenError = error
+            throw rollBack(.reopen, failure, failed: fresh)
+        }
+        record.generation = fresh
+        return fresh
+    }
+
+    /// The one way back: the failed generation (if it loaded) comes out and ends, the old
+    /// source and instances return.
+    private func rollBack(_ step: Step, _ error: LoaderError, failed: PluginGeneration?) -> LoaderError {
+        if let failed {
+            Self.takeOut(places, host: host)
+            host.end(failed)
+        }
+        record.source = previousSource
+        do {
+            try Self.reopen(places, from: old, host: host, slots: slots, instanceState: instanceState)
+        } catch {
+            host.emit(.failed, old.pluginID, "rollback could not reopen a screen: \(error.message)")
+            // A place left without an instance is closed, with everything above it.
+            for router in places where router.interactor == nil && !router.isReleased {
+                host.close(router)
+            }
+        }
+        var rolledBack = error
+        rolledBack.rollback = LoaderError.Rollback(step: step.rawValue, generation: old.number)
+        host.emit(.failed, old.pluginID, rolledBack.message)
+        return rolledBack
+    }
+
+    /// Deactivate, removal events and destroy for each place's instance (deepest first).
+    /// The routers stay where they are.
+    private static func takeOut(_ places: [Router], host: BerthHost) {
+        for router in places {
+            guard let interactor = router.interactor else { continue }
+            interactor.deactivate()
+            host.emit(.deactivated, "screen \(router.id)", "inactive (reload)")
+            host.deliver(.willDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
+            host.deliver(.didDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
+            try? interactor.release()
+            router.interactor = nil
+            // The router stays, so observations of its children stay valid (the new instance
+            // could not learn their ids again); its route-context observers are the
+            // instance's own choice, so the fresh instance registers its own.
+            router.contextObservers.removeAll { $0.isScreen }
+            host.emit(.released, "screen \(router.id)", "instance released (reload)")
+        }
+    }
+
+    /// Creates, activates and shows fresh instances from `generation` (shallowest first),
+    /// handing each the state kept for it. Throws on the first failure.
+    private static func reopen(_ places: [Router], from generation: PluginGeneration, host: BerthHost,
+                               slots: [Int: [StateStorage.Key: StateStorage.Slot]], instanceState: [Int: [UInt8]]) throws(ScreenError) {
+        for router in places.reversed() {
+            let module = try ModuleInstance(id: router.id, route: router.route, generation: generation, router: router, host: host)
+            if let kept = slots[router.id], !kept.isEmpty {
+                module.stateStorage.restore(kept)
+                host.emit(.event, "screen \(router.id)", "kept \(kept.count) state slot(s)")
+            }
+            if let bytes = instanceState[router.id], !bytes.isEmpty {
+                do {
+                    try module.restoreState(bytes)
+                } catch {
+                    host.emit(.failed, "screen \(router.id)", "\(error.message); the instance starts fresh")
+                }
+            }
+            router.interactor = Interactor(module: module)
+            host.emit(.created, "screen \(router.id)", "\(router.pluginID)/\(router.route) recreated (generation \(generation.number))")
+            module.deliver(.didLoad)
+            try host.activate(router)
+            if host.visibleRouter === router {
+                host.deliver(.willAppear(isPresentedInitially: true), to: module, of: router)
+                host.deliver(.didAppear(isPresentedInitially: true), to: module, of: router)
+            }
+        }
+    }
+}

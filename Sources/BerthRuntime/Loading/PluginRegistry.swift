@@ -1,0 +1,120 @@
+/// A discovered plugin and its current generation.
+@MainActor
+public final class PluginRecord {
+    /// Whether a discovered plugin is loaded.
+    public enum State: String, Sendable {
+        /// Valid, not loaded.
+        case discovered
+        case loaded
+    }
+
+    /// The validated folder (refreshed by discovery and reload).
+    public internal(set) var source: ValidatedPlugin
+    /// The loaded generation, nil when not loaded.
+    public internal(set) var generation: PluginGeneration?
+
+    init(source: ValidatedPlugin) {
+        self.source = source
+    }
+
+    public var state: State { generation == nil ? .discovered : .loaded }
+}
+
+/// The plugins a host knows, their dependency order, and the numbering of generations.
+@MainActor
+final class PluginRegistry {
+    private(set) var records: [String: PluginRecord] = [:]
+    private var generationCounters: [String: Int] = [:]
+
+    subscript(id: String) -> PluginRecord? { records[id] }
+
+    func add(_ plugin: ValidatedPlugin) -> PluginRecord {
+        let record = PluginRecord(source: plugin)
+        records[plugin.manifest.id] = record
+        return record
+    }
+
+    func remove(_ id: String) {
+        records[id] = nil
+    }
+
+    /// The next generation number of `id` (1 for its first load in this process).
+    func nextGenerationNumber(of id: String) -> Int {
+        let number = (generationCounters[id] ?? 0) + 1
+        generationCounters[id] = number
+        return number
+    }
+
+    /// `id`'s dependencies in load order, ending with `id`. Errors name both plugins.
+    func loadOrder(for id: String) throws(LoaderError) -> [String] {
+        var order: [String] = []
+        var visiting: [String] = []
+        var placed: Set<String> = []
+        try visit(id, requiredBy: nil, order: &order, placed: &placed, visiting: &visiting)
+        return order
+    }
+
+    private func visit(_ id: String, requiredBy: (String, VersionRange)?, order: inout [String], placed: inout Set<String>,
+                       visiting: inout [String]) throws(LoaderError) {
+        if let start = visiting.firstIndex(of: id) {
+            let cycle = (visiting[start...] + [id]).joined(separator: " → ")
+            throw LoaderError(.dependencyCycle, plugin: visiting[start], "dependency cycle: \(cycle)")
+        }
+        guard let record = records[id] else {
+            if let (dependent, range) = requiredBy {
+                throw LoaderError(.dependencyMissing, plugin: dependent, "requires \(id) \(range) but \(id) is not installed or did not validate")
+            }
+            throw LoaderError(.notFound, plugin: id, "no such plugin")
+        }
+        if let (dependent, range) = requiredBy, !range.contains(record.source.manifest.version) {
+            throw LoaderError(.dependencyVersion, plugin: dependent, "requires \(id) \(range) but \(id) is \(record.source.manifest.version)")
+        }
+        guard !placed.contains(id) else { return }
+        visiting.append(id)
+        for dependency in record.source.manifest.requires {
+            try visit(dependency.id, requiredBy: (id, dependency.range), order: &order, placed: &placed, visiting: &visiting)
+        }
+        visiting.removeLast()
+        order.append(id)
+        placed.insert(id)
+    }
+
+    /// Loaded plugins that require `id`, sorted.
+    func loadedDependents(of id: String) -> [String] {
+        records.values
+            .filter { $0.generation != nil && $0.source.manifest.requires.contains { $0.id == id } }
+            .map(\.source.manifest.id)
+            .sorted()
+    }
+
+    /// Loaded plugins, dependents before what they require.
+    func unloadOrder() -> [String] {
+        var order: [String] = []
+        var placed: Set<String> = []
+        for id in records.keys.sorted() where records[id]?.generation != nil {
+            for dependency in (try? loadOrder(for: id)) ?? [id] where placed.insert(dependency).inserted {
+                order.append(dependency)
+            }
+        }
+        return order.reversed().filter { records[$0]?.generation != nil }
+    }
+
+    /// A reloaded manifest must still fit: what it requires is loaded in range, and every
+    /// loaded plugin requiring it accepts its new version.
+    func checkDependencies(of manifest: PluginManifest, generation: Int) throws(LoaderError) {
+        let id = manifest.id
+        for dependency in manifest.requires {
+            guard let loaded = records[dependency.id]?.generation?.manifest.version, dependency.range.contains(loaded) else {
+                throw LoaderError(.dependencyVersion, plugin: id,
+                                  "reload failed at validate: requires \(dependency.id) \(dependency.range), which is not loaded in range; generation \(generation) stays loaded")
+            }
+        }
+        for dependent in records.values where dependent.generation != nil {
+            guard let range = dependent.source.manifest.requires.first(where: { $0.id == id })?.range else { continue }
+            guard range.contains(manifest.version) else {
+                throw LoaderError(.dependencyVersion, plugin: id,
+                                  "reload failed at validate: \(dependent.source.manifest.id) requires \(id) \(range) but the new version is \(manifest.version); generation \(generation) stays loaded")
+            }
+        }
+    }
+}
