@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// A temporary plugins folder for one test: stage real built libraries with real or
 /// edited manifests, break them on purpose, and remove everything at the end.
@@ -14,7 +15,13 @@ public final class PluginWorkspace {
         root = (NSTemporaryDirectory() as NSString).appendingPathComponent("berth-test-\(UUID().uuidString.prefix(8))")
         plugins = (root as NSString).appendingPathComponent("plugins")
         runtimeBase = (root as NSString).appendingPathComponent("run")
-        try! FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        attempt("create \(plugins)") { try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true) }
+    }
+
+    /// Runs a setup step; a failure (a missing build product, an unwritable folder) fails
+    /// the current test with a message naming what failed, instead of crashing the run.
+    private func attempt(_ what: String, _ body: () throws -> Void) {
+        do { try body() } catch { Issue.record("workspace setup: \(what): \(error)") }
     }
 
     deinit {
@@ -27,13 +34,20 @@ public final class PluginWorkspace {
     public func stage(
         _ manifestName: String, as folderName: String? = nil, edit: (inout [String: Any]) -> Void = { _ in }
     ) -> String {
-        let data = FileManager.default.contents(atPath: BuildProducts.manifest(manifestName))!
-        var manifest = try! JSONSerialization.jsonObject(with: data) as! [String: Any]
-        let library = manifest["library"] as! String
+        let path = BuildProducts.manifest(manifestName)
+        guard let data = FileManager.default.contents(atPath: path),
+              var manifest = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+              let library = manifest["library"] as? String
+        else {
+            Issue.record("workspace setup: \(path) is missing or is not a manifest object with a library")
+            return (plugins as NSString).appendingPathComponent(folderName ?? manifestName)
+        }
         edit(&manifest)
         let folder = (plugins as NSString).appendingPathComponent(folderName ?? (manifest["id"] as? String ?? manifestName))
-        try! FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try! FileManager.default.copyItem(atPath: BuildProducts.library(library), toPath: (folder as NSString).appendingPathComponent(library))
+        attempt("stage \(library) into \(folder)") {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: BuildProducts.library(library), toPath: (folder as NSString).appendingPathComponent(library))
+        }
         write(manifest: manifest, in: folder)
         return folder
     }
@@ -45,9 +59,11 @@ public final class PluginWorkspace {
         edit: (inout [String: Any]) -> Void = { _ in }
     ) -> String {
         let folder = (plugins as NSString).appendingPathComponent(folderName)
-        try! FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try! FileManager.default.copyItem(atPath: BuildProducts.library("libBerthFixtures.so"),
-                                          toPath: (folder as NSString).appendingPathComponent("libBerthFixtures.so"))
+        attempt("stage libBerthFixtures.so into \(folder)") {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: BuildProducts.library("libBerthFixtures.so"),
+                                             toPath: (folder as NSString).appendingPathComponent("libBerthFixtures.so"))
+        }
         var manifest: [String: Any] = [
             "id": id, "name": "Fixtures", "version": "1.0.0", "abi": "1.0",
             "library": "libBerthFixtures.so", "entry": entry, "runtime": "c", "routes": ["probe", "fails"],
@@ -59,8 +75,12 @@ public final class PluginWorkspace {
 
     /// Writes `manifest` as `plugin.json` in `folder`.
     public func write(manifest: [String: Any], in folder: String) {
-        let data = try! JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys])
-        _ = FileManager.default.createFile(atPath: (folder as NSString).appendingPathComponent("plugin.json"), contents: data)
+        attempt("write \(folder)/plugin.json") {
+            let data = try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys])
+            guard FileManager.default.createFile(atPath: (folder as NSString).appendingPathComponent("plugin.json"), contents: data) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
+        }
     }
 
     /// Overwrites a file in a plugin folder with raw bytes.
