@@ -47,20 +47,11 @@ public final class BerthHost {
     /// How long the last reload took, host side: from taking the screens out to the new
     /// generation in place (validation before it and ending the old one after it excluded).
     public private(set) var lastReloadDuration: Duration?
-    /// The watcher and its pending checks, while watching.
-    var watchState: WatchState?
+    /// The plugins folders' watcher, while watching.
+    private var watcher: PluginWatcher?
 
-    /// The root of the router tree, retained for the host's whole life.
-    public let launchRouter: Router
-    /// The launch router's navigation stack.
-    let launchStack: NavigationStack
-    var nextRouterID = 1
-    var nextStackID = 1
-    /// Work plugins asked for during a call (navigation, delegate deliveries), run in
-    /// order once the host is back at top level, so a plugin is never re-entered mid-call.
-    var pendingWork: [() -> Void] = []
-    var topLevelDepth = 0
-    var isDraining = false
+    /// The router tree, its transitions and the queue of work plugins ask for.
+    public private(set) lazy var navigator = Navigator(host: self)
 
     /// The database persisted values live in, when persistence is on.
     let persistentStore: PersistentStore?
@@ -72,8 +63,6 @@ public final class BerthHost {
     public init(configuration: Configuration) throws(LoaderError) {
         self.configuration = configuration
         self.runtimeDirectory = try RuntimeDirectory(base: configuration.runtimeBase)
-        self.launchRouter = Router(id: 0, kind: .launch)
-        self.launchStack = NavigationStack(id: 0, presenter: nil)
         if let folder = configuration.stateDirectory {
             do {
                 let store = try PersistentStore(folder: folder)
@@ -151,7 +140,7 @@ public final class BerthHost {
             throw LoaderError(.hasDependents, plugin: id, "\(dependents.joined(separator: ", ")) require(s) it; unload those first")
         }
         try topLevel { () throws(LoaderError) in
-            closeScreens(of: id)
+            navigator.closeScreens(of: id)
             record.generation = nil
             try endOrThrow(generation)
         }
@@ -333,5 +322,19 @@ public final class BerthHost {
         guard plugins[id]?.generation == nil else { return }
         registry.remove(id)
     }
-}
 
+
+    // MARK: Watching
+
+    /// Watches the plugins folders: a folder that appears loads, a changed library or
+    /// manifest reloads once its files are complete, a removed folder unloads.
+    public func startWatching(debounce: Duration = .milliseconds(200), keepState: Bool = false) throws(WatchError) {
+        watcher?.stop()
+        watcher = try PluginWatcher.start(host: self, debounce: debounce, keepState: keepState)
+    }
+
+    public func stopWatching() {
+        watcher?.stop()
+        watcher = nil
+    }
+}

@@ -80,14 +80,14 @@ struct HostSafetyTests {
         let hello = try #require(host.visibleRouter)
         #expect(hello.delegateObservers.count == 1)
         // The inbox asked once on "greet"; asking again must not add a second delivery.
-        try host.observeDelegate(of: hello.id, by: inbox)
+        try host.navigator.observeDelegate(of: hello.id, by: inbox)
         #expect(hello.delegateObservers.count == 1)
         try host.send(screen: hello.id, action: "wave", payload: [])
         #expect(plugins.recorder.matching("inbox heard the greeter: waved 1 time(s)").count == 1)
         host.observeDelegate(of: hello) { _, _ in }
         #expect(hello.delegateObservers.count == 2, "a host observer is separate from the screen's")
         // Only a child may be observed: the greeter cannot observe the inbox above it.
-        #expect(throws: ScreenError.self) { try host.observeDelegate(of: inbox.id, by: hello) }
+        #expect(throws: ScreenError.self) { try host.navigator.observeDelegate(of: inbox.id, by: hello) }
     }
 }
 
@@ -149,8 +149,8 @@ struct HostSafetyMoreTests {
         let host = plugins.host
         _ = try host.push("counter")
         _ = try host.present("counter")
-        let card = try host.makeScreen("profile-card", argument: [])
-        try host.attachActivateAndPush(card, in: host.launchStack)
+        let card = try host.navigator.makeScreen("profile-card", argument: [])
+        try host.navigator.attachActivateAndPush(card, in: host.navigator.launchStack)
         #expect(host.visibleRouter !== card)
         #expect(host.contextObserverLines.contains { $0.hasPrefix("screen \(card.id) com.example.profile/profile-card") })
     }

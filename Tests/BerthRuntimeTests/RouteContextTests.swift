@@ -165,7 +165,7 @@ struct ContextDispatchTests {
     func duplicateAdd() throws {
         let plugins = try ExamplePlugins.withRouteContext()
         let profile = try plugins.host.push("profile")
-        #expect(plugins.host.addScreenContextObserver(selection, on: profile) == false)
+        #expect(plugins.host.routeContext.addScreenObserver(selection, on: profile) == false)
         #expect(profile.contextObservers.count == 1)
     }
 

@@ -190,9 +190,9 @@ struct DetachSafetyTests {
         let host = plugins.host
         let root = try host.push("counter")
         let child = try host.push("hello")
-        try host.attachActivateAndPush(child)
+        try host.navigator.attachActivateAndPush(child)
         #expect(root.children.count == 1)
-        #expect(host.launchStack.routers.count == 2)
+        #expect(host.navigator.launchStack.routers.count == 2)
         #expect(root.attachChild(child) == false)
     }
 
@@ -200,7 +200,7 @@ struct DetachSafetyTests {
     func detachMissing() throws {
         let plugins = try ExamplePlugins()
         let root = try plugins.host.push("counter")
-        let stranger = try plugins.host.makeScreen("hello", argument: [])
+        let stranger = try plugins.host.navigator.makeScreen("hello", argument: [])
         root.detachChild(stranger)
         #expect(root.children.isEmpty)
         #expect(root.interactor?.isActive == true)
@@ -217,7 +217,7 @@ struct DetachSafetyTests {
         host.close(child)
         let released = plugins.subjects(.released)
         host.close(grandchild)
-        host.deactivateDetachAndPop(grandchild)
+        host.navigator.deactivateDetachAndPop(grandchild)
         child.detachChild(grandchild)
         #expect(plugins.subjects(.released) == released)
         #expect(host.openRouters.map(\.id) == [root.id])
@@ -237,8 +237,8 @@ struct UserDrivenCloseTests {
         #expect(hello.isReleased)
         #expect(releases == 1)
         host.close(hello)
-        host.deactivateDetachAndPop(hello)
-        host.deactivateDetachAndReleaseIfNeeded(hello)
+        host.navigator.deactivateDetachAndPop(hello)
+        host.navigator.deactivateDetachAndReleaseIfNeeded(hello)
         #expect(releases == 1)
         #expect(plugins.subjects(.released).filter { $0 == "screen \(hello.id)" }.count == 1)
     }
@@ -255,7 +255,7 @@ struct UserDrivenCloseTests {
         #expect(compose.isReleased && hello.isReleased)
         #expect(releases == [2, 1])
         host.close(compose)
-        host.deactivateDetachAndDismiss(compose)
+        host.navigator.deactivateDetachAndDismiss(compose)
         #expect(releases == [2, 1])
     }
 
@@ -371,8 +371,8 @@ struct ScreenEventFlagTests {
         let host = plugins.host
         _ = try host.push("counter")
         let modal = try host.present("compose")
-        let hidden = try host.makeScreen("hello", argument: [])
-        try host.attachActivateAndPush(hidden, in: host.launchStack)
+        let hidden = try host.navigator.makeScreen("hello", argument: [])
+        try host.navigator.attachActivateAndPush(hidden, in: host.navigator.launchStack)
         #expect(plugins.screenEvents(hidden.id).isEmpty)
         host.close(modal)
         #expect(plugins.screenEvents(hidden.id) == ["willAppear(isPresentedInitially: true)", "didAppear(isPresentedInitially: true)"])

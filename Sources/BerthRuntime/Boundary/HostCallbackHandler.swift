@@ -31,18 +31,18 @@ package struct HostCallbackHandler: HostCallbacks {
         switch request {
         case .push(let target), .present(let target):
             guard !target.isEmpty else { return .failure(HostRefusal(.invalidArgument, "navigate: a route is required to push or present")) }
-            let id = host.takeRouterID()
+            let id = host.navigator.takeRouterID()
             let present = if case .present = request { true } else { false }
-            host.enqueue { [weak host, weak router] in
+            host.navigator.enqueue { [weak host, weak router] in
                 guard let host, let router, !router.isReleased else { return }
-                host.performRequestedOpen(target, argument: argument, from: router, id: id, present: present)
+                host.navigator.performRequestedOpen(target, argument: argument, from: router, id: id, present: present)
             }
             return .success(id)
         case .pop:
             guard let stack = router.stack, stack.routers.first !== router || stack.isPresented else {
                 return .failure(HostRefusal(.state, "navigate: screen \(router.id) is the launch root; there is nothing to pop back to"))
             }
-            host.enqueue { [weak host, weak router] in
+            host.navigator.enqueue { [weak host, weak router] in
                 guard let host, let router else { return }
                 host.close(router)
             }
@@ -50,18 +50,18 @@ package struct HostCallbackHandler: HostCallbacks {
             guard let stack = router.stack, stack.isPresented, let root = stack.routers.first else {
                 return .failure(HostRefusal(.state, "navigate: screen \(router.id) is not in a presented stack; nothing to dismiss"))
             }
-            host.enqueue { [weak host, weak root] in
+            host.navigator.enqueue { [weak host, weak root] in
                 guard let host, let root else { return }
-                host.deactivateDetachAndDismiss(root)
+                host.navigator.deactivateDetachAndDismiss(root)
             }
         case .popToRoot:
             guard let stack = router.stack, stack.routers.count > 1 else {
                 return .failure(HostRefusal(.state, "navigate: screen \(router.id)'s stack has nothing above its root"))
             }
             let above = stack.routers[1]
-            host.enqueue { [weak host, weak above] in
+            host.navigator.enqueue { [weak host, weak above] in
                 guard let host, let above else { return }
-                host.deactivateDetachAndPop(above)
+                host.navigator.deactivateDetachAndPop(above)
             }
         }
         return .success(nil)
@@ -71,10 +71,10 @@ package struct HostCallbackHandler: HostCallbacks {
         guard let (module, router, host) = screen(handle) else { return .failure(notOpen("observe_delegate")) }
         guard module.isActive else { return .failure(HostRefusal(.state, "observe_delegate: screen \(router.id) is \(module.state)")) }
         // The child may still be queued (a push requested in this same call).
-        host.enqueue { [weak host, weak router] in
+        host.navigator.enqueue { [weak host, weak router] in
             guard let host, let router, !router.isReleased else { return }
             do throws(ScreenError) {
-                try host.observeDelegate(of: child, by: router)
+                try host.navigator.observeDelegate(of: child, by: router)
             } catch {
                 host.emit(.failed, "screen \(router.id)", error.message)
             }
@@ -85,9 +85,9 @@ package struct HostCallbackHandler: HostCallbacks {
     package func sendDelegate(_ handle: ScreenHandle, action: String, payload: [UInt8]) -> Result<Void, HostRefusal> {
         guard let (module, router, host) = screen(handle) else { return .failure(notOpen("send_delegate")) }
         guard module.isActive else { return .failure(HostRefusal(.state, "send_delegate: screen \(router.id) is \(module.state)")) }
-        host.enqueue { [weak host, weak router] in
+        host.navigator.enqueue { [weak host, weak router] in
             guard let host, let router, !router.isReleased else { return }
-            host.deliverDelegate(from: router, action: action, payload: payload)
+            host.navigator.deliverDelegate(from: router, action: action, payload: payload)
         }
         return .success(())
     }
@@ -97,13 +97,13 @@ package struct HostCallbackHandler: HostCallbacks {
     package func contextObserve(_ handle: ScreenHandle, type: String) -> Result<Void, HostRefusal> {
         guard let (router, host) = router(handle) else { return .failure(notOpen("context_observe")) }
         guard !type.isEmpty else { return .failure(HostRefusal(.invalidArgument, "context_observe: the context type is empty")) }
-        host.addScreenContextObserver(type, on: router)
+        host.routeContext.addScreenObserver(type, on: router)
         return .success(())
     }
 
     package func contextUnobserve(_ handle: ScreenHandle, type: String) {
         guard let (router, host) = router(handle) else { return }
-        host.removeScreenContextObserver(type, on: router)
+        host.routeContext.removeScreenObserver(type, on: router)
     }
 
     package func contextSend(_ handle: ScreenHandle, type: String, payload: [UInt8], terminate: Bool) -> Result<Void, HostRefusal> {
@@ -113,7 +113,7 @@ package struct HostCallbackHandler: HostCallbacks {
             host.emit(.failed, "screen \(router.id)", "context \(type) not sent: the sending screen is \(module.state)")
             return .failure(HostRefusal(.state, "context_send: screen \(router.id) is \(module.state); \(type) was not sent"))
         }
-        host.enqueue { [weak host, weak router] in
+        host.navigator.enqueue { [weak host, weak router] in
             guard let host, let router, !router.isReleased else { return }
             if terminate {
                 host.terminate(type, payload: payload, from: router)

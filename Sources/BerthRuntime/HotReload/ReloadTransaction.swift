@@ -31,7 +31,7 @@ struct ReloadTransaction {
         self.old = old
         self.previousSource = previousSource
         self.keepState = keepState
-        places = host.routers(of: old.pluginID)
+        places = host.navigator.routers(of: old.pluginID)
         var slots: [Int: [StateStorage.Key: StateStorage.Slot]] = [:]
         var instanceState: [Int: [UInt8]] = [:]
         for router in places {
@@ -94,8 +94,8 @@ struct ReloadTransaction {
             guard let interactor = router.interactor else { continue }
             interactor.deactivate()
             host.emit(.deactivated, "screen \(router.id)", "inactive (reload)")
-            host.deliver(.willDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
-            host.deliver(.didDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
+            host.navigator.deliver(.willDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
+            host.navigator.deliver(.didDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
             try? interactor.release()
             router.interactor = nil
             // The router stays, so observations of its children stay valid (the new instance
@@ -126,10 +126,10 @@ struct ReloadTransaction {
             router.interactor = Interactor(module: module)
             host.emit(.created, "screen \(router.id)", "\(router.pluginID)/\(router.route) recreated (generation \(generation.number))")
             module.deliver(.didLoad)
-            try host.activate(router)
+            try host.navigator.activate(router)
             if host.visibleRouter === router {
-                host.deliver(.willAppear(isPresentedInitially: true), to: module, of: router)
-                host.deliver(.didAppear(isPresentedInitially: true), to: module, of: router)
+                host.navigator.deliver(.willAppear(isPresentedInitially: true), to: module, of: router)
+                host.navigator.deliver(.didAppear(isPresentedInitially: true), to: module, of: router)
             }
         }
     }

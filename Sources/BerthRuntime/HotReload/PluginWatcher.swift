@@ -1,20 +1,38 @@
 import Foundation
 
-/// `berth run --watch`: the plugins folders are watched with inotify. A change is acted on
+/// Watching the plugins folders with inotify. A change is acted on
 /// only once its files are complete — quiet for the debounce, sizes stable, and the whole
 /// validation passing (ELF header and section table whole, symbols present, sha256 when
 /// the manifest has one) — so a half-written library is never opened. A new folder loads,
 /// a changed library or manifest reloads, a removed folder unloads.
-extension BerthHost {
-    /// Starts watching every plugins folder and each plugin folder in them.
-    public func startWatching(debounce: Duration = .milliseconds(200), keepState: Bool = false) throws(WatchError) {
+@MainActor
+final class PluginWatcher {
+    private unowned let host: BerthHost
+    private let watcher: DirectoryWatcher
+    private let debounce: Duration
+    private let keepState: Bool
+    /// The settle task waiting on each changed folder.
+    private var pending: [String: Task<Void, Never>] = [:]
+    private var configuration: BerthHost.Configuration { host.configuration }
+    private var plugins: [String: PluginRecord] { host.plugins }
+
+    private init(host: BerthHost, watcher: DirectoryWatcher, debounce: Duration, keepState: Bool) {
+        self.host = host
+        self.watcher = watcher
+        self.debounce = debounce
+        self.keepState = keepState
+    }
+
+    /// Starts watching every plugins folder of `host` and each plugin folder in them.
+    static func start(host: BerthHost, debounce: Duration, keepState: Bool) throws(WatchError) -> PluginWatcher {
+        let configuration = host.configuration
         let watcher = try DirectoryWatcher()
         for folder in configuration.pluginFolders {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             try watcher.watch(folder)
             for plugin in PluginDiscovery.subfolders(of: folder) { try? watcher.watch(plugin) }
         }
-        watchState = WatchState(watcher: watcher, debounce: debounce, keepState: keepState)
+        let plugin = PluginWatcher(host: host, watcher: watcher, debounce: debounce, keepState: keepState)
         let roots = Set(configuration.pluginFolders.map(PluginValidator.realPath))
         watcher.start { folder, name in
             // A change inside a plugin folder concerns that folder; a change in a plugins
@@ -22,48 +40,47 @@ extension BerthHost {
             let isRoot = roots.contains(PluginValidator.realPath(folder))
             let pluginFolder = isRoot ? (folder as NSString).appendingPathComponent(name) : folder
             guard !name.isEmpty || !isRoot else { return }
-            Task { @MainActor [weak self] in self?.pluginFolderChanged(pluginFolder) }
+            Task { @MainActor [weak plugin] in plugin?.pluginFolderChanged(pluginFolder) }
         }
-        emit(.event, "watch", "watching \(configuration.pluginFolders.joined(separator: ", ")) (debounce \(debounce))")
+        host.emit(.event, "watch", "watching \(configuration.pluginFolders.joined(separator: ", ")) (debounce \(debounce))")
+        return plugin
     }
 
-    public func stopWatching() {
-        watchState?.watcher.stop()
-        for task in watchState?.pending.values ?? [:].values { task.cancel() }
-        watchState = nil
+    func stop() {
+        watcher.stop()
+        for task in pending.values { task.cancel() }
+        pending = [:]
     }
 
     /// Waits (debounced) for `folder` to settle, then acts on it.
     func pluginFolderChanged(_ folder: String) {
-        guard let state = watchState else { return }
-        if FileManager.default.fileExists(atPath: folder), !state.watcher.watchedPaths.contains(folder) {
-            try? state.watcher.watch(folder)
+        if FileManager.default.fileExists(atPath: folder), !watcher.watchedPaths.contains(folder) {
+            try? watcher.watch(folder)
         }
-        state.pending[folder]?.cancel()
-        state.pending[folder] = Task { @MainActor [weak self] in
-            try? await Task.sleep(for: state.debounce)
+        pending[folder]?.cancel()
+        pending[folder] = Task { @MainActor [weak self, debounce] in
+            try? await Task.sleep(for: debounce)
             guard !Task.isCancelled, let self else { return }
             await self.settle(folder)
         }
     }
 
     private func settle(_ folder: String) async {
-        guard let state = watchState else { return }
-        state.pending[folder] = nil
+        pending[folder] = nil
         let owner = plugins.values.first { $0.source.folder == folder || PluginValidator.realPath($0.source.folder) == PluginValidator.realPath(folder) }
         guard FileManager.default.fileExists(atPath: folder) else {
             guard let owner else { return }
             let id = owner.source.manifest.id
-            emit(.event, "watch", "\(folder) was removed: unloading \(id)")
+            host.emit(.event, "watch", "\(folder) was removed: unloading \(id)")
             if owner.generation != nil {
-                do { try unload(id) } catch { emit(.failed, id, "watch: \(error.message)") ; return }
+                do { try host.unload(id) } catch { host.emit(.failed, id, "watch: \(error.message)") ; return }
             }
-            forget(id)
+            host.forget(id)
             return
         }
         // Sizes must hold still across a further short wait: a build may pause mid-write.
         let before = Self.fileSizes(in: folder)
-        try? await Task.sleep(for: state.debounce / 2)
+        try? await Task.sleep(for: debounce / 2)
         guard Self.fileSizes(in: folder) == before else {
             pluginFolderChanged(folder)
             return
@@ -74,18 +91,18 @@ extension BerthHost {
         case .failure(let failure):
             guard FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)) else { return }
             let kept = owner?.generation.map { "; generation \($0.number) stays" } ?? ""
-            emit(.failed, "watch", "\(folder): not loaded: \(failure.problems.first?.description ?? "invalid")\(kept)")
+            host.emit(.failed, "watch", "\(folder): not loaded: \(failure.problems.first?.description ?? "invalid")\(kept)")
             return
         }
         let id = plugin.manifest.id
         if let record = plugins[id], let generation = record.generation {
             let changed = plugin.librarySHA256 != generation.source.librarySHA256 || plugin.manifestSHA256 != generation.source.manifestSHA256
             guard changed else { return }
-            emit(.event, "watch", "\(id) changed on disk: reloading")
-            do { try reload(id, keepState: state.keepState) } catch { emit(.failed, id, "watch: \(error.message)") }
+            host.emit(.event, "watch", "\(id) changed on disk: reloading")
+            do { try host.reload(id, keepState: keepState) } catch { host.emit(.failed, id, "watch: \(error.message)") }
         } else {
-            emit(.event, "watch", "\(folder) appeared: loading \(id)")
-            do { try loadFolder(folder) } catch { emit(.failed, id, "watch: \(error.message)") }
+            host.emit(.event, "watch", "\(folder) appeared: loading \(id)")
+            do { try host.loadFolder(folder) } catch { host.emit(.failed, id, "watch: \(error.message)") }
         }
     }
 
@@ -96,20 +113,5 @@ extension BerthHost {
             sizes[name] = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
         }
         return sizes
-    }
-}
-
-/// What `--watch` needs between events.
-@MainActor
-final class WatchState {
-    let watcher: DirectoryWatcher
-    let debounce: Duration
-    let keepState: Bool
-    var pending: [String: Task<Void, Never>] = [:]
-
-    init(watcher: DirectoryWatcher, debounce: Duration, keepState: Bool) {
-        self.watcher = watcher
-        self.debounce = debounce
-        self.keepState = keepState
     }
 }

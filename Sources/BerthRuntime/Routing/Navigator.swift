@@ -1,0 +1,474 @@
+/// The host's navigation container: the launch stack, pushed screens, presented stacks,
+/// and the queue of work plugins ask for. Every transition runs the close sequence
+/// (deactivate → detach → transition → release) and computes each screen's lifecycle
+/// events from the transition itself.
+@MainActor
+public final class Navigator {
+    /// The root of the router tree, retained for the host's whole life.
+    public let launchRouter = Router(id: 0, kind: .launch)
+    /// The launch router's navigation stack.
+    let launchStack = NavigationStack(id: 0, presenter: nil)
+    private var nextRouterID = 1
+    private var nextStackID = 1
+    /// Work plugins asked for during a call (navigation, delegate deliveries), run in
+    /// order once the host is back at top level, so a plugin is never re-entered mid-call.
+    private var pendingWork: [() -> Void] = []
+    private var topLevelDepth = 0
+    private var isDraining = false
+    private unowned let host: BerthHost
+
+    init(host: BerthHost) {
+        self.host = host
+    }
+
+    // MARK: Reading the tree
+
+    /// The screen the user sees: the top of the top-most presented stack, else of the
+    /// launch stack; nil when nothing is open. A modal covers its whole stack, even when
+    /// a screen was pushed under it after it was presented.
+    public var visibleRouter: Router? {
+        var stack = launchStack
+        while let presented = stack.routers.last(where: { $0.presentedStack?.top != nil })?.presentedStack {
+            stack = presented
+        }
+        return stack.top
+    }
+
+    /// Every open screen's router, the launch router's descendants in tree order.
+    public var openRouters: [Router] {
+        launchRouter.subtreeDeepestFirst().reversed().filter { $0.kind == .screen }
+    }
+
+    /// The open screen with router id `id`.
+    public func router(_ id: Int) -> Router? {
+        openRouters.first { $0.id == id }
+    }
+
+    /// Open screens of `pluginID`, deepest first.
+    func routers(of pluginID: String) -> [Router] {
+        launchRouter.subtreeDeepestFirst().filter { $0.kind == .screen && $0.pluginID == pluginID }
+    }
+
+    // MARK: Opening screens
+
+    /// Pushes `route` ("plugin.id/route", or a bare route one loaded plugin provides) on
+    /// the visible stack: attach → activate → push, with its events. On an empty launch
+    /// stack this launches the root screen.
+    @discardableResult
+    public func push(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
+        try topLevel { () throws(ScreenError) -> Router in
+            let stack = visibleRouter?.stack ?? launchStack
+            let child = try makeScreen(route, argument: argument)
+            try attachOrRelease(child) { () throws(ScreenError) in try attachActivateAndPush(child, in: stack, onRelease: onRelease) }
+            return child
+        }
+    }
+
+    /// Presents `route` modally from the visible screen, with a stack of its own.
+    @discardableResult
+    public func present(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
+        try topLevel { () throws(ScreenError) -> Router in
+            guard let presenter = visibleRouter else {
+                throw ScreenError(.navigation, screen: 0, "nothing is open to present from (open a screen first)")
+            }
+            let child = try makeScreen(route, argument: argument)
+            try attachOrRelease(child) { () throws(ScreenError) in try attachActivateAndPresent(child, from: presenter, onRelease: onRelease) }
+            return child
+        }
+    }
+
+    /// A screen created but never attached or activated (conformance: create/destroy).
+    package func createDetached(_ route: String) throws(ScreenError) -> Router {
+        try makeScreen(route, argument: [])
+    }
+
+    /// Destroys a screen from `createDetached`.
+    package func destroyDetached(_ router: Router) {
+        router.release()
+    }
+
+    /// Runs an attach helper; when it refuses, the new screen is released so no instance
+    /// is left behind.
+    func attachOrRelease(_ child: Router, _ attach: () throws(ScreenError) -> Void) throws(ScreenError) {
+        do {
+            try attach()
+        } catch {
+            if !child.isReleased && child.parent == nil {
+                child.release()
+                host.emit(.released, "screen \(child.id)", "released: \(error.message)")
+            }
+            throw error
+        }
+    }
+
+    /// Creates a detached router with a fresh module instance for `route`.
+    func makeScreen(_ route: String, argument: [UInt8], id: Int? = nil) throws(ScreenError) -> Router {
+        let (pluginID, name) = try resolve(route)
+        guard let generation = host.generation(of: pluginID) else {
+            throw ScreenError(.pluginNotLoaded, screen: 0, "\(pluginID) is not loaded (load it first)")
+        }
+        let routerID = id ?? takeRouterID()
+        let router = Router(id: routerID, kind: .screen, pluginID: pluginID, route: name)
+        let module = try ModuleInstance(id: routerID, route: name, generation: generation, argument: argument, router: router, host: host)
+        router.interactor = Interactor(module: module)
+        host.emit(.created, "screen \(routerID)", "\(pluginID)/\(name) created (generation \(generation.number))")
+        module.deliver(.didLoad)
+        return router
+    }
+
+    // MARK: The seed's router helpers
+
+    /// attach → activate → push. A router already in the stack is not attached or pushed
+    /// again. `onRelease` runs once when the screen is released, whatever closes it.
+    func attachActivateAndPush(_ child: Router, in stack: NavigationStack? = nil, onRelease: (() -> Void)? = nil) throws(ScreenError) {
+        let stack = stack ?? child.stack ?? visibleRouter?.stack ?? launchStack
+        guard !stack.contains(child), !child.isReleased else { return }
+        let parent = stack.top ?? stack.presenter ?? launchRouter
+        guard parent.attachChild(child) else { return }
+        child.onRelease = onRelease
+        child.stack = stack
+        do {
+            try activate(child)
+        } catch {
+            parent.detachChild(child)
+            child.release()
+            host.emit(.released, "screen \(child.id)", "released after failed activation")
+            throw error
+        }
+        transition(removing: []) { stack.push(child) }
+    }
+
+    /// attach → activate → present: `child` becomes the root of a new modal stack over
+    /// `presenter`, which must be the top of its stack and present nothing yet.
+    package func attachActivateAndPresent(_ child: Router, from presenter: Router, onRelease: (() -> Void)? = nil) throws(ScreenError) {
+        guard !child.isReleased, child.stack == nil else { return }
+        guard presenter.presentedStack == nil else {
+            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) already presents a modal")
+        }
+        guard presenter.kind == .screen, let presenterStack = presenter.stack, presenterStack.top === presenter else {
+            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) is not the top of its stack; only the top presents")
+        }
+        guard !presenterStack.routers.contains(where: { $0.presentedStack?.top != nil }) else {
+            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) is covered by a modal; it cannot present another")
+        }
+        guard presenter.attachChild(child) else { return }
+        let stack = NavigationStack(id: takeStackID(), presenter: presenter)
+        child.onRelease = onRelease
+        child.stack = stack
+        do {
+            try activate(child)
+        } catch {
+            presenter.detachChild(child)
+            child.release()
+            host.emit(.released, "screen \(child.id)", "released after failed activation")
+            throw error
+        }
+        transition(removing: []) {
+            stack.push(child)
+            presenter.presentedStack = stack
+        }
+    }
+
+    /// deactivate → detach → pop → release, for `child` and everything above it in its
+    /// stack (with any modal presented from those). A released or detached router: no-op.
+    package func deactivateDetachAndPop(_ child: Router) {
+        guard let stack = child.stack, stack.contains(child), !child.isReleased else { return }
+        guard stack.routers.first !== child || !stack.isPresented else {
+            // Popping the root of a presented stack is dismissing it.
+            deactivateDetachAndDismiss(child)
+            return
+        }
+        let removed = child.subtreeDeepestFirst()
+        deactivate(removed)
+        child.parent?.detachChild(child)
+        transition(removing: removed) {
+            _ = stack.removeFrom(child)
+            clearPresentedStacks(of: removed)
+        }
+        release(removed)
+    }
+
+    /// deactivate → detach → dismiss → release, for the presented stack whose root is
+    /// `root` (every screen in it, and any modal above it, is removed permanently).
+    package func deactivateDetachAndDismiss(_ root: Router) {
+        guard let stack = root.stack, stack.isPresented, stack.routers.first === root, !root.isReleased,
+              let presenter = stack.presenter
+        else { return }
+        let removed = root.subtreeDeepestFirst()
+        deactivate(removed)
+        presenter.detachChild(root)
+        transition(removing: removed) {
+            _ = stack.removeAll()
+            presenter.presentedStack = nil
+            clearPresentedStacks(of: removed)
+        }
+        release(removed)
+    }
+
+    /// The auto-sync path after the container removed screens itself (user-driven back or
+    /// swipe-down): deactivate → detach → release, idempotent. Calling it again, or a
+    /// programmatic close afterwards, does nothing.
+    package func deactivateDetachAndReleaseIfNeeded(_ router: Router) {
+        guard !router.isReleased else { return }
+        let removed = router.subtreeDeepestFirst()
+        deactivate(removed)
+        router.parent?.detachChild(router)
+        release(removed)
+    }
+
+    // MARK: Closing screens
+
+    /// Closes `router` programmatically: dismiss when it is the root of a presented stack,
+    /// else pop it (and everything above it).
+    public func close(_ router: Router) {
+        topLevel {
+            guard let stack = router.stack, !router.isReleased else { return }
+            if stack.isPresented && stack.routers.first === router {
+                deactivateDetachAndDismiss(router)
+            } else {
+                deactivateDetachAndPop(router)
+            }
+        }
+    }
+
+    /// Pops the visible stack back to its root screen (every screen above it removed).
+    public func popToRoot() throws(ScreenError) {
+        try topLevel { () throws(ScreenError) in
+            guard let stack = visibleRouter?.stack, stack.routers.count > 1 else {
+                throw ScreenError(.navigation, screen: 0, "the visible stack has no screen above its root")
+            }
+            deactivateDetachAndPop(stack.routers[1])
+        }
+    }
+
+    /// User-driven back (swipe-back): the container pops the visible screen itself, then
+    /// the router syncs through the idempotent release.
+    public func userBack() throws(ScreenError) {
+        try topLevel { () throws(ScreenError) in
+            guard let visible = visibleRouter, let stack = visible.stack, stack.routers.count > 1 else {
+                throw ScreenError(.navigation, screen: 0, "back: the visible screen is the root of its stack (use dismiss for a modal)")
+            }
+            transition(removing: [visible]) { _ = stack.removeFrom(visible) }
+            host.emit(.event, "screen \(visible.id)", "removed by the user (back)")
+            deactivateDetachAndReleaseIfNeeded(visible)
+        }
+    }
+
+    /// User-driven dismiss (swipe-down): the container removes the top-most modal stack
+    /// itself, then its routers sync through the idempotent release.
+    public func userDismiss() throws(ScreenError) {
+        try topLevel { () throws(ScreenError) in
+            guard let visible = visibleRouter, let stack = visible.stack, stack.isPresented,
+                  let root = stack.routers.first, let presenter = stack.presenter
+            else {
+                throw ScreenError(.navigation, screen: 0, "dismiss: no modal is presented")
+            }
+            let removed = root.subtreeDeepestFirst()
+            transition(removing: removed) {
+                _ = stack.removeAll()
+                presenter.presentedStack = nil
+            }
+            host.emit(.event, "screen \(root.id)", "modal dismissed by the user")
+            deactivateDetachAndReleaseIfNeeded(root)
+        }
+    }
+
+    /// Closes every open screen of `pluginID`, deepest first (unload).
+    func closeScreens(of pluginID: String) {
+        for router in routers(of: pluginID) where !router.isReleased {
+            close(router)
+        }
+    }
+
+    // MARK: Actions and delegate actions
+
+    /// Sends an action to an open, active screen (`send` in the host).
+    public func send(screen id: Int, action: String, payload: [UInt8]) throws(ScreenError) {
+        try topLevel { () throws(ScreenError) in
+            guard let module = router(id)?.module else { throw ScreenError(.noSuchScreen, screen: id, "no open screen \(id)") }
+            try module.handle(action: action, payload: payload)
+        }
+    }
+
+    /// Observes `child`'s delegate actions from the host side (for example the CLI).
+    public func observeDelegate(of child: Router, _ handler: @escaping (String, [UInt8]) -> Void) {
+        child.delegateObservers.append(.host(handler))
+    }
+
+    /// Makes the screen `observer` receive the delegate actions of its open child screen
+    /// `childID` (anywhere below it). Observing the same child again changes nothing.
+    func observeDelegate(of childID: Int, by observer: Router) throws(ScreenError) {
+        guard let child = observer.subtreeDeepestFirst().first(where: { $0.id == childID && $0.kind == .screen && $0 !== observer }) else {
+            throw ScreenError(.noSuchScreen, screen: observer.id, "observe_delegate: screen \(childID) is not an open child of screen \(observer.id)")
+        }
+        guard !child.delegateObservers.contains(where: { $0.screen === observer }) else { return }
+        child.delegateObservers.append(.screen(observer))
+    }
+
+    /// Delivers a delegate action of `child` to its observers, in registration order.
+    /// A screen observer released since it registered is dropped here (an observer sits
+    /// above its child, so it goes in the same close and nothing is delivered to it).
+    func deliverDelegate(from child: Router, action: String, payload: [UInt8]) {
+        child.delegateObservers.removeAll { $0.hostHandler == nil && ($0.screen?.isReleased ?? true) }
+        host.emit(.event, "screen \(child.id)", "delegate '\(action)' → \(child.delegateObservers.count) observer(s)")
+        for observer in child.delegateObservers {
+            if let handler = observer.hostHandler {
+                handler(action, payload)
+            } else if let screen = observer.screen?.module {
+                do {
+                    try screen.deliverDelegate(from: child.id, action: action, payload: payload)
+                } catch {
+                    host.emit(.failed, "screen \(screen.id)", error.message)
+                }
+            }
+        }
+    }
+
+    // MARK: Internals
+
+    /// Runs a host operation; when the outermost one ends, runs the work plugins asked for
+    /// during it (navigation requests, delegate deliveries), in order.
+    func topLevel<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        topLevelDepth += 1
+        defer {
+            topLevelDepth -= 1
+            if topLevelDepth == 0 {
+                drainPendingWork()
+                refreshVisibleScreen()
+            }
+        }
+        return try body()
+    }
+
+    /// Renders the visible screen once an operation is over, as a UI refreshes what it
+    /// shows: its state GC runs and its `.routerContext` observers stay current.
+    private func refreshVisibleScreen() {
+        guard let router = visibleRouter, let module = router.module, module.isActive, module.canRender else { return }
+        topLevelDepth += 1
+        do {
+            try module.render()
+        } catch {
+            host.emit(.failed, "screen \(router.id)", error.message)
+        }
+        topLevelDepth -= 1
+        drainPendingWork()
+    }
+
+    /// Queues work a plugin asked for; it runs when the host is back at top level.
+    func enqueue(_ work: @escaping () -> Void) {
+        pendingWork.append(work)
+    }
+
+    private func drainPendingWork() {
+        guard !isDraining else { return }
+        isDraining = true
+        defer { isDraining = false }
+        var budget = 10_000 // a plugin that keeps asking in a loop cannot hang the host
+        while !pendingWork.isEmpty && budget > 0 {
+            let work = pendingWork.removeFirst()
+            topLevelDepth += 1
+            work()
+            topLevelDepth -= 1
+            budget -= 1
+        }
+        if !pendingWork.isEmpty {
+            host.emit(.failed, "host", "dropped \(pendingWork.count) queued plugin request(s): too many in one turn")
+            pendingWork.removeAll()
+        }
+    }
+
+    func activate(_ router: Router) throws(ScreenError) {
+        guard let interactor = router.interactor else { return }
+        try interactor.activate()
+        host.emit(.activated, "screen \(router.id)", "active")
+        // Every screen renders once when it opens, visible or not, so what its views
+        // declare (such as `.routerContext` observers) is in place from the start.
+        if interactor.module.canRender {
+            do { try interactor.module.render() } catch { host.emit(.failed, "screen \(router.id)", error.message) }
+        }
+    }
+
+    private func deactivate(_ routers: [Router]) {
+        for router in routers where router.interactor?.isActive == true {
+            if let failure = router.interactor?.deactivate() {
+                host.emit(.failed, "screen \(router.id)", failure)
+            }
+            host.emit(.deactivated, "screen \(router.id)", "inactive")
+        }
+    }
+
+    private func release(_ routers: [Router]) {
+        for router in routers where !router.isReleased {
+            router.release()
+            host.emit(.released, "screen \(router.id)", "released (\(router.pluginID)/\(router.route))")
+        }
+    }
+
+    /// Applies a structural change and delivers the screen events it implies.
+    private func transition(removing removed: [Router], _ change: () -> Void) {
+        let before = visibleRouter
+        change()
+        let after = visibleRouter
+        let planned = ScreenEventPlanner.plan(
+            visibleBefore: before.map(ObjectIdentifier.init), visibleAfter: after.map(ObjectIdentifier.init),
+            removed: removed.map(ObjectIdentifier.init),
+            hasAppeared: { id in self.routerByIdentity(id, among: removed + [before, after].compactMap { $0 })?.module?.hasAppeared ?? false }
+        )
+        let involved = removed + [before, after].compactMap { $0 }
+        for event in planned {
+            guard let router = routerByIdentity(event.screen, among: involved), let module = router.module else { continue }
+            deliver(event.event, to: module, of: router)
+        }
+    }
+
+    func deliver(_ event: ScreenLifecycleEvent, to module: ModuleInstance, of router: Router) {
+        module.deliver(event)
+        host.emit(.event, "screen \(router.id)", event.description)
+    }
+
+    private func routerByIdentity(_ id: ObjectIdentifier, among routers: [Router]) -> Router? {
+        routers.first { ObjectIdentifier($0) == id }
+    }
+
+    private func clearPresentedStacks(of routers: [Router]) {
+        for router in routers { router.presentedStack = nil }
+    }
+
+    func resolve(_ route: String) throws(ScreenError) -> (plugin: String, route: String) {
+        if let slash = route.lastIndex(of: "/") {
+            return (String(route[..<slash]), String(route[route.index(after: slash)...]))
+        }
+        let owners = host.plugins.values.compactMap(\.generation).filter { $0.manifest.routes.contains(route) }.map(\.pluginID).sorted()
+        guard owners.count == 1, let owner = owners.first else {
+            let reason = owners.isEmpty ? "no loaded plugin provides route '\(route)'" : "route '\(route)' is provided by \(owners.joined(separator: " and ")); name one as PLUGIN/ROUTE"
+            throw ScreenError(.unknownRoute, screen: 0, reason)
+        }
+        return (owner, route)
+    }
+
+    func takeRouterID() -> Int {
+        defer { nextRouterID += 1 }
+        return nextRouterID
+    }
+
+    private func takeStackID() -> Int {
+        defer { nextStackID += 1 }
+        return nextStackID
+    }
+
+    /// A push or present a plugin asked for, run at top level with the id it was promised.
+    func performRequestedOpen(_ route: String, argument: [UInt8], from requester: Router, id: Int, present: Bool) {
+        do {
+            let child = try makeScreen(route, argument: argument, id: id)
+            try attachOrRelease(child) { () throws(ScreenError) in
+                if present {
+                    try attachActivateAndPresent(child, from: requester)
+                } else {
+                    try attachActivateAndPush(child, in: requester.stack)
+                }
+            }
+        } catch {
+            host.emit(.failed, "screen \(requester.id)", "\(present ? "present" : "push") \(route) failed: \(error.message)")
+        }
+    }
+}
