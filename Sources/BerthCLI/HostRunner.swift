@@ -73,6 +73,10 @@ final class HostRunner {
             lines = LineSource(handle: file, owned: true)
         }
         defer { lines.close() }
+        // The socket is bound before anything loads, so a path that cannot be used stops
+        // the host at once; connections wait in the backlog until the host is ready.
+        guard bindServerIfWanted() else { return ExitStatus.failure.rawValue }
+        defer { server?.stop() }
 
         let host: BerthHost
         do {
@@ -100,7 +104,7 @@ final class HostRunner {
                 return ExitStatus.failure.rawValue
             }
         }
-        let serving = startServerIfWanted()
+        let serving = startServer()
 
         // One stream for everything the loop acts on: lines (read on their own thread),
         // quit/restart from any shell, and signals (checked every 100 ms).
@@ -146,16 +150,18 @@ final class HostRunner {
     // MARK: The control socket
 
     /// A host listens when asked (--socket), when it watches, or when a person runs it at a
-    /// terminal; a script or piped input gets no socket unless asked.
-    private func startServerIfWanted() -> Bool {
+    /// terminal; a script or piped input gets no socket unless asked. False when the host
+    /// must not start: the path cannot be used (it is not a socket, it is too long, it
+    /// cannot be bound). Another host answering at the path only costs this one its socket.
+    private func bindServerIfWanted() -> Bool {
         let interactive = options.script == nil && isatty(STDIN_FILENO) == 1
-        guard !options.noSocket, options.socket != nil || options.watch || interactive else { return false }
+        guard !options.noSocket, options.socket != nil || options.watch || interactive else { return true }
         let path = options.socket ?? ControlProtocol.defaultSocketPath()
         do {
-            let server = try ControlServer(path: path)
-            self.server = server
-            server.start { [weak self] connection in self?.serve(connection) }
-            emitLine("  · control socket: \(path)")
+            server = try ControlServer(path: path)
+            return true
+        } catch .inUse(let message) {
+            printError(message)
             return true
         } catch {
             printError(error.description)
@@ -163,28 +169,37 @@ final class HostRunner {
         }
     }
 
-    /// One connection, on its own thread: peer check, then one request at a time.
+    /// Starts answering the bound socket, if there is one.
+    private func startServer() -> Bool {
+        guard let server else { return false }
+        server.start { [weak self] connection in self?.serve(connection) }
+        emitLine("  · control socket: \(server.path)")
+        return true
+    }
+
+    /// One connection, on its own thread: peer check, then one request at a time. Only
+    /// this thread writes to the client; it waits for the client, the host never does.
     private nonisolated func serve(_ connection: ControlConnection) {
+        defer { connection.finish() }
         if let refusal = ControlServer.checkPeer(connection.descriptor) {
-            connection.send(ControlReply(ok: false, errors: [refusal]))
-            connection.close()
+            // The refusal goes out before the request is read; `finish` then reads and
+            // discards the request, so the client is not reset and reads the refusal.
+            connection.reply(ControlReply(ok: false, errors: [refusal]))
+            Task { @MainActor in emitLine("  · control socket: \(refusal)") }
             return
         }
-        defer {
-            onMain { $0.remoteShells[ObjectIdentifier(connection)] = nil }
-            connection.close()
-        }
+        defer { onMain { $0.remoteShells[ObjectIdentifier(connection)] = nil } }
         while true {
             let frame: [UInt8]?
             do {
                 frame = try ControlProtocol.readFrame(from: connection.descriptor)
             } catch {
-                connection.send(ControlReply(ok: false, errors: [error.description]))
+                connection.reply(ControlReply(ok: false, errors: [error.description]))
                 return
             }
             guard let frame else { return }
             guard let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(frame)), !request.args.isEmpty else {
-                connection.send(ControlReply(ok: false, errors: ["malformed request: expected a JSON object {\"args\": [\"command\", …]}"]))
+                connection.reply(ControlReply(ok: false, errors: ["malformed request: expected a JSON object {\"args\": [\"command\", …]}"]))
                 return
             }
             if request.args == ["events", "--follow"] {
@@ -192,7 +207,7 @@ final class HostRunner {
                 return
             }
             let reply = onMain { runner in await runner.execute(request.args, for: connection) }
-            guard connection.send(reply) else { return }
+            guard connection.reply(reply) == .written else { return }
         }
     }
 
@@ -211,17 +226,23 @@ final class HostRunner {
     }
 
     /// `events --follow`: every event so far, then each new one, until the client leaves.
+    /// The main actor only queues frames on the connection (never waiting for the client);
+    /// a client that falls `ControlConnection.followerLimit` bytes behind is dropped.
     private nonisolated func follow(_ connection: ControlConnection) {
         let token: Int? = onMain { runner in
             guard let host = runner.host else { return nil }
-            for event in host.events { connection.send(ControlReply(ok: true, event: "\(event.sequence). \(HostText.eventLine(event))")) }
-            return host.addEventObserver { event in
-                connection.send(ControlReply(ok: true, event: "\(event.sequence). \(HostText.eventLine(event))"))
+            // The history is not held to the limit: a client may start following late.
+            for event in host.events { connection.enqueue(ControlReply(ok: true, event: "\(event.sequence). \(HostText.eventLine(event))"), counted: false) }
+            var token: Int?
+            token = host.addEventObserver { [weak host] event in
+                guard connection.enqueue(ControlReply(ok: true, event: "\(event.sequence). \(HostText.eventLine(event))"), counted: true) == .dropped else { return }
+                if let token { host?.removeEventObserver(token) }
+                emitLine("  · control socket: an events --follow client was dropped: too slow (more than \(ControlConnection.followerLimit / 1024) KiB behind)")
             }
+            return token
         }
-        // The client only listens; a read returning 0 or an error means it left.
-        var byte: UInt8 = 0
-        while recv(connection.descriptor, &byte, 1, 0) > 0 {}
+        // Writes as the client reads; returns when it leaves, or has taken the `dropped` line.
+        connection.pump()
         if let token { onMain { $0.host?.removeEventObserver(token) } }
     }
 

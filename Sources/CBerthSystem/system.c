@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <malloc.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 
 #include "berth_system.h"
@@ -14,6 +15,10 @@ int berth_peer_credentials(int socket_fd, uint32_t *out_uid, int32_t *out_pid) {
     *out_uid = credentials.uid;
     *out_pid = credentials.pid;
     return 0;
+}
+
+int berth_wake_descriptor(void) {
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
 
 uint64_t berth_heap_bytes_in_use(void) {

@@ -10,7 +10,11 @@ enum ControlClient {
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else { throw ControlError("the socket path \(path) is longer than \(capacity - 1) bytes") }
+        guard !bytes.isEmpty else { throw ControlError("the socket path is empty") }
+        guard !bytes.contains(0) else { throw ControlError("the socket path \(path) contains a NUL byte") }
+        guard bytes.count < capacity else {
+            throw ControlError("the socket path \(path) is \(bytes.count) bytes long; a Unix socket path can be at most \(capacity - 1) bytes")
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
             buffer.copyBytes(from: bytes)
             buffer[bytes.count] = 0
@@ -20,9 +24,9 @@ enum ControlClient {
 
     /// Connects to a host's socket.
     static func connect(_ path: String) throws(ControlError) -> Int32 {
+        var address = try address(path)
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ControlError("socket: \(String(cString: strerror(errno)))") }
-        var address = try address(path)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
@@ -38,11 +42,17 @@ enum ControlClient {
     static func request(_ args: [String], socket path: String) throws(ControlError) -> ControlReply {
         let descriptor = try connect(path)
         defer { close(descriptor) }
-        guard ControlProtocol.writeFrame(ControlProtocol.encode(ControlRequest(args: args)), to: descriptor) else {
-            throw ControlError("the host at \(path) closed the connection")
-        }
-        guard let frame = try ControlProtocol.readFrame(from: descriptor) else {
-            throw ControlError("the host at \(path) closed the connection without a reply")
+        return try exchange(args, on: descriptor, host: path)
+    }
+
+    /// Sends one request on a connected socket and reads the reply. A host that refuses a
+    /// client answers before reading the request, and may have stopped reading already:
+    /// when the request cannot be written, the reply is still read, so the refusal is what
+    /// the client reports.
+    static func exchange(_ args: [String], on descriptor: Int32, host path: String) throws(ControlError) -> ControlReply {
+        let sent = ControlProtocol.writeFrame(ControlProtocol.encode(ControlRequest(args: args)), to: descriptor)
+        guard let frame = try? ControlProtocol.readFrame(from: descriptor) else {
+            throw ControlError(sent ? "the host at \(path) closed the connection without a reply" : "the host at \(path) closed the connection")
         }
         guard let reply = try? JSONDecoder().decode(ControlReply.self, from: Data(frame)) else {
             throw ControlError("the host at \(path) sent a reply that is not JSON")
@@ -51,16 +61,28 @@ enum ControlClient {
     }
 
     /// Sends `events --follow` and calls `each` for every event line until the host closes.
+    /// An error frame (a refusal, or `dropped: too slow` for a client that fell behind)
+    /// ends the stream and is thrown.
     static func follow(socket path: String, _ each: (String) -> Void) throws(ControlError) {
         let descriptor = try connect(path)
         defer { close(descriptor) }
-        guard ControlProtocol.writeFrame(ControlProtocol.encode(ControlRequest(args: ["events", "--follow"])), to: descriptor) else {
-            throw ControlError("the host at \(path) closed the connection")
-        }
-        while let frame = try ControlProtocol.readFrame(from: descriptor) {
+        let sent = ControlProtocol.writeFrame(ControlProtocol.encode(ControlRequest(args: ["events", "--follow"])), to: descriptor)
+        var received = false
+        while true {
+            let next: [UInt8]?
+            do {
+                next = try ControlProtocol.readFrame(from: descriptor)
+            } catch {
+                throw ControlError("the host at \(path) broke off the connection")
+            }
+            guard let frame = next else { break }
+            received = true
             guard let reply = try? JSONDecoder().decode(ControlReply.self, from: Data(frame)) else { continue }
             if let event = reply.event { each(event) }
-            for error in reply.errors { printError(error) }
+            if !reply.ok || !reply.errors.isEmpty {
+                throw ControlError(reply.errors.isEmpty ? "the host at \(path) ended the stream with an error" : reply.errors.joined(separator: "; "))
+            }
         }
+        if !sent && !received { throw ControlError("the host at \(path) closed the connection") }
     }
 }

@@ -7,52 +7,98 @@ import Glibc
 
 /// The host's control socket: a Unix domain socket, mode 0600, that only a client of the
 /// host's own uid may use (checked with SO_PEERCRED). Each connection has its own thread
-/// reading frames; commands run on the main actor, one at a time, like typed ones.
+/// reading frames and writing replies; commands run on the main actor, one at a time, like
+/// typed ones.
 ///
-/// `@unchecked Sendable`: `listener` is set once; `stopped` is guarded by `lock`.
+/// The server never removes or replaces anything but a socket: at start only a stale
+/// socket (one nobody answers on) gives way, and at stop the path is removed only while it
+/// is still the socket this server bound.
+///
+/// `@unchecked Sendable`: `path`, `listener` and `boundFile` are set once in `init`;
+/// `started` and `stopped` are read and written only with `lock` held.
 final class ControlServer: @unchecked Sendable {
+    /// Why a host could not listen.
+    enum SetupError: Error, CustomStringConvertible {
+        /// Another host answers at the path: this host runs on without a socket.
+        case inUse(String)
+        /// The path cannot be used (it is not a socket, it is too long, it cannot be bound):
+        /// the host does not start.
+        case unusable(String)
+
+        var description: String {
+            switch self {
+            case .inUse(let message), .unusable(let message): message
+            }
+        }
+    }
+
+    /// A file's identity, to tell later whether a path still names the same file.
+    struct FileIdentity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
     let path: String
     private let listener: Int32
+    /// The socket file as bound; stop() removes the path only while it is still this file.
+    private let boundFile: FileIdentity?
     private let lock = NSLock()
+    private var started = false
     private var stopped = false
 
-    /// Binds and listens at `path`. A stale socket file (no one listening) is replaced; a
-    /// live one is an error naming the path.
-    init(path: String) throws(ControlError) {
+    /// Binds and listens at `path` (connections wait in the backlog until `start`). A stale
+    /// socket file is replaced; anything else at the path is left alone and is an error.
+    init(path: String) throws(SetupError) {
         self.path = path
-        let folder = (path as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        if FileManager.default.fileExists(atPath: path) {
-            if let probe = try? ControlClient.connect(path) {
-                close(probe)
-                throw ControlError("another host is listening at \(path); stop it or pass --socket PATH")
-            }
-            unlink(path)
+        let address: sockaddr_un
+        do {
+            address = try ControlClient.address(path)
+        } catch {
+            throw .unusable(error.description)
         }
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty {
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        try Self.removeStaleSocket(at: path)
+
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw ControlError("socket: \(String(cString: strerror(errno)))") }
-        var address = try ControlClient.address(path)
-        let bound = withUnsafePointer(to: &address) {
+        guard descriptor >= 0 else { throw .unusable("cannot open a socket for \(path): \(Self.lastError)") }
+        var bindAddress = address
+        // bind() never replaces an existing file: whatever appeared meanwhile makes it fail.
+        let bound = withUnsafePointer(to: &bindAddress) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard bound == 0 else {
+            let reason = Self.lastError
             close(descriptor)
-            throw ControlError("cannot bind \(path): \(String(cString: strerror(errno)))")
+            throw .unusable("cannot bind the control socket \(path): \(reason)")
         }
-        chmod(path, 0o600)
+        let identity = Self.identity(ofSocketAt: path)
+        // Only the file just bound gets its mode changed (chmod follows symbolic links).
+        if identity != nil { chmod(path, 0o600) }
         guard listen(descriptor, 16) == 0 else {
+            let reason = Self.lastError
+            if let identity, Self.identity(ofSocketAt: path) == identity { unlink(path) }
             close(descriptor)
-            throw ControlError("cannot listen on \(path): \(String(cString: strerror(errno)))")
+            throw .unusable("cannot listen on the control socket \(path): \(reason)")
         }
         listener = descriptor
+        boundFile = identity
     }
 
     /// Accepts connections on a thread; `serve` runs each on a thread of its own.
     func start(serve: @escaping @Sendable (ControlConnection) -> Void) {
+        let proceed = lock.withLock { () -> Bool in
+            guard !stopped, !started else { return false }
+            started = true
+            return true
+        }
+        guard proceed else { return }
         let thread = Thread { [self] in
             while !lock.withLock({ stopped }) {
                 var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-                guard poll(&poller, 1, 200) > 0 else { continue }
+                guard poll(&poller, 1, 200) > 0, !lock.withLock({ stopped }) else { continue }
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { continue }
                 // Not inherited by a re-exec'd host (`restart`).
@@ -60,19 +106,31 @@ final class ControlServer: @unchecked Sendable {
                 let connection = ControlConnection(descriptor: client)
                 Thread { serve(connection) }.start()
             }
+            // The listener is closed by the thread that polls it, never under its feet.
+            close(listener)
         }
         thread.name = "berth.control"
         thread.start()
     }
 
+    /// Stops accepting, and removes the socket file if the path still names it.
     func stop() {
-        let first = lock.withLock { () -> Bool in
-            defer { stopped = true }
-            return !stopped
+        lock.withLock {
+            guard !stopped else { return }
+            stopped = true
+            // Compared while the listener is still open: it keeps the bound file's inode
+            // alive, so its number cannot have been given to another file meanwhile.
+            if let boundFile, Self.identity(ofSocketAt: path) == boundFile {
+                unlink(path)
+            }
+            if started {
+                // Wakes the accepting thread's poll; that thread closes the listener once
+                // it sees `stopped`, which it can only after this lock is released.
+                shutdown(listener, Int32(SHUT_RDWR))
+            } else {
+                close(listener)
+            }
         }
-        guard first else { return }
-        close(listener)
-        unlink(path)
     }
 
     /// True when the peer of `descriptor` runs as this process's uid. The reason when not.
@@ -84,27 +142,69 @@ final class ControlServer: @unchecked Sendable {
         guard uid == expectedUID else { return "refused: the client runs as uid \(uid), this host as uid \(expectedUID)" }
         return nil
     }
-}
 
-/// One client connection (owned by its thread).
-final class ControlConnection: @unchecked Sendable {
-    // @unchecked: the descriptor is used by the connection's own thread, and by the main
-    // actor only to push `events --follow` frames, which `send` serializes with a lock.
-    let descriptor: Int32
-    private let lock = NSLock()
+    // MARK: The path
 
-    init(descriptor: Int32) {
-        self.descriptor = descriptor
-        var timeout = timeval(tv_sec: 2, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    /// The identity of the socket file at `path`; nil when the path names no socket.
+    static func identity(ofSocketAt path: String) -> FileIdentity? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
-    @discardableResult
-    func send(_ reply: ControlReply) -> Bool {
-        lock.withLock { ControlProtocol.writeFrame(ControlProtocol.encode(reply), to: descriptor) }
+    /// Makes way for a new socket at `path`: nothing there is fine; a socket nobody answers
+    /// on (left by a host that crashed) is removed; a socket a host answers on, or anything
+    /// that is not a socket, stays and is an error.
+    private static func removeStaleSocket(at path: String) throws(SetupError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return }
+            throw .unusable("cannot use \(path) for the control socket: \(lastError)")
+        }
+        guard info.st_mode & S_IFMT == S_IFSOCK else {
+            throw .unusable("\(path) exists and is \(kind(of: info.st_mode)), not a socket; refusing to replace it (remove it or pass another --socket PATH)")
+        }
+        let found = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        switch probe(path) {
+        case 0:
+            throw .inUse("another host is listening at \(path); stop it or pass --socket PATH")
+        case EAGAIN:
+            throw .inUse("another host is listening at \(path) (its backlog is full); stop it or pass --socket PATH")
+        case ECONNREFUSED:
+            // Stale. Removed only if it is still the socket just probed.
+            guard identity(ofSocketAt: path) == found else {
+                throw .unusable("\(path) changed while it was being checked; not replacing it")
+            }
+            guard unlink(path) == 0 || errno == ENOENT else {
+                throw .unusable("cannot remove the stale socket \(path): \(lastError)")
+            }
+        case let failure:
+            throw .unusable("cannot tell whether a host is listening at \(path) (\(String(cString: strerror(failure)))); not replacing it")
+        }
     }
 
-    func close() {
-        Glibc.close(descriptor)
+    /// Tries to connect, without waiting: 0 when something answers, else the errno.
+    private static func probe(_ path: String) -> Int32 {
+        guard var address = try? ControlClient.address(path) else { return ENAMETOOLONG }
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard descriptor >= 0 else { return errno }
+        defer { close(descriptor) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return connected == 0 ? 0 : errno
     }
+
+    private static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFREG: "a regular file"
+        case S_IFDIR: "a folder"
+        case S_IFLNK: "a symbolic link"
+        case S_IFIFO: "a named pipe"
+        case S_IFCHR, S_IFBLK: "a device"
+        default: "something else"
+        }
+    }
+
+    private static var lastError: String { String(cString: strerror(errno)) }
 }

@@ -7,6 +7,9 @@
 /** The peer of a connected Unix socket: its uid and pid (SO_PEERCRED). 0 on success, else errno. */
 int berth_peer_credentials(int socket_fd, uint32_t *out_uid, int32_t *out_pid);
 
+/** A non-blocking, close-on-exec eventfd: written to wake a thread that polls it. The descriptor, or -1 with errno set. */
+int berth_wake_descriptor(void);
+
 /** Bytes the C heap has handed out and not yet taken back (mallinfo2's uordblks). */
 uint64_t berth_heap_bytes_in_use(void);
 

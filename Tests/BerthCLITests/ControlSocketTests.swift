@@ -1,0 +1,213 @@
+import Foundation
+import Testing
+import BerthTestSupport
+@testable import BerthCLI
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The control socket's rules, on real `berth run` processes, real sockets and real files:
+/// what a host may remove at its path, what it refuses to start with, and that no client
+/// can hold the host up.
+@Suite("Control socket", .serialized)
+struct ControlSocketTests {
+    /// What sits at a `--socket` path before the host starts.
+    enum Occupant: String, CaseIterable, CustomTestStringConvertible {
+        case regularFile = "a regular file"
+        case symbolicLink = "a symbolic link"
+        case folder = "a folder"
+
+        var testDescription: String { rawValue }
+    }
+
+    private func script(_ workspace: PluginWorkspace, _ lines: String) throws -> String {
+        let path = workspace.root + "/script.txt"
+        try lines.write(toFile: path, atomically: false, encoding: .utf8)
+        return path
+    }
+
+    private func fileType(_ path: String) -> mode_t? {
+        var info = stat()
+        return lstat(path, &info) == 0 ? info.st_mode & S_IFMT : nil
+    }
+
+    @Test("a --socket path holding something other than a socket: the host does not start, says so in one line, and leaves it alone", arguments: Occupant.allCases)
+    func nonSocketPathIsRefused(_ occupant: Occupant) throws {
+        let workspace = PluginWorkspace()
+        let kept = workspace.root + "/important.txt"
+        try "keep\n".write(toFile: kept, atomically: false, encoding: .utf8)
+        let path: String
+        switch occupant {
+        case .regularFile:
+            path = kept
+        case .symbolicLink:
+            path = workspace.root + "/link.sock"
+            #expect(symlink(kept, path) == 0)
+        case .folder:
+            path = workspace.root + "/folder.sock"
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            try "inside\n".write(toFile: path + "/inside.txt", atomically: false, encoding: .utf8)
+        }
+        let typeBefore = fileType(path)
+        let run = try BerthProcess.run(
+            ["run", "--plugins", "plugins", "--state-dir", "state", "--script", try script(workspace, "status\n"), "--socket", path],
+            in: workspace.root
+        )
+        #expect(run.status == 1)
+        #expect(run.standardError == "error: \(path) exists and is \(occupant.rawValue), not a socket; refusing to replace it (remove it or pass another --socket PATH)\n")
+        #expect(!run.standardOutput.contains("control socket:"), "the host did not listen")
+        #expect(fileType(path) == typeBefore, "still \(occupant.rawValue)")
+        #expect(try String(contentsOfFile: kept, encoding: .utf8) == "keep\n")
+        if occupant == .folder {
+            #expect(try String(contentsOfFile: path + "/inside.txt", encoding: .utf8) == "inside\n")
+        }
+    }
+
+    @Test("a --socket path over 107 bytes: one error line and exit 1, from the host and from a client")
+    func overlongPathFails() throws {
+        let workspace = PluginWorkspace()
+        let path = workspace.root + "/" + String(repeating: "s", count: 120) + ".sock"
+        let message = "error: the socket path \(path) is \(path.utf8.count) bytes long; a Unix socket path can be at most 107 bytes\n"
+        let run = try BerthProcess.run(
+            ["run", "--plugins", "plugins", "--state-dir", "state", "--script", try script(workspace, "status\n"), "--socket", path],
+            in: workspace.root
+        )
+        #expect(run.status == 1)
+        #expect(run.standardError == message)
+        let client = try BerthProcess.run(["status", "--socket", path], in: workspace.root)
+        #expect(client.status == 1)
+        #expect(client.standardError == message)
+    }
+
+    @Test("a stale socket left by a host that died is replaced")
+    func staleSocketIsReplaced() throws {
+        let workspace = PluginWorkspace()
+        // A socket file nobody listens on: bound, then closed without removing it.
+        let path = workspace.root + "/control.sock"
+        let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = try ControlClient.address(path)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        close(stale)
+        #expect(ControlServer.identity(ofSocketAt: path) != nil)
+        let host = try RunningHost(workspace)
+        // Answers at the path (the stale socket could only refuse the connection).
+        try host.wait(for: "runtime folder", in: ["status"])
+        #expect(host.log.contains("  · control socket: \(path)"))
+        #expect(!host.log.contains("error:"))
+    }
+
+    @Test("a second host at a live host's path runs without a socket and leaves the first host's socket in place")
+    func liveSocketIsKept() throws {
+        let workspace = PluginWorkspace()
+        let first = try RunningHost(workspace)
+        try first.wait(for: "runtime folder", in: ["status"])
+        let identity = try #require(ControlServer.identity(ofSocketAt: first.socket))
+        let second = try BerthProcess.run(
+            ["run", "--plugins", "plugins", "--state-dir", "state2", "--script", try script(workspace, "status\n"), "--socket", first.socket],
+            in: workspace.root
+        )
+        #expect(second.standardError.contains("error: another host is listening at \(first.socket); stop it or pass --socket PATH"))
+        #expect(ControlServer.identity(ofSocketAt: first.socket) == identity)
+        #expect(try first.command(["status"]).contains("runtime folder"))
+    }
+
+    @Test("a host whose socket path was replaced while it ran leaves the new file alone when it quits")
+    func replacedPathIsKeptAtQuit() throws {
+        let workspace = PluginWorkspace()
+        let host = try RunningHost(workspace)
+        try host.wait(for: "runtime folder", in: ["status"])
+        // Connected before the path changes hands: the only way left to reach this host.
+        let connection = try ControlConnectionForTests(host.socket)
+        defer { connection.close() }
+        let replacement = workspace.root + "/replacement.txt"
+        try "keep\n".write(toFile: replacement, atomically: false, encoding: .utf8)
+        #expect(rename(replacement, host.socket) == 0)
+        _ = try? connection.request(["quit"])
+        for _ in 0..<500 where host.process.isRunning { usleep(20_000) }
+        try #require(!host.process.isRunning, "the host quit")
+        #expect(fileType(host.socket) == S_IFREG)
+        #expect(try String(contentsOfFile: host.socket, encoding: .utf8) == "keep\n")
+    }
+
+    @Test("a follower that never reads is dropped with a final 'dropped: too slow' line; the host keeps answering everyone else")
+    func slowFollowerIsDropped() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        let host = try RunningHost(workspace, arguments: ["--debounce-ms", "60000"])  // only the reloads below make events
+        try host.wait(for: "loaded      1")
+        let follower = try ControlConnectionForTests(host.socket)
+        defer { follower.close() }
+        follower.sendFrame(Array(#"{"args": ["events", "--follow"]}"#.utf8))
+        // From here the follower reads nothing until the host has dropped it.
+        let driver = try ControlConnectionForTests(host.socket)
+        defer { driver.close() }
+        // A reload makes four events, about 560 bytes of frames: the kernel's socket buffer
+        // and the 256 KiB queue are full after some 600 reloads, a second or two. The
+        // deadline only keeps a host that waits for the follower (as one did, 2 s for each
+        // event) from holding the test for hours; nothing here measures speed.
+        let giveUp = Date(timeIntervalSinceNow: 300)
+        var reloads = 0
+        while !host.log.contains("dropped: too slow") && reloads < 10_000 && Date() < giveUp {
+            for _ in 0..<100 {
+                let reply = try #require(try driver.request(["reload", "com.example.greeter"]), "reload \(reloads + 1) answered")
+                try #require(reply.contains("com.example.greeter: generation"), "\(reply)")
+                reloads += 1
+            }
+        }
+        #expect(host.log.contains("  · control socket: an events --follow client was dropped: too slow (more than 256 KiB behind)"))
+        #expect(try host.command(["status"]).contains("loaded: 1 plugin(s)"), "another client is answered")
+        // What the follower was sent: whole frames of events in order, then the notice, then the end.
+        var frames: [String] = []
+        while let frame = try follower.readReply() { frames.append(frame) }
+        let notice = try #require(frames.last)
+        #expect(notice == "error: dropped: too slow (the client fell more than 256 KiB of events behind)")
+        let sequence = frames.dropLast().map { Int($0.prefix { $0.isNumber }) ?? -1 }
+        #expect(sequence.count > 1)
+        #expect(sequence.first == 1, "the history from the first event")
+        #expect(zip(sequence, sequence.dropFirst()).allSatisfy { $0 < $1 }, "in order, none repeated")
+        #expect(sequence.last ?? 0 < reloads * 4, "dropped long before the last event")
+    }
+
+    @Test("a follower that starts late gets the whole history, even one longer than the limit for falling behind")
+    func lateFollowerGetsHistory() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        let host = try RunningHost(workspace, arguments: ["--debounce-ms", "60000"])
+        try host.wait(for: "loaded      1")
+        let driver = try ControlConnectionForTests(host.socket)
+        defer { driver.close() }
+        for _ in 0..<1_000 { _ = try #require(try driver.request(["reload", "com.example.greeter"])) }
+        let history = try #require(try driver.request(["events"])).split(separator: "\n")
+        let historyBytes = history.reduce(0) { $0 + $1.utf8.count }
+        #expect(historyBytes > ControlConnection.followerLimit, "the history (\(historyBytes) bytes) is longer than the limit")
+        let last = try #require(history.last.map { String($0.prefix { $0.isNumber }) })
+        let follower = try ControlConnectionForTests(host.socket)
+        defer { follower.close() }
+        follower.sendFrame(Array(#"{"args": ["events", "--follow"]}"#.utf8))
+        var received: [String] = []
+        while let frame = try follower.readReply() {
+            received.append(frame)
+            if frame.hasPrefix(last + ".") || frame.hasPrefix("error:") { break }
+        }
+        #expect(received.count == history.count)
+        #expect(received.last?.hasPrefix(last + ".") == true, "\(received.last ?? "nothing")")
+        #expect(!host.log.contains("dropped: too slow"))
+    }
+
+    @Test("a refusal written before the request reaches a client whose request can no longer be written")
+    func refusalReachesClient() throws {
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[1]) }
+        // The host's side refuses and hangs up at once, without reading the request.
+        let server = ControlConnection(descriptor: pair[0])
+        #expect(server.reply(ControlReply(ok: false, errors: ["refused: the client runs as uid 65534, this host as uid 0"])) == .written)
+        server.finish(drainFor: 0)
+        let reply = try ControlClient.exchange(["status"], on: pair[1], host: "the test's socket pair")
+        #expect(reply.ok == false)
+        #expect(reply.errors == ["refused: the client runs as uid 65534, this host as uid 0"])
+    }
+}
