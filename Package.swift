@@ -12,6 +12,8 @@ let package = Package(
         // What an embedding host depends on.
         .library(name: "BerthRuntime", targets: ["BerthRuntime"]),
         .executable(name: "berth", targets: ["berth"]),
+        // The process an isolated plugin runs in (spawned by the host, one per generation).
+        .executable(name: "berth-worker", targets: ["berth-worker"]),
         // Example plugins: each one a shared library the host finds with dlopen.
         .library(name: "Counter", type: .dynamic, targets: ["Counter"]),
         .library(name: "Greeter", type: .dynamic, targets: ["Greeter"]),
@@ -20,6 +22,8 @@ let package = Package(
         .library(name: "Profile", type: .dynamic, targets: ["Profile"]),
         // Test fixture: a C library with deliberately odd entry points and typed exports.
         .library(name: "BerthFixtures", type: .dynamic, targets: ["BerthFixtures"]),
+        // Test fixture: a C plugin that crashes or hangs on purpose (isolation tests).
+        .library(name: "BerthCrasher", type: .dynamic, targets: ["BerthCrasher"]),
         // Test and benchmark fixture: a screen of many stateful views.
         .library(name: "BerthStress", type: .dynamic, targets: ["BerthStress"]),
     ],
@@ -53,6 +57,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "berth", dependencies: ["BerthCLI"]),
+        .executableTarget(name: "berth-worker", dependencies: ["BerthRuntime", "CBerthSystem"]),
 
         // Plugins/ needs explicit paths: SwiftPM otherwise reserves it for package plugins.
         .target(name: "Counter", dependencies: ["BerthSDK"], path: "Plugins/Counter"),
@@ -63,6 +68,7 @@ let package = Package(
         .target(name: "Profile", dependencies: ["BerthSDK", "GreeterService"], path: "Plugins/Profile"),
         .target(name: "BerthFixtures", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthFixtures"),
         .target(name: "BerthStress", dependencies: ["BerthSDK"], path: "Tests/Fixtures/BerthStress"),
+        .target(name: "BerthCrasher", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthCrasher"),
 
         // Tests find the built plugin libraries beside the test bundle; none links a plugin.
         .target(

@@ -11,6 +11,7 @@ extension Berth {
 
         @OptionGroup var folders: PluginFolderOptions
         @OptionGroup var output: OutputOptions
+        @OptionGroup var isolation: IsolationOptions
 
         @Argument(help: "The plugin id.")
         var plugin: String
@@ -27,17 +28,19 @@ extension Berth {
             let folders = folders.resolved
             let plugin = plugin
             let json = output.json
+            let settings = isolation.settings
             let status: Int32 = MainActor.assumeIsolated {
-                Self.call(plugin: plugin, symbol: symbol, arguments: arguments, folders: folders, json: json)
+                Self.call(plugin: plugin, symbol: symbol, arguments: arguments, folders: folders, json: json, isolation: settings)
             }
             if status != 0 { throw ExitCode(status) }
         }
 
         @MainActor
-        private static func call(plugin: String, symbol: String, arguments: [String], folders: [String], json: Bool) -> Int32 {
+        private static func call(plugin: String, symbol: String, arguments: [String], folders: [String], json: Bool,
+                                 isolation: IsolationSettings) -> Int32 {
             let host: BerthHost
             do {
-                host = try makeHost(folders: folders)
+                host = try makeHost(folders: folders, isolation: isolation)
             } catch {
                 printError("\(error)")
                 return ExitStatus.failure.rawValue

@@ -11,6 +11,7 @@ extension Berth {
         )
 
         @OptionGroup var folders: PluginFolderOptions
+        @OptionGroup var isolation: IsolationOptions
 
         @Option(name: .customLong("script"), help: ArgumentHelp("Run commands from FILE (- for stdin), then exit.", valueName: "FILE"))
         var script: String?
@@ -43,7 +44,7 @@ extension Berth {
             let options = HostRunner.Options(
                 folders: folders.resolved, script: script, stateDirectory: stateDirectory ?? Self.defaultStateDirectory(),
                 watch: watch, debounce: .milliseconds(debounceMilliseconds), keepState: keepState, socket: socket,
-                noSocket: noSocket, maxRetiredMB: maxRetiredMB, restore: restore
+                noSocket: noSocket, maxRetiredMB: maxRetiredMB, restore: restore, isolation: isolation.settings
             )
             let status = await HostRunner(options: options).run()
             if status != 0 { throw ExitCode(status) }

@@ -37,6 +37,7 @@ final class HostRunner {
         var noSocket: Bool
         var maxRetiredMB: Int
         var restore: String?
+        var isolation = IsolationSettings()
     }
 
     let options: Options
@@ -80,7 +81,7 @@ final class HostRunner {
 
         let host: BerthHost
         do {
-            host = try BerthHost(configuration: .init(pluginFolders: options.folders, stateDirectory: options.stateDirectory, logger: makeHostLogger()))
+            host = try BerthHost(configuration: .init(pluginFolders: options.folders, stateDirectory: options.stateDirectory, logger: makeHostLogger(), isolation: options.isolation))
         } catch {
             printError("\(error)")
             return ExitStatus.failure.rawValue

@@ -143,7 +143,7 @@ final class HostShell {
         case "call":
             let id = try argument(arguments, 0, "call ID SYMBOL ARGS...")
             let symbol = try argument(arguments, 1, "call ID SYMBOL ARGS...")
-            guard let generation = host.generation(of: id) else { throw ShellError("\(id) is not loaded") }
+            guard let generation = try host.generationForUse(of: id) else { throw ShellError("\(id) is not loaded") }
             let result = try generation.call(symbol, textArguments: Array(arguments.dropFirst(2)))
             emitLine("\(symbol) → \(result.type == .void ? "(void)" : result.description)")
         case "open": try host.push(try argument(arguments, 0, "open ROUTE"))
@@ -194,15 +194,17 @@ final class HostShell {
     }
 
     private func listPlugins() {
-        let table = TextTable(header: ["ID", "VERSION", "RUNTIME", "STATE", "GENERATION"])
+        let table = TextTable(header: ["ID", "VERSION", "RUNTIME", "STATE", "GENERATION", "MODE", "WORKER"])
         for id in host.plugins.keys.sorted() {
             guard let record = host.plugins[id] else { continue }
             let manifest = record.source.manifest
-            table.add([id, manifest.version.description, manifest.runtime.rawValue, record.state.rawValue,
-                       record.generation.map { String($0.number) } ?? "-"])
+            let mode = record.generation?.isolation ?? host.configuration.isolation.mode(for: manifest)
+            table.add([id, manifest.version.description, manifest.runtime.rawValue, record.state.name,
+                       record.generation.map { String($0.number) } ?? "-", mode.rawValue,
+                       record.generation?.workerPID.map { "pid \($0)" } ?? "-"])
         }
         for rejected in host.rejected {
-            table.add([rejected.id ?? rejected.folder, "-", "-", "invalid", "-"])
+            table.add([rejected.id ?? rejected.folder, "-", "-", "invalid", "-", "-", "-"])
         }
         emitLine(table.render())
     }
@@ -238,6 +240,8 @@ final class HostShell {
         let loaded = host.plugins.values.compactMap(\.generation)
         emitLine("loaded: \(loaded.count) plugin(s); open screens: \(host.openRouters.count)")
         emitLine("retired Swift generations: \(host.retiredGenerations) (\(host.retiredBytes) bytes still mapped)")
+        let workers = loaded.compactMap { generation in generation.workerPID.map { "\(generation.pluginID) pid \($0)" } }
+        emitLine("workers: \(workers.isEmpty ? "none" : workers.sorted().joined(separator: ", "))")
         emitLine("runtime folder: \(host.runtimeDirectory.path)")
     }
 

@@ -53,8 +53,46 @@ struct PluginLogHandler: LogHandler {
 
 /// Makes a host over `folders` and discovers its plugins.
 @MainActor
-func makeHost(folders: [String]) throws -> BerthHost {
-    let host = try BerthHost(configuration: .init(pluginFolders: folders, logger: makeHostLogger()))
+func makeHost(folders: [String], isolation: IsolationSettings = IsolationSettings()) throws -> BerthHost {
+    let host = try BerthHost(configuration: .init(pluginFolders: folders, logger: makeHostLogger(), isolation: isolation))
     host.discover()
     return host
+}
+
+/// Where plugins run: `--isolation`, and the crash and hang policy of isolated ones.
+struct IsolationOptions: ParsableArguments {
+    enum Choice: String, ExpressibleByArgument, CaseIterable {
+        case manifest, process
+        case inProcess = "in-process"
+    }
+
+    @Option(help: ArgumentHelp("Where plugins run: each manifest's choice (a plugin without one gets its own worker process), or one mode for all.",
+                               valueName: "manifest|process|in-process"))
+    var isolation: Choice = .manifest
+
+    @Option(name: .customLong("unresponsive-ms"), help: "An isolated plugin that has not answered a call in this long is killed and handled as a crash.")
+    var unresponsiveMilliseconds = 3000
+
+    @Option(name: .customLong("crash-limit"), help: "This many crashes of an isolated plugin within --crash-window-s mark it failed.")
+    var crashLimit = 3
+
+    @Option(name: .customLong("crash-window-s"), help: "The window of --crash-limit, in seconds.")
+    var crashWindowSeconds = 300
+
+    func validate() throws {
+        guard unresponsiveMilliseconds > 0 else { throw ValidationError("--unresponsive-ms must be above 0") }
+        guard crashLimit > 0 else { throw ValidationError("--crash-limit must be above 0") }
+        guard crashWindowSeconds > 0 else { throw ValidationError("--crash-window-s must be above 0") }
+    }
+
+    /// The runtime's settings for these options.
+    var settings: IsolationSettings {
+        let policy: IsolationSettings.Policy = switch isolation {
+        case .manifest: .manifest(default: .process)
+        case .process: .always(.process)
+        case .inProcess: .always(.inProcess)
+        }
+        return IsolationSettings(policy: policy, unresponsiveAfter: .milliseconds(unresponsiveMilliseconds),
+                                 crashLimit: crashLimit, crashWindow: .seconds(crashWindowSeconds))
+    }
 }

@@ -15,12 +15,16 @@ public final class BerthHost {
         /// Where persisted values live; nil keeps persistence off.
         public var stateDirectory: String?
         public var logger: Logger
+        /// Where plugins run, and the crash and hang policy for isolated ones.
+        public var isolation: IsolationSettings
 
-        public init(pluginFolders: [String], runtimeBase: String? = nil, stateDirectory: String? = nil, logger: Logger = Logger(label: "berth")) {
+        public init(pluginFolders: [String], runtimeBase: String? = nil, stateDirectory: String? = nil, logger: Logger = Logger(label: "berth"),
+                    isolation: IsolationSettings = IsolationSettings()) {
             self.pluginFolders = pluginFolders
             self.runtimeBase = runtimeBase
             self.stateDirectory = stateDirectory
             self.logger = logger
+            self.isolation = isolation
         }
     }
 
@@ -108,6 +112,40 @@ public final class BerthHost {
         plugins[id]?.generation
     }
 
+    /// The generation to use for `id` now: a plugin whose worker crashed is started again
+    /// on its next use; one past its crash budget is refused until it is loaded again.
+    public func generationForUse(of id: String) throws(LoaderError) -> PluginGeneration? {
+        guard let record = plugins[id] else { return nil }
+        if let generation = record.generation { return generation }
+        switch record.state {
+        case .failed(let reason):
+            throw LoaderError(.workerFailed, plugin: id, detail: "failed: \(reason); reload or load it again")
+        case .crashed:
+            return try load(id)
+        case .discovered, .loaded:
+            return nil
+        }
+    }
+
+    /// A worker died or hung: at top level, its plugin's screens close by the usual close
+    /// sequence, the generation ends, and the crash counts against the budget.
+    private func workerFailed(_ failure: WorkerFailure, generation number: Int) {
+        navigator.enqueue { [weak self] in
+            guard let self, let record = self.plugins[failure.plugin], let generation = record.generation, generation.number == number else { return }
+            self.emit(.crashed, failure.plugin, failure.message)
+            self.navigator.closeScreens(of: failure.plugin)
+            record.generation = nil
+            self.end(generation)
+            let isolation = self.configuration.isolation
+            if record.crashes.record(limit: isolation.crashLimit, window: isolation.crashWindow) {
+                record.failure = "crashed \(isolation.crashLimit) times in \(isolation.crashWindow)"
+                self.emit(.failed, failure.plugin, "\(record.failure ?? "failed"); it stays unloaded until it is reloaded or loaded again")
+            }
+        }
+        // Crashed between calls (a task, or while idle): handle it now.
+        if navigator.isIdle { navigator.topLevel {} }
+    }
+
     // MARK: Load, unload, reload
 
     /// Loads `id` and, first, everything it requires. A plugin already loaded is left as is.
@@ -160,6 +198,11 @@ public final class BerthHost {
     @discardableResult
     public func reload(_ id: String, keepState: Bool = false) throws(LoaderError) -> PluginGeneration {
         guard let record = plugins[id], let old = record.generation else {
+            // A plugin whose worker crashed (or failed) is loaded afresh.
+            if let record = plugins[id], record.state != .discovered {
+                record.clearCrashes()
+                return try load(id)
+            }
             throw LoaderError(.notLoaded, plugin: id, "is not loaded")
         }
         let previousSource = record.source
@@ -200,6 +243,7 @@ public final class BerthHost {
     private func loadGeneration(of id: String) throws(LoaderError) {
         guard let record = plugins[id] else { throw LoaderError(.notFound, plugin: id, "no such plugin") }
         do {
+            if case .failed = record.state { record.clearCrashes() }
             record.generation = try makeGeneration(of: record)
         } catch {
             emit(.failed, id, error.message)
@@ -211,21 +255,33 @@ public final class BerthHost {
         let id = record.source.manifest.id
         let number = registry.nextGenerationNumber(of: id)
         let connection: any PluginConnection
+        let mode = configuration.isolation.mode(for: record.source.manifest)
         do {
-            connection = try InProcessPlugin(
-                plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
-                logger: configuration.logger, host: self, onRetire: { bytes in
-                    retire(bytes)
-                    emit(.retired, id, "generation \(number) retired after a failed load (Swift image stays mapped)")
-                }
-            )
+            switch mode {
+            case .inProcess:
+                connection = try InProcessPlugin(
+                    plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
+                    logger: configuration.logger, host: self, onRetire: { bytes in
+                        retire(bytes)
+                        emit(.retired, id, "generation \(number) retired after a failed load (Swift image stays mapped)")
+                    }
+                )
+            case .process:
+                let isolated = try IsolatedPlugin(
+                    plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
+                    workerExecutable: configuration.isolation.resolvedWorkerExecutable,
+                    unresponsive: configuration.isolation.unresponsiveAfter, logger: configuration.logger)
+                isolated.onFailure = { [weak self] failure in self?.workerFailed(failure, generation: number) }
+                connection = isolated
+            }
         } catch {
             // Its entry may have registered services before the load failed.
             scopes.unloadProvider(plugin: id, generation: number)
             throw error
         }
-        let generation = PluginGeneration(source: record.source, number: number, connection: connection)
-        emit(.loaded, id, "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.handshake.abi))")
+        let generation = PluginGeneration(source: record.source, number: number, connection: connection, isolation: mode)
+        let place = mode == .process ? ", in a worker process" : ""
+        emit(.loaded, id, "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.handshake.abi)\(place))")
         return generation
     }
 
@@ -248,6 +304,8 @@ public final class BerthHost {
             emit(.retired, generation.pluginID, "generation \(generation.number) retired (Swift image stays mapped)")
         case .unmapped:
             emit(.unloaded, generation.pluginID, "generation \(generation.number) unloaded (dlclose verified with RTLD_NOLOAD)")
+        case .workerEnded:
+            emit(.unloaded, generation.pluginID, "generation \(generation.number) unloaded (its worker ended)")
         }
     }
 

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <malloc.h>
+#include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 
@@ -24,4 +25,8 @@ int berth_wake_descriptor(void) {
 uint64_t berth_heap_bytes_in_use(void) {
     struct mallinfo2 info = mallinfo2();
     return (uint64_t)info.uordblks;
+}
+
+int berth_set_parent_death_signal(int signal) {
+    return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL) == 0 ? 0 : errno;
 }

@@ -10,6 +10,7 @@ struct CLITests {
         var output = try BerthProcess.run(arguments, in: workspace.root, input: input)
         // Timings vary run to run: compare them as `_`.
         output.standardOutput = output.standardOutput.replacingOccurrences(of: #"in [0-9.]+ ms"#, with: "in _ ms", options: .regularExpression)
+            .replacingOccurrences(of: #"pid [0-9]+"#, with: "pid _", options: .regularExpression)
         output.standardOutput = output.standardOutput.replacingOccurrences(of: workspace.root, with: "$ROOT")
         output.standardError = output.standardError.replacingOccurrences(of: workspace.root, with: "$ROOT")
         return output

@@ -157,7 +157,7 @@ struct HostSafetyMoreTests {
 
     @Test("retired Swift images past the limit are reported once, as data the CLI turns into advice; the host goes on")
     func retiredLimitWarnsOnce() throws {
-        let plugins = try ExamplePlugins()
+        let plugins = try ExamplePlugins(isolation: .inProcessOnly)
         let host = plugins.host
         host.retiredLimitBytes = 1
         let over = { host.events.filter { $0.kind == .retiredLimitExceeded && $0.message.contains("over the") } }

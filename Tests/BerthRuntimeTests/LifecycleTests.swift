@@ -40,7 +40,7 @@ struct LifecycleStateMachineTests {
         let workspace = PluginWorkspace()
         workspace.stage("counter.json")
         workspace.stage("greeter.json")
-        let host = try workspace.makeHost()
+        let host = try workspace.makeHost(isolation: .inProcessOnly)
         let swift = try host.load("com.example.counter")
         let c = try host.load("com.example.greeter")
         #expect(swift.state == .loaded && c.state == .loaded)

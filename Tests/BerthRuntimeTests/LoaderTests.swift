@@ -43,7 +43,7 @@ struct LoaderTests {
     func cImageUnloaded() throws {
         let workspace = PluginWorkspace()
         workspace.stage("greeter.json")
-        let host = try workspace.makeHost()
+        let host = try workspace.makeHost(isolation: .inProcessOnly)
         let generation = try host.load("com.example.greeter")
         let path = generation.shadowPath
         #expect(DynamicLibrary.isMapped(path: path))
@@ -57,7 +57,7 @@ struct LoaderTests {
     func swiftImageRetired() throws {
         let workspace = PluginWorkspace()
         workspace.stage("counter.json")
-        let host = try workspace.makeHost()
+        let host = try workspace.makeHost(isolation: .inProcessOnly)
         let generation = try host.load("com.example.counter")
         let path = generation.shadowPath
         try host.unload("com.example.counter")
@@ -85,7 +85,7 @@ struct LoaderTests {
         let workspace = PluginWorkspace()
         workspace.stage("counter.json")
         workspace.stage("greeter.json")
-        let host = try workspace.makeHost()
+        let host = try workspace.makeHost(isolation: .inProcessOnly)
         try host.load("com.example.counter")
         try host.load("com.example.greeter")
         var generations = 1

@@ -15,11 +15,11 @@ struct ExamplePlugins {
     /// The two plugins the route-context, scope and service tests need besides the first three.
     static let routeContext = ["userpicker.json", "profile.json"]
 
-    init(adding extra: [String] = []) throws {
+    init(adding extra: [String] = [], isolation: IsolationSettings = TestIsolation.settings) throws {
         for manifest in ["counter.json", "greeter.json", "inbox.json"] + extra {
             workspace.stage(manifest)
         }
-        host = try workspace.makeHost(recorder: recorder)
+        host = try workspace.makeHost(recorder: recorder, isolation: isolation)
         let errors = host.loadAll()
         guard errors.isEmpty else { throw errors[0] }
     }

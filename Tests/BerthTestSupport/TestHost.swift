@@ -1,14 +1,57 @@
 import BerthRuntime
+import Foundation
 import Logging
+
+/// The isolation mode the runtime suites run in: `BERTH_TEST_ISOLATION=process` runs every
+/// plugin whose manifest does not ask otherwise in a worker process (CI runs the suites in
+/// both modes); otherwise plugins run in the host's process.
+public enum TestIsolation {
+    public static var settings: IsolationSettings {
+        let mode: IsolationMode = ProcessInfo.processInfo.environment["BERTH_TEST_ISOLATION"] == "process" ? .process : .inProcess
+        return settings(.manifest(default: mode))
+    }
+
+    /// Settings with `policy`, the built worker, and a short hang budget for tests.
+    public static func settings(_ policy: IsolationSettings.Policy, unresponsive: Duration = .seconds(3)) -> IsolationSettings {
+        IsolationSettings(policy: policy, unresponsiveAfter: unresponsive,
+                          workerExecutable: (BuildProducts.directory as NSString).appendingPathComponent("berth-worker"))
+    }
+}
+
+extension IsolationSettings {
+    /// For tests about the in-process implementation itself (retired images, dlclose):
+    /// every plugin in the host's process, whatever the test matrix says.
+    public static var inProcessOnly: IsolationSettings { TestIsolation.settings(.always(.inProcess)) }
+}
 
 extension PluginWorkspace {
     /// A host over this workspace's plugins folder, discovered, with its runtime folder
     /// inside the workspace and plugin logging silenced.
     @MainActor
-    public func makeHost(recorder: LogRecorder? = nil) throws -> BerthHost {
+    public func makeHost(recorder: LogRecorder? = nil, isolation: IsolationSettings = TestIsolation.settings) throws -> BerthHost {
         let logger = recorder?.logger() ?? Logger(label: "berth.test") { _ in SwiftLogNoOpLogHandler() }
-        let host = try BerthHost(configuration: .init(pluginFolders: [plugins], runtimeBase: runtimeBase, logger: logger))
+        let host = try BerthHost(configuration: .init(pluginFolders: [plugins], runtimeBase: runtimeBase, logger: logger, isolation: isolation))
         host.discover()
         return host
+    }
+
+    /// Stages the crasher fixture (`HOW-WHEN` routes, see Tests/Fixtures/BerthCrasher).
+    @discardableResult
+    public func stageCrasher(isolation: String? = nil) -> String {
+        let folder = (plugins as NSString).appendingPathComponent("org.berth.crasher")
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try? FileManager.default.copyItem(atPath: BuildProducts.library("libBerthCrasher.so"), toPath: (folder as NSString).appendingPathComponent("libBerthCrasher.so"))
+        let hows = ["segv", "abort", "trap", "exit", "stack", "hang"]
+        let whens = ["create", "activate", "action", "render", "event", "task"]
+        var manifest: [String: Any] = [
+            "id": "org.berth.crasher", "name": "Crasher", "version": "1.0.0", "abi": "1.0", "library": "libBerthCrasher.so",
+            "entry": "berth_crasher_entry_v1", "runtime": "c", "routes": ["ok"] + hows.flatMap { how in whens.map { "\(how)-\($0)" } },
+            "exports": ["crasher_add", "crasher_segv", "crasher_abort", "crasher_exit", "crasher_hang"].map { symbol in
+                ["symbol": symbol, "returns": "int32", "params": symbol == "crasher_add" ? ["int32", "int32"] : [String]()] as [String: Any]
+            },
+        ]
+        if let isolation { manifest["isolation"] = isolation }
+        write(manifest: manifest, in: folder)
+        return folder
     }
 }

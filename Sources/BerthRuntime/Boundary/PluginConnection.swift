@@ -87,4 +87,6 @@ package enum GenerationEnding: Sendable, Equatable {
     case unmapped
     /// A Swift image that stays mapped for the life of the process (`bytes` of file).
     case retired(bytes: Int)
+    /// The worker process that held it exited; nothing of it was ever in the host.
+    case workerEnded
 }

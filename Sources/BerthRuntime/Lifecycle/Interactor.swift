@@ -20,7 +20,7 @@ public final class Interactor {
 
     public var isActive: Bool { module.isActive }
     /// Managed tasks currently running for this screen.
-    public var liveTaskCount: Int { tasks.count }
+    public var liveTaskCount: Int { tasks.count + module.workerTasks.count }
     /// The running tasks themselves (leak checks hold them weakly).
     var runningTasks: [ManagedTask] { Array(tasks.values) }
 

@@ -41,6 +41,8 @@ public final class ModuleInstance {
     private var instance: PluginInstanceID?
     /// Kept alive while the plugin holds the handle (until `destroy`).
     private var handle: ScreenHandle?
+    /// Managed tasks running for this screen in its plugin's worker (isolated plugins).
+    var workerTasks: Set<UInt64> = []
     /// The handle plugin → host calls name this screen by, while it is open.
     var screenHandle: ScreenHandle? { handle }
     /// The router holding this screen, for the plugin's navigation and delegate requests.
@@ -118,6 +120,8 @@ public final class ModuleInstance {
     package func deactivate() -> String? {
         guard lifecycle.deactivate() == .callDeactivate else { return nil }
         let instance = live
+        // A worker cancels and awaits the screen's tasks before it answers.
+        defer { workerTasks.removeAll() }
         do {
             try call(request: false) { () throws(PluginCallError) in try plugin.deactivate(instance) }
             return nil
@@ -267,6 +271,7 @@ public final class ModuleInstance {
         guard action == .callDestroy else { return }
         if let instance { call(request: false) { plugin.destroy(instance) } }
         instance = nil
+        workerTasks.removeAll()
         // Removed for good: its screen scope ends, releasing what was resolved in it.
         screenScope?.end()
         stateStorage.removeAll()

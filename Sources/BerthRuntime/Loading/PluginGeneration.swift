@@ -28,15 +28,21 @@ public final class PluginGeneration {
     public private(set) var state: State = .loaded
     public var isLoaded: Bool { state == .loaded }
 
+    /// Where its code runs.
+    public let isolation: IsolationMode
+    /// The worker's process id, for an isolated generation.
+    public var workerPID: Int32? { (connection as? IsolatedPlugin)?.workerPID }
+
     /// The plugin side of the seam.
     let connection: any PluginConnection
 
-    init(source: ValidatedPlugin, number: Int, connection: any PluginConnection) {
+    init(source: ValidatedPlugin, number: Int, connection: any PluginConnection, isolation: IsolationMode = .inProcess) {
         self.pluginID = source.manifest.id
         self.number = number
         self.manifest = source.manifest
         self.source = source
         self.connection = connection
+        self.isolation = isolation
     }
 
     /// What the handshake read.
@@ -80,7 +86,7 @@ public final class PluginGeneration {
         }
         switch ending {
         case .retired: state = .retired
-        case .unmapped: state = .unloaded
+        case .unmapped, .workerEnded: state = .unloaded
         }
         return ending
     }

@@ -1,11 +1,25 @@
 /// A discovered plugin and its current generation.
 @MainActor
 public final class PluginRecord {
-    /// Whether a discovered plugin is loaded.
-    public enum State: String, Sendable {
+    /// Whether a discovered plugin is loaded, and if not, why.
+    public enum State: Sendable, Equatable {
         /// Valid, not loaded.
         case discovered
         case loaded
+        /// Its worker crashed; it starts again on its next use.
+        case crashed
+        /// Past its crash budget; refused until it is loaded again.
+        case failed(reason: String)
+
+        /// One word, as `plugins` shows it.
+        public var name: String {
+            switch self {
+            case .discovered: "discovered"
+            case .loaded: "loaded"
+            case .crashed: "crashed"
+            case .failed: "failed"
+            }
+        }
     }
 
     /// The validated folder (refreshed by discovery and reload).
@@ -17,7 +31,21 @@ public final class PluginRecord {
         self.source = source
     }
 
-    public var state: State { generation == nil ? .discovered : .loaded }
+    /// Recent worker crashes (isolated plugins).
+    var crashes = CrashRecord()
+    /// Set when the crash budget is spent.
+    var failure: String?
+
+    public var state: State {
+        if generation != nil { return .loaded }
+        if let failure { return .failed(reason: failure) }
+        return crashes.times.isEmpty ? .discovered : .crashed
+    }
+
+    func clearCrashes() {
+        crashes.reset()
+        failure = nil
+    }
 }
 
 /// The plugins a host knows, their dependency order, and the numbering of generations.

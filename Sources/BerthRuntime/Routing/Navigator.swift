@@ -21,6 +21,9 @@ public final class Navigator {
         self.host = host
     }
 
+    /// True when no host operation is running (nothing would drain queued work soon).
+    var isIdle: Bool { topLevelDepth == 0 }
+
     // MARK: Reading the tree
 
     /// The screen the user sees: the top of the top-most presented stack, else of the
@@ -104,7 +107,13 @@ public final class Navigator {
     /// Creates a detached router with a fresh module instance for `route`.
     func makeScreen(_ route: String, argument: [UInt8], id: Int? = nil) throws(ScreenError) -> Router {
         let (pluginID, name) = try resolve(route)
-        guard let generation = host.generation(of: pluginID) else {
+        let available: PluginGeneration?
+        do {
+            available = try host.generationForUse(of: pluginID)
+        } catch {
+            throw ScreenError(.pluginNotLoaded, screen: 0, error.message)
+        }
+        guard let generation = available else {
             throw ScreenError(.pluginNotLoaded, screen: 0, "\(pluginID) is not loaded (load it first)")
         }
         let routerID = id ?? takeRouterID()
@@ -438,7 +447,10 @@ public final class Navigator {
         if let slash = route.lastIndex(of: "/") {
             return (String(route[..<slash]), String(route[route.index(after: slash)...]))
         }
-        let owners = host.plugins.values.compactMap(\.generation).filter { $0.manifest.routes.contains(route) }.map(\.pluginID).sorted()
+        // Loaded plugins, and crashed ones (their next use starts them again).
+        let owners = host.plugins.values
+            .filter { $0.generation != nil || $0.state == .crashed || $0.state.name == "failed" }
+            .filter { $0.source.manifest.routes.contains(route) }.map(\.source.manifest.id).sorted()
         guard owners.count == 1, let owner = owners.first else {
             let reason = owners.isEmpty ? "no loaded plugin provides route '\(route)'" : "route '\(route)' is provided by \(owners.joined(separator: " and ")); name one as PLUGIN/ROUTE"
             throw ScreenError(.unknownRoute, screen: 0, reason)

@@ -13,4 +13,10 @@ int berth_wake_descriptor(void);
 /** Bytes the C heap has handed out and not yet taken back (mallinfo2's uordblks). */
 uint64_t berth_heap_bytes_in_use(void);
 
+/**
+ * Ask the kernel to send `signal` to this process when its parent thread exits
+ * (prctl PR_SET_PDEATHSIG; Swift cannot call the variadic prctl). 0 on success, else errno.
+ */
+int berth_set_parent_death_signal(int signal);
+
 #endif

@@ -85,7 +85,8 @@ enum HostTable {
         table.pointee.task_post = { HostServices.taskPost($0, $1, $2) }
     }
 
-    private static func logLevel(_ level: Int32) -> Logger.Level {
+    /// A `BERTH_LOG_*` level as swift-log's.
+    static func logLevel(_ level: Int32) -> Logger.Level {
         switch Int(level) {
         case Int(BERTH_LOG_TRACE): .trace
         case Int(BERTH_LOG_DEBUG): .debug

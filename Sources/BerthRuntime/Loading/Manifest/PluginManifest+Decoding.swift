@@ -4,7 +4,7 @@ extension PluginManifest {
     /// The fields manifest v1 knows; anything else is a warning.
     static let knownFields: Set<String> = [
         "$schema", "id", "name", "version", "abi", "library", "entry", "runtime", "exports",
-        "routes", "requires", "persist", "sha256", "description",
+        "routes", "requires", "persist", "sha256", "description", "isolation",
     ]
 
     /// Decodes and checks a manifest, collecting one problem per broken rule.
@@ -81,12 +81,13 @@ private struct ManifestReader {
         let requires = readRequires(fields)
         let sha256 = readSHA256(fields)
         let description = optionalString(fields, "description")
+        let isolation = readIsolation(fields)
 
         guard let id, let name, let version, let abi, let library, let entry, let runtime else { return nil }
         return PluginManifest(
             id: id, name: name, version: version, abi: abi, library: library, entry: entry,
             runtime: runtime, exports: exports, routes: routes, requires: requires,
-            persist: persist, sha256: sha256, description: description
+            persist: persist, sha256: sha256, description: description, isolation: isolation
         )
     }
 
@@ -128,6 +129,15 @@ private struct ManifestReader {
             return nil
         }
         return runtime
+    }
+
+    private mutating func readIsolation(_ fields: [String: Any]) -> IsolationMode? {
+        guard fields["isolation"] != nil else { return nil }
+        guard let text = fields["isolation"] as? String, let mode = IsolationMode(rawValue: text) else {
+            fail("isolation", "\(fields["isolation"].map { "\($0)" } ?? "") is not an isolation mode (expected \"process\" or \"in-process\")")
+            return nil
+        }
+        return mode
     }
 
     private mutating func readExports(_ fields: [String: Any]) -> [ExportSignature] {

@@ -5,6 +5,14 @@ public enum PluginRuntimeKind: String, Sendable, Codable {
     case c
 }
 
+/// Where a plugin's code runs.
+public enum IsolationMode: String, Sendable, Codable {
+    /// In a worker process of its own: a crash or hang is that plugin's alone.
+    case process
+    /// Mapped into the host's process: fastest, but a crash takes the host down.
+    case inProcess = "in-process"
+}
+
 /// A plugin's manifest (`plugin.json`), version 1. See Docs/manifest.md for every field.
 public struct PluginManifest: Sendable, Equatable {
     /// Reverse-DNS identifier, unique among loaded plugins (`com.example.counter`).
@@ -33,6 +41,8 @@ public struct PluginManifest: Sendable, Equatable {
     public var sha256: String?
     /// Optional one-line description.
     public var description: String?
+    /// Where the plugin asks to run; nil leaves it to the host's default.
+    public var isolation: IsolationMode? = nil
 
     /// One entry of `requires`.
     public struct Dependency: Sendable, Equatable {

@@ -1,0 +1,150 @@
+import Logging
+internal import CBerth
+
+/// The host's handler of one worker's requests: it names each open screen of the worker by
+/// a token, and turns the worker's plugin → host requests into `HostCallbacks` calls.
+///
+/// The channel calls it on the thread that is reading: the main actor, either inside a
+/// host → plugin call (a re-entrant request, answered on the same stack) or while serving
+/// what arrived between calls. `@unchecked Sendable`: its tables are touched only there.
+final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
+    private let pluginID: String
+    private var screens: [UInt64: ScreenHandle] = [:]
+    private var instances: [UInt64: UInt64] = [:]
+    private var nextToken: UInt64 = 1
+    private let logger: Logger
+
+    init(pluginID: String, logger: Logger) {
+        self.pluginID = pluginID
+        self.logger = logger
+    }
+
+    /// A token for a screen about to be created.
+    @MainActor
+    func register(_ screen: ScreenHandle) -> UInt64 {
+        defer { nextToken += 1 }
+        screens[nextToken] = screen
+        return nextToken
+    }
+
+    @MainActor
+    func unregister(_ token: UInt64) {
+        screens[token] = nil
+    }
+
+    @MainActor
+    func bind(instance: UInt64, to token: UInt64) {
+        instances[instance] = token
+    }
+
+    /// The instance was destroyed: its screen's token goes too.
+    @MainActor
+    func unbind(instance: UInt64) {
+        if let token = instances.removeValue(forKey: instance) { screens[token] = nil }
+    }
+
+    // MARK: IsolationChannelHandler
+
+    func handle(_ request: IsolationRequest, on channel: IsolationChannel) -> IsolationReply {
+        MainActor.assumeIsolated { answer(request) }
+    }
+
+    func receive(_ notification: IsolationNotification, on channel: IsolationChannel) {
+        switch notification {
+        case .log(let level, let message):
+            logger.log(level: HostTable.logLevel(level), "\(message)")
+        case .taskStarted(let token, let key, let task):
+            MainActor.assumeIsolated {
+                guard let module = screens[token]?.module, let host = module.host else { return }
+                module.workerTasks.insert(task)
+                host.emit(.event, "screen \(module.id)", "task '\(key)' started")
+            }
+        case .taskFinished(let token, _, let task, _):
+            MainActor.assumeIsolated {
+                _ = screens[token]?.module?.workerTasks.remove(task)
+            }
+        case .taskPost(let token, _, let action, let payload):
+            // Runs once the host is done with what it is doing now (never inside a call
+            // into this same worker), like the in-process task_post.
+            MainActor.assumeIsolated {
+                guard let screen = screens[token] else { return }
+                Task { @MainActor in HostCallbackHandler().taskPost(screen, action: action, payload: payload) }
+            }
+        }
+    }
+
+    @MainActor
+    private func answer(_ request: IsolationRequest) -> IsolationReply {
+        let callbacks = HostCallbackHandler()
+        func screen(_ token: UInt64) -> ScreenHandle? { screens[token] }
+        func notOpen(_ verb: String) -> IsolationReply {
+            .status(IsolationStatus(code: Int32(BERTH_ERR_NOT_FOUND), message: "\(verb): the screen handle is not an open screen"))
+        }
+        func status(_ result: Result<Void, HostRefusal>) -> IsolationReply {
+            switch result {
+            case .success: .status(.ok)
+            case .failure(let refusal): .status(IsolationStatus(code: refusal.code.rawValue, message: refusal.message))
+            }
+        }
+        switch request {
+        case .navigate(let token, let kind, let route, let argument):
+            guard let handle = screen(token) else { return notOpen("navigate") }
+            let navigation: NavigationRequest
+            switch Int(kind) {
+            case Int(BERTH_NAVIGATE_PUSH): navigation = .push(route: route ?? "")
+            case Int(BERTH_NAVIGATE_PRESENT): navigation = .present(route: route ?? "")
+            case Int(BERTH_NAVIGATE_POP): navigation = .pop
+            case Int(BERTH_NAVIGATE_DISMISS): navigation = .dismiss
+            case Int(BERTH_NAVIGATE_POP_TO_ROOT): navigation = .popToRoot
+            default: return .status(IsolationStatus(code: Int32(BERTH_ERR_INVALID_ARGUMENT), message: "navigate: unknown kind \(kind)"))
+            }
+            switch callbacks.navigate(handle, navigation, argument: argument) {
+            case .success(let id): return .navigated(.ok, screen: UInt64(id ?? 0))
+            case .failure(let refusal): return .navigated(IsolationStatus(code: refusal.code.rawValue, message: refusal.message), screen: 0)
+            }
+        case .observeDelegate(let token, let child):
+            guard let handle = screen(token) else { return notOpen("observe_delegate") }
+            return status(callbacks.observeDelegate(handle, child: Int(child)))
+        case .sendDelegate(let token, let action, let payload):
+            guard let handle = screen(token) else { return notOpen("send_delegate") }
+            return status(callbacks.sendDelegate(handle, action: action, payload: payload))
+        case .contextObserve(let token, let type):
+            guard let handle = screen(token) else { return notOpen("context_observe") }
+            return status(callbacks.contextObserve(handle, type: type))
+        case .contextUnobserve(let token, let type):
+            if let handle = screen(token) { callbacks.contextUnobserve(handle, type: type) }
+            return .status(.ok)
+        case .contextSend(let token, let type, let payload, let mode):
+            guard let handle = screen(token) else { return notOpen("context_send") }
+            return status(callbacks.contextSend(handle, type: type, payload: payload, terminate: mode == BERTH_CONTEXT_TERMINATE))
+        case .contextCanTerminate(let token, let type):
+            guard let handle = screen(token) else { return .flag(false) }
+            return .flag(callbacks.contextCanTerminate(handle, type: type))
+        case .stateRead(let token, let key, let fingerprint):
+            guard let handle = screen(token) else { return notOpen("state_read") }
+            switch callbacks.stateRead(handle, identity: key.identity, index: key.index, fingerprint: fingerprint) {
+            case .success(let bytes?): return .bytes(.ok, bytes)
+            case .success(nil): return .bytes(IsolationStatus(code: Int32(BERTH_ERR_NOT_FOUND)), [])
+            case .failure(let refusal): return .bytes(IsolationStatus(code: refusal.code.rawValue, message: refusal.message), [])
+            }
+        case .stateWrite(let token, let slot):
+            guard let handle = screen(token) else { return notOpen("state_write") }
+            return status(callbacks.stateWrite(handle, identity: slot.key.identity, index: slot.key.index, fingerprint: slot.fingerprint, value: slot.bytes))
+        case .persistRead(let token, let key):
+            guard let handle = screen(token) else { return notOpen("persist_read") }
+            switch callbacks.persistRead(handle, key: key) {
+            case .success(let bytes?): return .bytes(.ok, bytes)
+            case .success(nil): return .bytes(IsolationStatus(code: Int32(BERTH_ERR_NOT_FOUND)), [])
+            case .failure(let refusal): return .bytes(IsolationStatus(code: refusal.code.rawValue, message: refusal.message), [])
+            }
+        case .persistWrite(let token, let key, let value):
+            guard let handle = screen(token) else { return notOpen("persist_write") }
+            return status(callbacks.persistWrite(handle, key: key, value: value))
+        case .sessionBegin, .sessionEnd:
+            return .status(IsolationStatus(code: Int32(BERTH_ERR_UNSUPPORTED),
+                                           message: "sessions are not available to isolated plugins (\(pluginID)); run it in-process"))
+        default:
+            return .status(IsolationStatus(code: Int32(BERTH_ERR_INVALID_ARGUMENT), message: "\(request.name) is not a request a worker may make"))
+        }
+    }
+}

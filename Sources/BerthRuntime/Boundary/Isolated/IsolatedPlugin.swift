@@ -1,0 +1,295 @@
+import Foundation
+import Logging
+internal import CBerth
+
+/// The isolated side of the seam: one plugin generation served by a `berth-worker`
+/// process over its channel. Every `PluginConnection` call is one request; the plugin's
+/// calls back into the host arrive as requests on the same stack and are answered by
+/// `HostCallbacks`, exactly as the in-process table does.
+///
+/// A worker that dies or does not answer within `unresponsive` is this plugin's problem
+/// only: the call fails with a message naming the signal and the worker's last fatal line,
+/// and the host is told (`onFailure`) so it can close the plugin's screens at top level.
+@MainActor
+final class IsolatedPlugin: PluginConnection {
+    let pluginID: String
+    let handshake: PluginHandshake
+    let imagePath: String
+    /// The worker's process id.
+    let workerPID: Int32
+    private let worker: WorkerProcess
+    private let runtimeDirectory: RuntimeDirectory
+    private let router: IsolatedCallRouter
+    /// Set once the worker died or was killed: every later call fails at once.
+    private(set) var failure: WorkerFailure?
+    private var monitor: Task<Void, Never>?
+    /// Told once, on the main actor, when the worker fails.
+    var onFailure: ((WorkerFailure) -> Void)?
+
+    /// Spawns a worker, hands it the shadow copy and waits for its handshake.
+    init(plugin: ValidatedPlugin, generation number: Int, runtimeDirectory: RuntimeDirectory, workerExecutable: String,
+         unresponsive: Duration, logger: Logger) throws(LoaderError) {
+        let manifest = plugin.manifest
+        let id = manifest.id
+        pluginID = id
+        self.runtimeDirectory = runtimeDirectory
+        let shadow = try runtimeDirectory.shadowCopy(of: plugin.libraryPath, id: id, generation: number)
+        guard RuntimeDirectory.sha256(of: shadow) == plugin.librarySHA256 else {
+            runtimeDirectory.discard(shadowCopy: shadow)
+            throw LoaderError(.changedSinceValidation, plugin: id, path: plugin.libraryPath)
+        }
+        imagePath = shadow
+        let spawned: WorkerProcess
+        do {
+            // The Swift runtime's crash backtracer would hold a crashed worker for seconds:
+            // the host reports the signal and the fatal line itself.
+            spawned = try WorkerProcess.spawn(executable: workerExecutable, plugin: id, environment: ["SWIFT_BACKTRACE": "enable=no"])
+        } catch {
+            runtimeDirectory.discard(shadowCopy: shadow)
+            throw LoaderError(.workerFailed, plugin: id, path: workerExecutable, detail: "cannot start a worker: \(error)")
+        }
+        worker = spawned
+        workerPID = spawned.pid
+        var logger = logger
+        logger[metadataKey: "plugin"] = "\(id)#\(number)"
+        router = IsolatedCallRouter(pluginID: id, logger: logger)
+        spawned.channel.handler = router
+        spawned.channel.replyTimeout = unresponsive
+        let reply: IsolationReply
+        do {
+            reply = try spawned.channel.call(.hello(WorkerHello(manifest: manifest, libraryPath: shadow)))
+        } catch {
+            let failure = WorkerFailure(plugin: id, worker: spawned, channelError: error)
+            runtimeDirectory.discard(shadowCopy: shadow)
+            throw LoaderError(.workerFailed, plugin: id, detail: "the worker failed while loading: \(failure.reason)")
+        }
+        switch reply {
+        case .hello(let answer):
+            handshake = PluginHandshake(abi: answer.abi, tableSize: Int(answer.tableSize),
+                                        functions: PluginHandshake.Functions(worker: answer.functions), tableAddress: UInt(answer.workerProcessID))
+        case .helloFailed(let error):
+            Self.stop(spawned)
+            runtimeDirectory.discard(shadowCopy: shadow)
+            throw error
+        default:
+            Self.stop(spawned)
+            runtimeDirectory.discard(shadowCopy: shadow)
+            throw LoaderError(.workerFailed, plugin: id, detail: "the worker answered hello with \(reply)")
+        }
+        startMonitor()
+    }
+
+    // MARK: Host → plugin
+
+    func create(route: String, argument: [UInt8], screen: ScreenHandle) throws(PluginCallError) -> PluginInstanceID {
+        let token = router.register(screen)
+        let reply = try call(.create(screen: token, route: route, argument: argument))
+        guard case .created(let status, let instance) = reply, status.isOK else {
+            router.unregister(token)
+            throw Self.failure(reply.status)
+        }
+        router.bind(instance: instance, to: token)
+        return PluginInstanceID(rawValue: UInt(instance))
+    }
+
+    func destroy(_ instance: PluginInstanceID) {
+        _ = try? call(.destroy(instance: UInt64(instance.rawValue)))
+        router.unbind(instance: UInt64(instance.rawValue))
+    }
+
+    func activate(_ instance: PluginInstanceID) throws(PluginCallError) {
+        try check(.activate(instance: UInt64(instance.rawValue)))
+    }
+
+    /// After a crash there is nothing left to deactivate: the close sequence goes on quietly.
+    func deactivate(_ instance: PluginInstanceID) throws(PluginCallError) {
+        guard failure == nil else { return }
+        try check(.deactivate(instance: UInt64(instance.rawValue)))
+    }
+
+    func screenEvent(_ instance: PluginInstanceID, code: Int32, flag: Bool) {
+        _ = try? call(.screenEvent(instance: UInt64(instance.rawValue), event: code, flag: flag))
+    }
+
+    func action(_ instance: PluginInstanceID, name: String, payload: [UInt8]) throws(PluginCallError) {
+        try check(.action(instance: UInt64(instance.rawValue), name: name, payload: payload))
+    }
+
+    func delegateReceived(_ instance: PluginInstanceID, from child: Int, action: String, payload: [UInt8]) throws(PluginCallError) {
+        try check(.delegateReceived(instance: UInt64(instance.rawValue), child: UInt64(child), name: action, payload: payload))
+    }
+
+    func contextReceived(_ instance: PluginInstanceID, type: String, payload: [UInt8]) throws(PluginCallError) {
+        try check(.contextReceived(instance: UInt64(instance.rawValue), type: type, payload: payload))
+    }
+
+    /// One round trip: the instance's slots go with the request; the reply says which were
+    /// read (they stay alive in this pass) and what was written.
+    func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> [UInt8] {
+        let slots = state.snapshot.map { key, slot in
+            IsolationStateSlot(identity: key.identity, index: key.index, fingerprint: slot.fingerprint, bytes: slot.bytes)
+        }
+        let reply = try call(.render(instance: UInt64(instance.rawValue), slots: slots))
+        guard case .rendered(let result) = reply else { throw Self.failure(reply.status) }
+        for index in result.readSlots where Int(index) < slots.count {
+            let slot = slots[Int(index)]
+            _ = state.read(identity: slot.key.identity, index: slot.key.index, fingerprint: slot.fingerprint)
+        }
+        for write in result.writes {
+            state.write(identity: write.key.identity, index: write.key.index, fingerprint: write.fingerprint, bytes: write.bytes)
+        }
+        guard result.status.isOK else { throw Self.failure(result.status) }
+        return result.tree
+    }
+
+    func saveState(_ instance: PluginInstanceID) throws(PluginCallError) -> [UInt8] {
+        let reply = try call(.saveState(instance: UInt64(instance.rawValue)))
+        guard case .bytes(let status, let bytes) = reply, status.isOK else { throw Self.failure(reply.status) }
+        return bytes
+    }
+
+    func restoreState(_ instance: PluginInstanceID, _ bytes: [UInt8]) throws(PluginCallError) {
+        try check(.restoreState(instance: UInt64(instance.rawValue), state: bytes))
+    }
+
+    func callExport(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue {
+        let reply: IsolationReply
+        do {
+            reply = try call(.callExport(symbol: symbol, arguments: arguments))
+        } catch {
+            throw FFIError(.unknownSymbol, "\(pluginID) \(symbol): \(error.message)")
+        }
+        switch reply {
+        case .exported(let value): return value
+        case .exportFailed(let error): throw error
+        default: throw FFIError(.unknownSymbol, "\(pluginID) \(symbol): unexpected reply \(reply)")
+        }
+    }
+
+    /// Asks the worker to unload and exit; kills it when it does not. Nothing stays mapped
+    /// in the host.
+    func end() throws(LoaderError) -> GenerationEnding {
+        monitor?.cancel()
+        if failure == nil {
+            _ = try? worker.channel.call(.unload, timeout: .seconds(2))
+            _ = try? worker.channel.call(.shutdown, timeout: .seconds(1))
+        }
+        Self.stop(worker)
+        runtimeDirectory.discard(shadowCopy: imagePath)
+        return .workerEnded
+    }
+
+    // MARK: Calls and failure
+
+    private func call(_ request: IsolationRequest) throws(PluginCallError) -> IsolationReply {
+        if let failure { throw PluginCallError(status: Int32(BERTH_ERR_FAILED), message: failure.message) }
+        do {
+            return try worker.channel.call(request)
+        } catch {
+            let failure = fail(error)
+            throw PluginCallError(status: Int32(BERTH_ERR_FAILED), message: failure.message)
+        }
+    }
+
+    private func check(_ request: IsolationRequest) throws(PluginCallError) {
+        let reply = try call(request)
+        guard reply.status.isOK else { throw Self.failure(reply.status) }
+    }
+
+    private static func failure(_ status: IsolationStatus) -> PluginCallError {
+        PluginCallError(status: status.code, message: status.message.isEmpty ? "failed with status \(status.code) and no message" : status.message)
+    }
+
+    /// Records the worker's end (killing it if it only stopped answering) and tells the
+    /// host once.
+    @discardableResult
+    private func fail(_ error: ChannelError) -> WorkerFailure {
+        if let failure { return failure }
+        let failure = WorkerFailure(plugin: pluginID, worker: worker, channelError: error)
+        self.failure = failure
+        monitor?.cancel()
+        onFailure?(failure)
+        return failure
+    }
+
+    /// Watches the channel while the host is not calling: notifications (logs, task posts)
+    /// are served on the main actor, and a worker that dies between calls is noticed.
+    private func startMonitor() {
+        let descriptor = worker.channel.fileDescriptor
+        monitor = Task.detached { [weak self] in
+            while !Task.isCancelled {
+                let ready = await Task.detached { IsolatedPlugin.waitReadable(descriptor, milliseconds: 200) }.value
+                guard ready, !Task.isCancelled else { continue }
+                let keepGoing = await MainActor.run { [weak self] () -> Bool in
+                    guard let self, self.failure == nil else { return false }
+                    do throws(ChannelError) {
+                        try self.worker.channel.serveAvailable()
+                        return true
+                    } catch {
+                        self.fail(error)
+                        return false
+                    }
+                }
+                if !keepGoing { return }
+            }
+        }
+    }
+
+    private nonisolated static func waitReadable(_ descriptor: Int32, milliseconds: Int32) -> Bool {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, milliseconds) > 0
+    }
+
+    private static func stop(_ worker: WorkerProcess) {
+        worker.channel.close()
+        if worker.waitForExit(timeout: .seconds(2)) == nil {
+            _ = worker.kill()
+            _ = worker.waitForExit()
+        }
+    }
+}
+
+/// Why an isolated plugin's worker is gone: its signal or exit status, and the last fatal
+/// line it wrote to stderr.
+struct WorkerFailure: Sendable, Equatable {
+    var plugin: String
+    /// `SIGSEGV`, `exit 3`, or `unresponsive`.
+    var reason: String
+    /// The worker's last "Fatal error" (or similar) line, if it wrote one.
+    var fatalLine: String?
+
+    init(plugin: String, worker: WorkerProcess, channelError: ChannelError) {
+        self.plugin = plugin
+        if channelError.code == .timedOut {
+            _ = worker.kill()
+            _ = worker.waitForExit(timeout: .seconds(2))
+            reason = "unresponsive"
+        } else {
+            let termination = worker.waitForExit(timeout: .seconds(2)) ?? {
+                _ = worker.kill()
+                return worker.waitForExit()
+            }()
+            reason = termination.signalName ?? termination.description
+        }
+        fatalLine = worker.lastFatalLine
+    }
+
+    /// One line for the event log and for the failed call.
+    var message: String {
+        "the worker of \(plugin) crashed (\(reason))" + (fatalLine.map { ": \($0)" } ?? "")
+    }
+}
+
+extension PluginHandshake.Functions {
+    /// The same set, as the worker reports it.
+    init(worker functions: PluginFunctions) {
+        var set: PluginHandshake.Functions = []
+        let pairs: [(PluginFunctions, PluginHandshake.Functions)] = [
+            (.create, .create), (.activate, .activate), (.deactivate, .deactivate), (.screenEvent, .screenEvent),
+            (.action, .action), (.render, .render), (.saveState, .saveState), (.restoreState, .restoreState),
+            (.contextReceived, .contextReceived), (.delegateReceived, .delegateReceived), (.unload, .unload),
+        ]
+        for (theirs, ours) in pairs where functions.contains(theirs) { set.insert(ours) }
+        self = set
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+
+/// How a host runs plugins: which mode each one gets, and how it treats a worker that
+/// crashes or hangs.
+public struct IsolationSettings: Sendable, Equatable {
+    /// Which mode each plugin runs in.
+    public enum Policy: Sendable, Equatable {
+        /// The manifest's `isolation`; `default` for a manifest without the field.
+        case manifest(default: IsolationMode)
+        /// One mode for every plugin, whatever its manifest says.
+        case always(IsolationMode)
+    }
+
+    public var policy: Policy
+    /// A call a worker has not answered in this long kills it (`--unresponsive-ms`).
+    public var unresponsiveAfter: Duration
+    /// This many crashes within `crashWindow` mark a plugin failed until it is loaded again.
+    public var crashLimit: Int
+    public var crashWindow: Duration
+    /// The `berth-worker` executable; nil looks beside the running executable.
+    public var workerExecutable: String?
+
+    public init(policy: Policy = .manifest(default: .inProcess), unresponsiveAfter: Duration = .seconds(3),
+                crashLimit: Int = 3, crashWindow: Duration = .seconds(300), workerExecutable: String? = nil) {
+        self.policy = policy
+        self.unresponsiveAfter = unresponsiveAfter
+        self.crashLimit = crashLimit
+        self.crashWindow = crashWindow
+        self.workerExecutable = workerExecutable
+    }
+
+    /// The mode `manifest` runs in under this policy.
+    public func mode(for manifest: PluginManifest) -> IsolationMode {
+        switch policy {
+        case .always(let mode): mode
+        case .manifest(let fallback): manifest.isolation ?? fallback
+        }
+    }
+
+    /// The worker executable to start.
+    var resolvedWorkerExecutable: String {
+        if let workerExecutable { return workerExecutable }
+        let running = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath().deletingLastPathComponent()
+        return running.appendingPathComponent("berth-worker").path
+    }
+}
+
+/// A plugin's recent crashes, against the budget that marks it failed.
+struct CrashRecord: Sendable {
+    private(set) var times: [ContinuousClock.Instant] = []
+
+    /// Records a crash now; true when the budget is spent.
+    mutating func record(limit: Int, window: Duration, now: ContinuousClock.Instant = .now) -> Bool {
+        times.append(now)
+        times.removeAll { now - $0 > window }
+        return times.count >= limit
+    }
+
+    mutating func reset() {
+        times.removeAll()
+    }
+}

@@ -1,0 +1,266 @@
+import Foundation
+internal import CBerth
+
+/// One end of a re-entrant request/reply channel over a `SOCK_STREAM` socket (a
+/// socketpair between a host and its plugin worker). Frames are length-prefixed binary
+/// (`IsolationWire`); messages are `IsolationRequest`, `IsolationReply` and
+/// `IsolationNotification`.
+///
+/// `call` sends a request and blocks until its reply; while it waits it serves what the
+/// peer sends on the same stack: a request from the peer goes to the handler (which may
+/// `call` back, nesting as deep as needed), a notification to the handler too. Replies
+/// therefore come back in stack order. One thread at a time drives the reading side:
+/// `call`, `serveNext` and `serveAvailable` hold a recursive lock for their whole run, so
+/// a second thread waits its turn. `notify` may be used from any thread.
+///
+/// `@unchecked Sendable`: the receive buffer, the abandoned-call set and the nesting
+/// set are only touched under `readLock`; the socket's writes go through `writeLock`; the
+/// handler, timeout, call numbering, nesting depth and failure state are guarded by
+/// `stateLock`.
+public final class IsolationChannel: @unchecked Sendable {
+    /// Who is at the other end (a plugin id, or "host"); named in every error.
+    public let peer: String
+    private let socket: ChannelSocket
+    private let buffer = ReceiveBuffer()
+    private let readLock = NSRecursiveLock()
+    private let writeLock = NSLock()
+    private let stateLock = NSLock()
+
+    private weak var currentHandler: (any IsolationChannelHandler)?
+    private var defaultTimeout: Duration?
+    private var nextCallID: UInt64 = 1
+    /// Set when the stream can no longer be trusted (closed, or a frame half sent).
+    private var failure: ChannelError?
+    /// Calls that timed out: their late replies are dropped.
+    private var abandonedCalls: Set<UInt64> = []
+    private var depth = 0
+
+    /// Takes ownership of `fileDescriptor` (one end of `makeSocketPair()`), which is made
+    /// non-blocking and closed when the channel goes away.
+    public init(fileDescriptor: Int32, peer: String, handler: (any IsolationChannelHandler)? = nil) throws(ChannelError) {
+        self.peer = peer
+        self.socket = ChannelSocket(descriptor: fileDescriptor, peer: peer)
+        self.currentHandler = handler
+        try socket.makeNonBlocking()
+    }
+
+    deinit {
+        socket.close()
+    }
+
+    /// A connected socketpair, both ends close-on-exec: one for this process's channel, the
+    /// other for the worker (see `WorkerProcess.spawn`).
+    public static func makeSocketPair() throws(ChannelError) -> (Int32, Int32) {
+        try ChannelSocket.makePair(peer: "socketpair")
+    }
+
+    /// The socket, for a run loop that watches it while idle (then call `serveAvailable`).
+    public var fileDescriptor: Int32 { socket.descriptor }
+
+    /// Serves the peer's requests and notifications. Held weakly.
+    public var handler: (any IsolationChannelHandler)? {
+        get { stateLock.withLock { currentHandler } }
+        set { stateLock.withLock { currentHandler = newValue } }
+    }
+
+    /// How long `call` waits when not told otherwise; nil waits as long as it takes.
+    public var replyTimeout: Duration? {
+        get { stateLock.withLock { defaultTimeout } }
+        set { stateLock.withLock { defaultTimeout = newValue } }
+    }
+
+    /// How many calls the reading thread is inside: 0 at top level, 1 in a handler serving
+    /// a request that arrived during a call, and so on.
+    public var callDepth: Int { stateLock.withLock { depth } }
+
+    /// Sends `request` and returns its reply, serving the peer's requests and notifications
+    /// while it waits.
+    ///
+    /// `timeout` (or `replyTimeout` when nil) bounds the silence: the clock restarts each
+    /// time a nested request from the peer has been answered, so a worker busy calling
+    /// back is not taken for a hung one; notifications do not restart it. On timeout the
+    /// call is abandoned (a late reply is dropped) and `.timedOut` is thrown.
+    public func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
+        readLock.lock()
+        defer { readLock.unlock() }
+        let operation = "call \(request.name)"
+        stateLock.lock()
+        let (callID, limit, failed) = (nextCallID, timeout ?? defaultTimeout, failure)
+        nextCallID += 1
+        stateLock.unlock()
+        if let failed { throw failed }
+        var deadline = limit.map { ContinuousClock.now + $0 }
+        let frame = Frame.encode(kind: .request, op: request.op, callID: callID, reservingCapacity: request.encodedSizeHint) {
+            request.write(to: &$0)
+        }
+        try send(frame, deadline: deadline, operation: operation)
+        stateLock.withLock { depth += 1 }
+        defer { stateLock.withLock { depth -= 1 } }
+        while true {
+            guard let incoming = try nextFrame(until: deadline, operation: operation) else {
+                abandonedCalls.insert(callID)
+                throw ChannelError(.timedOut, peer: peer, operation: operation,
+                                   detail: "no reply within \(limit.map { "\($0)" } ?? "the timeout")")
+            }
+            switch incoming.kind {
+            case .reply:
+                if incoming.callID == callID { return try decodeReply(incoming, operation: operation) }
+                try dropLateReply(incoming, operation: operation)
+            case .request:
+                try serveRequest(incoming)
+                deadline = limit.map { ContinuousClock.now + $0 }
+            case .notification:
+                try deliverNotification(incoming)
+            }
+        }
+    }
+
+    /// Sends a notification; safe from any thread. Blocks while the socket is full.
+    public func notify(_ notification: IsolationNotification) throws(ChannelError) {
+        if let failure = stateLock.withLock({ failure }) { throw failure }
+        let frame = Frame.encode(kind: .notification, op: notification.op, callID: 0) { notification.write(to: &$0) }
+        try send(frame, deadline: nil, operation: "notify")
+    }
+
+    /// Waits up to `timeout` (nil: forever) for one frame from the peer and serves it.
+    /// Returns false when the time ran out first.
+    @discardableResult
+    public func serveNext(timeout: Duration? = nil) throws(ChannelError) -> Bool {
+        readLock.lock()
+        defer { readLock.unlock() }
+        if let failure = stateLock.withLock({ failure }) { throw failure }
+        guard let frame = try nextFrame(until: timeout.map { ContinuousClock.now + $0 }, operation: "wait") else { return false }
+        try dispatchUnsolicited(frame)
+        return true
+    }
+
+    /// Serves every frame the peer has already sent, without waiting. Returns how many.
+    @discardableResult
+    public func serveAvailable() throws(ChannelError) -> Int {
+        readLock.lock()
+        defer { readLock.unlock() }
+        if let failure = stateLock.withLock({ failure }) { throw failure }
+        var served = 0
+        while let frame = try nextFrame(until: ContinuousClock.now, operation: "poll") {
+            try dispatchUnsolicited(frame)
+            served += 1
+        }
+        return served
+    }
+
+    /// Closes this side: the peer sees end of file and a thread waiting here wakes up with
+    /// `.closed`. The descriptor itself is closed when the channel is released.
+    public func close() {
+        stateLock.withLock {
+            if failure == nil { failure = ChannelError(.closed, peer: peer, operation: "close") }
+        }
+        socket.shutDown()
+    }
+
+    // MARK: Receiving
+
+    /// The next frame, reading as needed until `deadline`; nil when it passed first.
+    private func nextFrame(until deadline: ContinuousClock.Instant?, operation: String) throws(ChannelError) -> Frame? {
+        while true {
+            do {
+                if let frame = try buffer.takeFrame() { return frame }
+            } catch {
+                throw poison(ChannelError(.malformed, peer: peer, operation: operation, detail: error.detail))
+            }
+            do {
+                if case .bytes = try buffer.fill(from: socket) { continue }
+                guard try socket.waitReadable(until: deadline, operation: operation) else { return nil }
+            } catch {
+                // A close() from another thread shows up here as end of file.
+                if let closed = stateLock.withLock({ failure }), closed.code == .closed { throw closed }
+                throw poison(error)
+            }
+        }
+    }
+
+    /// A frame that arrived while no call of ours was waiting (or an idle poll).
+    private func dispatchUnsolicited(_ frame: Frame) throws(ChannelError) {
+        switch frame.kind {
+        case .request: try serveRequest(frame)
+        case .notification: try deliverNotification(frame)
+        case .reply: try dropLateReply(frame, operation: "wait")
+        }
+    }
+
+    private func serveRequest(_ frame: Frame) throws(ChannelError) {
+        let reply: IsolationReply
+        var reader = WireReader(frame.body)
+        do {
+            if let request = try IsolationRequest.read(op: frame.op, from: &reader) {
+                if let handler = handler {
+                    reply = handler.handle(request, on: self)
+                } else {
+                    reply = .status(.failure(Int(BERTH_ERR_UNSUPPORTED), "\(request.name): nothing serves requests on this side"))
+                }
+            } else {
+                reply = .status(.failure(Int(BERTH_ERR_UNSUPPORTED), "request op \(frame.op) is unknown to this side"))
+            }
+        } catch {
+            reply = .status(.failure(Int(BERTH_ERR_DECODE), "request op \(frame.op) could not be decoded: \(error.detail)"))
+        }
+        let encoded = Frame.encode(kind: .reply, op: reply.op, callID: frame.callID, reservingCapacity: reply.encodedSizeHint) {
+            reply.write(to: &$0)
+        }
+        try send(encoded, deadline: nil, operation: "reply")
+    }
+
+    private func deliverNotification(_ frame: Frame) throws(ChannelError) {
+        var reader = WireReader(frame.body)
+        let notification: IsolationNotification?
+        do {
+            notification = try IsolationNotification.read(op: frame.op, from: &reader)
+        } catch {
+            throw poison(ChannelError(.malformed, peer: peer, operation: "notification op \(frame.op)", detail: error.detail))
+        }
+        // An op this side does not know is a newer peer's: ignored.
+        guard let notification else { return }
+        handler?.receive(notification, on: self)
+    }
+
+    private func decodeReply(_ frame: Frame, operation: String) throws(ChannelError) -> IsolationReply {
+        var reader = WireReader(frame.body)
+        do {
+            return try IsolationReply.read(op: frame.op, from: &reader)
+        } catch {
+            throw ChannelError(.malformed, peer: peer, operation: operation, detail: error.detail)
+        }
+    }
+
+    /// A reply that is not for the call waiting: fine for an abandoned call, else the
+    /// peer broke the stack order.
+    private func dropLateReply(_ frame: Frame, operation: String) throws(ChannelError) {
+        guard abandonedCalls.remove(frame.callID) != nil else {
+            throw poison(ChannelError(.protocolViolation, peer: peer, operation: operation,
+                                      detail: "a reply to call \(frame.callID), which is not waiting"))
+        }
+    }
+
+    // MARK: Sending
+
+    private func send(_ frame: [UInt8], deadline: ContinuousClock.Instant?, operation: String) throws(ChannelError) {
+        guard frame.count - 4 <= IsolationWire.maximumFrameSize + IsolationWire.headerSize else {
+            throw ChannelError(.malformed, peer: peer, operation: operation,
+                               detail: "a \(frame.count)-byte frame is larger than the \(IsolationWire.maximumFrameSize)-byte limit")
+        }
+        writeLock.lock()
+        let (written, failure) = socket.writeAll(frame, deadline: deadline, operation: operation)
+        writeLock.unlock()
+        guard let failure else { return }
+        // Half a frame on the wire: nothing after it can be read right.
+        if written > 0 || failure.code != .timedOut { throw poison(failure) }
+        throw failure
+    }
+
+    /// Records a failure that leaves the stream unusable; every later use throws it.
+    private func poison(_ error: ChannelError) -> ChannelError {
+        stateLock.withLock {
+            if failure == nil { failure = error }
+        }
+        return error
+    }
+}

@@ -1,0 +1,49 @@
+/// A one-way message: no reply, sendable from any thread. All go worker → host today.
+public enum IsolationNotification: Sendable, Equatable {
+    /// `berth_host_v1.log`: a line attributed to the plugin (any thread).
+    case log(level: Int32, message: String)
+    /// A managed task started in the worker. `task` is unique for the worker's life.
+    case taskStarted(screen: UInt64, key: String, task: UInt64)
+    /// A managed task's body returned; `cancelled` when it was asked to stop first.
+    case taskFinished(screen: UInt64, key: String, task: UInt64, cancelled: Bool)
+    /// `task_post`: deliver `action` to the task's screen as if sent by the user (the host
+    /// drops it when the screen is no longer active, or when `task` has finished since).
+    case taskPost(screen: UInt64, task: UInt64, action: String, payload: [UInt8])
+
+    var op: UInt16 {
+        switch self {
+        case .log: 200
+        case .taskStarted: 201
+        case .taskFinished: 202
+        case .taskPost: 203
+        }
+    }
+
+    func write(to writer: inout WireWriter) {
+        switch self {
+        case .log(let level, let message):
+            writer.i32(level); writer.string(message)
+        case .taskStarted(let screen, let key, let task):
+            writer.u64(screen); writer.string(key); writer.u64(task)
+        case .taskFinished(let screen, let key, let task, let cancelled):
+            writer.u64(screen); writer.string(key); writer.u64(task); writer.bool(cancelled)
+        case .taskPost(let screen, let task, let action, let payload):
+            writer.u64(screen); writer.u64(task); writer.string(action); writer.data(payload)
+        }
+    }
+
+    /// Decodes a notification; nil for an op this side does not know (ignored).
+    static func read(op: UInt16, from reader: inout WireReader) throws(WireDecodingError) -> IsolationNotification? {
+        let notification: IsolationNotification
+        switch op {
+        case 200: notification = .log(level: try reader.i32(), message: try reader.string())
+        case 201: notification = .taskStarted(screen: try reader.u64(), key: try reader.string(), task: try reader.u64())
+        case 202:
+            notification = .taskFinished(screen: try reader.u64(), key: try reader.string(), task: try reader.u64(), cancelled: try reader.bool())
+        case 203: notification = .taskPost(screen: try reader.u64(), task: try reader.u64(), action: try reader.string(), payload: try reader.data())
+        default: return nil
+        }
+        try reader.finish()
+        return notification
+    }
+}

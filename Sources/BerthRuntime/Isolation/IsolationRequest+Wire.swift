@@ -1,0 +1,96 @@
+extension IsolationRequest {
+    func write(to writer: inout WireWriter) {
+        switch self {
+        case .hello(let hello): hello.write(to: &writer)
+        case .create(let screen, let route, let argument):
+            writer.u64(screen); writer.string(route); writer.data(argument)
+        case .destroy(let instance), .activate(let instance), .deactivate(let instance), .saveState(let instance):
+            writer.u64(instance)
+        case .screenEvent(let instance, let event, let flag):
+            writer.u64(instance); writer.i32(event); writer.bool(flag)
+        case .action(let instance, let name, let payload):
+            writer.u64(instance); writer.string(name); writer.data(payload)
+        case .delegateReceived(let instance, let child, let name, let payload):
+            writer.u64(instance); writer.u64(child); writer.string(name); writer.data(payload)
+        case .contextReceived(let instance, let type, let payload):
+            writer.u64(instance); writer.string(type); writer.data(payload)
+        case .render(let instance, let slots):
+            writer.u64(instance); writer.list(slots) { $1.write(to: &$0) }
+        case .restoreState(let instance, let state):
+            writer.u64(instance); writer.data(state)
+        case .unload, .shutdown, .sessionEnd: break
+        case .callExport(let symbol, let arguments):
+            writer.string(symbol); writer.list(arguments) { $1.write(to: &$0) }
+        case .navigate(let screen, let kind, let route, let argument):
+            writer.u64(screen); writer.i32(kind); writer.optionalString(route); writer.data(argument)
+        case .observeDelegate(let screen, let child):
+            writer.u64(screen); writer.u64(child)
+        case .sendDelegate(let screen, let action, let payload):
+            writer.u64(screen); writer.string(action); writer.data(payload)
+        case .contextObserve(let screen, let type), .contextUnobserve(let screen, let type), .contextCanTerminate(let screen, let type):
+            writer.u64(screen); writer.string(type)
+        case .contextSend(let screen, let type, let payload, let mode):
+            writer.u64(screen); writer.string(type); writer.data(payload); writer.i32(mode)
+        case .stateRead(let screen, let key, let fingerprint):
+            writer.u64(screen); key.write(to: &writer); writer.u64(fingerprint)
+        case .stateWrite(let screen, let slot):
+            writer.u64(screen); slot.write(to: &writer)
+        case .persistRead(let screen, let key):
+            writer.u64(screen); writer.string(key)
+        case .persistWrite(let screen, let key, let value):
+            writer.u64(screen); writer.string(key); writer.data(value)
+        case .sessionBegin(let id):
+            writer.string(id)
+        }
+    }
+
+    /// Decodes a request body; nil for an op this side does not know (answered as unsupported).
+    static func read(op: UInt16, from reader: inout WireReader) throws(WireDecodingError) -> IsolationRequest? {
+        let request: IsolationRequest
+        switch op {
+        case 1: request = .hello(try WorkerHello.read(from: &reader))
+        case 2: request = .create(screen: try reader.u64(), route: try reader.string(), argument: try reader.data())
+        case 3: request = .destroy(instance: try reader.u64())
+        case 4: request = .activate(instance: try reader.u64())
+        case 5: request = .deactivate(instance: try reader.u64())
+        case 6: request = .screenEvent(instance: try reader.u64(), event: try reader.i32(), flag: try reader.bool())
+        case 7: request = .action(instance: try reader.u64(), name: try reader.string(), payload: try reader.data())
+        case 8:
+            request = .delegateReceived(instance: try reader.u64(), child: try reader.u64(), name: try reader.string(), payload: try reader.data())
+        case 9: request = .contextReceived(instance: try reader.u64(), type: try reader.string(), payload: try reader.data())
+        case 10:
+            let instance = try reader.u64()
+            let slots = try reader.list(minimumElementSize: IsolationStateSlot.minimumWireSize) { reader throws(WireDecodingError) in
+                try IsolationStateSlot.read(from: &reader)
+            }
+            request = .render(instance: instance, slots: slots)
+        case 11: request = .saveState(instance: try reader.u64())
+        case 12: request = .restoreState(instance: try reader.u64(), state: try reader.data())
+        case 13: request = .unload
+        case 14:
+            let symbol = try reader.string()
+            let arguments = try reader.list(minimumElementSize: 1) { reader throws(WireDecodingError) in try FFIValue.read(from: &reader) }
+            request = .callExport(symbol: symbol, arguments: arguments)
+        case 15: request = .shutdown
+        case 32:
+            request = .navigate(screen: try reader.u64(), kind: try reader.i32(), route: try reader.optionalString(), argument: try reader.data())
+        case 33: request = .observeDelegate(screen: try reader.u64(), child: try reader.u64())
+        case 34: request = .sendDelegate(screen: try reader.u64(), action: try reader.string(), payload: try reader.data())
+        case 35: request = .contextObserve(screen: try reader.u64(), type: try reader.string())
+        case 36: request = .contextUnobserve(screen: try reader.u64(), type: try reader.string())
+        case 37:
+            request = .contextSend(screen: try reader.u64(), type: try reader.string(), payload: try reader.data(), mode: try reader.i32())
+        case 38: request = .contextCanTerminate(screen: try reader.u64(), type: try reader.string())
+        case 39:
+            request = .stateRead(screen: try reader.u64(), key: try IsolationSlotKey.read(from: &reader), fingerprint: try reader.u64())
+        case 40: request = .stateWrite(screen: try reader.u64(), slot: try IsolationStateSlot.read(from: &reader))
+        case 41: request = .persistRead(screen: try reader.u64(), key: try reader.string())
+        case 42: request = .persistWrite(screen: try reader.u64(), key: try reader.string(), value: try reader.data())
+        case 43: request = .sessionBegin(id: try reader.string())
+        case 44: request = .sessionEnd
+        default: return nil
+        }
+        try reader.finish()
+        return request
+    }
+}

@@ -1,0 +1,134 @@
+/// A request over the channel. The first group goes host → worker (the `berth_plugin_v1`
+/// table and the exports); the second goes worker → host (the `berth_host_v1` functions a
+/// plugin calls on its main thread). Instances are named by the worker's token from
+/// `create`; screens by the host's screen id.
+public enum IsolationRequest: Sendable, Equatable {
+    // MARK: host → worker
+    /// Load the library and handshake. Reply: `.hello` or `.helloFailed`.
+    case hello(WorkerHello)
+    /// `create` for `route`; `screen` is the host's id for the new screen. Reply: `.created`.
+    case create(screen: UInt64, route: String, argument: [UInt8])
+    /// Cancel the instance's tasks (deactivating it first if active), then `destroy`. Reply: `.status`.
+    case destroy(instance: UInt64)
+    case activate(instance: UInt64)
+    /// `deactivate`; every managed task of the instance is cancelled and has returned
+    /// before the reply. Reply: `.status`.
+    case deactivate(instance: UInt64)
+    /// A `BERTH_EVENT_*` with its flag. Reply: `.status`.
+    case screenEvent(instance: UInt64, event: Int32, flag: Bool)
+    case action(instance: UInt64, name: String, payload: [UInt8])
+    case delegateReceived(instance: UInt64, child: UInt64, name: String, payload: [UInt8])
+    case contextReceived(instance: UInt64, type: String, payload: [UInt8])
+    /// One render pass; `state_read` is served from `slots`. Reply: `.rendered`.
+    case render(instance: UInt64, slots: [IsolationStateSlot])
+    /// Reply: `.bytes`.
+    case saveState(instance: UInt64)
+    case restoreState(instance: UInt64, state: [UInt8])
+    /// The plugin's `unload` (every instance must be destroyed first). Reply: `.status`.
+    case unload
+    /// An export through libffi. Reply: `.exported` or `.exportFailed`.
+    case callExport(symbol: String, arguments: [FFIValue])
+    /// Reply `.status`, then the worker exits with status 0.
+    case shutdown
+
+    // MARK: worker → host (the plugin's main-thread host calls)
+    /// Reply: `.navigated` (the promised screen id for push and present).
+    case navigate(screen: UInt64, kind: Int32, route: String?, argument: [UInt8])
+    case observeDelegate(screen: UInt64, child: UInt64)
+    case sendDelegate(screen: UInt64, action: String, payload: [UInt8])
+    case contextObserve(screen: UInt64, type: String)
+    case contextUnobserve(screen: UInt64, type: String)
+    case contextSend(screen: UInt64, type: String, payload: [UInt8], mode: Int32)
+    /// Reply: `.flag`.
+    case contextCanTerminate(screen: UInt64, type: String)
+    /// Outside a render only (during one the worker answers from the batch). Reply: `.bytes`.
+    case stateRead(screen: UInt64, key: IsolationSlotKey, fingerprint: UInt64)
+    case stateWrite(screen: UInt64, slot: IsolationStateSlot)
+    /// Reply: `.bytes`.
+    case persistRead(screen: UInt64, key: String)
+    case persistWrite(screen: UInt64, key: String, value: [UInt8])
+    case sessionBegin(id: String)
+    case sessionEnd
+
+    /// The op code on the wire.
+    var op: UInt16 {
+        switch self {
+        case .hello: 1
+        case .create: 2
+        case .destroy: 3
+        case .activate: 4
+        case .deactivate: 5
+        case .screenEvent: 6
+        case .action: 7
+        case .delegateReceived: 8
+        case .contextReceived: 9
+        case .render: 10
+        case .saveState: 11
+        case .restoreState: 12
+        case .unload: 13
+        case .callExport: 14
+        case .shutdown: 15
+        case .navigate: 32
+        case .observeDelegate: 33
+        case .sendDelegate: 34
+        case .contextObserve: 35
+        case .contextUnobserve: 36
+        case .contextSend: 37
+        case .contextCanTerminate: 38
+        case .stateRead: 39
+        case .stateWrite: 40
+        case .persistRead: 41
+        case .persistWrite: 42
+        case .sessionBegin: 43
+        case .sessionEnd: 44
+        }
+    }
+
+    /// A short name for errors and logs ("render", "navigate").
+    public var name: String {
+        switch self {
+        case .hello: "hello"
+        case .create: "create"
+        case .destroy: "destroy"
+        case .activate: "activate"
+        case .deactivate: "deactivate"
+        case .screenEvent: "screen_event"
+        case .action: "action"
+        case .delegateReceived: "delegate_received"
+        case .contextReceived: "context_received"
+        case .render: "render"
+        case .saveState: "save_state"
+        case .restoreState: "restore_state"
+        case .unload: "unload"
+        case .callExport: "call_export"
+        case .shutdown: "shutdown"
+        case .navigate: "navigate"
+        case .observeDelegate: "observe_delegate"
+        case .sendDelegate: "send_delegate"
+        case .contextObserve: "context_observe"
+        case .contextUnobserve: "context_unobserve"
+        case .contextSend: "context_send"
+        case .contextCanTerminate: "context_can_terminate"
+        case .stateRead: "state_read"
+        case .stateWrite: "state_write"
+        case .persistRead: "persist_read"
+        case .persistWrite: "persist_write"
+        case .sessionBegin: "session_begin"
+        case .sessionEnd: "session_end"
+        }
+    }
+
+    /// A capacity hint for the encoder (the big bodies are slots and payloads).
+    var encodedSizeHint: Int {
+        switch self {
+        case .render(_, let slots): slots.reduce(16) { $0 + IsolationStateSlot.minimumWireSize + $1.key.identity.utf8.count + $1.bytes.count }
+        case .create(_, let route, let bytes): 32 + route.utf8.count + bytes.count
+        case .action(_, let name, let bytes), .delegateReceived(_, _, let name, let bytes), .contextReceived(_, let name, let bytes),
+             .sendDelegate(_, let name, let bytes), .contextSend(_, let name, let bytes, _), .persistWrite(_, let name, let bytes):
+            32 + name.utf8.count + bytes.count
+        case .restoreState(_, let bytes), .navigate(_, _, _, let bytes): 64 + bytes.count
+        case .stateWrite(_, let slot): 32 + slot.key.identity.utf8.count + slot.bytes.count
+        default: 64
+        }
+    }
+}

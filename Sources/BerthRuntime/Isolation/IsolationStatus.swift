@@ -1,0 +1,36 @@
+internal import CBerth
+
+/// A `berth_status` and the message that came with it: what every reply carries for a
+/// call that can fail (the plugin's or the host's `berth_error` text).
+public struct IsolationStatus: Sendable, Equatable, CustomStringConvertible {
+    /// `BERTH_OK` or a `BERTH_ERR_*` code.
+    public var code: Int32
+    /// The failure message; empty on success.
+    public var message: String
+
+    public init(code: Int32, message: String = "") {
+        self.code = code
+        self.message = message
+    }
+
+    /// `BERTH_OK`, no message.
+    public static let ok = IsolationStatus(code: Int32(BERTH_OK))
+
+    public var isOK: Bool { code == Int32(BERTH_OK) }
+
+    /// A failure with `BERTH_ERR_*` `code`.
+    static func failure(_ code: Int, _ message: String) -> IsolationStatus {
+        IsolationStatus(code: Int32(code), message: message)
+    }
+
+    public var description: String { isOK ? "ok" : "status \(code): \(message)" }
+
+    func write(to writer: inout WireWriter) {
+        writer.i32(code)
+        writer.string(message)
+    }
+
+    static func read(from reader: inout WireReader) throws(WireDecodingError) -> IsolationStatus {
+        IsolationStatus(code: try reader.i32(), message: try reader.string())
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// The `berth-worker` process: hosts one plugin generation and serves it to the host over
+/// the channel the host passed as a descriptor (`WorkerProcess.spawn`).
+///
+/// `berth-worker --fd 3 [--parent PID]`. With `--parent`, a worker whose parent is no
+/// longer that process exits at once (the host died before the worker could ask for the
+/// parent-death signal, which its `main` does first).
+public enum IsolationWorker {
+    /// How a worker exits.
+    public enum ExitStatus: Int32, Sendable {
+        /// Shut down on request.
+        case shutdown = 0
+        /// Bad command line.
+        case usage = 2
+        /// The host is gone (end of file on the channel, or a different parent).
+        case hostGone = 3
+        /// The channel failed in another way (a malformed frame, a system error).
+        case channelFailed = 4
+    }
+
+    /// Runs the worker on the calling thread (the process's main thread) until the host
+    /// sends `shutdown` or goes away. Returns the status to exit with.
+    @MainActor
+    public static func run(arguments: [String]) -> ExitStatus {
+        var descriptor: Int32 = 3
+        var parent: Int32?
+        var remaining = arguments[...]
+        while let option = remaining.popFirst() {
+            guard let value = remaining.popFirst().flatMap({ Int32($0) }) else {
+                report("\(option) needs a number; usage: berth-worker --fd N [--parent PID]")
+                return .usage
+            }
+            switch option {
+            case "--fd": descriptor = value
+            case "--parent": parent = value
+            default:
+                report("unknown option \(option); usage: berth-worker --fd N [--parent PID]")
+                return .usage
+            }
+        }
+        if let parent, getppid() != parent {
+            report("the host (pid \(parent)) is already gone")
+            return .hostGone
+        }
+        // Every write to the host uses MSG_NOSIGNAL; this covers a plugin writing to a pipe.
+        signal(SIGPIPE, SIG_IGN)
+        let channel: IsolationChannel
+        do {
+            channel = try IsolationChannel(fileDescriptor: descriptor, peer: "host")
+        } catch {
+            report("descriptor \(descriptor) is not a usable channel: \(error.message)")
+            return .usage
+        }
+        let session = WorkerSession(channel: channel)
+        WorkerSession.current = session
+        WorkerShared.current.withLock { $0 = session.shared }
+        channel.handler = session
+        while !session.isFinished {
+            do {
+                try channel.serveNext()
+            } catch {
+                if error.code == .peerClosed { return .hostGone }
+                report(error.message)
+                return .channelFailed
+            }
+        }
+        return .shutdown
+    }
+
+    private static func report(_ message: String) {
+        FileHandle.standardError.write(Data("berth-worker[\(getpid())]: \(message)\n".utf8))
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// Reads a worker's stderr pipe on a thread of its own until end of file, keeping the
+/// last lines, and above all the last fatal one: the Swift runtime writes "Fatal error:
+/// ..." there just before a trap kills the worker, and the host reports that line.
+///
+/// `@unchecked Sendable`: the lines, the partial line and the end-of-file flag are only
+/// touched with `condition` locked; the descriptor is read by the reader thread only.
+final class StandardErrorTail: @unchecked Sendable {
+    private let descriptor: Int32
+    private let limit: Int
+    private let onLine: (@Sendable (String) -> Void)?
+    private let condition = NSCondition()
+    private var lines: [String] = []
+    /// The last line starting with "Fatal error", and the last merely mentioning "fatal".
+    private var fatalError: String?
+    private var fatalMention: String?
+    private var partial: [UInt8] = []
+    private var closed = false
+
+    /// Starts reading `descriptor` (the read end of the pipe, owned from now on).
+    init(descriptor: Int32, keeping limit: Int, onLine: (@Sendable (String) -> Void)?) {
+        self.descriptor = descriptor
+        self.limit = limit
+        self.onLine = onLine
+        let thread = Thread { [self] in readUntilEndOfFile() }
+        thread.name = "berth.worker-stderr"
+        thread.start()
+    }
+
+    /// The last lines (at most the limit), oldest first.
+    var tail: [String] { condition.withLock { lines } }
+
+    /// The last line that starts with "Fatal error" (the Swift runtime's), else the last
+    /// that mentions "fatal" in any case.
+    var lastFatalLine: String? { condition.withLock { fatalError ?? fatalMention } }
+
+    /// Waits until the pipe reached end of file (every writer closed it), at most `timeout`.
+    /// Returns false when it did not in time (a grandchild may hold the pipe open).
+    @discardableResult
+    func waitUntilClosed(timeout: Duration) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        condition.lock()
+        defer { condition.unlock() }
+        while !closed {
+            if !condition.wait(until: deadline) { return closed }
+        }
+        return true
+    }
+
+    private func readUntilEndOfFile() {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                take(chunk[0..<count])
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        close(descriptor)
+        condition.lock()
+        let last = partial
+        partial.removeAll()
+        condition.unlock()
+        if !last.isEmpty { record(String(decoding: last, as: UTF8.self)) }
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func take(_ bytes: ArraySlice<UInt8>) {
+        var complete: [String] = []
+        condition.lock()
+        for byte in bytes {
+            if byte == UInt8(ascii: "\n") {
+                complete.append(String(decoding: partial, as: UTF8.self))
+                partial.removeAll(keepingCapacity: true)
+            } else if partial.count < 64 * 1024 {
+                partial.append(byte)
+            }
+        }
+        condition.unlock()
+        for line in complete { record(line) }
+    }
+
+    private func record(_ line: String) {
+        condition.lock()
+        lines.append(line)
+        if lines.count > limit { lines.removeFirst(lines.count - limit) }
+        if line.hasPrefix("Fatal error") {
+            fatalError = line
+        } else if line.lowercased().contains("fatal") {
+            fatalMention = line
+        }
+        condition.unlock()
+        onLine?(line)
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+internal import CBerth
+
+/// The one plugin generation a worker hosts: its image opened with `dlopen`, the table the
+/// handshake checked, and a prepared libffi call per declared export.
+///
+/// The image is never closed: a worker lives for one generation, and its exit is what
+/// gives the memory back (a Swift image must not be `dlclose`d anyway).
+@MainActor
+final class WorkerPlugin {
+    let manifest: PluginManifest
+    let table: PluginTable
+    private var exports: [String: ForeignFunction]
+    /// Set once the plugin's `unload` ran; nothing is called after it.
+    private(set) var isUnloaded = false
+
+    /// Opens the library (`RTLD_NOW | RTLD_LOCAL`), calls the entry with the worker's host
+    /// table, checks the table against the manifest and prepares the exports.
+    init(hello: WorkerHello, pluginHandle: OpaquePointer) throws(LoaderError) {
+        let manifest = hello.manifest
+        let image = try DynamicLibrary(path: hello.libraryPath, flags: RTLD_NOW | RTLD_LOCAL, plugin: manifest.id)
+        let prepared: Result<(PluginTable, [String: ForeignFunction]), LoaderError>
+        do {
+            prepared = .success(try Self.prepare(image, manifest: manifest, path: hello.libraryPath, pluginHandle: pluginHandle))
+        } catch {
+            prepared = .failure(error)
+        }
+        // Mapped for the rest of the worker's life, whatever happened: the entry may have
+        // run, and code of a Swift image must never be unmapped under the runtime.
+        image.retire()
+        let (table, exports) = try prepared.get()
+        self.manifest = manifest
+        self.table = table
+        self.exports = exports
+    }
+
+    private static func prepare(
+        _ image: borrowing DynamicLibrary, manifest: PluginManifest, path: String, pluginHandle: OpaquePointer
+    ) throws(LoaderError) -> (PluginTable, [String: ForeignFunction]) {
+        guard let entryAddress = image.symbol(manifest.entry) else {
+            throw LoaderError(.symbolMissing, plugin: manifest.id, "entry symbol '\(manifest.entry)' not found in \(path)")
+        }
+        let entry = unsafeBitCast(entryAddress, to: berth_entry_v1.self)
+        let table = try PluginTable.handshake(HostCall.run { entry(WorkerHostTable.pointer, pluginHandle) },
+                                              manifest: manifest, entry: manifest.entry)
+        var exports: [String: ForeignFunction] = [:]
+        for signature in manifest.exports {
+            guard let address = image.symbol(signature.symbol) else {
+                throw LoaderError(.symbolMissing, plugin: manifest.id, "export '\(signature.symbol)' not found in \(path)")
+            }
+            do {
+                exports[signature.symbol] = try ForeignFunction(signature: signature, address: address)
+            } catch {
+                throw LoaderError(.invalid, plugin: manifest.id, error.message)
+            }
+        }
+        return (table, exports)
+    }
+
+    var pluginID: String { manifest.id }
+
+    /// What the host needs from the handshake.
+    var handshake: WorkerHandshake {
+        WorkerHandshake(abi: table.abi, tableSize: UInt32(table.size), pluginID: manifest.id,
+                        functions: Self.functions(of: table.table), workerProcessID: ProcessInfo.processInfo.processIdentifier)
+    }
+
+    private static func functions(of table: berth_plugin_v1) -> PluginFunctions {
+        var functions: PluginFunctions = []
+        if table.create != nil { functions.insert(.create) }
+        if table.destroy != nil { functions.insert(.destroy) }
+        if table.activate != nil { functions.insert(.activate) }
+        if table.deactivate != nil { functions.insert(.deactivate) }
+        if table.screen_event != nil { functions.insert(.screenEvent) }
+        if table.action != nil { functions.insert(.action) }
+        if table.render != nil { functions.insert(.render) }
+        if table.save_state != nil { functions.insert(.saveState) }
+        if table.restore_state != nil { functions.insert(.restoreState) }
+        if table.context_received != nil { functions.insert(.contextReceived) }
+        if table.delegate_received != nil { functions.insert(.delegateReceived) }
+        if table.unload != nil { functions.insert(.unload) }
+        return functions
+    }
+
+    /// Calls an export through its prepared libffi interface.
+    func call(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue {
+        guard !isUnloaded else { throw FFIError(.unknownSymbol, "\(pluginID) is unloaded; nothing is called") }
+        guard let function = exports[symbol] else {
+            let known = manifest.exports.map(\.symbol).joined(separator: ", ")
+            throw FFIError(.unknownSymbol, "\(pluginID) has no export '\(symbol)' (exports: \(known.isEmpty ? "none" : known))")
+        }
+        return try function.call(arguments)
+    }
+
+    /// The plugin's `unload`; afterwards the plugin is never called again.
+    func unload() {
+        guard !isUnloaded else { return }
+        isUnloaded = true
+        exports.removeAll()
+        if let unload = table.table.unload { HostCall.run { unload() } }
+    }
+}

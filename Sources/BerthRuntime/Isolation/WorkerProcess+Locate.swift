@@ -1,0 +1,25 @@
+import Foundation
+
+extension WorkerProcess {
+    /// Finds the worker executable: `$BERTH_WORKER` when set, else beside the running
+    /// executable (an installed `berth`, or the build products folder holding a test
+    /// bundle), else in `.build/debug` or `.build/release` under the current folder.
+    public static func locateExecutable(named name: String = "berth-worker") -> String? {
+        let files = FileManager.default
+        if let override = ProcessInfo.processInfo.environment["BERTH_WORKER"], !override.isEmpty {
+            return files.isExecutableFile(atPath: override) ? override : nil
+        }
+        var folders: [String] = []
+        let running = (try? files.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first ?? ""
+        var folder = (running as NSString).deletingLastPathComponent
+        folders.append(folder)
+        // A test runner inside a `.xctest` bundle: the products are beside the bundle.
+        while folder.contains(".xctest") {
+            folder = (folder as NSString).deletingLastPathComponent
+            folders.append(folder)
+        }
+        let current = files.currentDirectoryPath
+        folders += [current + "/.build/debug", current + "/.build/release"]
+        return folders.map { ($0 as NSString).appendingPathComponent(name) }.first { files.isExecutableFile(atPath: $0) }
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+/// A running `berth-worker`, seen from the host: its pid, the host's end of its channel,
+/// the tail of its stderr, and how it ended once reaped.
+///
+/// Spawned with `posix_spawn` (never fork in a multi-threaded Swift process) from one
+/// long-lived thread (see `SpawnThread`), with the channel's other end as descriptor 3, its
+/// stderr a pipe read here, stdin `/dev/null` and stdout shared with the host. The worker
+/// asks for SIGKILL when the host goes away (PR_SET_PDEATHSIG).
+///
+/// `@unchecked Sendable`: the cached termination is guarded by `lock`; `waitpid` runs
+/// under `reapLock` so two threads never reap the same pid.
+public final class WorkerProcess: @unchecked Sendable {
+    /// The worker's process id.
+    public let pid: Int32
+    /// The host's end of the worker's channel (owned by this object).
+    public let channel: IsolationChannel
+    /// The executable that was started.
+    public let executable: String
+    /// Who the worker is for (a plugin id).
+    public let plugin: String
+    private let standardError: StandardErrorTail
+    private let lock = NSLock()
+    private let reapLock = NSLock()
+    private var reaped: WorkerTermination?
+
+    private init(pid: Int32, channel: IsolationChannel, executable: String, plugin: String, standardError: StandardErrorTail) {
+        self.pid = pid
+        self.channel = channel
+        self.executable = executable
+        self.plugin = plugin
+        self.standardError = standardError
+    }
+
+    /// Starts `executable` (see `locateExecutable`) for `plugin`.
+    ///
+    /// - Parameters:
+    ///   - environment: variables set (or replaced) in the worker's environment, which
+    ///     is otherwise the host's.
+    ///   - standardErrorLines: how many stderr lines `standardErrorTail` keeps.
+    ///   - onStandardErrorLine: called with each stderr line, on a reader thread.
+    public static func spawn(
+        executable: String, plugin: String, environment: [String: String] = [:], standardErrorLines: Int = 50,
+        onStandardErrorLine: (@Sendable (String) -> Void)? = nil
+    ) throws(WorkerSpawnError) -> WorkerProcess {
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw WorkerSpawnError(.executableMissing, executable: executable, plugin: plugin)
+        }
+        let hostEnd: Int32
+        let workerEnd: Int32
+        do {
+            (hostEnd, workerEnd) = try IsolationChannel.makeSocketPair()
+        } catch {
+            throw WorkerSpawnError(.descriptorsFailed, executable: executable, plugin: plugin, errnoText: error.errnoText)
+        }
+        var variables = ProcessInfo.processInfo.environment
+        variables.merge(environment) { _, new in new }
+        let environmentLines = variables.map { "\($0.key)=\($0.value)" }
+        let arguments = [executable, "--fd", "3", "--parent", String(getpid())]
+        let outcome = SpawnThread.shared.run {
+            WorkerSpawner.spawn(executable: executable, arguments: arguments, environment: environmentLines, channel: workerEnd)
+        }
+        close(workerEnd)
+        let spawned: (pid: Int32, standardError: Int32)
+        switch outcome {
+        case .success(let value):
+            spawned = value
+        case .failure(let failure):
+            close(hostEnd)
+            throw WorkerSpawnError(failure.code, executable: executable, plugin: plugin, errnoText: failure.errnoText)
+        }
+        let tail = StandardErrorTail(descriptor: spawned.standardError, keeping: standardErrorLines, onLine: onStandardErrorLine)
+        let channel: IsolationChannel
+        do {
+            channel = try IsolationChannel(fileDescriptor: hostEnd, peer: plugin)
+        } catch {
+            _ = Glibc.kill(spawned.pid, SIGKILL)
+            var status: Int32 = 0
+            _ = waitpid(spawned.pid, &status, 0)
+            throw WorkerSpawnError(.descriptorsFailed, executable: executable, plugin: plugin, errnoText: error.errnoText)
+        }
+        return WorkerProcess(pid: spawned.pid, channel: channel, executable: executable, plugin: plugin, standardError: tail)
+    }
+
+    deinit {
+        // Never leave a zombie or an orphan behind.
+        if termination == nil {
+            _ = Glibc.kill(pid, SIGKILL)
+            _ = waitForExit()
+        }
+    }
+
+    /// Sends `signal` (SIGKILL unless told otherwise). False once the worker was reaped
+    /// (its pid may belong to another process by then) or when `kill` fails.
+    @discardableResult
+    public func kill(signal: Int32 = SIGKILL) -> Bool {
+        guard lock.withLock({ reaped }) == nil else { return false }
+        return Glibc.kill(pid, signal) == 0
+    }
+
+    /// Blocks until the worker ended, reaps it and returns how; then waits (briefly) for
+    /// its stderr to reach end of file so `lastFatalLine` holds its last words.
+    public func waitForExit() -> WorkerTermination {
+        reapLock.lock()
+        defer { reapLock.unlock() }
+        if let known = lock.withLock({ reaped }) { return known }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno == EINTR { continue }
+            // ECHILD: someone else reaped it; nothing more can be learned.
+            return record(.exited(status: -1))
+        }
+        return record(WorkerTermination(waitStatus: status))
+    }
+
+    /// Waits up to `timeout` for the worker to end; nil when it is still running.
+    public func waitForExit(timeout: Duration) -> WorkerTermination? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let ended = termination { return ended }
+            if ContinuousClock.now >= deadline { return nil }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+    }
+
+    /// How the worker ended, if it has (reaps it without blocking); nil while it runs.
+    public var termination: WorkerTermination? {
+        guard reapLock.try() else { return lock.withLock { reaped } }
+        defer { reapLock.unlock() }
+        if let known = lock.withLock({ reaped }) { return known }
+        var status: Int32 = 0
+        let result = waitpid(pid, &status, WNOHANG)
+        if result == pid { return record(WorkerTermination(waitStatus: status)) }
+        if result < 0 && errno == ECHILD { return record(.exited(status: -1)) }
+        return nil
+    }
+
+    /// The last lines the worker wrote to stderr, oldest first.
+    public var standardErrorTail: [String] { standardError.tail }
+
+    /// The worker's last fatal stderr line ("Fatal error: ..."), if it wrote one.
+    public var lastFatalLine: String? { standardError.lastFatalLine }
+
+    private func record(_ ended: WorkerTermination) -> WorkerTermination {
+        lock.withLock { reaped = ended }
+        standardError.waitUntilClosed(timeout: .seconds(1))
+        return ended
+    }
+}

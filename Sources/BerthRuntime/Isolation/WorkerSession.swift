@@ -1,0 +1,126 @@
+import Foundation
+internal import CBerth
+
+/// The worker's side of the seam: serves the host's requests (the `berth_plugin_v1` table
+/// and the exports) for the one plugin generation this process hosts, and owns its
+/// instances. Runs on the worker's main thread, which is the thread serving the channel:
+/// every call into the plugin is made from it, marked with `HostCall`, so the plugin's
+/// main-thread host calls are allowed exactly where they are in-process.
+@MainActor
+final class WorkerSession: IsolationChannelHandler {
+    /// The session of this worker process (the host table's functions reach it).
+    static var current: WorkerSession?
+
+    let channel: IsolationChannel
+    let shared: WorkerShared
+    private(set) var plugin: WorkerPlugin?
+    var instances: [UInt64: WorkerInstance] = [:]
+    private var nextInstanceToken: UInt64 = 1
+    /// The slot batches of the screens being rendered, by host screen id.
+    var renderBatches: [UInt64: RenderBatch] = [:]
+    /// Set by `shutdown`: the serving loop ends after the reply went out.
+    private(set) var isFinished = false
+    /// The opaque `berth_plugin_handle *`: a token the plugin passes back, never read.
+    private let pluginHandle: OpaquePointer
+
+    init(channel: IsolationChannel) {
+        self.channel = channel
+        self.shared = WorkerShared(channel: channel)
+        self.pluginHandle = OpaquePointer(Unmanaged.passUnretained(shared).toOpaque())
+    }
+
+    nonisolated func handle(_ request: IsolationRequest, on channel: IsolationChannel) -> IsolationReply {
+        // The channel calls this on the thread serving it, the worker's main thread.
+        MainActor.assumeIsolated { serve(request) }
+    }
+
+    nonisolated func receive(_ notification: IsolationNotification, on channel: IsolationChannel) {
+        // A host sends no notifications in wire version 1.
+    }
+
+    func serve(_ request: IsolationRequest) -> IsolationReply {
+        // At top level only: a request nested in one of the worker's own calls must not
+        // re-enter the plugin with a task's release (in-process, that waits for top level too).
+        if channel.callDepth == 0 { releaseReturnedTasks() }
+        switch request {
+        case .hello(let hello):
+            return load(hello)
+        case .shutdown:
+            isFinished = true
+            return .status(.ok)
+        case .navigate, .observeDelegate, .sendDelegate, .contextObserve, .contextUnobserve, .contextSend,
+             .contextCanTerminate, .stateRead, .stateWrite, .persistRead, .persistWrite, .sessionBegin, .sessionEnd:
+            return .status(.failure(Int(BERTH_ERR_UNSUPPORTED), "\(request.name) is served by the host, not by a worker"))
+        case .create, .destroy, .activate, .deactivate, .screenEvent, .action, .delegateReceived, .contextReceived,
+             .render, .saveState, .restoreState, .unload, .callExport:
+            break
+        }
+        guard let plugin else {
+            return .status(.failure(Int(BERTH_ERR_STATE), "\(request.name): no plugin is loaded in this worker (send hello first)"))
+        }
+        guard !plugin.isUnloaded else {
+            return .status(.failure(Int(BERTH_ERR_STATE), "\(request.name): \(plugin.pluginID) is unloaded; nothing is called"))
+        }
+        switch request {
+        case .create(let screen, let route, let argument):
+            return create(screen: screen, route: route, argument: argument, plugin: plugin)
+        case .callExport(let symbol, let arguments):
+            do {
+                return .exported(try plugin.call(symbol, arguments: arguments))
+            } catch {
+                return .exportFailed(error)
+            }
+        case .unload:
+            guard instances.isEmpty else {
+                return .status(.failure(Int(BERTH_ERR_STATE), "unload: \(instances.count) screen(s) of \(plugin.pluginID) are still open; destroy them first"))
+            }
+            plugin.unload()
+            return .status(.ok)
+        default:
+            return serveInstance(request, plugin: plugin)
+        }
+    }
+
+    /// Loads the library named by the hello (once per worker).
+    private func load(_ hello: WorkerHello) -> IsolationReply {
+        guard plugin == nil else {
+            return .helloFailed(LoaderError(.alreadyLoaded, plugin: hello.pluginID, "this worker already hosts \(plugin?.pluginID ?? "a plugin")"))
+        }
+        guard hello.wireVersion == IsolationWire.version else {
+            return .helloFailed(LoaderError(.handshakeFailed, plugin: hello.pluginID,
+                                            "the host speaks channel version \(hello.wireVersion), this worker \(IsolationWire.version)"))
+        }
+        do {
+            let loaded = try WorkerPlugin(hello: hello, pluginHandle: pluginHandle)
+            plugin = loaded
+            return .hello(loaded.handshake)
+        } catch {
+            return .helloFailed(error)
+        }
+    }
+
+    /// A new instance token.
+    func takeInstanceToken() -> UInt64 {
+        defer { nextInstanceToken += 1 }
+        return nextInstanceToken
+    }
+
+    /// Releases the tasks whose body returned on its own since the last request. The main
+    /// thread is blocked reading the channel while idle, so this runs at the next top-level
+    /// request (berth.h asks for `release` on the main thread after `run`, not at a given
+    /// moment).
+    func releaseReturnedTasks() {
+        for (task, entry) in shared.takeReturnedTasks() {
+            if let instance = instances[entry.instance] {
+                instance.taskReturned(task)
+            } else {
+                task.releaseOnce()
+            }
+        }
+    }
+
+    /// Forwards a plugin's main-thread call to the host, on the current stack.
+    func forward(_ request: IsolationRequest) throws(ChannelError) -> IsolationReply {
+        try channel.call(request)
+    }
+}

@@ -1,0 +1,39 @@
+/// Why a worker process could not be started.
+public struct WorkerSpawnError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable, Equatable {
+        /// No executable file at the path.
+        case executableMissing
+        /// The channel's socketpair or the stderr pipe could not be made.
+        case descriptorsFailed
+        /// `posix_spawn` failed.
+        case spawnFailed
+    }
+
+    public var code: Code
+    /// The worker executable.
+    public var executable: String
+    /// Who the worker was for (a plugin id).
+    public var plugin: String
+    /// `strerror` text of the failing call, when there was one.
+    public var errnoText: String?
+
+    public init(_ code: Code, executable: String, plugin: String, errnoText: String? = nil) {
+        self.code = code
+        self.executable = executable
+        self.plugin = plugin
+        self.errnoText = errnoText
+    }
+
+    /// One line saying what failed and what to check.
+    public var message: String {
+        let what: String
+        switch code {
+        case .executableMissing: what = "no worker executable at \(executable) (build the berth-worker product, or pass its path)"
+        case .descriptorsFailed: what = "could not make the worker's channel or stderr pipe"
+        case .spawnFailed: what = "posix_spawn \(executable) failed"
+        }
+        return "\(plugin): \(what)\(errnoText.map { ": \($0)" } ?? "")"
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// The `posix_spawn` call behind `WorkerProcess.spawn`, run on the spawn thread.
+enum WorkerSpawner {
+    struct Failure: Error {
+        let code: WorkerSpawnError.Code
+        let errnoText: String
+    }
+
+    /// Starts the worker with `channel` as its descriptor 3 and a new pipe as its stderr.
+    /// Returns its pid and the read end of that pipe (close-on-exec).
+    static func spawn(executable: String, arguments: [String], environment: [String], channel: Int32) -> Result<(pid: Int32, standardError: Int32), Failure> {
+        // The stderr pipe is made here, on the spawn thread, and marked close-on-exec at
+        // once: no worker spawned meanwhile can inherit it (Swift cannot reach pipe2).
+        var pipeEnds: [Int32] = [-1, -1]
+        guard pipe(&pipeEnds) == 0 else { return .failure(Failure(code: .descriptorsFailed, errnoText: errnoText())) }
+        _ = fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(pipeEnds[1], F_SETFD, FD_CLOEXEC)
+        // Sources at 10 or above, so the dup2 targets (0, 2, 3) never overlap a source.
+        let childChannel = fcntl(channel, F_DUPFD_CLOEXEC, 10)
+        let childError = fcntl(pipeEnds[1], F_DUPFD_CLOEXEC, 10)
+        close(pipeEnds[1])
+        defer {
+            if childChannel >= 0 { close(childChannel) }
+            if childError >= 0 { close(childError) }
+        }
+        guard childChannel >= 0, childError >= 0 else {
+            close(pipeEnds[0])
+            return .failure(Failure(code: .descriptorsFailed, errnoText: errnoText()))
+        }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, childError, 2)
+        posix_spawn_file_actions_adddup2(&actions, childChannel, 3)
+
+        // Default signal dispositions and an empty mask: a host that ignores SIGPIPE or
+        // blocks signals on this thread must not pass that on.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        guard status == 0 else {
+            close(pipeEnds[0])
+            return .failure(Failure(code: .spawnFailed, errnoText: errnoText(status)))
+        }
+        return .success((pid, pipeEnds[0]))
+    }
+
+    static func errnoText(_ code: Int32 = errno) -> String {
+        "\(String(cString: strerror(code))) (errno \(code))"
+    }
+}

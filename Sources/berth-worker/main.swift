@@ -1,0 +1,18 @@
+// berth-worker: the process an isolated plugin runs in. The host spawns it with one end
+// of a socketpair as descriptor 3 (WorkerProcess.spawn); everything else is in
+// BerthRuntime's Isolation/ (IsolationWorker).
+import BerthRuntime
+import CBerthSystem
+import Glibc
+
+// Die with the host: SIGKILL when the thread that spawned us exits (WorkerProcess spawns
+// from a thread that lives as long as the host). Asked before anything else, so the
+// parent check in IsolationWorker.run closes the window where the host died first.
+if berth_set_parent_death_signal(SIGKILL) != 0 {
+    perror("berth-worker: prctl(PR_SET_PDEATHSIG)")
+}
+let status = IsolationWorker.run(arguments: Array(CommandLine.arguments.dropFirst()))
+// _exit, not exit: plugin threads may still run, and atexit handlers of plugin images
+// must not run under them.
+fflush(nil)
+_exit(status.rawValue)

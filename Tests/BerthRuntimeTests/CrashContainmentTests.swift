@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+@testable import BerthRuntime
+import BerthTestSupport
+
+/// Isolated plugins that crash or hang: real worker processes running the crasher fixture,
+/// beside a Greeter screen in the host's process that must not notice.
+@Suite("Crash containment (isolated plugins)") @MainActor
+struct CrashContainmentTests {
+    /// How the crasher fails, and how the host must name it.
+    nonisolated static let failures: [(how: String, reason: String)] = [
+        ("segv", "SIGSEGV"), ("abort", "SIGABRT"), ("trap", "SIGILL"), ("exit", "exited with status 3"),
+        ("stack", "SIGSEGV"), ("hang", "unresponsive"),
+    ]
+    nonisolated static let moments = ["create", "activate", "action", "render", "event", "task"]
+
+    @MainActor
+    struct Setup {
+        let workspace = PluginWorkspace()
+        let host: BerthHost
+        let hello: Router
+
+        init(crashLimit: Int = 3) throws {
+            workspace.stage("greeter.json")
+            workspace.stageCrasher(isolation: "process")
+            var settings = TestIsolation.settings(.manifest(default: .inProcess), unresponsive: .milliseconds(400))
+            settings.crashLimit = crashLimit
+            host = try workspace.makeHost(isolation: settings)
+            try host.load("com.example.greeter")
+            try host.load("org.berth.crasher")
+            hello = try host.push("hello")
+        }
+
+        /// Waits (serving the main actor) until the crasher has crashed `count` times.
+        func waitForCrashes(_ count: Int) async throws {
+            for _ in 0..<200 where host.events.filter({ $0.kind == .crashed }).count < count {
+                try await Task.sleep(for: .milliseconds(25))
+            }
+        }
+    }
+
+    @Test("a worker that fails in each way at each moment leaves the host, and the other plugin's screen, running",
+          arguments: failures.map(\.how), moments)
+    func contained(how: String, when: String) async throws {
+        let setup = try Setup()
+        let host = setup.host
+        let reason = try #require(Self.failures.first { $0.how == how }?.reason)
+        let opened = try? host.push("\(how)-\(when)")
+        if when == "action", let opened { #expect(throws: ScreenError.self) { try host.send(screen: opened.id, action: "poke", payload: []) } }
+        // A task that hangs keeps the worker answering until deactivation awaits it.
+        if how == "hang", when == "task", let opened { host.close(opened) }
+        try await setup.waitForCrashes(1)
+        let crashed = host.events.filter { $0.kind == .crashed }
+        #expect(crashed.count == 1, "\(host.events.suffix(10).map(\.description))")
+        #expect(crashed.first?.subject == "org.berth.crasher")
+        #expect(crashed.first?.message.contains("(\(reason))") == true, "\(crashed.first?.message ?? "no crash event")")
+        #expect(crashed.first?.message.contains("Fatal error: crasher fails by \(how)") == true)
+        // Every crasher screen is closed; the Greeter screen is still there and answers.
+        #expect(!host.openRouters.contains { $0.pluginID == "org.berth.crasher" })
+        #expect(setup.hello.module?.isActive == true)
+        #expect(host.openRouters.count == 1)
+        try host.send(screen: setup.hello.id, action: "wave", payload: [])
+        #expect(host.plugins["org.berth.crasher"]?.state == .crashed)
+        if let opened, when != "create" {
+            // A screen that had appeared was removed permanently, by the usual close sequence.
+            let events = host.events.filter { $0.subject == "screen \(opened.id)" }.map(\.message)
+            #expect(events.contains("released (org.berth.crasher/\(how)-\(when))"), "\(events)")
+        }
+    }
+
+    @Test("a crashed plugin starts again on its next use; after 3 crashes it is failed until loaded again")
+    func budget() async throws {
+        let setup = try Setup()
+        let host = setup.host
+        for crash in 1...3 {
+            _ = try? host.push("segv-activate")
+            try await setup.waitForCrashes(crash)
+        }
+        #expect(host.plugins["org.berth.crasher"]?.state == .failed(reason: "crashed 3 times in 300.0 seconds"))
+        #expect { try host.push("ok") } throws: { error in
+            (error as? ScreenError)?.message.contains("failed: crashed 3 times") == true
+        }
+        try host.load("org.berth.crasher")
+        let ok = try host.push("ok")
+        #expect(ok.module?.isActive == true)
+        #expect(try host.generation(of: "org.berth.crasher")?.call("crasher_add", arguments: [.int32(2), .int32(40)]) == .int32(42))
+    }
+
+    @Test("an export that crashes the worker fails the call with the signal, and the plugin starts again")
+    func exportCrash() async throws {
+        let setup = try Setup()
+        let host = setup.host
+        let generation = try #require(host.generation(of: "org.berth.crasher"))
+        #expect { try generation.call("crasher_segv", arguments: []) } throws: { error in
+            (error as? FFIError)?.message.contains("SIGSEGV") == true
+        }
+        try await setup.waitForCrashes(1)
+        let again = try #require(try host.generationForUse(of: "org.berth.crasher"))
+        #expect(again.number == 2)
+        #expect(try again.call("crasher_add", arguments: [.int32(1), .int32(2)]) == .int32(3))
+    }
+
+    @Test("reloading an isolated plugin starts a new worker and retires nothing")
+    func reloadRetiresNothing() throws {
+        let setup = try Setup()
+        let host = setup.host
+        let first = try #require(host.generation(of: "org.berth.crasher")?.workerPID)
+        _ = try host.push("ok")
+        for _ in 0..<20 { try host.reload("org.berth.crasher") }
+        let last = try #require(host.generation(of: "org.berth.crasher")?.workerPID)
+        #expect(first != last)
+        #expect(host.retiredGenerations == 0)
+        #expect(kill(first, 0) != 0, "the first worker is gone")
+        #expect(host.openRouters.filter { $0.pluginID == "org.berth.crasher" }.count == 1)
+    }
+}

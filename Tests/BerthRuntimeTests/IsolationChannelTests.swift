@@ -1,0 +1,237 @@
+import Foundation
+import Testing
+@testable import BerthRuntime
+
+extension IsolationWorkerTests {
+    /// The channel on its own: both ends in this process, the far end served on a thread.
+    @Suite("Isolation channel")
+    struct Channel {
+        @Test("every message survives encoding and decoding")
+        func codec() throws {
+            let slot = IsolationStateSlot(identity: "Screen/VStack.0/Text", index: 2, fingerprint: 0xFEED_BEEF, bytes: [0, 1, 255])
+            let requests: [IsolationRequest] = [
+                .hello(WorkerHello(pluginID: "p", libraryPath: "/l.so", entry: "e", runtime: .swift, abi: ABIVersion(major: 1, minor: 3),
+                                   routes: ["a", "b"], exports: [ExportSignature(symbol: "f", params: [.bytes, .double], returns: .string)])),
+                .create(screen: 1, route: "r", argument: [9]), .destroy(instance: 2), .activate(instance: 3), .deactivate(instance: 4),
+                .screenEvent(instance: 5, event: 3, flag: true), .action(instance: 6, name: "n", payload: [1]),
+                .delegateReceived(instance: 7, child: 8, name: "d", payload: []), .contextReceived(instance: 9, type: "t", payload: [2]),
+                .render(instance: 10, slots: [slot, slot]), .saveState(instance: 11), .restoreState(instance: 12, state: [3]), .unload,
+                .callExport(symbol: "s", arguments: [.void, .bool(true), .int8(-1), .int16(-2), .int32(-3), .int64(-4), .uint8(1), .uint16(2),
+                                                     .uint32(3), .uint64(.max), .float(1.5), .double(-2.25), .string("é"), .bytes([7])]),
+                .shutdown, .navigate(screen: 1, kind: 3, route: nil, argument: []), .navigate(screen: 1, kind: 1, route: "x", argument: [1]),
+                .observeDelegate(screen: 1, child: 2), .sendDelegate(screen: 1, action: "a", payload: [1]),
+                .contextObserve(screen: 1, type: "t"), .contextUnobserve(screen: 1, type: "t"),
+                .contextSend(screen: 1, type: "t", payload: [1], mode: 1), .contextCanTerminate(screen: 1, type: "t"),
+                .stateRead(screen: 1, key: slot.key, fingerprint: 5), .stateWrite(screen: 1, slot: slot), .persistRead(screen: 1, key: "k"),
+                .persistWrite(screen: 1, key: "k", value: [1]), .sessionBegin(id: "s"), .sessionEnd,
+            ]
+            #expect(Set(requests.map(\.op)).count == 28, "each case has its own op")
+            for request in requests {
+                var writer = WireWriter()
+                request.write(to: &writer)
+                var reader = WireReader(writer.bytes)
+                #expect(try IsolationRequest.read(op: request.op, from: &reader) == request)
+            }
+            let replies: [IsolationReply] = [
+                .status(IsolationStatus(code: 4, message: "no")), .hello(WorkerHandshake(abi: ABIVersion(major: 1, minor: 0), tableSize: 112,
+                                                                                           pluginID: "p", functions: [.render, .unload], workerProcessID: 9)),
+                .helloFailed(LoaderError(.dlopenFailed, plugin: "p", "gone")), .created(.ok, instance: 3),
+                .rendered(IsolationRenderResult(status: .ok, tree: [1, 2], readSlots: [0, 4], readMissing: [slot.key], writes: [slot])),
+                .bytes(.ok, [1]), .navigated(.ok, screen: 7), .flag(true), .exported(.string("x")), .exportFailed(FFIError(.arity, "two")),
+            ]
+            for reply in replies {
+                var writer = WireWriter()
+                reply.write(to: &writer)
+                var reader = WireReader(writer.bytes)
+                #expect(try IsolationReply.read(op: reply.op, from: &reader) == reply)
+            }
+            let notifications: [IsolationNotification] = [
+                .log(level: 2, message: "m"), .taskStarted(screen: 1, key: "k", task: 2),
+                .taskFinished(screen: 1, key: "k", task: 2, cancelled: true), .taskPost(screen: 1, task: 2, action: "a", payload: [1]),
+            ]
+            for notification in notifications {
+                var writer = WireWriter()
+                notification.write(to: &writer)
+                var reader = WireReader(writer.bytes)
+                #expect(try IsolationNotification.read(op: notification.op, from: &reader) == notification)
+            }
+        }
+
+        @Test("a truncated body fails to decode instead of reading past its end")
+        func truncated() throws {
+            var writer = WireWriter()
+            IsolationRequest.action(instance: 1, name: "name", payload: [1, 2, 3]).write(to: &writer)
+            var reader = WireReader(Array(writer.bytes.dropLast()))
+            #expect(throws: WireDecodingError.self) { try IsolationRequest.read(op: 7, from: &reader) }
+        }
+
+        @Test("calls nest on one stack: each side serves the other's requests while it waits")
+        func nesting() throws {
+            let (near, far) = try ChannelPair.make { request, channel in
+                // The far side: "down" n calls back "navigate" n until n is 0.
+                guard case .action(let level, _, _) = request else { return .status(.ok) }
+                guard level > 0 else { return .status(IsolationStatus(code: 0, message: "bottom")) }
+                let reply = (try? channel.call(.navigate(screen: level, kind: 1, route: "up", argument: []))) ?? .status(IsolationStatus(code: 5))
+                return .status(IsolationStatus(code: 0, message: "\(level)>\(reply.status.message)"))
+            }
+            var depths: [Int] = []
+            let handler = ClosureHandler { request, channel in
+                guard case .navigate(let level, _, _, _) = request else { return .status(.ok) }
+                depths.append(channel.callDepth)
+                let below = (try? channel.call(.action(instance: level - 1, name: "down", payload: []))) ?? .status(IsolationStatus(code: 5))
+                return .navigated(below.status, screen: level)
+            }
+            near.handler = handler
+            let reply = try near.call(.action(instance: 5, name: "down", payload: []))
+            #expect(reply.status.message == "5>4>3>2>1>bottom")
+            #expect(depths == [1, 2, 3, 4, 5])
+            near.close()
+            far.waitUntilStopped()
+        }
+
+        @Test("multi-megabyte payloads cross in both directions")
+        func largePayloads() throws {
+            let (near, far) = try ChannelPair.make { request, _ in
+                guard case .action(_, _, let payload) = request else { return .status(.ok) }
+                return .bytes(.ok, payload.reversed())
+            }
+            let payload = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+            let reply = try near.call(.action(instance: 1, name: "echo", payload: payload))
+            guard case .bytes(_, let bytes) = reply else { throw TestFailure("no bytes came back") }
+            #expect(bytes.count == payload.count)
+            #expect(bytes == Array(payload.reversed()))
+            near.close()
+            far.waitUntilStopped()
+        }
+
+        @Test("notifications from many threads arrive whole and in each thread's order")
+        func concurrentNotifications() throws {
+            let (nearEnd, farEnd) = try IsolationChannel.makeSocketPair()
+            let near = try IsolationChannel(fileDescriptor: nearEnd, peer: "far")
+            let far = try IsolationChannel(fileDescriptor: farEnd, peer: "near")
+            var received: [String] = []
+            let handler = ClosureHandler(notified: { if case .log(_, let message) = $0 { received.append(message) } })
+            near.handler = handler
+            let threads = 8, each = 300
+            for thread in 0..<threads {
+                Thread.detachNewThread {
+                    for index in 0..<each { try? far.notify(.log(level: 2, message: "\(thread):\(index):" + String(repeating: "x", count: index * 7))) }
+                }
+            }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while received.count < threads * each, ContinuousClock.now < deadline {
+                try near.serveNext(timeout: .milliseconds(100))
+            }
+            #expect(received.count == threads * each)
+            for thread in 0..<threads {
+                let indices = received.compactMap { line -> Int? in
+                    let parts = line.split(separator: ":", omittingEmptySubsequences: false)
+                    guard parts.count == 3, parts[0] == "\(thread)", let index = Int(parts[1]), parts[2].count == index * 7 else { return nil }
+                    return index
+                }
+                #expect(indices == Array(0..<each), "thread \(thread)")
+            }
+        }
+
+        @Test("a peer that goes away is a typed peer-closed error, never a trap")
+        func peerGone() throws {
+            let (nearEnd, farEnd) = try IsolationChannel.makeSocketPair()
+            let near = try IsolationChannel(fileDescriptor: nearEnd, peer: "far")
+            close(farEnd)
+            #expect { try near.call(.unload) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
+            #expect { try near.notify(.log(level: 0, message: "late")) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
+            #expect { try near.serveNext(timeout: .milliseconds(10)) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
+
+            let (ownEnd, otherEnd) = try IsolationChannel.makeSocketPair()
+            defer { close(otherEnd) }
+            let closed = try IsolationChannel(fileDescriptor: ownEnd, peer: "other")
+            closed.close()
+            #expect { try closed.call(.unload) } throws: { ($0 as? ChannelError)?.code == .closed }
+        }
+
+        @Test("a corrupt frame is a typed malformed error")
+        func corruptFrame() throws {
+            let (nearEnd, farEnd) = try IsolationChannel.makeSocketPair()
+            defer { close(farEnd) }
+            let near = try IsolationChannel(fileDescriptor: nearEnd, peer: "far")
+            let garbage: [UInt8] = [5, 0, 0, 0, 1, 2, 3, 4, 5]
+            #expect(garbage.withUnsafeBytes { write(farEnd, $0.baseAddress, $0.count) } == garbage.count)
+            #expect { try near.serveNext(timeout: .seconds(5)) } throws: { error in
+                let error = error as? ChannelError
+                return error?.code == .malformed && error?.message.contains("frame length 5") == true
+            }
+        }
+
+        @Test("an unanswered call times out; its late reply is dropped and the next call gets its own")
+        func timeoutThenLateReply() throws {
+            let (nearEnd, farEnd) = try IsolationChannel.makeSocketPair()
+            let near = try IsolationChannel(fileDescriptor: nearEnd, peer: "far")
+            #expect { try near.call(.activate(instance: 1), timeout: .milliseconds(100)) } throws: { ($0 as? ChannelError)?.code == .timedOut }
+            let far = try ServedPeer(descriptor: farEnd) { request, _ in
+                guard case .activate(let instance) = request else { return .status(.ok) }
+                return .status(IsolationStatus(code: 0, message: "activated \(instance)"))
+            }
+            #expect(try near.call(.activate(instance: 2)).status.message == "activated 2")
+            near.close()
+            far.waitUntilStopped()
+        }
+
+        @Test("raw round trip over the socketpair")
+        func roundTrip() throws {
+            let (near, far) = try ChannelPair.make { _, _ in .status(.ok) }
+            for _ in 0..<500 { _ = try near.call(.activate(instance: 1)) }
+            let count = 20_000
+            let started = ContinuousClock.now
+            for _ in 0..<count { _ = try near.call(.activate(instance: 1)) }
+            let each = (ContinuousClock.now - started) / count
+            print("isolation channel round trip: \(each) per call (\(count) calls)")
+            #expect(each < .milliseconds(1))
+            near.close()
+            far.waitUntilStopped()
+        }
+    }
+}
+
+/// A handler made of closures, for one test's side of a channel.
+final class ClosureHandler: IsolationChannelHandler {
+    let requested: (IsolationRequest, IsolationChannel) -> IsolationReply
+    let notified: (IsolationNotification) -> Void
+
+    init(requested: @escaping (IsolationRequest, IsolationChannel) -> IsolationReply = { _, _ in .status(.ok) },
+         notified: @escaping (IsolationNotification) -> Void = { _ in }) {
+        self.requested = requested
+        self.notified = notified
+    }
+
+    func handle(_ request: IsolationRequest, on channel: IsolationChannel) -> IsolationReply { requested(request, channel) }
+    func receive(_ notification: IsolationNotification, on channel: IsolationChannel) { notified(notification) }
+}
+
+/// The far end of a channel, served on a thread of its own until the near end closes.
+///
+/// `@unchecked Sendable`: the handler closure runs on the serving thread only.
+final class ServedPeer: @unchecked Sendable {
+    let channel: IsolationChannel
+    private let handler: ClosureHandler
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init(descriptor: Int32, respond: @escaping (IsolationRequest, IsolationChannel) -> IsolationReply) throws {
+        channel = try IsolationChannel(fileDescriptor: descriptor, peer: "near")
+        handler = ClosureHandler(requested: respond)
+        channel.handler = handler
+        Thread.detachNewThread { [self] in
+            while (try? channel.serveNext()) != nil {}
+            stopped.signal()
+        }
+    }
+
+    func waitUntilStopped() { stopped.wait() }
+}
+
+enum ChannelPair {
+    /// A near channel for the test's thread and a far one served by `respond`.
+    static func make(respond: @escaping (IsolationRequest, IsolationChannel) -> IsolationReply) throws -> (IsolationChannel, ServedPeer) {
+        let (nearEnd, farEnd) = try IsolationChannel.makeSocketPair()
+        return (try IsolationChannel(fileDescriptor: nearEnd, peer: "far"), try ServedPeer(descriptor: farEnd, respond: respond))
+    }
+}

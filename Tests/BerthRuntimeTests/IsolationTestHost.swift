@@ -1,0 +1,149 @@
+import Foundation
+@testable import BerthRuntime
+import BerthTestSupport
+
+/// A small host for the isolation tests: answers a worker's requests like a host would
+/// (state and persisted values in dictionaries, navigation promising new screen ids),
+/// records every request with the channel depth it arrived at, and every notification.
+/// Tests override single answers with `answer`.
+final class RecordingHost: IsolationChannelHandler {
+    private(set) var requests: [(request: IsolationRequest, depth: Int)] = []
+    private(set) var notifications: [IsolationNotification] = []
+    /// The host's state storage for the screens of the test.
+    var state: [UInt64: [IsolationSlotKey: IsolationStateSlot]] = [:]
+    var persisted: [String: [UInt8]] = [:]
+    var nextScreenID: UInt64 = 100
+    /// A test's own answer to a request; nil falls back to the defaults below.
+    var answer: ((IsolationRequest, IsolationChannel) -> IsolationReply?)?
+
+    func handle(_ request: IsolationRequest, on channel: IsolationChannel) -> IsolationReply {
+        requests.append((request, channel.callDepth))
+        if let custom = answer?(request, channel) { return custom }
+        switch request {
+        case .navigate(_, let kind, _, _):
+            guard kind == 1 || kind == 2 else { return .navigated(.ok, screen: 0) }
+            defer { nextScreenID += 1 }
+            return .navigated(.ok, screen: nextScreenID)
+        case .stateRead(let screen, let key, let fingerprint):
+            guard let slot = state[screen]?[key], slot.fingerprint == fingerprint else { return .bytes(IsolationStatus(code: 2), []) }
+            return .bytes(.ok, slot.bytes)
+        case .stateWrite(let screen, let slot):
+            state[screen, default: [:]][slot.key] = slot
+            return .status(.ok)
+        case .persistRead(_, let key):
+            guard let bytes = persisted[key] else { return .bytes(IsolationStatus(code: 2), []) }
+            return .bytes(.ok, bytes)
+        case .persistWrite(_, let key, let value):
+            persisted[key] = value
+            return .status(.ok)
+        case .contextCanTerminate:
+            return .flag(false)
+        default:
+            return .status(.ok)
+        }
+    }
+
+    func receive(_ notification: IsolationNotification, on channel: IsolationChannel) {
+        notifications.append(notification)
+    }
+
+    /// The requests of one kind, by name ("state_read").
+    func requests(named name: String) -> [IsolationRequest] {
+        requests.map(\.request).filter { $0.name == name }
+    }
+
+    /// The screen's state as a render batch.
+    func slots(of screen: UInt64) -> [IsolationStateSlot] {
+        (state[screen] ?? [:]).values.sorted { ($0.key.identity, $0.key.index) < ($1.key.identity, $1.key.index) }
+    }
+
+    var logLines: [String] {
+        notifications.compactMap { if case .log(_, let message) = $0 { message } else { nil } }
+    }
+}
+
+/// A real `berth-worker` on a real plugin library, driven by a `RecordingHost`.
+final class LaunchedWorker {
+    let process: WorkerProcess
+    let host = RecordingHost()
+    var channel: IsolationChannel { process.channel }
+
+    /// The built worker, beside the test bundle.
+    static var executable: String { BuildProducts.directory + "/berth-worker" }
+
+    init(for plugin: String) throws {
+        // No crash backtracer: a killed worker should die at once, not symbolicate.
+        process = try WorkerProcess.spawn(executable: Self.executable, plugin: plugin, environment: ["SWIFT_BACKTRACE": "enable=no"])
+        process.channel.handler = host
+        process.channel.replyTimeout = .seconds(30)
+    }
+
+    /// Starts a worker on an example plugin (`counter.json`) and says hello.
+    static func launch(_ manifestName: String, edit: (inout WorkerHello) -> Void = { _ in }) throws -> (LaunchedWorker, IsolationReply) {
+        let (manifest, problems) = PluginManifest.load(path: BuildProducts.manifest(manifestName))
+        guard let manifest else { throw TestFailure("\(manifestName) does not load: \(problems)") }
+        var hello = WorkerHello(manifest: manifest, libraryPath: BuildProducts.library(manifest.library))
+        edit(&hello)
+        let worker = try LaunchedWorker(for: manifest.id)
+        return (worker, try worker.channel.call(.hello(hello)))
+    }
+
+    /// A worker on the C fixture library with the routes and exports the tests use.
+    static func launchFixtures() throws -> LaunchedWorker {
+        let hello = WorkerHello(
+            pluginID: "org.berth.fixtures", libraryPath: BuildProducts.library("libBerthFixtures.so"), entry: "fixture_entry_ok",
+            runtime: .c, abi: ABIVersion(major: 1, minor: 0), routes: ["probe", "task-then-fail", "off-thread"],
+            exports: ["fx_offthread_status", "fx_task_releases", "fx_task_runs_finished"].map {
+                ExportSignature(symbol: $0, params: [], returns: .int32)
+            })
+        let worker = try LaunchedWorker(for: hello.pluginID)
+        guard case .hello = try worker.channel.call(.hello(hello)) else { throw TestFailure("the fixture library did not load") }
+        return worker
+    }
+
+    func call(_ request: IsolationRequest) throws(ChannelError) -> IsolationReply {
+        try channel.call(request)
+    }
+
+    /// Creates and activates a screen; returns the instance token.
+    func open(_ route: String, screen: UInt64, argument: String = "") throws -> UInt64 {
+        guard case .created(let status, let token) = try call(.create(screen: screen, route: route, argument: Array(argument.utf8))),
+              status.isOK else { throw TestFailure("create \(route) failed") }
+        guard try call(.activate(instance: token)).status.isOK else { throw TestFailure("activate \(route) failed") }
+        return token
+    }
+
+    /// One render with the host's state for `screen`; the result and its parsed tree.
+    func render(_ token: UInt64, screen: UInt64) throws -> (IsolationRenderResult, ViewNode?) {
+        guard case .rendered(let result) = try call(.render(instance: token, slots: host.slots(of: screen))) else {
+            throw TestFailure("render did not answer .rendered")
+        }
+        return (result, try ViewNode.parse(result.tree))
+    }
+
+    /// Serves notifications while idle until `condition` holds (at most `timeout`).
+    func serve(until condition: (RecordingHost) -> Bool, timeout: Duration = .seconds(10)) throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !condition(host) {
+            guard ContinuousClock.now < deadline else { return false }
+            try channel.serveNext(timeout: .milliseconds(50))
+        }
+        return true
+    }
+
+    /// Asks the worker to exit and returns how it ended.
+    func shutDown() throws -> WorkerTermination {
+        _ = try call(.shutdown)
+        return process.waitForExit()
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension ViewNode {
+    /// The texts and labels of every node, in tree order.
+    var texts: [String] { allNodes.compactMap { $0.fields["text"] ?? $0.fields["label"] } }
+}

@@ -1,0 +1,323 @@
+import Foundation
+import Testing
+@testable import BerthRuntime
+import BerthTestSupport
+
+/// The worker side of isolated plugins: a real `berth-worker` process on the real plugin
+/// libraries, driven over its channel by a host written in the test (`RecordingHost`).
+@Suite("Isolation worker")
+struct IsolationWorkerTests {
+    // MARK: Hello and handshake
+
+    @Test("hello loads the Swift Counter and reports its table")
+    func helloCounter() throws {
+        let (worker, reply) = try LaunchedWorker.launch("counter.json")
+        guard case .hello(let handshake) = reply else { throw TestFailure("hello failed: \(reply)") }
+        #expect(handshake.abi == ABIVersion(major: 1, minor: 0))
+        #expect(handshake.tableSize == 112)
+        #expect(handshake.pluginID == "com.example.counter")
+        #expect(handshake.workerProcessID == worker.process.pid)
+        #expect(handshake.functions.isSuperset(of: [.create, .destroy, .activate, .deactivate, .action, .render, .saveState, .restoreState]))
+        #expect(try worker.shutDown() == .exited(status: 0))
+    }
+
+    @Test("hello loads the C Greeter; its service registration is refused with a message")
+    func helloGreeter() throws {
+        let (worker, reply) = try LaunchedWorker.launch("greeter.json")
+        guard case .hello(let handshake) = reply else { throw TestFailure("hello failed: \(reply)") }
+        #expect(handshake.pluginID == "com.example.greeter")
+        #expect(handshake.functions.contains(.contextReceived))
+        #expect(!handshake.functions.contains(.render))
+        #expect(!handshake.functions.contains(.saveState))
+        // Greeter logs the refusal from its entry function, before the hello reply.
+        #expect(worker.host.logLines.contains { $0.contains("service_register: services are not available to isolated plugins") })
+    }
+
+    @Test("a library that fails the handshake or does not open is a loader error")
+    func helloFailures() throws {
+        let (wrongID, reply) = try LaunchedWorker.launch("counter.json") { $0.pluginID = "com.example.other" }
+        guard case .helloFailed(let error) = reply else { throw TestFailure("expected a handshake failure, got \(reply)") }
+        #expect(error.code == .handshakeFailed)
+        #expect(error.message.contains("the library says it is 'com.example.counter'"))
+        #expect(try wrongID.call(.render(instance: 1, slots: [])).status.code == 4, "nothing is served without a plugin")
+
+        let (_, missing) = try LaunchedWorker.launch("counter.json") { $0.libraryPath = "/nonexistent/libCounter.so" }
+        guard case .helloFailed(let open) = missing else { throw TestFailure("expected a dlopen failure, got \(missing)") }
+        #expect(open.code == .dlopenFailed)
+        #expect(open.message.contains("/nonexistent/libCounter.so"))
+    }
+
+    // MARK: Screens
+
+    @Test("a Counter screen is created, activated, rendered, changed by an action, deactivated and destroyed")
+    func counterLifecycle() throws {
+        let (worker, _) = try LaunchedWorker.launch("counter.json")
+        let token = try worker.open("counter", screen: 7, argument: "20")
+        #expect(worker.host.notifications.contains { if case .taskStarted(7, "tick", _) = $0 { true } else { false } })
+
+        let (first, tree) = try worker.render(token, screen: 7)
+        #expect(first.status.isOK)
+        #expect(tree?.texts.contains("Counter · ticks 0") == true, "\(tree?.texts ?? [])")
+
+        #expect(try worker.call(.action(instance: token, name: "tick", payload: [])).status.isOK)
+        let (_, changed) = try worker.render(token, screen: 7)
+        #expect(changed?.texts.contains("Counter · ticks 1") == true, "\(changed?.texts ?? [])")
+
+        // The ticking task posts while the host is idle; the host serves it from the socket.
+        #expect(try worker.serve { host in host.notifications.contains { if case .taskPost(7, _, "tick", _) = $0 { true } else { false } } })
+
+        #expect(try worker.call(.deactivate(instance: token)).status.isOK)
+        // Cancelled and awaited before the reply: its finish was on the wire first.
+        #expect(worker.host.notifications.contains { if case .taskFinished(7, "tick", _, true) = $0 { true } else { false } })
+        let refused = try worker.call(.action(instance: token, name: "tick", payload: [])).status
+        #expect(refused.code == 4 && refused.message.contains("not active"))
+
+        #expect(try worker.call(.unload).status.code == 4, "unload waits until every screen is destroyed")
+        #expect(try worker.call(.destroy(instance: token)).status.isOK)
+        #expect(try worker.call(.render(instance: token, slots: [])).status.code == 2)
+        #expect(try worker.call(.unload).status.isOK)
+        #expect(try worker.shutDown() == .exited(status: 0))
+    }
+
+    @Test("a render reads its state from the request's batch, with no state_read round trip")
+    func renderFromBatch() throws {
+        let (worker, _) = try LaunchedWorker.launch("counter.json")
+        let token = try worker.open("counter", screen: 3, argument: "600000")
+        let (first, tree) = try worker.render(token, screen: 3)
+        #expect(!first.readMissing.isEmpty, "the first render reads empty slots")
+        #expect(first.readSlots.isEmpty)
+        guard let stepper = tree?.allNodes.first(where: { $0.type == "Stepper" }) else { throw TestFailure("no stepper rendered") }
+        #expect(stepper.fields["value"] == "0")
+
+        // Input outside a render: the write goes to the host as a request.
+        let step = Array(stepper.id.utf8) + [0] + Array("+".utf8)
+        #expect(try worker.call(.action(instance: token, name: "berth.step", payload: step)).status.isOK)
+        #expect(worker.host.requests(named: "state_write").count == 1)
+
+        let readsBefore = worker.host.requests(named: "state_read").count
+        let (second, updated) = try worker.render(token, screen: 3)
+        #expect(worker.host.requests(named: "state_read").count == readsBefore, "every read was served from the batch")
+        #expect(updated?.allNodes.first { $0.type == "Stepper" }?.fields["value"] == "1")
+        let batch = worker.host.slots(of: 3)
+        let written = try #require(batch.firstIndex { $0.bytes != [] })
+        #expect(second.readSlots.contains(UInt32(written)), "the slot read is reported for the render-pass GC")
+        #expect(second.writes.isEmpty)
+    }
+
+    @Test("a navigate inside an action is answered on the same stack, calls nesting several levels deep")
+    func reentrantNavigation() throws {
+        let (worker, _) = try LaunchedWorker.launch("inbox.json")
+        let inbox = try worker.open("inbox", screen: 1)
+        var nested: [IsolationReply] = []
+        // The host answers the present by opening the compose screen in the same worker and
+        // driving it while the inbox's action is still running.
+        worker.host.answer = { request, channel in
+            guard case .navigate(1, 2, "compose", _) = request else { return nil }
+            do {
+                let created = try channel.call(.create(screen: 2, route: "compose", argument: []))
+                guard case .created(_, let compose) = created else { return .navigated(created.status, screen: 0) }
+                nested.append(try channel.call(.activate(instance: compose)))
+                nested.append(try channel.call(.action(instance: compose, name: "type", payload: Array("hi".utf8))))
+                nested.append(try channel.call(.action(instance: compose, name: "send", payload: [])))
+            } catch {
+                return .navigated(IsolationStatus(code: 5, message: "\(error)"), screen: 0)
+            }
+            return .navigated(.ok, screen: 2)
+        }
+        #expect(try worker.call(.action(instance: inbox, name: "compose", payload: [])).status.isOK)
+        #expect(nested.allSatisfy { $0.status.isOK }, "\(nested)")
+        let trace = worker.host.requests.map { ($0.request.name, $0.depth) }
+        #expect(trace.map(\.0) == ["navigate", "send_delegate", "navigate", "observe_delegate"])
+        #expect(trace.map(\.1) == [1, 2, 2, 1], "compose's calls arrive inside the host's nested call")
+        #expect(worker.host.requests.contains { $0.request == .sendDelegate(screen: 2, action: "sent", payload: Array("hi".utf8)) })
+        #expect(worker.host.requests.contains { $0.request == .observeDelegate(screen: 1, child: 2) })
+    }
+
+    @Test("a 10,000-row render carries its slots in and its tree out in one round trip")
+    func largeRender() throws {
+        let (worker, _) = try LaunchedWorker.launch("stress.json")
+        let token = try worker.open("grid", screen: 4, argument: "10000")
+        let (first, tree) = try worker.render(token, screen: 4)
+        #expect(first.readMissing.count == 10_000)
+        let rowZero = try #require(tree?.allNodes.first { $0.type == "Button" && $0.fields["label"] == "row 0: 0" })
+        #expect(try worker.call(.action(instance: token, name: "berth.tap", payload: Array(rowZero.id.utf8))).status.isOK)
+        let tapped = try #require(worker.host.state[4]?.values.first)
+        // Every row's slot holds the tapped value: 10,000 slots travel with the request.
+        for key in first.readMissing {
+            worker.host.state[4, default: [:]][key] = IsolationStateSlot(identity: key.identity, index: key.index,
+                                                                          fingerprint: tapped.fingerprint, bytes: tapped.bytes)
+        }
+        let (second, updated) = try worker.render(token, screen: 4)
+        #expect(second.tree.count > 800_000, "\(second.tree.count) bytes")
+        #expect(second.readSlots.count == 10_000)
+        #expect(second.readMissing.isEmpty)
+        #expect(worker.host.requests(named: "state_read").isEmpty)
+        #expect(updated?.texts.contains("row 9999: 1") == true)
+    }
+
+    // MARK: Exports
+
+    @Test("exports run through libffi in the worker")
+    func exports() throws {
+        let (worker, _) = try LaunchedWorker.launch("greeter.json")
+        #expect(try worker.call(.callExport(symbol: "greeter_add", arguments: [.int32(2), .int32(40)])) == .exported(.int32(42)))
+        #expect(try worker.call(.callExport(symbol: "greeter_greet", arguments: [.string("Ada")])) == .exported(.string("Hello, Ada!")))
+        #expect(try worker.call(.callExport(symbol: "greeter_reverse", arguments: [.bytes([1, 2, 3])])) == .exported(.bytes([3, 2, 1])))
+        #expect(try worker.call(.callExport(symbol: "greeter_average", arguments: [.double(1), .double(2)])) == .exported(.double(1.5)))
+        guard case .exportFailed(let unknown) = try worker.call(.callExport(symbol: "greeter_nothing", arguments: [])) else {
+            throw TestFailure("an unknown export was called")
+        }
+        #expect(unknown.code == .unknownSymbol)
+        guard case .exportFailed(let arity) = try worker.call(.callExport(symbol: "greeter_add", arguments: [.int32(1)])) else {
+            throw TestFailure("a call with one argument of two was made")
+        }
+        #expect(arity.code == .arity)
+    }
+
+    // MARK: Threads and tasks
+
+    @Test("a task started by an activate that then fails is cancelled, awaited and released before the reply")
+    func failedActivationCancelsTasks() throws {
+        let worker = try LaunchedWorker.launchFixtures()
+        guard case .created(_, let token) = try worker.call(.create(screen: 5, route: "task-then-fail", argument: [])) else {
+            throw TestFailure("create failed")
+        }
+        let status = try worker.call(.activate(instance: token)).status
+        #expect(status.code == 5 && status.message.contains("activate fails after starting a task"))
+        #expect(try worker.call(.callExport(symbol: "fx_task_runs_finished", arguments: [])) == .exported(.int32(1)))
+        #expect(try worker.call(.callExport(symbol: "fx_task_releases", arguments: [])) == .exported(.int32(1)))
+    }
+
+    @Test("a main-thread function called from a plugin thread answers BERTH_ERR_STATE without reaching the host")
+    func offThreadCallRefused() throws {
+        let worker = try LaunchedWorker.launchFixtures()
+        _ = try worker.open("off-thread", screen: 9)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try worker.call(.callExport(symbol: "fx_task_runs_finished", arguments: [])) == .exported(.int32(0)) {
+            guard ContinuousClock.now < deadline else { throw TestFailure("the off-thread task never ran") }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        #expect(try worker.call(.callExport(symbol: "fx_offthread_status", arguments: [])) == .exported(.int32(4)))
+        #expect(worker.host.requests(named: "navigate").isEmpty)
+    }
+
+    // MARK: Failure
+
+    @Test("a worker killed with SIGSEGV is a typed peer-closed error and a named signal")
+    func killedWorker() throws {
+        let (worker, _) = try LaunchedWorker.launch("counter.json")
+        #expect(worker.process.kill(signal: SIGSEGV))
+        #expect(throws: ChannelError.self) { try worker.call(.callExport(symbol: "counter_bumps", arguments: [])) }
+        do {
+            _ = try worker.call(.callExport(symbol: "counter_bumps", arguments: []))
+        } catch {
+            #expect(error.code == .peerClosed, "\(error)")
+        }
+        let ended = worker.process.waitForExit()
+        #expect(ended == .signaled(signal: SIGSEGV, coreDumped: ended.description.contains("core")))
+        #expect(ended.signalName == "SIGSEGV")
+        #expect(!worker.process.kill(), "a reaped worker is not signalled again")
+    }
+
+    @Test("a trap in plugin code kills only its worker: the action's call is peer-closed, the signal named")
+    func pluginTrap() throws {
+        let (worker, _) = try LaunchedWorker.launch("counter.json")
+        let token = try worker.open("counter", screen: 2, argument: "600000")
+        let (_, tree) = try worker.render(token, screen: 2)
+        let stepper = try #require(tree?.allNodes.first { $0.type == "Stepper" })
+        let step = Array(stepper.id.utf8) + [0] + Array("+".utf8)
+        #expect(try worker.call(.action(instance: token, name: "berth.step", payload: step)).status.isOK)
+        // The host holds the stepper at Int.max; the next step overflows inside the plugin.
+        let slot = try #require(worker.host.state[2]?.values.first)
+        worker.host.state[2]?[slot.key]?.bytes = withUnsafeBytes(of: Int64.max.littleEndian, Array.init)
+        let (_, full) = try worker.render(token, screen: 2)
+        #expect(full?.allNodes.first { $0.type == "Stepper" }?.fields["value"] == String(Int64.max))
+        #expect { try worker.call(.action(instance: token, name: "berth.step", payload: step)) } throws: { error in
+            (error as? ChannelError)?.code == .peerClosed
+        }
+        let ended = worker.process.waitForExit()
+        #expect(ended.signalName == "SIGILL" || ended.signalName == "SIGTRAP", "\(ended)")
+    }
+
+    @Test("a call to a stopped worker times out, and its late reply is dropped")
+    func timeout() throws {
+        let (worker, _) = try LaunchedWorker.launch("greeter.json")
+        #expect(worker.process.kill(signal: SIGSTOP))
+        let started = ContinuousClock.now
+        do {
+            _ = try worker.channel.call(.callExport(symbol: "greeter_add", arguments: [.int32(1), .int32(1)]), timeout: .milliseconds(200))
+            Issue.record("a stopped worker answered")
+        } catch {
+            #expect(error.code == .timedOut, "\(error)")
+        }
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .milliseconds(200) && waited < .seconds(5), "\(waited)")
+        #expect(worker.process.kill(signal: SIGCONT))
+        let answer = try worker.call(.callExport(symbol: "greeter_add", arguments: [.int32(2), .int32(40)]))
+        #expect(answer == .exported(.int32(42)), "the answer to the abandoned call (2) was dropped")
+    }
+
+    @Test("a worker exits when the host closes its end of the channel")
+    func exitsWhenHostCloses() throws {
+        let (worker, _) = try LaunchedWorker.launch("greeter.json")
+        worker.channel.close()
+        #expect(worker.process.waitForExit(timeout: .seconds(10)) == .exited(status: IsolationWorker.ExitStatus.hostGone.rawValue))
+    }
+
+    @Test("a worker dies with the process that spawned it (PR_SET_PDEATHSIG)")
+    func diesWithItsParent() throws {
+        let (mine, theirs) = try IsolationChannel.makeSocketPair()
+        let channel = try IsolationChannel(fileDescriptor: mine, peer: "orphan")
+        // A shell in the host's place: it starts the worker on its descriptor 3, then is killed.
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "exec 3<&0; \"$0\" --fd 3 --parent $$ & echo $!; wait", LaunchedWorker.executable]
+        let socket = FileHandle(fileDescriptor: theirs, closeOnDealloc: true)
+        shell.standardInput = socket
+        let output = Pipe()
+        shell.standardOutput = output
+        try shell.run()
+        try socket.close()
+        var line: [UInt8] = []
+        while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") { line.append(byte) }
+        let worker = try #require(Int32(String(decoding: line, as: UTF8.self)))
+        #expect(try channel.call(.unload, timeout: .seconds(10)).status.code == 4, "the worker serves (nothing loaded yet)")
+        #expect(kill(shell.processIdentifier, SIGKILL) == 0)
+        shell.waitUntilExit()
+        #expect { try channel.call(.unload, timeout: .seconds(10)) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
+        // The socket closes as the kernel tears the worker down; its exit may trail by a moment.
+        let gone = { kill(worker, 0) != 0 || (try? String(contentsOfFile: "/proc/\(worker)/stat", encoding: .utf8))?.contains(") Z ") == true }
+        for _ in 0..<100 where !gone() { usleep(50_000) }
+        #expect(gone(), "the worker is gone (or a zombie waiting for init)")
+    }
+
+    @Test("the spawner keeps a crashing process's fatal line and names its signal")
+    func fatalLine() throws {
+        let folder = NSTemporaryDirectory() + "berth-fatal-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let script = folder + "/crasher"
+        try "#!/bin/sh\necho 'starting' >&2\necho 'Fatal error: Index out of range' >&2\necho 'after the fatal line' >&2\nkill -ILL $$\n"
+            .write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let process = try WorkerProcess.spawn(executable: script, plugin: "crasher")
+        let ended = process.waitForExit()
+        #expect(ended.signalName == "SIGILL")
+        #expect(process.lastFatalLine == "Fatal error: Index out of range")
+        #expect(process.standardErrorTail == ["starting", "Fatal error: Index out of range", "after the fatal line"])
+
+        let mention = folder + "/mention"
+        try "#!/bin/sh\necho 'fatal: no such object' >&2\nexit 128\n".write(toFile: mention, atomically: true, encoding: .utf8)
+        chmod(mention, 0o755)
+        let other = try WorkerProcess.spawn(executable: mention, plugin: "mention")
+        #expect(other.waitForExit() == .exited(status: 128))
+        #expect(other.lastFatalLine == "fatal: no such object", "without a Swift fatal error, a line mentioning fatal")
+        #expect(ended.description.hasPrefix("killed by SIGILL (signal 4)"))
+    }
+
+    @Test("the worker executable is found beside the running binary")
+    func locate() throws {
+        let found = try #require(WorkerProcess.locateExecutable())
+        #expect(found == LaunchedWorker.executable)
+    }
+}

@@ -1,0 +1,125 @@
+/*
+ * A plugin that fails on purpose, for the isolation tests. Each route is "HOW-WHEN":
+ * HOW is segv, abort, trap (an illegal instruction, as a Swift trap is), exit, stack
+ * (unbounded recursion) or hang; WHEN is create, activate, action, render, event or task.
+ * The route "ok" never fails. Exports crash the same ways when called.
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "berth_crasher.h"
+
+static const berth_host_v1 *host_table;
+
+typedef struct crasher_instance {
+    berth_screen_handle *screen;
+    char how[16];
+    char when[16];
+} crasher_instance;
+
+static volatile int sink;
+
+static int recurse(int depth) {
+    volatile char frame[1024];
+    frame[0] = (char)depth;
+    return recurse(depth + 1) + frame[0];
+}
+
+static void fail_now(const char *how) {
+    fprintf(stderr, "Fatal error: crasher fails by %s\n", how);
+    fflush(stderr);
+    if (strcmp(how, "segv") == 0) { volatile int *nowhere = NULL; sink = *nowhere; }
+    if (strcmp(how, "abort") == 0) abort();
+    if (strcmp(how, "trap") == 0) __builtin_trap();
+    if (strcmp(how, "exit") == 0) exit(3);
+    if (strcmp(how, "stack") == 0) sink = recurse(0);
+    if (strcmp(how, "hang") == 0) for (;;) pause();
+}
+
+static void maybe_fail(const crasher_instance *instance, const char *when) {
+    if (strcmp(instance->when, when) == 0) fail_now(instance->how);
+}
+
+static void task_run(void *context, berth_task_handle *task) {
+    (void)task;
+    fail_now(((crasher_instance *)context)->how);
+}
+
+static berth_status crasher_create(berth_screen_handle *screen, const char *route, berth_bytes argument,
+                                   berth_instance **out, berth_error *error) {
+    (void)argument; (void)error;
+    crasher_instance *instance = calloc(1, sizeof(crasher_instance));
+    instance->screen = screen;
+    const char *dash = strchr(route, '-');
+    if (dash != NULL && (size_t)(dash - route) < sizeof(instance->how)) {
+        memcpy(instance->how, route, (size_t)(dash - route));
+        strncpy(instance->when, dash + 1, sizeof(instance->when) - 1);
+    }
+    maybe_fail(instance, "create");
+    *out = instance;
+    return BERTH_OK;
+}
+
+static void crasher_destroy(berth_instance *instance) { free(instance); }
+
+static berth_status crasher_activate(berth_instance *opaque, berth_error *error) {
+    crasher_instance *instance = opaque;
+    maybe_fail(instance, "activate");
+    if (strcmp(instance->when, "task") == 0) {
+        berth_task_v1 task = {sizeof(berth_task_v1), instance, task_run, NULL, NULL};
+        return host_table->task_start(instance->screen, "crash", &task, error);
+    }
+    return BERTH_OK;
+}
+
+static berth_status crasher_deactivate(berth_instance *instance, berth_error *error) {
+    (void)instance; (void)error;
+    return BERTH_OK;
+}
+
+static void crasher_event(berth_instance *instance, int32_t event, int32_t flag) {
+    (void)flag;
+    if (event == BERTH_EVENT_DID_APPEAR) maybe_fail(instance, "event");
+}
+
+static berth_status crasher_action(berth_instance *instance, const char *name, berth_bytes payload, berth_error *error) {
+    (void)name; (void)payload; (void)error;
+    maybe_fail(instance, "action");
+    return BERTH_OK;
+}
+
+static berth_status crasher_render(berth_instance *instance, const berth_sink *out, berth_error *error) {
+    (void)error;
+    maybe_fail(instance, "render");
+    static const char tree[] = "{\"type\":\"Text\",\"id\":\"Text\",\"text\":\"still here\"}";
+    return out->write(out->context, (const uint8_t *)tree, sizeof(tree) - 1);
+}
+
+static const berth_plugin_v1 crasher_table = {
+    .struct_size = sizeof(berth_plugin_v1),
+    .abi_version = BERTH_ABI_VERSION,
+    .plugin_id = "org.berth.crasher",
+    .create = crasher_create,
+    .destroy = crasher_destroy,
+    .activate = crasher_activate,
+    .deactivate = crasher_deactivate,
+    .screen_event = crasher_event,
+    .action = crasher_action,
+    .render = crasher_render,
+};
+
+const berth_plugin_v1 *berth_crasher_entry_v1(const berth_host_v1 *host, berth_plugin_handle *plugin) {
+    (void)plugin;
+    host_table = host;
+    return &crasher_table;
+}
+
+int32_t crasher_add(int32_t a, int32_t b) { return a + b; }
+int32_t crasher_segv(void) { fail_now("segv"); return 0; }
+int32_t crasher_abort(void) { fail_now("abort"); return 0; }
+int32_t crasher_exit(void) { fail_now("exit"); return 0; }
+int32_t crasher_hang(void) { fail_now("hang"); return 0; }
