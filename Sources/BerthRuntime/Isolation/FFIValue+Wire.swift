@@ -47,6 +47,7 @@ extension FFIError {
         case .arity: 2
         case .badArgument: 3
         case .prepareFailed: 4
+        case .pluginFailed: 5
         }
         writer.u8(tag)
         writer.string(message)
@@ -59,6 +60,7 @@ extension FFIError {
         case 2: code = .arity
         case 3: code = .badArgument
         case 4: code = .prepareFailed
+        case 5: code = .pluginFailed
         case let tag: throw WireDecodingError(detail: "unknown export error tag \(tag)")
         }
         return FFIError(code, try reader.string())

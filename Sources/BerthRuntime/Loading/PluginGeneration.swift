@@ -57,11 +57,12 @@ public final class PluginGeneration {
         guard isLoaded else {
             throw FFIError(.unknownSymbol, "\(pluginID)#\(number) is \(state.rawValue); nothing is called")
         }
-        guard manifest.export(named: symbol) != nil else {
+        do {
+            return try connection.callExport(symbol, arguments: arguments)
+        } catch where error.code == .unknownSymbol {
             let known = manifest.exports.map(\.symbol).joined(separator: ", ")
             throw FFIError(.unknownSymbol, "\(pluginID) has no export '\(symbol)' (exports: \(known.isEmpty ? "none" : known))")
         }
-        return try HostCall.run { () throws(FFIError) -> FFIValue in try connection.callExport(symbol, arguments: arguments) }
     }
 
     /// Calls an export with arguments given as text, converted by the manifest's signature.

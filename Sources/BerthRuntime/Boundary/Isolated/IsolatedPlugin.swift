@@ -157,12 +157,12 @@ final class IsolatedPlugin: PluginConnection {
         do {
             reply = try call(.callExport(symbol: symbol, arguments: arguments))
         } catch {
-            throw FFIError(.unknownSymbol, "\(pluginID) \(symbol): \(error.message)")
+            throw FFIError(.pluginFailed, "\(pluginID) \(symbol): \(error.message)")
         }
         switch reply {
         case .exported(let value): return value
         case .exportFailed(let error): throw error
-        default: throw FFIError(.unknownSymbol, "\(pluginID) \(symbol): unexpected reply \(reply)")
+        default: throw FFIError(.pluginFailed, "\(pluginID) \(symbol): unexpected reply \(reply)")
         }
     }
 

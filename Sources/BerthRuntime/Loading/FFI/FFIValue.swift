@@ -151,6 +151,8 @@ extension ExportSignature {
 public struct FFIError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: Sendable, Equatable {
         case unknownSymbol, arity, badArgument, prepareFailed
+        /// The plugin's worker process died or stopped answering during the call.
+        case pluginFailed
     }
 
     public var code: Code
