@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import BerthRuntime
 
 extension Berth {
     /// `berth conformance-check CHECK FOLDER`: one check, in this (child) process; prints
@@ -67,7 +68,10 @@ enum ConformanceSuite {
         timer.cancel()
         if process.terminationReason == .uncaughtSignal {
             let signal = process.terminationStatus
-            let reason = signal == SIGTERM ? "timed out after 30 s" : "the plugin crashed the check (signal \(signal)\(signal == SIGSEGV ? ", SIGSEGV" : signal == SIGABRT ? ", SIGABRT" : ""))"
+            // The child's last fatal-error line (a Swift trap prints one before it dies).
+            let fatal = stderr.split(separator: "\n").last { $0.contains("Fatal error") || $0.contains("fatal error") }
+            let reason = signal == SIGTERM ? "timed out after 30 s"
+                : "the plugin crashed the check (signal \(signal), \(WorkerTermination.name(ofSignal: signal)))" + (fatal.map { ": \($0)" } ?? "")
             return ConformanceResult(check: check.rawValue, status: .fail, message: reason, milliseconds: 0)
         }
         guard let result = try? JSONDecoder().decode(ConformanceResult.self, from: stdout) else {

@@ -37,6 +37,12 @@ extension Berth {
         @Option(name: .customLong("max-retired-mb"), help: "Warn and suggest `restart` when retired Swift images hold more than this.")
         var maxRetiredMB = 256
 
+        @Option(name: .customLong("max-screens"), help: "How many screens may be open at once; opening one more is an error.")
+        var maxScreens = 1_000
+
+        @Option(name: .customLong("max-stack-depth"), help: "How many screens one navigation stack may hold; pushing one more is an error.")
+        var maxStackDepth = 64
+
         @Option(name: .customLong("restore"), help: .hidden)
         var restore: String?
 
@@ -44,7 +50,8 @@ extension Berth {
             let options = HostRunner.Options(
                 folders: folders.resolved, script: script, stateDirectory: stateDirectory ?? Self.defaultStateDirectory(),
                 watch: watch, debounce: .milliseconds(debounceMilliseconds), keepState: keepState, socket: socket,
-                noSocket: noSocket, maxRetiredMB: maxRetiredMB, restore: restore, isolation: isolation.settings
+                noSocket: noSocket, maxRetiredMB: maxRetiredMB, restore: restore, isolation: isolation.settings,
+                screenLimits: .init(openScreens: maxScreens, stackDepth: maxStackDepth)
             )
             let status = await HostRunner(options: options).run()
             if status != 0 { throw ExitCode(status) }

@@ -28,6 +28,7 @@ extension Berth {
                 switch PluginValidator.validate(path: path) {
                 case .success(let plugin):
                     report = ValidationReport(path: path, id: plugin.manifest.id, valid: true, problems: plugin.warnings.map(\.description))
+                    report.isolation = (plugin.manifest.isolation ?? .process).rawValue
                 case .failure(let failure):
                     report = ValidationReport(path: path, id: nil, valid: false, problems: failure.problems.map(\.description))
                 }
@@ -50,6 +51,9 @@ extension Berth {
                         let detail = check.status == .pass ? "" : "  \(check.message)"
                         emitLine("  \(check.status.rawValue.padding(toLength: 4, withPad: " ", startingAt: 0))  \(check.check)\(detail)")
                     }
+                    if report.isolation == IsolationMode.inProcess.rawValue {
+                        emitLine("  note  runs in-process: a crash in this plugin ends the host and every other plugin (Docs/isolation.md)")
+                    }
                 }
             }
             if reports.contains(where: { !$0.valid }) { throw ExitStatus.failure }
@@ -64,4 +68,6 @@ struct ValidationReport: Encodable {
     var problems: [String]
     /// The conformance checks, when they ran.
     var checks: [ConformanceResult]?
+    /// Where a host run with the default `--isolation manifest` runs it.
+    var isolation: String?
 }

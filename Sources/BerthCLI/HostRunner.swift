@@ -38,6 +38,7 @@ final class HostRunner {
         var maxRetiredMB: Int
         var restore: String?
         var isolation = IsolationSettings()
+        var screenLimits = BerthHost.Configuration.ScreenLimits()
     }
 
     let options: Options
@@ -81,7 +82,10 @@ final class HostRunner {
 
         let host: BerthHost
         do {
-            host = try BerthHost(configuration: .init(pluginFolders: options.folders, stateDirectory: options.stateDirectory, logger: makeHostLogger(), isolation: options.isolation))
+            var configuration = BerthHost.Configuration(pluginFolders: options.folders, stateDirectory: options.stateDirectory,
+                                                        logger: makeHostLogger(), isolation: options.isolation)
+            configuration.screenLimits = options.screenLimits
+            host = try BerthHost(configuration: configuration)
         } catch {
             printError("\(error)")
             return ExitStatus.failure.rawValue

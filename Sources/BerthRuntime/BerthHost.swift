@@ -17,6 +17,18 @@ public final class BerthHost {
         public var logger: Logger
         /// Where plugins run, and the crash and hang policy for isolated ones.
         public var isolation: IsolationSettings
+        /// How many screens may be open, and how deep one stack may grow: a plugin that opens
+        /// itself in a loop gets an error at the limit instead of growing the tree forever.
+        public var screenLimits = ScreenLimits()
+
+        public struct ScreenLimits: Sendable, Equatable {
+            public var openScreens: Int
+            public var stackDepth: Int
+            public init(openScreens: Int = 1_000, stackDepth: Int = 64) {
+                self.openScreens = openScreens
+                self.stackDepth = stackDepth
+            }
+        }
 
         public init(pluginFolders: [String], runtimeBase: String? = nil, stateDirectory: String? = nil, logger: Logger = Logger(label: "berth"),
                     isolation: IsolationSettings = IsolationSettings()) {

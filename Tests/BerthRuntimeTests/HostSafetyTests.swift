@@ -179,3 +179,42 @@ extension BerthHost {
         contextObservations.map { "screen \($0.screen) \($0.pluginID)/\($0.route): \($0.type)\($0.byHost ? " (host)" : "")" }
     }
 }
+
+/// A plugin that opens itself from activate, forever, meets the screen limits.
+@Suite("Screen limits") @MainActor
+struct ScreenLimitTests {
+    @Test("a screen that pushes itself on activate stops at the stack depth limit with an error; the host goes on")
+    func stackDepth() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        workspace.stageCrasher()
+        var configuration = BerthHost.Configuration(pluginFolders: [workspace.plugins], runtimeBase: workspace.runtimeBase,
+                                                    isolation: TestIsolation.settings)
+        configuration.screenLimits = .init(openScreens: 1_000, stackDepth: 10)
+        let host = try BerthHost(configuration: configuration)
+        host.discover()
+        #expect(host.loadAll().isEmpty)
+        _ = try host.push("loop-activate")
+        #expect(host.openRouters.count == 10)
+        let refusals = host.events.filter { $0.kind == .failed && $0.message.contains("its stack is 10 screens deep, the limit is 10") }
+        #expect(refusals.count == 1, "\(host.events.suffix(3))")
+        let modal = try host.present("hello")
+        #expect(modal.module?.isActive == true, "the host still opens screens")
+    }
+
+    @Test("the open-screen limit stops a runaway plugin too")
+    func openScreens() throws {
+        let workspace = PluginWorkspace()
+        workspace.stageCrasher()
+        var configuration = BerthHost.Configuration(pluginFolders: [workspace.plugins], runtimeBase: workspace.runtimeBase,
+                                                    isolation: TestIsolation.settings)
+        configuration.screenLimits = .init(openScreens: 5, stackDepth: 64)
+        let host = try BerthHost(configuration: configuration)
+        host.discover()
+        #expect(host.loadAll().isEmpty)
+        _ = try host.push("loop-activate")
+        #expect(host.openRouters.count == 5)
+        #expect(host.events.contains { $0.kind == .failed && $0.message.contains("5 screens are open, the limit is 5") })
+        #expect { try host.push("ok") } throws: { ($0 as? ScreenError)?.message.contains("the limit is 5") == true }
+    }
+}

@@ -23,9 +23,9 @@ final class ScreenFixture {
     let staged: StagedPlugins
     let host: BerthHost
 
-    init(_ plugins: [ExamplePlugin]) throws {
+    init(_ plugins: [ExamplePlugin], isolation: IsolationMode = .inProcess) throws {
         staged = try StagedPlugins(plugins)
-        host = try staged.makeHost()
+        host = try staged.makeHost(isolation: isolation)
         for plugin in plugins { try host.load(plugin.id) }
     }
 

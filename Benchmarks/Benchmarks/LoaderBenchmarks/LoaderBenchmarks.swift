@@ -279,4 +279,5 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     registerHostBenchmarks()
+    registerIsolationBenchmarks()
 }

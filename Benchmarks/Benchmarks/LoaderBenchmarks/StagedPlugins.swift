@@ -125,9 +125,10 @@ final class StagedPlugins: Sendable {
 
     /// A host over the staged plugins, discovered, with plugin logging silenced.
     @MainActor
-    func makeHost() throws -> BerthHost {
+    func makeHost(isolation: IsolationMode = .inProcess) throws -> BerthHost {
         let logger = Logger(label: "berth.bench") { _ in SwiftLogNoOpLogHandler() }
-        let host = try BerthHost(configuration: .init(pluginFolders: [plugins], runtimeBase: runtimeBase, logger: logger))
+        let settings = IsolationSettings(policy: .always(isolation), workerExecutable: Self.library("berth-worker"))
+        let host = try BerthHost(configuration: .init(pluginFolders: [plugins], runtimeBase: runtimeBase, logger: logger, isolation: settings))
         let discovery = host.discover()
         guard discovery.rejected.isEmpty else {
             fatalError("staged plugins were rejected: \(discovery.rejected.map { "\($0.folder): \($0.problems)" })")

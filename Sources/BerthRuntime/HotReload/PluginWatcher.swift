@@ -95,6 +95,15 @@ final class PluginWatcher {
             return
         }
         let id = plugin.manifest.id
+        // A folder holds one plugin: a new id there replaces the one that came from it.
+        if let owner, owner.source.manifest.id != id {
+            let previous = owner.source.manifest.id
+            host.emit(.event, "watch", "\(folder) now holds \(id): unloading \(previous)")
+            if owner.generation != nil {
+                do { try host.unload(previous) } catch { host.emit(.failed, previous, "watch: \(error.message)"); return }
+            }
+            host.forget(previous)
+        }
         if let record = plugins[id], let generation = record.generation {
             let changed = plugin.librarySHA256 != generation.source.librarySHA256 || plugin.manifestSHA256 != generation.source.manifestSHA256
             guard changed else { return }

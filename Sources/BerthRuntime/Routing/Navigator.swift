@@ -107,6 +107,11 @@ public final class Navigator {
     /// Creates a detached router with a fresh module instance for `route`.
     func makeScreen(_ route: String, argument: [UInt8], id: Int? = nil) throws(ScreenError) -> Router {
         let (pluginID, name) = try resolve(route)
+        let limits = host.configuration.screenLimits
+        let open = openRouters.count
+        guard open < limits.openScreens else {
+            throw ScreenError(.navigation, screen: 0, "cannot open \(pluginID)/\(name): \(open) screens are open, the limit is \(limits.openScreens)")
+        }
         let available: PluginGeneration?
         do {
             available = try host.generationForUse(of: pluginID)
@@ -132,6 +137,10 @@ public final class Navigator {
     func attachActivateAndPush(_ child: Router, in stack: NavigationStack? = nil, onRelease: (() -> Void)? = nil) throws(ScreenError) {
         let stack = stack ?? child.stack ?? visibleRouter?.stack ?? launchStack
         guard !stack.contains(child), !child.isReleased else { return }
+        let depth = host.configuration.screenLimits.stackDepth
+        guard stack.routers.count < depth else {
+            throw ScreenError(.navigation, screen: child.id, "cannot push \(child.pluginID)/\(child.route): its stack is \(stack.routers.count) screens deep, the limit is \(depth)")
+        }
         let parent = stack.top ?? stack.presenter ?? launchRouter
         guard parent.attachChild(child) else { return }
         child.onRelease = onRelease

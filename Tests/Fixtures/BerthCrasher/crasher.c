@@ -2,7 +2,8 @@
  * A plugin that fails on purpose, for the isolation tests. Each route is "HOW-WHEN":
  * HOW is segv, abort, trap (an illegal instruction, as a Swift trap is), exit, stack
  * (unbounded recursion) or hang; WHEN is create, activate, action, render, event or task.
- * The route "ok" never fails. Exports crash the same ways when called.
+ * The route "ok" never fails; "loop-activate" pushes itself again from activate, without end.
+ * Exports crash the same ways when called.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -68,6 +69,11 @@ static void crasher_destroy(berth_instance *instance) { free(instance); }
 
 static berth_status crasher_activate(berth_instance *opaque, berth_error *error) {
     crasher_instance *instance = opaque;
+    if (strcmp(instance->how, "loop") == 0) {
+        uint64_t id = 0;
+        berth_bytes none = {NULL, 0};
+        return host_table->navigate(instance->screen, BERTH_NAVIGATE_PUSH, "loop-activate", none, &id, error);
+    }
     maybe_fail(instance, "activate");
     if (strcmp(instance->when, "task") == 0) {
         berth_task_v1 task = {sizeof(berth_task_v1), instance, task_run, NULL, NULL};

@@ -7,12 +7,27 @@ extension PluginManifest {
         "routes", "requires", "persist", "sha256", "description", "isolation",
     ]
 
+    /// The sizes a manifest may have (Docs/manifest.md): larger ones are refused with one
+    /// line, before any list is walked.
+    public enum Limits {
+        /// Bytes of `plugin.json`.
+        public static let fileBytes = 1_048_576
+        /// Entries in one list (`routes`, `persist`, `exports`, `requires`).
+        public static let listEntries = 4_096
+        /// Characters of a quoted value in a problem line.
+        static let quotedCharacters = 80
+    }
+
     /// Decodes and checks a manifest, collecting one problem per broken rule.
     ///
     /// Returns the manifest when no rule is broken (warnings may still be present), else nil.
     /// Every problem names `path` and the field, so `berth validate` can print it as is.
     public static func decode(_ data: Data, path: String) -> (manifest: PluginManifest?, problems: [PluginProblem]) {
         var reader = ManifestReader(path: path)
+        guard data.count <= Limits.fileBytes else {
+            reader.fail("file", "is \(data.count) bytes; a manifest may have at most \(Limits.fileBytes)")
+            return (nil, reader.problems)
+        }
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: data)
@@ -54,6 +69,14 @@ private struct ManifestReader {
 
     init(path: String) { self.path = path }
 
+    /// A value as a problem line quotes it: in single quotes, cut to a readable length.
+    func quoted(_ value: Any) -> String {
+        let text = "\(value)"
+        let limit = PluginManifest.Limits.quotedCharacters
+        guard text.count > limit else { return "'\(text)'" }
+        return "'\(text.prefix(limit))…' (\(text.count) characters)"
+    }
+
     mutating func fail(_ field: String, _ message: String) {
         problems.append(PluginProblem(path: path, field: field, message: message))
     }
@@ -69,7 +92,7 @@ private struct ManifestReader {
         var version: SemanticVersion?
         if let versionText {
             version = SemanticVersion(versionText)
-            if version == nil { fail("version", "'\(versionText)' is not a semantic version (MAJOR.MINOR.PATCH)") }
+            if version == nil { fail("version", "\(quoted(versionText)) is not a semantic version (MAJOR.MINOR.PATCH)") }
         }
         let abi = readABI(fields)
         let library = readLibrary(fields)
@@ -96,7 +119,7 @@ private struct ManifestReader {
     private mutating func readABI(_ fields: [String: Any]) -> ABIVersion? {
         guard let text = requiredString(fields, "abi", rule: { _ in true }, expected: "") else { return nil }
         guard let abi = ABIVersion(text) else {
-            fail("abi", "'\(text)' is not an ABI version (MAJOR.MINOR, such as \"1.0\")")
+            fail("abi", "\(quoted(text)) is not an ABI version (MAJOR.MINOR, such as \"1.0\")")
             return nil
         }
         guard abi.major == HostABI.version.major else {
@@ -112,11 +135,11 @@ private struct ManifestReader {
             return nil
         }
         if library.hasPrefix("/") {
-            fail("library", "'\(library)' is an absolute path; it must be relative to the plugin folder")
+            fail("library", "\(quoted(library)) is an absolute path; it must be relative to the plugin folder")
             return nil
         }
         if library.split(separator: "/").contains("..") {
-            fail("library", "'\(library)' leaves the plugin folder ('..' is not allowed)")
+            fail("library", "\(quoted(library)) leaves the plugin folder ('..' is not allowed)")
             return nil
         }
         return library
@@ -125,7 +148,7 @@ private struct ManifestReader {
     private mutating func readRuntime(_ fields: [String: Any]) -> PluginRuntimeKind? {
         guard let text = requiredString(fields, "runtime", rule: { _ in true }, expected: "") else { return nil }
         guard let runtime = PluginRuntimeKind(rawValue: text) else {
-            fail("runtime", "'\(text)' is not a runtime (expected \"swift\" or \"c\")")
+            fail("runtime", "\(quoted(text)) is not a runtime (expected \"swift\" or \"c\")")
             return nil
         }
         return runtime
@@ -146,6 +169,10 @@ private struct ManifestReader {
             fail("exports", "must be an array of {symbol, params, returns}")
             return []
         }
+        guard list.count <= PluginManifest.Limits.listEntries else {
+            fail("exports", "has \(list.count) entries; at most \(PluginManifest.Limits.listEntries) are allowed")
+            return []
+        }
         var exports: [ExportSignature] = []
         var seen: Set<String> = []
         for (index, item) in list.enumerated() {
@@ -162,7 +189,7 @@ private struct ManifestReader {
                 continue
             }
             guard seen.insert(symbol).inserted else {
-                fail("\(field).symbol", "'\(symbol)' is declared twice")
+                fail("\(field).symbol", "\(quoted(symbol)) is declared twice")
                 continue
             }
             var params: [ValueType] = []
@@ -175,7 +202,7 @@ private struct ManifestReader {
                 for (position, raw) in names.enumerated() {
                     let name = raw as? String ?? "\(raw)"
                     guard let type = ValueType(rawValue: name), type != .void else {
-                        fail("\(field).params[\(position)]", "'\(name)' is not a parameter type (\(Self.typeList(ValueType.parameterTypes)))")
+                        fail("\(field).params[\(position)]", "\(quoted(name)) is not a parameter type (\(Self.typeList(ValueType.parameterTypes)))")
                         valid = false
                         continue
                     }
@@ -188,7 +215,7 @@ private struct ManifestReader {
             }
             let returnName = object["returns"] as? String ?? "void"
             guard let returns = ValueType(rawValue: returnName) else {
-                fail("\(field).returns", "'\(returnName)' is not a result type (\(Self.typeList(ValueType.allCases)))")
+                fail("\(field).returns", "\(quoted(returnName)) is not a result type (\(Self.typeList(ValueType.allCases)))")
                 continue
             }
             if valid { exports.append(ExportSignature(symbol: symbol, params: params, returns: returns)) }
@@ -202,11 +229,15 @@ private struct ManifestReader {
             fail("requires", "must be an object mapping plugin ids to version ranges")
             return []
         }
+        guard object.count <= PluginManifest.Limits.listEntries else {
+            fail("requires", "has \(object.count) entries; at most \(PluginManifest.Limits.listEntries) are allowed")
+            return []
+        }
         var dependencies: [PluginManifest.Dependency] = []
         for id in object.keys.sorted() {
             let field = "requires.\(id)"
             guard Self.isReverseDNS(id) else {
-                fail(field, "'\(id)' is not a reverse-DNS plugin id")
+                fail(field, "\(quoted(id)) is not a reverse-DNS plugin id")
                 continue
             }
             guard let text = object[id] as? String else {
@@ -247,7 +278,7 @@ private struct ManifestReader {
             return nil
         }
         guard rule(text) else {
-            fail(field, "'\(text)' is not \(expected)")
+            fail(field, "\(quoted(text)) is not \(expected)")
             return nil
         }
         return text
@@ -270,14 +301,19 @@ private struct ManifestReader {
             fail(field, "must be an array of strings")
             return []
         }
+        guard list.count <= PluginManifest.Limits.listEntries else {
+            fail(field, "has \(list.count) entries; at most \(PluginManifest.Limits.listEntries) are allowed")
+            return []
+        }
         var result: [String] = []
+        var seen: Set<String> = []
         for (index, item) in list.enumerated() {
             guard let text = item as? String, rule(text) else {
-                fail("\(field)[\(index)]", "'\(item)' is not \(expected)")
+                fail("\(field)[\(index)]", "\(quoted(item)) is not \(expected)")
                 continue
             }
-            guard !result.contains(text) else {
-                fail("\(field)[\(index)]", "'\(text)' is listed twice")
+            guard seen.insert(text).inserted else {
+                fail("\(field)[\(index)]", "\(quoted(text)) is listed twice")
                 continue
             }
             result.append(text)
