@@ -206,8 +206,10 @@ enum ConformanceRunner {
     private static func hostWith(_ folder: String) throws -> (BerthHost, ValidatedPlugin) {
         let plugin = try validated(folder)
         let parent = (folder as NSString).deletingLastPathComponent
+        // Each check already runs in a child process of its own: no trial worker before it.
         let host = try BerthHost(configuration: .init(pluginFolders: [parent.isEmpty ? "." : parent],
-                                                      logger: Logger(label: "berth.validate") { _ in SwiftLogNoOpLogHandler() }))
+                                                      logger: Logger(label: "berth.validate") { _ in SwiftLogNoOpLogHandler() },
+                                                      isolation: IsolationSettings(canary: false)))
         host.discover()
         host.adopt(plugin)
         return (host, plugin)

@@ -63,6 +63,7 @@ public final class BerthHost {
     /// How long the last reload took, host side: from taking the screens out to the new
     /// generation in place (validation before it and ending the old one after it excluded).
     public private(set) var lastReloadDuration: Duration?
+    private var warnedNoCanary = false
     /// The plugins folders' watcher, while watching.
     private var watcher: PluginWatcher?
 
@@ -271,6 +272,7 @@ public final class BerthHost {
         do {
             switch mode {
             case .inProcess:
+                try trialLoad(record.source, generation: number)
                 connection = try InProcessPlugin(
                     plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
                     logger: configuration.logger, host: self, onRetire: { bytes in
@@ -295,6 +297,17 @@ public final class BerthHost {
         let place = mode == .process ? ", in a worker process" : ""
         emit(.loaded, id, "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.handshake.abi)\(place))")
         return generation
+    }
+
+    /// The canary load of a new in-process generation (IsolationSettings.canary).
+    private func trialLoad(_ plugin: ValidatedPlugin, generation number: Int) throws(LoaderError) {
+        guard configuration.isolation.canary else { return }
+        let ran = try CanaryLoad.run(plugin, generation: number, runtimeDirectory: runtimeDirectory,
+                                     settings: configuration.isolation, logger: configuration.logger)
+        if !ran && !warnedNoCanary {
+            warnedNoCanary = true
+            emit(.failed, "host", "no berth-worker at \(configuration.isolation.resolvedWorkerExecutable): in-process plugins load without a trial run")
+        }
     }
 
     /// Ends a generation that is being replaced or unloaded; a failure is logged.

@@ -72,8 +72,7 @@ final class LaunchedWorker {
     static var executable: String { BuildProducts.directory + "/berth-worker" }
 
     init(for plugin: String) throws {
-        // No crash backtracer: a killed worker should die at once, not symbolicate.
-        process = try WorkerProcess.spawn(executable: Self.executable, plugin: plugin, environment: ["SWIFT_BACKTRACE": "enable=no"])
+        process = try WorkerProcess.spawn(executable: Self.executable, plugin: plugin)
         process.channel.handler = host
         process.channel.replyTimeout = .seconds(30)
     }
@@ -135,6 +134,37 @@ final class LaunchedWorker {
     func shutDown() throws -> WorkerTermination {
         _ = try call(.shutdown)
         return process.waitForExit()
+    }
+}
+
+/// Shell scripts spawned as if they were workers (they get the same descriptors).
+final class ScriptFolder {
+    let path = NSTemporaryDirectory() + "berth-scripts-\(UUID().uuidString.prefix(8))"
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// Writes `body` as an executable script and spawns it with `WorkerProcess.spawn`.
+    func spawn(_ name: String, _ body: String, environment: [String: String] = [:]) throws -> WorkerProcess {
+        let script = path + "/" + name
+        try ("#!/bin/sh\n" + body).write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        // A process forked elsewhere in the test run at the moment the script was written
+        // holds it open for writing until it execs: exec fails with ETXTBSY meanwhile.
+        var attempts = 0
+        while true {
+            let spawned = Result { () throws(WorkerSpawnError) in try WorkerProcess.spawn(executable: script, plugin: name, environment: environment) }
+            guard case .failure(let error) = spawned, error.errnoText?.contains("Text file busy") == true, attempts < 200 else {
+                return try spawned.get()
+            }
+            attempts += 1
+            Thread.sleep(forTimeInterval: 0.01)
+        }
     }
 }
 

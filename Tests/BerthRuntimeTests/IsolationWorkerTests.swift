@@ -172,6 +172,11 @@ struct IsolationWorkerTests {
             throw TestFailure("a call with one argument of two was made")
         }
         #expect(arity.code == .arity)
+
+        let count = 2_000
+        let started = ContinuousClock.now
+        for _ in 0..<count { _ = try worker.call(.callExport(symbol: "greeter_add", arguments: [.int32(1), .int32(2)])) }
+        print("worker export call round trip: \((ContinuousClock.now - started) / count) per call (\(count) calls)")
     }
 
     // MARK: Threads and tasks
@@ -266,53 +271,44 @@ struct IsolationWorkerTests {
 
     @Test("a worker dies with the process that spawned it (PR_SET_PDEATHSIG)")
     func diesWithItsParent() throws {
-        let (mine, theirs) = try IsolationChannel.makeSocketPair()
-        let channel = try IsolationChannel(fileDescriptor: mine, peer: "orphan")
-        // A shell in the host's place: it starts the worker on its descriptor 3, then is killed.
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", "exec 3<&0; \"$0\" --fd 3 --parent $$ & echo $!; wait", LaunchedWorker.executable]
-        let socket = FileHandle(fileDescriptor: theirs, closeOnDealloc: true)
-        shell.standardInput = socket
-        let output = Pipe()
-        shell.standardOutput = output
-        try shell.run()
-        try socket.close()
-        var line: [UInt8] = []
-        while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") { line.append(byte) }
-        let worker = try #require(Int32(String(decoding: line, as: UTF8.self)))
-        #expect(try channel.call(.unload, timeout: .seconds(10)).status.code == 4, "the worker serves (nothing loaded yet)")
-        #expect(kill(shell.processIdentifier, SIGKILL) == 0)
-        shell.waitUntilExit()
-        #expect { try channel.call(.unload, timeout: .seconds(10)) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
-        // The socket closes as the kernel tears the worker down; its exit may trail by a moment.
-        let gone = { kill(worker, 0) != 0 || (try? String(contentsOfFile: "/proc/\(worker)/stat", encoding: .utf8))?.contains(") Z ") == true }
-        for _ in 0..<100 where !gone() { usleep(50_000) }
-        #expect(gone(), "the worker is gone (or a zombie waiting for init)")
+        let scripts = try ScriptFolder()
+        // A shell in the host's place: it starts the worker on the channel it was given as
+        // descriptor 3, says the worker's pid, and waits until it is killed.
+        let shell = try scripts.spawn("intermediate", "\"$BERTH_TEST_WORKER\" --fd 3 --parent $$ &\necho \"worker $!\" >&2\nwait\n",
+                                      environment: ["BERTH_TEST_WORKER": LaunchedWorker.executable])
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !shell.standardErrorTail.contains(where: { $0.hasPrefix("worker ") }), ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let worker = try #require(shell.standardErrorTail.first { $0.hasPrefix("worker ") }.flatMap { Int32($0.dropFirst(7)) })
+        #expect(try shell.channel.call(.unload, timeout: .seconds(10)).status.code == 4, "the worker serves (nothing loaded yet)")
+        #expect(shell.kill())
+        #expect(shell.waitForExit().signalName == "SIGKILL")
+        // Its parent gone, the worker is killed too, and its end of the channel closes.
+        #expect { try shell.channel.call(.unload, timeout: .seconds(10)) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
+        // Gone, or a zombie waiting for init to reap it (its descriptors close before that).
+        func ended() -> Bool {
+            kill(worker, 0) != 0 || (try? String(contentsOfFile: "/proc/\(worker)/stat", encoding: .utf8))?.contains(") Z ") == true
+        }
+        let settled = ContinuousClock.now + .seconds(5)
+        while !ended(), ContinuousClock.now < settled { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(ended(), "the worker outlived its parent")
+        if !ended() { kill(worker, SIGKILL) }
     }
 
     @Test("the spawner keeps a crashing process's fatal line and names its signal")
     func fatalLine() throws {
-        let folder = NSTemporaryDirectory() + "berth-fatal-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let script = folder + "/crasher"
-        try "#!/bin/sh\necho 'starting' >&2\necho 'Fatal error: Index out of range' >&2\necho 'after the fatal line' >&2\nkill -ILL $$\n"
-            .write(toFile: script, atomically: true, encoding: .utf8)
-        chmod(script, 0o755)
-        let process = try WorkerProcess.spawn(executable: script, plugin: "crasher")
+        let scripts = try ScriptFolder()
+        let process = try scripts.spawn("crasher", "echo 'starting' >&2\necho 'Fatal error: Index out of range' >&2\necho 'after the fatal line' >&2\nkill -ILL $$\n")
         let ended = process.waitForExit()
         #expect(ended.signalName == "SIGILL")
         #expect(process.lastFatalLine == "Fatal error: Index out of range")
         #expect(process.standardErrorTail == ["starting", "Fatal error: Index out of range", "after the fatal line"])
+        #expect(ended.description.hasPrefix("killed by SIGILL (signal 4)"))
 
-        let mention = folder + "/mention"
-        try "#!/bin/sh\necho 'fatal: no such object' >&2\nexit 128\n".write(toFile: mention, atomically: true, encoding: .utf8)
-        chmod(mention, 0o755)
-        let other = try WorkerProcess.spawn(executable: mention, plugin: "mention")
+        let other = try scripts.spawn("mention", "echo 'fatal: no such object' >&2\nexit 128\n")
         #expect(other.waitForExit() == .exited(status: 128))
         #expect(other.lastFatalLine == "fatal: no such object", "without a Swift fatal error, a line mentioning fatal")
-        #expect(ended.description.hasPrefix("killed by SIGILL (signal 4)"))
     }
 
     @Test("the worker executable is found beside the running binary")

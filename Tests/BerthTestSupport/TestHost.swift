@@ -37,15 +37,15 @@ extension PluginWorkspace {
 
     /// Stages the crasher fixture (`HOW-WHEN` routes, see Tests/Fixtures/BerthCrasher).
     @discardableResult
-    public func stageCrasher(isolation: String? = nil) -> String {
-        let folder = (plugins as NSString).appendingPathComponent("org.berth.crasher")
+    public func stageCrasher(isolation: String? = nil, id: String = "org.berth.crasher", entry: String = "berth_crasher_entry_v1") -> String {
+        let folder = (plugins as NSString).appendingPathComponent(id)
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try? FileManager.default.copyItem(atPath: BuildProducts.library("libBerthCrasher.so"), toPath: (folder as NSString).appendingPathComponent("libBerthCrasher.so"))
         let hows = ["segv", "abort", "trap", "exit", "stack", "hang"]
         let whens = ["create", "activate", "action", "render", "event", "task"]
         var manifest: [String: Any] = [
-            "id": "org.berth.crasher", "name": "Crasher", "version": "1.0.0", "abi": "1.0", "library": "libBerthCrasher.so",
-            "entry": "berth_crasher_entry_v1", "runtime": "c", "routes": ["ok", "loop-activate"] + hows.flatMap { how in whens.map { "\(how)-\($0)" } },
+            "id": id, "name": "Crasher", "version": "1.0.0", "abi": "1.0", "library": "libBerthCrasher.so",
+            "entry": entry, "runtime": "c", "routes": ["ok", "loop-activate"] + hows.flatMap { how in whens.map { "\(how)-\($0)" } },
             "exports": ["crasher_add", "crasher_segv", "crasher_abort", "crasher_exit", "crasher_hang"].map { symbol in
                 ["symbol": symbol, "returns": "int32", "params": symbol == "crasher_add" ? ["int32", "int32"] : [String]()] as [String: Any]
             },

@@ -3,6 +3,7 @@
 /// `peerClosed` is the one to watch: the other process died (EOF, broken pipe or reset),
 /// which for a worker means its plugin crashed or was killed. It is never a trap.
 public struct ChannelError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure.
     public enum Code: String, Sendable, Equatable {
         /// The peer closed its end: end of file, `EPIPE` or `ECONNRESET`.
         case peerClosed
@@ -18,6 +19,7 @@ public struct ChannelError: Error, Sendable, Equatable, CustomStringConvertible 
         case system
     }
 
+    /// What kind of failure.
     public var code: Code
     /// Who is at the other end: a plugin id, or "host" in a worker.
     public var peer: String
@@ -28,6 +30,7 @@ public struct ChannelError: Error, Sendable, Equatable, CustomStringConvertible 
     /// Anything more specific (the decoding failure, the timeout).
     public var detail: String?
 
+    /// A failure of `operation` with `peer`.
     public init(_ code: Code, peer: String, operation: String, errnoText: String? = nil, detail: String? = nil) {
         self.code = code
         self.peer = peer

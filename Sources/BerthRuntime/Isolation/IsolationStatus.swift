@@ -8,6 +8,7 @@ public struct IsolationStatus: Sendable, Equatable, CustomStringConvertible {
     /// The failure message; empty on success.
     public var message: String
 
+    /// A status with its message.
     public init(code: Int32, message: String = "") {
         self.code = code
         self.message = message
@@ -16,6 +17,7 @@ public struct IsolationStatus: Sendable, Equatable, CustomStringConvertible {
     /// `BERTH_OK`, no message.
     public static let ok = IsolationStatus(code: Int32(BERTH_OK))
 
+    /// True for `BERTH_OK`.
     public var isOK: Bool { code == Int32(BERTH_OK) }
 
     /// A failure with `BERTH_ERR_*` `code`.

@@ -1,5 +1,6 @@
 /// Why a worker process could not be started.
 public struct WorkerSpawnError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What failed.
     public enum Code: String, Sendable, Equatable {
         /// No executable file at the path.
         case executableMissing
@@ -9,6 +10,7 @@ public struct WorkerSpawnError: Error, Sendable, Equatable, CustomStringConverti
         case spawnFailed
     }
 
+    /// What failed.
     public var code: Code
     /// The worker executable.
     public var executable: String
@@ -17,6 +19,7 @@ public struct WorkerSpawnError: Error, Sendable, Equatable, CustomStringConverti
     /// `strerror` text of the failing call, when there was one.
     public var errnoText: String?
 
+    /// A failure to start `executable` for `plugin`.
     public init(_ code: Code, executable: String, plugin: String, errnoText: String? = nil) {
         self.code = code
         self.executable = executable

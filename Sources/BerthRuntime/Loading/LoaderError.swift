@@ -12,6 +12,8 @@ public struct LoaderError: Error, Sendable, CustomStringConvertible, Equatable {
         case screenFailed
         /// The plugin's worker process died or stopped answering.
         case workerFailed
+        /// The trial load of an in-process generation failed (`CanaryLoad`).
+        case canaryFailed
     }
 
     public var code: Code

@@ -5,6 +5,8 @@
  * The route "ok" never fails; "loop-activate" pushes itself again from activate, without end.
  * Exports crash the same ways when called.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +17,16 @@
 #include "berth_crasher.h"
 
 static const berth_host_v1 *host_table;
+
+/* Load-time code: a copy loaded from a path naming "abort-on-load" aborts in its ELF
+ * constructor, before any entry runs (the canary tests stage it under such an id). */
+__attribute__((constructor)) static void crasher_on_load(void) {
+    Dl_info info;
+    if (dladdr((void *)crasher_on_load, &info) != 0 && info.dli_fname != NULL && strstr(info.dli_fname, "abort-on-load") != NULL) {
+        fprintf(stderr, "Fatal error: crasher aborts in its constructor\n");
+        abort();
+    }
+}
 
 typedef struct crasher_instance {
     berth_screen_handle *screen;
@@ -122,6 +134,13 @@ const berth_plugin_v1 *berth_crasher_entry_v1(const berth_host_v1 *host, berth_p
     (void)plugin;
     host_table = host;
     return &crasher_table;
+}
+
+/* An entry that crashes while the host loads the plugin. */
+const berth_plugin_v1 *berth_crasher_entry_segv(const berth_host_v1 *host, berth_plugin_handle *plugin) {
+    (void)host; (void)plugin;
+    fail_now("segv");
+    return NULL;
 }
 
 int32_t crasher_add(int32_t a, int32_t b) { return a + b; }

@@ -61,7 +61,7 @@ final class IsolatedPlugin: PluginConnection {
         } catch {
             let failure = WorkerFailure(plugin: id, worker: spawned, channelError: error)
             runtimeDirectory.discard(shadowCopy: shadow)
-            throw LoaderError(.workerFailed, plugin: id, detail: "the worker failed while loading: \(failure.reason)")
+            throw LoaderError(.workerFailed, plugin: id, detail: "the worker failed while loading: \(failure.summary)")
         }
         switch reply {
         case .hello(let answer):
@@ -273,6 +273,9 @@ struct WorkerFailure: Sendable, Equatable {
         }
         fatalLine = worker.lastFatalLine
     }
+
+    /// The reason and the fatal line.
+    var summary: String { reason + (fatalLine.map { ": \($0)" } ?? "") }
 
     /// One line for the event log and for the failed call.
     var message: String {

@@ -19,9 +19,14 @@ public struct IsolationSettings: Sendable, Equatable {
     public var crashWindow: Duration
     /// The `berth-worker` executable; nil looks beside the running executable.
     public var workerExecutable: String?
+    /// Load every new in-process generation in a throwaway worker first (constructors,
+    /// entry, handshake, one create/destroy), so code that crashes at load time is refused
+    /// before it is mapped into the host.
+    public var canary: Bool
 
     public init(policy: Policy = .manifest(default: .inProcess), unresponsiveAfter: Duration = .seconds(3),
-                crashLimit: Int = 3, crashWindow: Duration = .seconds(300), workerExecutable: String? = nil) {
+                crashLimit: Int = 3, crashWindow: Duration = .seconds(300), workerExecutable: String? = nil, canary: Bool = true) {
+        self.canary = canary
         self.policy = policy
         self.unresponsiveAfter = unresponsiveAfter
         self.crashLimit = crashLimit
