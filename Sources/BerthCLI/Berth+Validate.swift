@@ -23,10 +23,18 @@ extension Berth {
 
         func run() throws {
             var reports: [ValidationReport] = []
+            // A host loads the first folder with an id and rejects the rest, as `list` shows.
+            var firstWithID: [String: String] = [:]
             for path in paths {
                 var report: ValidationReport
                 switch PluginValidator.validate(path: path) {
+                case .success(let plugin) where firstWithID[plugin.manifest.id] != nil:
+                    let first = firstWithID[plugin.manifest.id] ?? ""
+                    report = ValidationReport(path: path, id: plugin.manifest.id, valid: false, problems: [
+                        PluginProblem(path: plugin.manifestPath, field: "id", message: "'\(plugin.manifest.id)' is already provided by \(first)").description,
+                    ])
                 case .success(let plugin):
+                    firstWithID[plugin.manifest.id] = path
                     report = ValidationReport(path: path, id: plugin.manifest.id, valid: true, problems: plugin.warnings.map(\.description))
                     report.isolation = (plugin.manifest.isolation ?? .process).rawValue
                 case .failure(let failure):

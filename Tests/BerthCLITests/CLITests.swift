@@ -192,3 +192,17 @@ struct CLIExitCodeTests {
         #expect(output.standardError.contains("com.example.greeter is not valid: plugins/com.example.greeter/libGreeter.so: entry: symbol 'nobody_v1'"))
     }
 }
+
+@Suite("berth validate --static")
+struct ValidateStaticTests {
+    @Test("two folders with one id: the second is refused naming the first, as list shows it")
+    func duplicateIDs() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json", as: "one")
+        workspace.stage("greeter.json", as: "two")
+        let output = try BerthProcess.run(["validate", "--static", "plugins/one", "plugins/two"], in: workspace.root)
+        #expect(output.status == 1)
+        #expect(output.standardOutput.contains("plugins/one: ok (com.example.greeter)"))
+        #expect(output.standardOutput.contains("plugins/two/plugin.json: id: 'com.example.greeter' is already provided by plugins/one"), "\(output.standardOutput)")
+    }
+}

@@ -254,3 +254,28 @@ struct PeerCheckTests {
         #expect(refusal == "refused: the client runs as uid \(getuid()), this host as uid \(getuid() + 1)")
     }
 }
+
+@Suite("Watching a folder whose plugin changes id")
+struct WatchedFolderIDTests {
+    @Test("a watched folder switched to another id unloads the old plugin; removing the folder unloads the new one")
+    func folderChangesID() throws {
+        let workspace = PluginWorkspace()
+        let folder = workspace.stage("counter.json", as: "shared")
+        let host = try RunningHost(workspace)
+        try host.wait(for: "com.example.counter  1.0.0    swift    loaded")
+        // The same folder now holds Greeter: library first, then its manifest.
+        try FileManager.default.copyItem(atPath: BuildProducts.library("libGreeter.so"), toPath: folder + "/libGreeter.so")
+        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: BuildProducts.manifest("greeter.json")))) as? [String: Any])
+        workspace.write(manifest: manifest, in: folder)
+        try FileManager.default.removeItem(atPath: folder + "/libCounter.so")
+        let plugins = try host.wait(for: "com.example.greeter  1.2.0    c        loaded")
+        #expect(!plugins.contains("com.example.counter"), "one folder holds one plugin:\n\(plugins)")
+        try FileManager.default.removeItem(atPath: folder)
+        var remaining = plugins
+        for _ in 0..<100 where remaining.contains("com.example.greeter") {
+            Thread.sleep(forTimeInterval: 0.1)
+            remaining = try host.command(["plugins"])
+        }
+        #expect(!remaining.contains("com.example.greeter"), "removing the folder unloads what came from it:\n\(remaining)")
+    }
+}

@@ -145,3 +145,43 @@ struct ManifestTests {
         #expect(Set(required) == ["id", "name", "version", "abi", "library", "entry", "runtime"])
     }
 }
+
+@Suite("Manifest limits")
+struct ManifestLimitTests {
+    @Test("a list over the limit is one problem naming the field and both counts")
+    func longList() {
+        var fields = validManifest
+        fields["routes"] = (0..<5_000).map { "r\($0)" }
+        let (manifest, problems) = decode(fields)
+        #expect(manifest == nil)
+        #expect(problems.map(\.description) == ["x/plugin.json: routes: has 5000 entries; at most 4096 are allowed"])
+    }
+
+    @Test("4,096 routes and keys decode, and a repeated one is found")
+    func manyEntries() throws {
+        var fields = validManifest
+        fields["routes"] = (0..<4_096).map { "r\($0)" }
+        fields["persist"] = (0..<4_095).map { "k\($0)" } + ["k7"]
+        let (manifest, problems) = decode(fields)
+        #expect(manifest == nil)
+        #expect(problems.map(\.description) == ["x/plugin.json: persist[4095]: 'k7' is listed twice"])
+    }
+
+    @Test("a huge quoted value is cut to a readable length")
+    func hugeValue() {
+        var fields = validManifest
+        fields["id"] = String(repeating: "X", count: 1_000_000)
+        let (_, problems) = decode(fields)
+        let line = problems.first?.description ?? ""
+        #expect(line.count < 300, "\(line.count) characters")
+        #expect(line.contains("(1000000 characters)"))
+    }
+
+    @Test("a manifest file over 1 MiB is refused before it is parsed")
+    func hugeFile() {
+        let data = Data(repeating: UInt8(ascii: " "), count: PluginManifest.Limits.fileBytes + 1)
+        let (manifest, problems) = PluginManifest.decode(data, path: "x/plugin.json")
+        #expect(manifest == nil)
+        #expect(problems.map(\.description) == ["x/plugin.json: file: is 1048577 bytes; a manifest may have at most 1048576"])
+    }
+}
