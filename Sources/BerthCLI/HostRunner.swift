@@ -4,6 +4,30 @@ import Synchronization
 
 /// Set by SIGINT/SIGTERM; the host loop sees it and shuts down cleanly.
 let terminationRequested = Atomic<Bool>(false)
+/// Set when the host loop has ended (the stuck-host watchdog stands down).
+let hostLoopEnded = Atomic<Bool>(false)
+
+/// Ends a host whose main actor is stuck in a plugin call when SIGINT/SIGTERM arrives: the
+/// normal shutdown needs the main actor, so after a grace period this thread removes the
+/// socket and the runtime folder itself and exits with status 1, naming the stuck call.
+/// Persisted values need no flush: each write was committed (WAL, synchronous FULL).
+func startStuckHostWatchdog(socket: @escaping @Sendable () -> Void, runtimeFolder: String, grace: Duration = .seconds(3)) {
+    let thread = Thread {
+        while !terminationRequested.load(ordering: .relaxed) { usleep(50_000) }
+        let deadline = ContinuousClock.now + grace
+        while ContinuousClock.now < deadline {
+            if hostLoopEnded.load(ordering: .relaxed) { return }
+            usleep(20_000)
+        }
+        let stuck = RunningPluginCall.current.map { "\($0.description), running for \(Int($0.elapsed.components.seconds)) s" } ?? "an unknown call"
+        FileHandleOutput.standardError("error: the host is stuck in \(stuck); exiting without closing its plugins\n")
+        socket()
+        try? FileManager.default.removeItem(atPath: runtimeFolder)
+        _exit(1)
+    }
+    thread.name = "berth.stuck-watchdog"
+    thread.start()
+}
 
 /// What `quit` and `restart` ask of the host loop, from the terminal or a socket client.
 @MainActor
@@ -110,6 +134,8 @@ final class HostRunner {
             }
         }
         let serving = startServer()
+        let server = self.server
+        startStuckHostWatchdog(socket: { server?.stop() }, runtimeFolder: host.runtimeDirectory.path)
 
         // One stream for everything the loop acts on: lines (read on their own thread),
         // quit/restart from any shell, and signals (checked every 100 ms).
@@ -147,6 +173,7 @@ final class HostRunner {
         }
         if control.restartRequested { restart() }
         server?.stop()
+        defer { hostLoopEnded.store(true, ordering: .relaxed) }
         host.stopWatching()
         host.shutdown()
         return shell.failures > 0 && !interactive ? ExitStatus.failure.rawValue : 0
@@ -211,7 +238,13 @@ final class HostRunner {
                 follow(connection)
                 return
             }
-            let reply = onMain { runner in await runner.execute(request.args, for: connection) }
+            let reply: ControlReply
+            if request.args == ["status"] {
+                // Status answers even while the main actor is stuck in a plugin.
+                reply = onMain(timeout: .seconds(1)) { runner in await runner.execute(request.args, for: connection) } ?? Self.busyStatus()
+            } else {
+                reply = onMain { runner in await runner.execute(request.args, for: connection) }
+            }
             guard connection.reply(reply) == .written else { return }
         }
     }
@@ -252,6 +285,28 @@ final class HostRunner {
     }
 
     /// Runs `body` on the main actor from a connection thread and waits for its result.
+    /// What `status` says when the main actor does not answer: the plugin call it is in.
+    private nonisolated static func busyStatus() -> ControlReply {
+        guard let call = RunningPluginCall.current else {
+            return ControlReply(ok: true, output: ["busy: the host's main actor did not answer within 1 s"])
+        }
+        let milliseconds = call.elapsed.components.seconds * 1000 + call.elapsed.components.attoseconds / 1_000_000_000_000_000
+        return ControlReply(ok: true, output: ["busy: \(call.description) has been running for \(milliseconds) ms"])
+    }
+
+    /// Like `onMain`, but gives up after `timeout` (the work still runs later).
+    private nonisolated func onMain<T: Sendable>(timeout: Duration, _ body: @escaping @MainActor (HostRunner) async -> T) -> T? {
+        let result = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task { @MainActor in
+            result.value = await body(self)
+            done.signal()
+        }
+        let (seconds, attoseconds) = timeout.components
+        guard done.wait(timeout: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))) == .success else { return nil }
+        return result.value
+    }
+
     private nonisolated func onMain<T: Sendable>(_ body: @escaping @MainActor (HostRunner) async -> T) -> T {
         let result = ResultBox<T>()
         let done = DispatchSemaphore(value: 0)

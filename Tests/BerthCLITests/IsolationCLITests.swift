@@ -30,3 +30,37 @@ struct IsolationCLITests {
         #expect(output.standardOutput.contains("com.example.counter: generation 1 unloaded (its worker ended)"), "the host ends its plugins on quit")
     }
 }
+
+/// An in-process plugin that hangs: the host's main actor is stuck, and only the parts that
+/// do not need it can still act.
+@Suite("A host stuck in an in-process plugin")
+struct StuckHostTests {
+    @Test("status answers and names the stuck call; SIGTERM ends the host with status 1 and removes its socket and runtime folder")
+    func stuck() throws {
+        let workspace = PluginWorkspace()
+        workspace.stageCrasher(isolation: "in-process")
+        let host = try RunningHost(workspace)
+        try host.wait(for: "org.berth.crasher")
+        _ = try host.command(["open", "hang-action"])
+        let before = try host.command(["status"])
+        let runtimeFolders = before.split(separator: "\n").filter { $0.hasPrefix("runtime folder: ") }.map { String($0.dropFirst("runtime folder: ".count)) }
+        #expect(runtimeFolders.count == 1, "\(before)")
+        // This client waits for an answer that never comes; status must not.
+        let stuckClient = try ControlConnectionForTests(host.socket)
+        defer { stuckClient.close() }
+        stuckClient.sendFrame(Array(#"{"args":["send","poke"]}"#.utf8))
+        var status = ""
+        for _ in 0..<50 where !status.contains("busy:") {
+            usleep(100_000)
+            status = (try? host.command(["status"])) ?? ""
+        }
+        #expect(status.contains("busy: org.berth.crasher/hang-action action 'poke'"), "\(status)\n\(host.log)")
+        #expect(kill(host.process.processIdentifier, SIGTERM) == 0)
+        for _ in 0..<100 where host.process.isRunning { usleep(100_000) }
+        #expect(!host.process.isRunning, "SIGTERM ended the stuck host")
+        #expect(host.process.terminationStatus == 1)
+        #expect(host.log.contains("error: the host is stuck in org.berth.crasher/hang-action action 'poke'"), "\(host.log)")
+        #expect(!FileManager.default.fileExists(atPath: host.socket), "the socket is removed")
+        for folder in runtimeFolders { #expect(!FileManager.default.fileExists(atPath: folder)) }
+    }
+}

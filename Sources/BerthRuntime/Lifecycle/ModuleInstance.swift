@@ -107,7 +107,7 @@ public final class ModuleInstance {
         guard action == .callActivate else { return }
         let instance = live
         do {
-            try call(request: false) { () throws(PluginCallError) in try plugin.activate(instance) }
+            try call(request: false, "activate") { () throws(PluginCallError) in try plugin.activate(instance) }
         } catch {
             lifecycle.activationFailed()
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID) activate failed: \(error.message)")
@@ -123,7 +123,7 @@ public final class ModuleInstance {
         // A worker cancels and awaits the screen's tasks before it answers.
         defer { workerTasks.removeAll() }
         do {
-            try call(request: false) { () throws(PluginCallError) in try plugin.deactivate(instance) }
+            try call(request: false, "deactivate") { () throws(PluginCallError) in try plugin.deactivate(instance) }
             return nil
         } catch {
             return "\(pluginID) deactivate failed: \(error.message)"
@@ -151,7 +151,7 @@ public final class ModuleInstance {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) takes no actions")
         }
         let instance = live
-        try deliver("action '\(action)' failed") { () throws(PluginCallError) in
+        try deliver("action '\(action)' failed", "action '\(action)'") { () throws(PluginCallError) in
             try plugin.action(instance, name: action, payload: payload)
         }
     }
@@ -182,9 +182,9 @@ public final class ModuleInstance {
 
     /// Runs a delivery in a request scope of its own; a failure names the screen and what
     /// failed, with the plugin's message.
-    private func deliver(_ failure: String, _ body: () throws(PluginCallError) -> Void) throws(ScreenError) {
+    private func deliver(_ failure: String, _ what: String = "delivery", _ body: () throws(PluginCallError) -> Void) throws(ScreenError) {
         do {
-            try call(request: true, body)
+            try call(request: true, what, body)
         } catch {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) \(failure): \(error.message)")
         }
@@ -192,11 +192,13 @@ public final class ModuleInstance {
 
     /// A call into this screen's plugin code: marked as the host's, with this screen's scope
     /// current and, for actions and deliveries, in a request scope of its own.
-    private func call<T, Failure: Error>(request: Bool, _ body: () throws(Failure) -> T) throws(Failure) -> T {
+    private func call<T, Failure: Error>(request: Bool, _ what: String = "call", _ body: () throws(Failure) -> T) throws(Failure) -> T {
         func marked() -> Result<T, Failure> {
             ScopeRegistry.$currentScreen.withValue(screenScope) {
                 HostCall.run { () -> Result<T, Failure> in
-                    do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
+                    RunningPluginCall.run("\(pluginID)/\(route) \(what) (screen \(id))") { () -> Result<T, Failure> in
+                        do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
+                    }
                 }
             }
         }
@@ -217,7 +219,7 @@ public final class ModuleInstance {
         let storage = stateStorage
         let bytes: [UInt8]
         do {
-            bytes = try call(request: false) { () throws(PluginCallError) in try plugin.render(instance, state: storage) }
+            bytes = try call(request: false, "render") { () throws(PluginCallError) in try plugin.render(instance, state: storage) }
         } catch {
             stateStorage.abandonRenderPass()
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) render failed: \(error.message)")
