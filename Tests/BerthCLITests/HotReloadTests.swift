@@ -62,9 +62,37 @@ struct HotReloadTests {
         try handle.close()
         try host.wait(for: "com.example.greeter  1.2.0    c        loaded      1")
         let log = host.log
-        #expect(log.contains("not loaded"), "the half-written library was seen and refused")
+        #expect(log.contains("waiting for process \(getpid()) to finish writing"), "the host saw the open writer and waited")
         #expect(!log.contains("dlopen"), "nothing half-written reached dlopen")
         #expect(log.components(separatedBy: "generation 1 loaded").count == 2, "loaded exactly once")
+    }
+
+    @Test("an mmap-style writer (final size, header and symbols first, the middle a second later) is waited for; the library loads once whole")
+    func sparseWriter() throws {
+        let workspace = PluginWorkspace()
+        let host = try RunningHost(workspace)
+        let folder = workspace.plugins + "/greeter"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Data(contentsOf: URL(fileURLWithPath: BuildProducts.manifest("greeter.json"))).write(to: URL(fileURLWithPath: folder + "/plugin.json"))
+        // Another process writes it: the whole size first, both ends, a pause, then the middle.
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        writer.arguments = ["-c", """
+            import sys, time
+            src = open(sys.argv[1], 'rb').read(); n = len(src); a, b = n // 4, n - n // 4
+            f = open(sys.argv[2], 'w+b'); f.truncate(n)
+            f.seek(0); f.write(src[:a]); f.seek(b); f.write(src[b:]); f.flush()
+            time.sleep(1.5)
+            f.seek(a); f.write(src[a:b]); f.close()
+            """, BuildProducts.library("libGreeter.so"), folder + "/libGreeter.so"]
+        try writer.run()
+        writer.waitUntilExit()
+        #expect(writer.terminationStatus == 0)
+        try host.wait(for: "com.example.greeter  1.2.0    c        loaded      1")
+        let log = host.log
+        #expect(log.contains("waiting for process \(writer.processIdentifier) to finish writing"), "\(log)")
+        #expect(log.components(separatedBy: "generation 1 loaded").count == 2, "loaded exactly once")
+        #expect(!log.contains("canary") && !log.contains("trial worker"), "nothing half-written was even tried")
     }
 
     @Test("a corrupt library is reported and the old generation stays active")

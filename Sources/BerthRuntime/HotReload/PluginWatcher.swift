@@ -13,6 +13,8 @@ final class PluginWatcher {
     private let keepState: Bool
     /// The settle task waiting on each changed folder.
     private var pending: [String: Task<Void, Never>] = [:]
+    /// The writers each folder is waiting on (reported once per change).
+    private var waitingFor: [String: [Int32]] = [:]
     private var configuration: BerthHost.Configuration { host.configuration }
     private var plugins: [String: PluginRecord] { host.plugins }
 
@@ -85,8 +87,21 @@ final class PluginWatcher {
             pluginFolderChanged(folder)
             return
         }
+        // Complete means no other process may still write it (a writer can keep the size
+        // steady while it fills the middle): wait until every writer has let go.
+        let writers = Self.files(in: folder).flatMap(OpenWriters.of)
+        if !writers.isEmpty {
+            if waitingFor[folder] != writers {
+                host.emit(.event, "watch", "\(folder): waiting for process \(writers.map(String.init).joined(separator: ", ")) to finish writing")
+            }
+            waitingFor[folder] = writers
+            pluginFolderChanged(folder)
+            return
+        }
+        waitingFor[folder] = nil
+        // Validation reads and hashes the library: off the main actor, so the host answers meanwhile.
         let plugin: ValidatedPlugin
-        switch PluginValidator.validate(path: folder) {
+        switch await Task.detached(operation: { PluginValidator.validate(path: folder) }).value {
         case .success(let valid): plugin = valid
         case .failure(let failure):
             guard FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)) else { return }
@@ -113,6 +128,10 @@ final class PluginWatcher {
             host.emit(.event, "watch", "\(folder) appeared: loading \(id)")
             do { try host.loadFolder(folder) } catch { host.emit(.failed, id, "watch: \(error.message)") }
         }
+    }
+
+    private static func files(in folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).map { (folder as NSString).appendingPathComponent($0) }
     }
 
     private static func fileSizes(in folder: String) -> [String: Int] {
