@@ -21,10 +21,10 @@ final class HostFixture {
     let host: BerthHost
     let plugin: ExamplePlugin
 
-    init(_ plugin: ExamplePlugin) throws {
+    init(_ plugin: ExamplePlugin, canary: Bool = false) throws {
         self.plugin = plugin
         staged = try StagedPlugins([plugin])
-        host = try staged.makeHost()
+        host = try staged.makeHost(canary: canary)
         try host.load(plugin.id)
     }
 
@@ -140,6 +140,20 @@ let benchmarks: @Sendable () -> Void = {
         }
     } setup: {
         try onMainActor { hostFixture = try HostFixture(.greeter) }
+    } teardown: {
+        onMainActor { hostFixture?.tearDown(); hostFixture = nil }
+    }
+
+    // The same load with its trial run in a throwaway worker first (the canary, on by
+    // default in a host): what it costs per load.
+    Benchmark("load+handshake with canary (Berth generation, Greeter C)", configuration: cLoad) { benchmark in
+        onMainActor(with: benchmark) { benchmark in
+            measure(benchmark) {
+                reloadLoop(benchmark.scaledIterations)
+            }
+        }
+    } setup: {
+        try onMainActor { hostFixture = try HostFixture(.greeter, canary: true) }
     } teardown: {
         onMainActor { hostFixture?.tearDown(); hostFixture = nil }
     }

@@ -125,9 +125,10 @@ final class StagedPlugins: Sendable {
 
     /// A host over the staged plugins, discovered, with plugin logging silenced.
     @MainActor
-    func makeHost(isolation: IsolationMode = .inProcess) throws -> BerthHost {
+    func makeHost(isolation: IsolationMode = .inProcess, canary: Bool = false) throws -> BerthHost {
         let logger = Logger(label: "berth.bench") { _ in SwiftLogNoOpLogHandler() }
-        let settings = IsolationSettings(policy: .always(isolation), workerExecutable: Self.library("berth-worker"))
+        // The canary is off unless asked for: the load figures measure the load itself.
+        let settings = IsolationSettings(policy: .always(isolation), workerExecutable: Self.library("berth-worker"), canary: canary)
         let host = try BerthHost(configuration: .init(pluginFolders: [plugins], runtimeBase: runtimeBase, logger: logger, isolation: settings))
         let discovery = host.discover()
         guard discovery.rejected.isEmpty else {
