@@ -23,7 +23,7 @@ extension Berth {
             }
             let table = TextTable(header: ["ID", "VERSION", "RUNTIME", "STATE", "ROUTES", "EXPORTS"])
             for row in rows {
-                table.add([row.id ?? "?", row.version ?? "-", row.runtime ?? "-", row.state,
+                table.add([row.id ?? "?", row.version ?? "-", row.runtime ?? "-", row.state.rawValue,
                            row.routes.joined(separator: ","), String(row.exports)])
             }
             emitLine(table.render())
@@ -39,8 +39,12 @@ struct PluginListing: Encodable {
     var id: String?
     var version: String?
     var runtime: String?
-    /// `valid` or `invalid` (list never loads anything).
-    var state: String
+    /// Whether the folder validated (list never loads anything).
+    enum Validity: String, Encodable {
+        case valid, invalid
+    }
+
+    var state: Validity
     var folder: String
     var routes: [String]
     var exports: Int
@@ -50,7 +54,7 @@ struct PluginListing: Encodable {
         id = plugin.manifest.id
         version = plugin.manifest.version.description
         runtime = plugin.manifest.runtime.rawValue
-        state = "valid"
+        state = .valid
         folder = plugin.folder
         routes = plugin.manifest.routes
         exports = plugin.manifest.exports.count
@@ -59,7 +63,7 @@ struct PluginListing: Encodable {
 
     init(rejected plugin: RejectedPlugin) {
         id = plugin.id
-        state = "invalid"
+        state = .invalid
         folder = plugin.folder
         routes = []
         exports = 0
