@@ -58,6 +58,7 @@ package struct PluginHandshake: Sendable, Equatable {
         package static let contextReceived = Functions(rawValue: 1 << 8)
         package static let delegateReceived = Functions(rawValue: 1 << 9)
         package static let unload = Functions(rawValue: 1 << 10)
+        package static let destroy = Functions(rawValue: 1 << 11)
     }
 
     /// The ABI version the plugin reported.

@@ -62,24 +62,7 @@ final class WorkerPlugin {
     /// What the host needs from the handshake.
     var handshake: WorkerHandshake {
         WorkerHandshake(abi: table.abi, tableSize: UInt32(table.size), pluginID: manifest.id,
-                        functions: Self.functions(of: table.table), workerProcessID: ProcessInfo.processInfo.processIdentifier)
-    }
-
-    private static func functions(of table: berth_plugin_v1) -> PluginFunctions {
-        var functions: PluginFunctions = []
-        if table.create != nil { functions.insert(.create) }
-        if table.destroy != nil { functions.insert(.destroy) }
-        if table.activate != nil { functions.insert(.activate) }
-        if table.deactivate != nil { functions.insert(.deactivate) }
-        if table.screen_event != nil { functions.insert(.screenEvent) }
-        if table.action != nil { functions.insert(.action) }
-        if table.render != nil { functions.insert(.render) }
-        if table.save_state != nil { functions.insert(.saveState) }
-        if table.restore_state != nil { functions.insert(.restoreState) }
-        if table.context_received != nil { functions.insert(.contextReceived) }
-        if table.delegate_received != nil { functions.insert(.delegateReceived) }
-        if table.unload != nil { functions.insert(.unload) }
-        return functions
+                        functions: table.handshake.functions, workerProcessID: ProcessInfo.processInfo.processIdentifier)
     }
 
     /// Calls an export through its prepared libffi interface.

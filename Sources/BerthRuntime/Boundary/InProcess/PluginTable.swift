@@ -76,6 +76,7 @@ struct PluginTable {
         if table.context_received != nil { functions.insert(.contextReceived) }
         if table.delegate_received != nil { functions.insert(.delegateReceived) }
         if table.unload != nil { functions.insert(.unload) }
+        if table.destroy != nil { functions.insert(.destroy) }
         return PluginHandshake(abi: abi, tableSize: size, functions: functions, tableAddress: UInt(bitPattern: address))
     }
 }

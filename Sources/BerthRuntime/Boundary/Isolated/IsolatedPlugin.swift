@@ -66,7 +66,7 @@ final class IsolatedPlugin: PluginConnection {
         switch reply {
         case .hello(let answer):
             handshake = PluginHandshake(abi: answer.abi, tableSize: Int(answer.tableSize),
-                                        functions: PluginHandshake.Functions(worker: answer.functions), tableAddress: UInt(answer.workerProcessID))
+                                        functions: answer.functions, tableAddress: UInt(answer.workerProcessID))
         case .helloFailed(let error):
             Self.stop(spawned)
             runtimeDirectory.discard(shadowCopy: shadow)
@@ -280,19 +280,5 @@ struct WorkerFailure: Sendable, Equatable {
     /// One line for the event log and for the failed call.
     var message: String {
         "the worker of \(plugin) crashed (\(reason))" + (fatalLine.map { ": \($0)" } ?? "")
-    }
-}
-
-extension PluginHandshake.Functions {
-    /// The same set, as the worker reports it.
-    init(worker functions: PluginFunctions) {
-        var set: PluginHandshake.Functions = []
-        let pairs: [(PluginFunctions, PluginHandshake.Functions)] = [
-            (.create, .create), (.activate, .activate), (.deactivate, .deactivate), (.screenEvent, .screenEvent),
-            (.action, .action), (.render, .render), (.saveState, .saveState), (.restoreState, .restoreState),
-            (.contextReceived, .contextReceived), (.delegateReceived, .delegateReceived), (.unload, .unload),
-        ]
-        for (theirs, ours) in pairs where functions.contains(theirs) { set.insert(ours) }
-        self = set
     }
 }
