@@ -206,3 +206,17 @@ struct ValidateStaticTests {
         #expect(output.standardOutput.contains("plugins/two/plugin.json: id: 'com.example.greeter' is already provided by plugins/one"), "\(output.standardOutput)")
     }
 }
+
+@Suite("berth run: advice the CLI adds to the host's events")
+struct EventAdviceTests {
+    @Test("retired images past --max-retired-mb: the host reports it once, and the CLI suggests berth restart")
+    func retiredLimitAdvice() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        let output = try BerthProcess.run(["run", "--plugins", "plugins", "--isolation", "in-process", "--max-retired-mb", "0", "--script", "-"],
+                                          in: workspace.root, input: "load all\nreload com.example.counter\nreload com.example.counter\n")
+        #expect(output.status == 0, "\(output.standardError)")
+        let advice = output.standardOutput.components(separatedBy: "run `berth restart` to start a fresh process").count - 1
+        #expect(advice == 1, "\(output.standardOutput)")
+    }
+}
