@@ -10,6 +10,16 @@ extension Berth {
         @OptionGroup var folders: PluginFolderOptions
         @OptionGroup var output: OutputOptions
 
+        func validate() throws {
+            // A folder that is not there is a mistake to report, not an empty list.
+            for folder in folders.resolved {
+                var isFolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+                    throw ValidationError("--plugins \(folder): no such folder")
+                }
+            }
+        }
+
         func run() throws {
             let result = PluginDiscovery.scan(folders.resolved)
             let rows = result.plugins.map(PluginListing.init(valid:)) + result.rejected.map(PluginListing.init(rejected:))

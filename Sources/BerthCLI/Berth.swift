@@ -1,10 +1,12 @@
 import ArgumentParser
+import BerthRuntime
 
 /// `berth`: list, validate and call plugins, or run the host.
 public struct Berth: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "berth",
         abstract: "A plugin host for Swift on Linux: discover, load, call and hot-reload plugins.",
+        version: "berth 0.3.0 (plugin ABI \(HostABI.version))",
         subcommands: [
             List.self, Validate.self, Call.self, Run.self, New.self, Pack.self,
             Status.self, Reload.self, Load.self, Unload.self, Tree.self, Events.self, Restart.self, Host.self,

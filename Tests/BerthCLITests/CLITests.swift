@@ -220,3 +220,20 @@ struct EventAdviceTests {
         #expect(advice == 1, "\(output.standardOutput)")
     }
 }
+
+@Suite("berth: small things a user expects")
+struct CLIBasicsTests {
+    @Test("--version names the version and the plugin ABI")
+    func version() throws {
+        let output = try BerthProcess.run(["--version"], in: NSTemporaryDirectory())
+        #expect(output.status == 0)
+        #expect(output.standardOutput.hasPrefix("berth ") && output.standardOutput.contains("plugin ABI 1.0"), "\(output.standardOutput)")
+    }
+
+    @Test("list with a plugins folder that does not exist is an error naming it")
+    func listMissingFolder() throws {
+        let output = try BerthProcess.run(["list", "--plugins", "/nonexistent-berth-folder"], in: NSTemporaryDirectory())
+        #expect(output.status == 2)
+        #expect(output.standardError.contains("error: --plugins /nonexistent-berth-folder: no such folder"), "\(output.standardError)")
+    }
+}
