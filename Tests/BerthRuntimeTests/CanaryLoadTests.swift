@@ -46,7 +46,7 @@ struct CanaryLoadTests {
     func reloadOntoCrashingEntry() throws {
         let workspace = PluginWorkspace()
         workspace.stage("greeter.json")
-        let folder = workspace.stageCrasher()
+        workspace.stageCrasher()
         let host = try host(workspace)
         try host.load("org.berth.crasher")
         let screen = try host.push("org.berth.crasher/ok")
@@ -57,6 +57,5 @@ struct CanaryLoadTests {
         }
         #expect(host.generation(of: "org.berth.crasher")?.number == 1)
         #expect(host.router(screen.id)?.module?.isActive == true, "the screen is back on generation 1")
-        _ = folder
     }
 }

@@ -1,3 +1,5 @@
+internal import CBerth
+
 /// The plugin → host half of the seam: `berth_host_v1` in Swift types. The in-process
 /// `HostTable` turns C arguments into these calls; a worker's requests arrive as the
 /// same calls. Every function here runs on the host's main actor, during a call the host
@@ -26,6 +28,18 @@ package enum NavigationRequest: Sendable, Equatable {
     case push(route: String)
     case present(route: String)
     case pop, dismiss, popToRoot
+
+    /// A `BERTH_NAVIGATE_*` kind and its route (push and present only); nil for an unknown kind.
+    init?(kind: Int32, route: String?) {
+        switch Int(kind) {
+        case Int(BERTH_NAVIGATE_PUSH): self = .push(route: route ?? "")
+        case Int(BERTH_NAVIGATE_PRESENT): self = .present(route: route ?? "")
+        case Int(BERTH_NAVIGATE_POP): self = .pop
+        case Int(BERTH_NAVIGATE_DISMISS): self = .dismiss
+        case Int(BERTH_NAVIGATE_POP_TO_ROOT): self = .popToRoot
+        default: return nil
+        }
+    }
 }
 
 /// The host's refusal of a plugin's call: a berth.h status and a one-line reason.

@@ -3,10 +3,16 @@ import Foundation
 /// The host → plugin call running now, readable from any thread: what a control socket
 /// answers, and what a signal handler reports, while the main actor is stuck in a plugin.
 public enum RunningPluginCall {
-    /// One call: what it is (`com.example.counter/counter action 'increment'`) and when it began.
+    /// One call: which screen, which function (`action 'increment'`), and when it began.
     public struct Call: Sendable, Equatable {
-        public var description: String
+        public var plugin: String
+        public var route: String
+        public var screen: Int
+        public var function: String
         public var started: ContinuousClock.Instant
+
+        /// `com.example.counter/counter action 'increment' (screen 3)`.
+        public var description: String { "\(plugin)/\(route) \(function) (screen \(screen))" }
 
         /// How long it has run.
         public var elapsed: Duration { .now - started }
@@ -19,11 +25,12 @@ public enum RunningPluginCall {
     /// The outermost call running now, if any.
     public static var current: Call? { lock.withLock { outermost } }
 
-    /// Runs `body` as a call into plugin code described by `description` (nested calls keep
-    /// the outermost one).
-    static func run<T, Failure: Error>(_ description: @autoclosure () -> String, _ body: () throws(Failure) -> T) throws(Failure) -> T {
+    /// Runs `body` as a call into `function` of a screen's plugin code (nested calls keep the
+    /// outermost one; nothing is built for them).
+    static func run<T, Failure: Error>(plugin: String, route: String, screen: Int, _ function: @autoclosure () -> String,
+                                       _ body: () throws(Failure) -> T) throws(Failure) -> T {
         lock.withLock {
-            if depth == 0 { outermost = Call(description: description(), started: .now) }
+            if depth == 0 { outermost = Call(plugin: plugin, route: route, screen: screen, function: function(), started: .now) }
             depth += 1
         }
         defer {

@@ -88,6 +88,7 @@ public final class ModuleInstance {
         }
         self.handle = handle
         handle.module = self
+        host?.navigator.liveScreens += 1
     }
 
     /// The instance, while it exists (from create until release).
@@ -182,21 +183,23 @@ public final class ModuleInstance {
 
     /// Runs a delivery in a request scope of its own; a failure names the screen and what
     /// failed, with the plugin's message.
-    private func deliver(_ failure: String, _ what: String = "delivery", _ body: () throws(PluginCallError) -> Void) throws(ScreenError) {
+    private func deliver(_ failure: @autoclosure () -> String, _ what: @autoclosure () -> String = "delivery",
+                         _ body: () throws(PluginCallError) -> Void) throws(ScreenError) {
         do {
-            try call(request: true, what, body)
+            try call(request: true, what(), body)
         } catch {
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) \(failure): \(error.message)")
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) \(failure()): \(error.message)")
         }
     }
 
     /// A call into this screen's plugin code: marked as the host's, with this screen's scope
     /// current and, for actions and deliveries, in a request scope of its own.
-    private func call<T, Failure: Error>(request: Bool, _ what: String = "call", _ body: () throws(Failure) -> T) throws(Failure) -> T {
+    private func call<T, Failure: Error>(request: Bool, _ what: @autoclosure () -> String = "call",
+                                         _ body: () throws(Failure) -> T) throws(Failure) -> T {
         func marked() -> Result<T, Failure> {
             ScopeRegistry.$currentScreen.withValue(screenScope) {
                 HostCall.run { () -> Result<T, Failure> in
-                    RunningPluginCall.run("\(pluginID)/\(route) \(what) (screen \(id))") { () -> Result<T, Failure> in
+                    RunningPluginCall.run(plugin: pluginID, route: route, screen: id, what()) { () -> Result<T, Failure> in
                         do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
                     }
                 }
@@ -271,6 +274,7 @@ public final class ModuleInstance {
             throw ScreenError(.lifecycle, screen: id, error.description)
         }
         guard action == .callDestroy else { return }
+        host?.navigator.liveScreens -= 1
         if let instance { call(request: false) { plugin.destroy(instance) } }
         instance = nil
         workerTasks.removeAll()

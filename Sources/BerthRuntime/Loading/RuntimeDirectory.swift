@@ -54,6 +54,18 @@ public final class RuntimeDirectory: Sendable {
         return target
     }
 
+    /// A shadow copy of `plugin`'s library for generation `generation`, re-hashed against the
+    /// validated SHA-256: the file may have changed since it was validated, and only the
+    /// bytes checked are ever loaded (in process or by a worker).
+    func verifiedShadowCopy(of plugin: ValidatedPlugin, generation: Int) throws(LoaderError) -> String {
+        let shadow = try shadowCopy(of: plugin.libraryPath, id: plugin.manifest.id, generation: generation)
+        guard Self.sha256(of: shadow) == plugin.librarySHA256 else {
+            discard(shadowCopy: shadow)
+            throw LoaderError(.changedSinceValidation, plugin: plugin.manifest.id, path: plugin.libraryPath)
+        }
+        return shadow
+    }
+
     /// Deletes a shadow copy once its image is closed or retired (a mapping outlives its file).
     func discard(shadowCopy: String) {
         try? FileManager.default.removeItem(atPath: shadowCopy)

@@ -21,6 +21,10 @@ public final class Navigator {
         self.host = host
     }
 
+    /// Module instances alive now (created and not yet released): what the open-screen
+    /// limit counts, without walking the tree on every open.
+    var liveScreens = 0
+
     /// True when no host operation is running (nothing would drain queued work soon).
     var isIdle: Bool { topLevelDepth == 0 }
 
@@ -108,7 +112,7 @@ public final class Navigator {
     func makeScreen(_ route: String, argument: [UInt8], id: Int? = nil) throws(ScreenError) -> Router {
         let (pluginID, name) = try resolve(route)
         let limits = host.configuration.screenLimits
-        let open = openRouters.count
+        let open = liveScreens
         guard open < limits.openScreens else {
             throw ScreenError(.navigation, screen: 0, "cannot open \(pluginID)/\(name): \(open) screens are open, the limit is \(limits.openScreens)")
         }
@@ -458,7 +462,7 @@ public final class Navigator {
         }
         // Loaded plugins, and crashed ones (their next use starts them again).
         let owners = host.plugins.values
-            .filter { $0.generation != nil || $0.state == .crashed || $0.state.name == "failed" }
+            .filter { $0.state != .discovered }
             .filter { $0.source.manifest.routes.contains(route) }.map(\.source.manifest.id).sorted()
         guard owners.count == 1, let owner = owners.first else {
             let reason = owners.isEmpty ? "no loaded plugin provides route '\(route)'" : "route '\(route)' is provided by \(owners.joined(separator: " and ")); name one as PLUGIN/ROUTE"

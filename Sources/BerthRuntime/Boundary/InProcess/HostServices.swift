@@ -56,14 +56,8 @@ enum HostServices {
     ) -> berth_status {
         onMainThread((pointer, kind, route, argument, outID, error), error: error) { pointer, kind, route, argument, outID, error in
             guard let screen = handle(pointer) else { return fill(error, BERTH_ERR_NOT_FOUND, "navigate: the screen handle is not an open screen") }
-            let request: NavigationRequest
-            switch Int(kind) {
-            case Int(BERTH_NAVIGATE_PUSH): request = .push(route: string(route) ?? "")
-            case Int(BERTH_NAVIGATE_PRESENT): request = .present(route: string(route) ?? "")
-            case Int(BERTH_NAVIGATE_POP): request = .pop
-            case Int(BERTH_NAVIGATE_DISMISS): request = .dismiss
-            case Int(BERTH_NAVIGATE_POP_TO_ROOT): request = .popToRoot
-            default: return fill(error, BERTH_ERR_INVALID_ARGUMENT, "navigate: unknown kind \(kind)")
+            guard let request = NavigationRequest(kind: kind, route: string(route)) else {
+                return fill(error, BERTH_ERR_INVALID_ARGUMENT, "navigate: unknown kind \(kind)")
             }
             switch callbacks.navigate(screen, request, argument: argument.copied) {
             case .success(let id):

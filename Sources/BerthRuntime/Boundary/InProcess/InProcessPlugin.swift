@@ -33,13 +33,8 @@ final class InProcessPlugin: PluginConnection {
         self.imageBytes = plugin.librarySize
         self.runtimeDirectory = runtimeDirectory
 
-        let shadow = try runtimeDirectory.shadowCopy(of: plugin.libraryPath, id: id, generation: number)
+        let shadow = try runtimeDirectory.verifiedShadowCopy(of: plugin, generation: number)
         self.shadowPath = shadow
-        // The file may have changed since it was validated: load only the bytes checked.
-        guard RuntimeDirectory.sha256(of: shadow) == plugin.librarySHA256 else {
-            runtimeDirectory.discard(shadowCopy: shadow)
-            throw LoaderError(.changedSinceValidation, plugin: id, path: plugin.libraryPath)
-        }
         var flags = RTLD_NOW | RTLD_LOCAL
         if manifest.runtime == .swift { flags |= RTLD_NODELETE }
         let image: DynamicLibrary

@@ -89,14 +89,8 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
         switch request {
         case .navigate(let token, let kind, let route, let argument):
             guard let handle = screen(token) else { return notOpen("navigate") }
-            let navigation: NavigationRequest
-            switch Int(kind) {
-            case Int(BERTH_NAVIGATE_PUSH): navigation = .push(route: route ?? "")
-            case Int(BERTH_NAVIGATE_PRESENT): navigation = .present(route: route ?? "")
-            case Int(BERTH_NAVIGATE_POP): navigation = .pop
-            case Int(BERTH_NAVIGATE_DISMISS): navigation = .dismiss
-            case Int(BERTH_NAVIGATE_POP_TO_ROOT): navigation = .popToRoot
-            default: return .status(IsolationStatus(code: Int32(BERTH_ERR_INVALID_ARGUMENT), message: "navigate: unknown kind \(kind)"))
+            guard let navigation = NavigationRequest(kind: kind, route: route) else {
+                return .status(IsolationStatus(code: Int32(BERTH_ERR_INVALID_ARGUMENT), message: "navigate: unknown kind \(kind)"))
             }
             switch callbacks.navigate(handle, navigation, argument: argument) {
             case .success(let id): return .navigated(.ok, screen: UInt64(id ?? 0))

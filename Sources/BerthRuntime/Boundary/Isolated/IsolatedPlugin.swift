@@ -33,11 +33,7 @@ final class IsolatedPlugin: PluginConnection {
         let id = manifest.id
         pluginID = id
         self.runtimeDirectory = runtimeDirectory
-        let shadow = try runtimeDirectory.shadowCopy(of: plugin.libraryPath, id: id, generation: number)
-        guard RuntimeDirectory.sha256(of: shadow) == plugin.librarySHA256 else {
-            runtimeDirectory.discard(shadowCopy: shadow)
-            throw LoaderError(.changedSinceValidation, plugin: id, path: plugin.libraryPath)
-        }
+        let shadow = try runtimeDirectory.verifiedShadowCopy(of: plugin, generation: number)
         imagePath = shadow
         let spawned: WorkerProcess
         do {

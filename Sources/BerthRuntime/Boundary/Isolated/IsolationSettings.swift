@@ -42,11 +42,9 @@ public struct IsolationSettings: Sendable, Equatable {
         }
     }
 
-    /// The worker executable to start.
+    /// The worker executable to start (`WorkerProcess.locateExecutable` when none is set).
     var resolvedWorkerExecutable: String {
-        if let workerExecutable { return workerExecutable }
-        let running = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath().deletingLastPathComponent()
-        return running.appendingPathComponent("berth-worker").path
+        workerExecutable ?? WorkerProcess.locateExecutable() ?? "berth-worker"
     }
 }
 
