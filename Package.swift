@@ -41,6 +41,7 @@ let package = Package(
             name: "BerthRuntime",
             dependencies: [
                 "CBerth",
+                "CBerthSystem",
                 "CFFI",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

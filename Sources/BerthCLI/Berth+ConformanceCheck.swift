@@ -11,13 +11,17 @@ extension Berth {
         @Argument var check: String
         @Argument var folder: String
 
+        @Option(help: "Where the plugin runs for the check (as `berth run --isolation`).")
+        var isolation: IsolationOptions.Choice = .manifest
+
         func run() throws {
             guard let named = ConformanceCheck(rawValue: check) else {
                 printError("no check named '\(check)' (\(ConformanceCheck.allCases.map(\.rawValue).joined(separator: ", ")))")
                 throw ExitStatus.usage
             }
             let folder = folder
-            let result: ConformanceResult = MainActor.assumeIsolated { ConformanceRunner.run(named, folder: folder) }
+            let policy = isolation.policy
+            let result: ConformanceResult = MainActor.assumeIsolated { ConformanceRunner.run(named, folder: folder, policy: policy) }
             emitLine(String(decoding: ControlProtocol.encode(result), as: UTF8.self))
         }
     }
@@ -26,7 +30,7 @@ extension Berth {
 /// Runs every check on a plugin folder, each in a child process, in order; a check whose
 /// prerequisite failed is skipped.
 enum ConformanceSuite {
-    static func run(folder: String) -> [ConformanceResult] {
+    static func run(folder: String, isolation: IsolationOptions.Choice) -> [ConformanceResult] {
         var results: [ConformanceResult] = []
         var blocker: String?
         for check in ConformanceCheck.allCases {
@@ -34,7 +38,7 @@ enum ConformanceSuite {
                 results.append(ConformanceResult(check: check.rawValue, status: .skip, message: "blocked by \(blocker)", milliseconds: 0))
                 continue
             }
-            let result = runChild(check, folder: folder)
+            let result = runChild(check, folder: folder, isolation: isolation)
             results.append(result)
             let prerequisites: [ConformanceCheck] = [.manifestSchema, .libraryLoads, .symbolsPresent, .abiHandshake]
             if result.status == .fail, prerequisites.contains(check) { blocker = check.rawValue }
@@ -42,10 +46,10 @@ enum ConformanceSuite {
         return results
     }
 
-    private static func runChild(_ check: ConformanceCheck, folder: String) -> ConformanceResult {
+    private static func runChild(_ check: ConformanceCheck, folder: String, isolation: IsolationOptions.Choice) -> ConformanceResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: PluginTemplate.berthBinary)
-        process.arguments = ["conformance-check", check.rawValue, folder]
+        process.arguments = ["conformance-check", check.rawValue, folder, "--isolation", isolation.rawValue]
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output

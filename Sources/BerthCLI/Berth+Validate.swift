@@ -14,6 +14,8 @@ extension Berth {
 
         @OptionGroup var output: OutputOptions
 
+        @OptionGroup var isolation: IsolationOptions
+
         @Flag(name: .customLong("static"), help: "Only the checks that run no plugin code (manifest, containment, ELF, symbols).")
         var staticOnly = false
 
@@ -36,14 +38,14 @@ extension Berth {
                 case .success(let plugin):
                     firstWithID[plugin.manifest.id] = path
                     report = ValidationReport(path: path, id: plugin.manifest.id, valid: true, problems: plugin.warnings.map(\.description))
-                    report.isolation = (plugin.manifest.isolation ?? .process).rawValue
+                    report.isolation = isolation.settings.mode(for: plugin.manifest).rawValue
                 case .failure(let failure):
                     report = ValidationReport(path: path, id: nil, valid: false, problems: failure.problems.map(\.description))
                 }
                 // The conformance checks run the plugin: for plugin folders, unless --static.
                 var isFolder: ObjCBool = false
                 if !staticOnly, FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
-                    report.checks = ConformanceSuite.run(folder: path)
+                    report.checks = ConformanceSuite.run(folder: path, isolation: isolation.isolation)
                     if report.checks?.contains(where: { $0.status == .fail }) == true { report.valid = false }
                 }
                 reports.append(report)
@@ -76,6 +78,6 @@ struct ValidationReport: Encodable {
     var problems: [String]
     /// The conformance checks, when they ran.
     var checks: [ConformanceResult]?
-    /// Where a host run with the default `--isolation manifest` runs it.
+    /// Where a host run with the same `--isolation` runs it (the checks run it there too).
     var isolation: String?
 }

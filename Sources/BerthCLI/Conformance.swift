@@ -47,11 +47,11 @@ struct ConformanceResult: Codable {
 /// Runs one check in this process (the child `berth validate` starts).
 @MainActor
 enum ConformanceRunner {
-    static func run(_ check: ConformanceCheck, folder: String) -> ConformanceResult {
+    static func run(_ check: ConformanceCheck, folder: String, policy: IsolationSettings.Policy) -> ConformanceResult {
         let started = ContinuousClock.now
         var result: (ConformanceResult.Status, String)
         do {
-            result = try perform(check, folder: folder)
+            result = try perform(check, folder: folder, policy: policy)
         } catch {
             result = (.fail, "\(error)")
         }
@@ -61,7 +61,8 @@ enum ConformanceRunner {
                                  milliseconds: Double(seconds) * 1000 + Double(attoseconds) / 1e15)
     }
 
-    private static func perform(_ check: ConformanceCheck, folder: String) throws -> (ConformanceResult.Status, String) {
+    private static func perform(_ check: ConformanceCheck, folder: String, policy: IsolationSettings.Policy) throws -> (ConformanceResult.Status, String) {
+        let hostWith = { (folder: String) throws -> (BerthHost, ValidatedPlugin) in try Self.hostWith(folder, policy: policy) }
         switch check {
         case .manifestSchema:
             let path = (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)
@@ -91,21 +92,22 @@ enum ConformanceRunner {
             let (host, plugin) = try hostWith(folder)
             let generation = try host.load(plugin.manifest.id)
             guard !plugin.manifest.routes.isEmpty else { return (.skip, "the plugin has no routes") }
-            _ = generation
             for route in plugin.manifest.routes {
                 for _ in 0..<2 { try openAndRelease(route, plugin: plugin.manifest.id, host: host) }
             }
             // Warm up, then watch the heap over many more cycles.
             let route = plugin.manifest.routes[0]
             for _ in 0..<20 { try openAndRelease(route, plugin: plugin.manifest.id, host: host) }
-            let before = HeapUsage.bytesInUse
+            // The heap of the process the plugin runs in: this one, or its worker.
+            let before = try generation.resourceUsage().heapBytes
             let cycles = 200
             for _ in 0..<cycles { try openAndRelease(route, plugin: plugin.manifest.id, host: host) }
-            let growth = HeapUsage.bytesInUse - before
+            let growth = Int(try generation.resourceUsage().heapBytes) - Int(before)
+            let place = generation.workerPID.map { "in its worker (pid \($0))" } ?? "in process"
             guard growth < cycles * 2048 else {
-                return (.fail, "the heap grew by \(growth / cycles) bytes per create/destroy of '\(route)' (over \(cycles) cycles): destroy leaks")
+                return (.fail, "the heap \(place) grew by \(growth / cycles) bytes per create/destroy of '\(route)' (over \(cycles) cycles): destroy leaks")
             }
-            return (.pass, "\(plugin.manifest.routes.count) route(s); heap growth \(max(0, growth) / cycles) bytes per cycle")
+            return (.pass, "\(plugin.manifest.routes.count) route(s); heap growth \(max(0, growth) / cycles) bytes per cycle \(place)")
         case .activateDeactivateIdempotent:
             let (host, plugin) = try hostWith(folder)
             let generation = try host.load(plugin.manifest.id)
@@ -160,6 +162,12 @@ enum ConformanceRunner {
             let first = try host.load(plugin.manifest.id)
             let firstTable = first.tableAddress
             let second = try host.reload(plugin.manifest.id)
+            if let firstWorker = first.workerPID {
+                guard let secondWorker = second.workerPID, secondWorker != firstWorker else {
+                    return (.fail, "the second load ran in the same worker (pid \(firstWorker)): its state is not per generation")
+                }
+                return (.pass, "generation 2 runs in a worker of its own (pid \(firstWorker) → \(secondWorker))")
+            }
             guard second.tableAddress != firstTable else {
                 return (.fail, "the second load returned the same table (\(String(describing: firstTable))): its state is not per image")
             }
@@ -167,11 +175,13 @@ enum ConformanceRunner {
         case .scanTime:
             // CPU time of this process, not wall time: other work on the machine must not
             // make a plugin fail (wall time is reported alongside).
+            // An isolated plugin's load runs in its worker: its CPU time counts too.
             let started = ContinuousClock.now
             let cpuBefore = cpuMilliseconds()
             let (host, plugin) = try hostWith(folder)
-            try host.load(plugin.manifest.id)
-            let cpu = cpuMilliseconds() - cpuBefore
+            let generation = try host.load(plugin.manifest.id)
+            var cpu = cpuMilliseconds() - cpuBefore
+            if generation.workerPID != nil { cpu += Double(try generation.resourceUsage().cpuNanoseconds) / 1_000_000 }
             let wall = ContinuousClock.now - started
             let shown = (cpu * 10).rounded() / 10
             guard cpu < 100 else { return (.fail, "validating and loading took \(shown) ms of CPU time, over 100 ms (wall \(wall))") }
@@ -203,13 +213,13 @@ enum ConformanceRunner {
     }
 
     /// A host holding `folder`'s plugin and, for its dependencies, the plugins beside it.
-    private static func hostWith(_ folder: String) throws -> (BerthHost, ValidatedPlugin) {
+    private static func hostWith(_ folder: String, policy: IsolationSettings.Policy) throws -> (BerthHost, ValidatedPlugin) {
         let plugin = try validated(folder)
         let parent = (folder as NSString).deletingLastPathComponent
         // Each check already runs in a child process of its own: no trial worker before it.
         let host = try BerthHost(configuration: .init(pluginFolders: [parent.isEmpty ? "." : parent],
                                                       logger: Logger(label: "berth.validate") { _ in SwiftLogNoOpLogHandler() },
-                                                      isolation: IsolationSettings(canary: false)))
+                                                      isolation: IsolationSettings(policy: policy, canary: false)))
         host.discover()
         host.adopt(plugin)
         return (host, plugin)
@@ -240,7 +250,3 @@ struct ConformanceError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Bytes the C heap has handed out, for the leak check.
-enum HeapUsage {
-    static var bytesInUse: Int { Int(berth_heap_bytes_in_use()) }
-}

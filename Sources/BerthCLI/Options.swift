@@ -1,5 +1,6 @@
 import ArgumentParser
 import BerthRuntime
+import Foundation
 import Logging
 
 /// `--plugins DIR` (repeatable): the folders whose sub-folders are plugins.
@@ -64,11 +65,26 @@ struct IsolationOptions: ParsableArguments {
     enum Choice: String, ExpressibleByArgument, CaseIterable {
         case manifest, process
         case inProcess = "in-process"
+
+        /// `BERTH_ISOLATION` when it names a mode, else `manifest`: a test matrix (or a user)
+        /// can change the default of every command without repeating the flag.
+        static var fromEnvironment: Choice {
+            ProcessInfo.processInfo.environment["BERTH_ISOLATION"].flatMap(Choice.init(rawValue:)) ?? .manifest
+        }
+
+        /// The runtime's policy for this choice (a manifest without the field: a worker).
+        var policy: IsolationSettings.Policy {
+            switch self {
+            case .manifest: .manifest(default: .process)
+            case .process: .always(.process)
+            case .inProcess: .always(.inProcess)
+            }
+        }
     }
 
     @Option(help: ArgumentHelp("Where plugins run: each manifest's choice (a plugin without one gets its own worker process), or one mode for all.",
                                valueName: "manifest|process|in-process"))
-    var isolation: Choice = .manifest
+    var isolation: Choice = .fromEnvironment
 
     @Option(name: .customLong("unresponsive-ms"), help: "An isolated plugin that has not answered a call in this long is killed and handled as a crash.")
     var unresponsiveMilliseconds = 3000
@@ -87,12 +103,7 @@ struct IsolationOptions: ParsableArguments {
 
     /// The runtime's settings for these options.
     var settings: IsolationSettings {
-        let policy: IsolationSettings.Policy = switch isolation {
-        case .manifest: .manifest(default: .process)
-        case .process: .always(.process)
-        case .inProcess: .always(.inProcess)
-        }
-        return IsolationSettings(policy: policy, unresponsiveAfter: .milliseconds(unresponsiveMilliseconds),
+        IsolationSettings(policy: isolation.policy, unresponsiveAfter: .milliseconds(unresponsiveMilliseconds),
                                  crashLimit: crashLimit, crashWindow: .seconds(crashWindowSeconds))
     }
 }

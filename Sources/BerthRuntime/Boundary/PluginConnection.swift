@@ -32,6 +32,8 @@ package protocol PluginConnection: AnyObject {
     func callExport(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue
     /// Tells the plugin to let go and gives its code back: what became of it.
     func end() throws(LoaderError) -> GenerationEnding
+    /// The heap and CPU time of the process the plugin runs in.
+    func resourceUsage() throws(PluginCallError) -> PluginResourceUsage
 }
 
 /// An instance as the plugin knows it: the `berth_instance *` in process, a token in a

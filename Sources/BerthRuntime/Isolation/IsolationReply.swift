@@ -21,13 +21,15 @@ public enum IsolationReply: Sendable, Equatable {
     case flag(Bool)
     case exported(FFIValue)
     case exportFailed(FFIError)
+    /// The answer to `.usage`.
+    case usage(PluginResourceUsage)
 
     /// The status this reply carries (`.ok` for results that cannot fail).
     public var status: IsolationStatus {
         switch self {
         case .status(let status), .created(let status, _), .bytes(let status, _), .navigated(let status, _): status
         case .rendered(let result): result.status
-        case .hello, .flag, .exported: .ok
+        case .hello, .flag, .exported, .usage: .ok
         case .helloFailed(let error): .failure(Int(BERTH_ERR_FAILED), error.message)
         case .exportFailed(let error): .failure(Int(BERTH_ERR_INVALID_ARGUMENT), error.message)
         }
@@ -45,6 +47,7 @@ public enum IsolationReply: Sendable, Equatable {
         case .flag: 107
         case .exported: 108
         case .exportFailed: 109
+        case .usage: 110
         }
     }
 
@@ -71,6 +74,7 @@ public enum IsolationReply: Sendable, Equatable {
         case .flag(let value): writer.bool(value)
         case .exported(let value): value.write(to: &writer)
         case .exportFailed(let error): error.write(to: &writer)
+        case .usage(let usage): writer.u64(usage.heapBytes); writer.u64(usage.cpuNanoseconds)
         }
     }
 
@@ -87,6 +91,7 @@ public enum IsolationReply: Sendable, Equatable {
         case 107: reply = .flag(try reader.bool())
         case 108: reply = .exported(try FFIValue.read(from: &reader))
         case 109: reply = .exportFailed(try FFIError.read(from: &reader))
+        case 110: reply = .usage(PluginResourceUsage(heapBytes: try reader.u64(), cpuNanoseconds: try reader.u64()))
         default: throw WireDecodingError(detail: "unknown reply op \(op)")
         }
         try reader.finish()

@@ -18,7 +18,7 @@ extension IsolationRequest {
             writer.u64(instance); writer.list(slots) { $1.write(to: &$0) }
         case .restoreState(let instance, let state):
             writer.u64(instance); writer.data(state)
-        case .unload, .shutdown, .sessionEnd: break
+        case .unload, .shutdown, .usage, .sessionEnd: break
         case .callExport(let symbol, let arguments):
             writer.string(symbol); writer.list(arguments) { $1.write(to: &$0) }
         case .navigate(let screen, let kind, let route, let argument):
@@ -72,6 +72,7 @@ extension IsolationRequest {
             let arguments = try reader.list(minimumElementSize: 1) { reader throws(WireDecodingError) in try FFIValue.read(from: &reader) }
             request = .callExport(symbol: symbol, arguments: arguments)
         case 15: request = .shutdown
+        case 16: request = .usage
         case 32:
             request = .navigate(screen: try reader.u64(), kind: try reader.i32(), route: try reader.optionalString(), argument: try reader.data())
         case 33: request = .observeDelegate(screen: try reader.u64(), child: try reader.u64())

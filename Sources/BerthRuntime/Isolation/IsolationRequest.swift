@@ -30,6 +30,9 @@ public enum IsolationRequest: Sendable, Equatable {
     case callExport(symbol: String, arguments: [FFIValue])
     /// Reply `.status`, then the worker exits with status 0.
     case shutdown
+    /// The worker's heap in use and CPU time (the conformance checks measure the plugin
+    /// where it runs). Reply: `.usage`.
+    case usage
 
     // MARK: worker → host (the plugin's main-thread host calls)
     /// Reply: `.navigated` (the promised screen id for push and present).
@@ -68,6 +71,7 @@ public enum IsolationRequest: Sendable, Equatable {
         case .unload: 13
         case .callExport: 14
         case .shutdown: 15
+        case .usage: 16
         case .navigate: 32
         case .observeDelegate: 33
         case .sendDelegate: 34
@@ -102,6 +106,7 @@ public enum IsolationRequest: Sendable, Equatable {
         case .unload: "unload"
         case .callExport: "call_export"
         case .shutdown: "shutdown"
+        case .usage: "usage"
         case .navigate: "navigate"
         case .observeDelegate: "observe_delegate"
         case .sendDelegate: "send_delegate"

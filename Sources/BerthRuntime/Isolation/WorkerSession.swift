@@ -48,6 +48,8 @@ final class WorkerSession: IsolationChannelHandler {
         case .shutdown:
             isFinished = true
             return .status(.ok)
+        case .usage:
+            return .usage(.current)
         case .navigate, .observeDelegate, .sendDelegate, .contextObserve, .contextUnobserve, .contextSend,
              .contextCanTerminate, .stateRead, .stateWrite, .persistRead, .persistWrite, .sessionBegin, .sessionEnd:
             return .status(.failure(Int(BERTH_ERR_UNSUPPORTED), "\(request.name) is served by the host, not by a worker"))

@@ -52,6 +52,12 @@ public final class PluginGeneration {
     /// Whether the plugin implements save_state and restore_state.
     package var savesState: Bool { handshake.functions.isSuperset(of: [.saveState, .restoreState]) }
 
+    /// The heap and CPU time of the process this generation runs in (its worker's when
+    /// isolated).
+    package func resourceUsage() throws(PluginCallError) -> PluginResourceUsage {
+        try connection.resourceUsage()
+    }
+
     /// Calls an export through the connection (libffi in process).
     public func call(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue {
         guard isLoaded else {

@@ -162,6 +162,12 @@ final class IsolatedPlugin: PluginConnection {
         }
     }
 
+    func resourceUsage() throws(PluginCallError) -> PluginResourceUsage {
+        let reply = try call(.usage)
+        guard case .usage(let usage) = reply else { throw Self.failure(reply.status) }
+        return usage
+    }
+
     /// Asks the worker to unload and exit; kills it when it does not. Nothing stays mapped
     /// in the host.
     func end() throws(LoaderError) -> GenerationEnding {
