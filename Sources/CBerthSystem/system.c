@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "berth_system.h"
 
@@ -29,4 +30,20 @@ uint64_t berth_heap_bytes_in_use(void) {
 
 int berth_set_parent_death_signal(int signal) {
     return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL) == 0 ? 0 : errno;
+}
+
+/* libdispatch's run-loop hooks (what CoreFoundation's run loop uses on Linux). */
+extern int _dispatch_get_main_queue_handle_4CF(void);
+extern void _dispatch_main_queue_callback_4CF(void *message);
+
+int berth_main_queue_descriptor(void) {
+    return _dispatch_get_main_queue_handle_4CF();
+}
+
+void berth_drain_main_queue(void) {
+    uint64_t pending;
+    /* The handle is a non-blocking eventfd: take the wake-up, then run the queue. */
+    ssize_t ignored = read(_dispatch_get_main_queue_handle_4CF(), &pending, sizeof pending);
+    (void)ignored;
+    _dispatch_main_queue_callback_4CF(NULL);
 }

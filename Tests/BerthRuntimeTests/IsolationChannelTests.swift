@@ -22,10 +22,10 @@ extension IsolationWorkerTests {
                 .observeDelegate(screen: 1, child: 2), .sendDelegate(screen: 1, action: "a", payload: [1]),
                 .contextObserve(screen: 1, type: "t"), .contextUnobserve(screen: 1, type: "t"),
                 .contextSend(screen: 1, type: "t", payload: [1], mode: 1), .contextCanTerminate(screen: 1, type: "t"),
-                .stateRead(screen: 1, key: slot.key, fingerprint: 5), .stateWrite(screen: 1, slot: slot), .persistRead(screen: 1, key: "k"),
+                .stateRead(screen: 1, key: slot.key, fingerprint: 5), .persistRead(screen: 1, key: "k"),
                 .persistWrite(screen: 1, key: "k", value: [1]), .sessionBegin(id: "s"), .sessionEnd,
             ]
-            #expect(Set(requests.map(\.op)).count == 28, "each case has its own op")
+            #expect(Set(requests.map(\.op)).count == 27, "each case has its own op")
             for request in requests {
                 var writer = WireWriter()
                 request.write(to: &writer)

@@ -27,9 +27,6 @@ final class RecordingHost: IsolationChannelHandler {
         case .stateRead(let screen, let key, let fingerprint):
             guard let slot = state[screen]?[key], slot.fingerprint == fingerprint else { return .bytes(IsolationStatus(code: 2), []) }
             return .bytes(.ok, slot.bytes)
-        case .stateWrite(let screen, let slot):
-            state[screen, default: [:]][slot.key] = slot
-            return .status(.ok)
         case .persistRead(_, let key):
             guard let bytes = persisted[key] else { return .bytes(IsolationStatus(code: 2), []) }
             return .bytes(.ok, bytes)
@@ -45,6 +42,7 @@ final class RecordingHost: IsolationChannelHandler {
 
     func receive(_ notification: IsolationNotification, on channel: IsolationChannel) {
         notifications.append(notification)
+        if case .stateWrite(let screen, let slot) = notification { state[screen, default: [:]][slot.key] = slot }
     }
 
     /// The requests of one kind, by name ("state_read").

@@ -89,10 +89,12 @@ struct IsolationWorkerTests {
         guard let stepper = tree?.allNodes.first(where: { $0.type == "Stepper" }) else { throw TestFailure("no stepper rendered") }
         #expect(stepper.fields["value"] == "0")
 
-        // Input outside a render: the write goes to the host as a request.
+        // Input outside a render: the write reaches the host as a one-way notification,
+        // ordered before the action's reply (no round trip of its own).
         let step = Array(stepper.id.utf8) + [0] + Array("+".utf8)
         #expect(try worker.call(.action(instance: token, name: "berth.step", payload: step)).status.isOK)
-        #expect(worker.host.requests(named: "state_write").count == 1)
+        let writes = worker.host.notifications.filter { if case .stateWrite(3, _) = $0 { true } else { false } }
+        #expect(writes.count == 1, "one state write, delivered before the action returned")
 
         let readsBefore = worker.host.requests(named: "state_read").count
         let (second, updated) = try worker.render(token, screen: 3)

@@ -42,8 +42,16 @@ public struct BerthProcess {
 /// Stored expected output for CLI tests (Tests/BerthCLITests/Expected/NAME.txt).
 /// `BERTH_UPDATE_EXPECTED=1 swift test` rewrites the files from the current output.
 public enum ExpectedOutput {
+    /// `Expected/NAME.txt`; under `BERTH_ISOLATION=MODE` (the CI's second pass over the CLI
+    /// suites) `Expected/NAME.MODE.txt` where one exists, since some transcripts show where
+    /// each plugin runs.
     public static func path(_ name: String) -> String {
-        "\(BuildProducts.packageRoot)/Tests/BerthCLITests/Expected/\(name).txt"
+        let folder = "\(BuildProducts.packageRoot)/Tests/BerthCLITests/Expected/"
+        if let mode = ProcessInfo.processInfo.environment["BERTH_ISOLATION"], mode != "manifest",
+           FileManager.default.fileExists(atPath: folder + "\(name).\(mode).txt") {
+            return folder + "\(name).\(mode).txt"
+        }
+        return folder + "\(name).txt"
     }
 
     /// The stored text, or (when updating) stores `actual` and returns it.

@@ -9,6 +9,11 @@ public enum IsolationNotification: Sendable, Equatable {
     /// `task_post`: deliver `action` to the task's screen as if sent by the user (the host
     /// drops it when the screen is no longer active, or when `task` has finished since).
     case taskPost(screen: UInt64, task: UInt64, action: String, payload: [UInt8])
+    /// `state_write` outside a render. One-way: the frame is ordered before the reply of the
+    /// call it was made in, so the host stores it before that call returns, one round trip
+    /// fewer per `@State` change in an action. The worker checks the handle itself; the host
+    /// drops a write for a screen that closed meanwhile.
+    case stateWrite(screen: UInt64, slot: IsolationStateSlot)
 
     var op: UInt16 {
         switch self {
@@ -16,6 +21,7 @@ public enum IsolationNotification: Sendable, Equatable {
         case .taskStarted: 201
         case .taskFinished: 202
         case .taskPost: 203
+        case .stateWrite: 204
         }
     }
 
@@ -29,6 +35,8 @@ public enum IsolationNotification: Sendable, Equatable {
             writer.u64(screen); writer.string(key); writer.u64(task); writer.bool(cancelled)
         case .taskPost(let screen, let task, let action, let payload):
             writer.u64(screen); writer.u64(task); writer.string(action); writer.data(payload)
+        case .stateWrite(let screen, let slot):
+            writer.u64(screen); slot.write(to: &writer)
         }
     }
 
@@ -41,6 +49,7 @@ public enum IsolationNotification: Sendable, Equatable {
         case 202:
             notification = .taskFinished(screen: try reader.u64(), key: try reader.string(), task: try reader.u64(), cancelled: try reader.bool())
         case 203: notification = .taskPost(screen: try reader.u64(), task: try reader.u64(), action: try reader.string(), payload: try reader.data())
+        case 204: notification = .stateWrite(screen: try reader.u64(), slot: try IsolationStateSlot.read(from: &reader))
         default: return nil
         }
         try reader.finish()

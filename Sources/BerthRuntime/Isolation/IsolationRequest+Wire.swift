@@ -33,8 +33,6 @@ extension IsolationRequest {
             writer.u64(screen); writer.string(type); writer.data(payload); writer.i32(mode)
         case .stateRead(let screen, let key, let fingerprint):
             writer.u64(screen); key.write(to: &writer); writer.u64(fingerprint)
-        case .stateWrite(let screen, let slot):
-            writer.u64(screen); slot.write(to: &writer)
         case .persistRead(let screen, let key):
             writer.u64(screen); writer.string(key)
         case .persistWrite(let screen, let key, let value):
@@ -84,7 +82,6 @@ extension IsolationRequest {
         case 38: request = .contextCanTerminate(screen: try reader.u64(), type: try reader.string())
         case 39:
             request = .stateRead(screen: try reader.u64(), key: try IsolationSlotKey.read(from: &reader), fingerprint: try reader.u64())
-        case 40: request = .stateWrite(screen: try reader.u64(), slot: try IsolationStateSlot.read(from: &reader))
         case 41: request = .persistRead(screen: try reader.u64(), key: try reader.string())
         case 42: request = .persistWrite(screen: try reader.u64(), key: try reader.string(), value: try reader.data())
         case 43: request = .sessionBegin(id: try reader.string())

@@ -45,8 +45,8 @@ public enum IsolationRequest: Sendable, Equatable {
     /// Reply: `.flag`.
     case contextCanTerminate(screen: UInt64, type: String)
     /// Outside a render only (during one the worker answers from the batch). Reply: `.bytes`.
+    /// (`state_write` outside a render is the one-way `IsolationNotification.stateWrite`.)
     case stateRead(screen: UInt64, key: IsolationSlotKey, fingerprint: UInt64)
-    case stateWrite(screen: UInt64, slot: IsolationStateSlot)
     /// Reply: `.bytes`.
     case persistRead(screen: UInt64, key: String)
     case persistWrite(screen: UInt64, key: String, value: [UInt8])
@@ -80,7 +80,6 @@ public enum IsolationRequest: Sendable, Equatable {
         case .contextSend: 37
         case .contextCanTerminate: 38
         case .stateRead: 39
-        case .stateWrite: 40
         case .persistRead: 41
         case .persistWrite: 42
         case .sessionBegin: 43
@@ -115,7 +114,6 @@ public enum IsolationRequest: Sendable, Equatable {
         case .contextSend: "context_send"
         case .contextCanTerminate: "context_can_terminate"
         case .stateRead: "state_read"
-        case .stateWrite: "state_write"
         case .persistRead: "persist_read"
         case .persistWrite: "persist_write"
         case .sessionBegin: "session_begin"
@@ -132,7 +130,6 @@ public enum IsolationRequest: Sendable, Equatable {
              .sendDelegate(_, let name, let bytes), .contextSend(_, let name, let bytes, _), .persistWrite(_, let name, let bytes):
             32 + name.utf8.count + bytes.count
         case .restoreState(_, let bytes), .navigate(_, _, _, let bytes): 64 + bytes.count
-        case .stateWrite(_, let slot): 32 + slot.key.identity.utf8.count + slot.bytes.count
         default: 64
         }
     }

@@ -1,3 +1,4 @@
+internal import CBerthSystem
 import Foundation
 
 /// The `berth-worker` process: hosts one plugin generation and serves it to the host over
@@ -56,9 +57,19 @@ public enum IsolationWorker {
         WorkerSession.current = session
         WorkerShared.current.withLock { $0 = session.shared }
         channel.handler = session
+        // Between requests the main thread also runs the main dispatch queue, as the host's
+        // main actor does in process: `DispatchQueue.main.async` and `@MainActor` tasks of
+        // the plugin run while the host is not calling (never inside a call).
+        let mainQueue = berth_main_queue_descriptor()
         while !session.isFinished {
             do {
-                try channel.serveNext()
+                if mainQueue < 0 {
+                    try channel.serveNext()
+                    continue
+                }
+                try channel.serveAvailable()
+                guard !session.isFinished else { break }
+                if waitForHostOrMainQueue(channel: channel.fileDescriptor, mainQueue: mainQueue) { berth_drain_main_queue() }
             } catch {
                 if error.code == .peerClosed { return .hostGone }
                 report(error.message)
@@ -66,6 +77,15 @@ public enum IsolationWorker {
             }
         }
         return .shutdown
+    }
+
+    /// Waits until the host sent something or work was queued on the main queue; true for
+    /// the main queue.
+    private static func waitForHostOrMainQueue(channel: Int32, mainQueue: Int32) -> Bool {
+        var descriptors = [pollfd(fd: channel, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: mainQueue, events: Int16(POLLIN), revents: 0)]
+        while poll(&descriptors, 2, -1) < 0 && errno == EINTR {}
+        return descriptors[1].revents & Int16(POLLIN) != 0
     }
 
     private static func report(_ message: String) {

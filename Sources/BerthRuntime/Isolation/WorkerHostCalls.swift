@@ -132,10 +132,12 @@ enum WorkerHostCalls {
                 batch.write(slot)
                 return berth_status(BERTH_OK)
             }
-            guard let reply = forward(.stateWrite(screen: screen.hostScreenID, slot: slot), in: session, error: error) else {
-                return berth_status(BERTH_ERR_FAILED)
+            do throws(ChannelError) {
+                try session.channel.notify(.stateWrite(screen: screen.hostScreenID, slot: slot))
+                return berth_status(BERTH_OK)
+            } catch let failure {
+                return HostServices.fill(error, BERTH_ERR_FAILED, "state_write: the host is gone (\(failure.message))")
             }
-            return finish(reply.status, error)
         }
     }
 

@@ -51,7 +51,7 @@ final class WorkerSession: IsolationChannelHandler {
         case .usage:
             return .usage(.current)
         case .navigate, .observeDelegate, .sendDelegate, .contextObserve, .contextUnobserve, .contextSend,
-             .contextCanTerminate, .stateRead, .stateWrite, .persistRead, .persistWrite, .sessionBegin, .sessionEnd:
+             .contextCanTerminate, .stateRead, .persistRead, .persistWrite, .sessionBegin, .sessionEnd:
             return .status(.failure(Int(BERTH_ERR_UNSUPPORTED), "\(request.name) is served by the host, not by a worker"))
         case .create, .destroy, .activate, .deactivate, .screenEvent, .action, .delegateReceived, .contextReceived,
              .render, .saveState, .restoreState, .unload, .callExport:

@@ -19,4 +19,14 @@ uint64_t berth_heap_bytes_in_use(void);
  */
 int berth_set_parent_death_signal(int signal);
 
+/**
+ * The descriptor libdispatch signals when work is queued on the main queue (the handle
+ * CoreFoundation's run loop waits on), or -1. A process whose main thread waits in poll
+ * instead of a run loop watches it and then calls berth_drain_main_queue.
+ */
+int berth_main_queue_descriptor(void);
+
+/** Runs what is queued on the main dispatch queue. Main thread only. */
+void berth_drain_main_queue(void);
+
 #endif

@@ -148,3 +148,20 @@ int32_t crasher_segv(void) { fail_now("segv"); return 0; }
 int32_t crasher_abort(void) { fail_now("abort"); return 0; }
 int32_t crasher_exit(void) { fail_now("exit"); return 0; }
 int32_t crasher_hang(void) { fail_now("hang"); return 0; }
+
+/* Work queued on the process's main dispatch queue, as `DispatchQueue.main.async` or a
+ * `@MainActor` task would queue it: it must run in a worker as it does in the host. The
+ * queue functions are looked up at run time (libdispatch is loaded in both processes). */
+static int32_t main_queue_runs = 0;
+static void count_main_queue_run(void *context) { (void)context; main_queue_runs += 1; }
+
+int32_t crasher_queue_on_main(void) {
+    typedef void (*async_function)(void *queue, void *context, void (*work)(void *));
+    async_function async_f = (async_function)dlsym(RTLD_DEFAULT, "dispatch_async_f");
+    void *main_queue = dlsym(RTLD_DEFAULT, "_dispatch_main_q");
+    if (async_f == NULL || main_queue == NULL) return -1;
+    async_f(main_queue, NULL, count_main_queue_run);
+    return 0;
+}
+
+int32_t crasher_main_queue_runs(void) { return main_queue_runs; }

@@ -63,6 +63,12 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
             MainActor.assumeIsolated {
                 _ = screens[token]?.module?.workerTasks.remove(task)
             }
+        case .stateWrite(let token, let slot):
+            MainActor.assumeIsolated {
+                guard let handle = screens[token] else { return }
+                _ = HostCallbackHandler().stateWrite(handle, identity: slot.key.identity, index: slot.key.index,
+                                                     fingerprint: slot.fingerprint, value: slot.bytes)
+            }
         case .taskPost(let token, _, let action, let payload):
             // Runs once the host is done with what it is doing now (never inside a call
             // into this same worker), like the in-process task_post.
@@ -121,9 +127,6 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
             case .success(nil): return .bytes(IsolationStatus(code: Int32(BERTH_ERR_NOT_FOUND)), [])
             case .failure(let refusal): return .bytes(IsolationStatus(code: refusal.code.rawValue, message: refusal.message), [])
             }
-        case .stateWrite(let token, let slot):
-            guard let handle = screen(token) else { return notOpen("state_write") }
-            return status(callbacks.stateWrite(handle, identity: slot.key.identity, index: slot.key.index, fingerprint: slot.fingerprint, value: slot.bytes))
         case .persistRead(let token, let key):
             guard let handle = screen(token) else { return notOpen("persist_read") }
             switch callbacks.persistRead(handle, key: key) {

@@ -10,5 +10,7 @@ int32_t crasher_segv(void);
 int32_t crasher_abort(void);
 int32_t crasher_exit(void);
 int32_t crasher_hang(void);
+int32_t crasher_queue_on_main(void);
+int32_t crasher_main_queue_runs(void);
 
 #endif
