@@ -104,6 +104,13 @@ struct IsolationWorkerTests {
         let written = try #require(batch.firstIndex { $0.bytes != [] })
         #expect(second.readSlots.contains(UInt32(written)), "the slot read is reported for the render-pass GC")
         #expect(second.writes.isEmpty)
+
+        // The slot survived that render, so the next action reads it from the worker's
+        // mirror of the host's storage: no state_read round trip either.
+        #expect(try worker.call(.action(instance: token, name: "berth.step", payload: step)).status.isOK)
+        #expect(worker.host.requests(named: "state_read").count == readsBefore, "the action's read was served from the mirror")
+        let (_, third) = try worker.render(token, screen: 3)
+        #expect(third?.allNodes.first { $0.type == "Stepper" }?.fields["value"] == "2")
     }
 
     @Test("a navigate inside an action is answered on the same stack, calls nesting several levels deep")

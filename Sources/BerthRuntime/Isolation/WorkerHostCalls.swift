@@ -110,6 +110,11 @@ enum WorkerHostCalls {
                 guard let bytes = batch.read(key, fingerprint: fingerprint) else { return berth_status(BERTH_ERR_NOT_FOUND) }
                 return SinkBuffer.write(bytes, to: out)
             }
+            // Between renders: from the mirror of the host's storage when it has the slot.
+            if let slot = session.stateMirrors[screen.hostScreenID]?[key] {
+                guard slot.fingerprint == fingerprint else { return berth_status(BERTH_ERR_NOT_FOUND) }
+                return SinkBuffer.write(slot.bytes, to: out)
+            }
             let request = IsolationRequest.stateRead(screen: screen.hostScreenID, key: key, fingerprint: fingerprint)
             guard let reply = forward(request, in: session, error: error) else { return berth_status(BERTH_ERR_FAILED) }
             guard case .bytes(let status, let bytes) = reply, status.isOK else { return finish(reply.status, error) }
@@ -132,6 +137,7 @@ enum WorkerHostCalls {
                 batch.write(slot)
                 return berth_status(BERTH_OK)
             }
+            session.stateMirrors[screen.hostScreenID]?[slot.key] = slot
             do throws(ChannelError) {
                 try session.channel.notify(.stateWrite(screen: screen.hostScreenID, slot: slot))
                 return berth_status(BERTH_OK)

@@ -38,6 +38,7 @@ extension WorkerSession {
             if let destroy = table.destroy { HostCall.run { destroy(instance.pointer) } }
             instance.screen.instance = nil
             instances[token] = nil
+            stateMirrors[instance.screen.hostScreenID] = nil
             return .status(.ok)
         case .activate(let token):
             guard let instance = instances[token] else { return .status(missing(token, request)) }
@@ -128,7 +129,11 @@ extension WorkerSession {
         var error = BerthErrorBuffer.make()
         let collected = SinkBuffer()
         let status = HostCall.run { collected.withSink { render(instance.pointer, $0, &error) } }
-        guard status == BERTH_OK else { return batch.result(status: Self.status(status, error), tree: []) }
+        guard status == BERTH_OK else {
+            stateMirrors[screen] = nil
+            return batch.result(status: Self.status(status, error), tree: [])
+        }
+        stateMirrors[screen] = batch.survivors()
         return batch.result(status: .ok, tree: collected.bytes)
     }
 

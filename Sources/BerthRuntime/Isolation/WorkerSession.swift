@@ -18,6 +18,12 @@ final class WorkerSession: IsolationChannelHandler {
     private var nextInstanceToken: UInt64 = 1
     /// The slot batches of the screens being rendered, by host screen id.
     var renderBatches: [UInt64: RenderBatch] = [:]
+    /// Each screen's state as the host holds it since its last successful render (the
+    /// batch's survivors, then the writes made since), by host screen id: a `state_read`
+    /// outside a render that finds its slot here needs no round trip. A slot missing here
+    /// is still asked of the host, so a host that kept more (a render it could not use)
+    /// answers as it would in process.
+    var stateMirrors: [UInt64: [IsolationSlotKey: IsolationStateSlot]] = [:]
     /// Set by `shutdown`: the serving loop ends after the reply went out.
     private(set) var isFinished = false
     /// The opaque `berth_plugin_handle *`: a token the plugin passes back, never read.
