@@ -47,10 +47,13 @@ extension Berth {
         var restore: String?
 
         func run() async throws {
+            // A running host keeps a worker started ahead of its next load or reload.
+            var isolation = isolation.settings
+            isolation.keepWorkerReady = true
             let options = HostRunner.Options(
                 folders: folders.resolved, script: script, stateDirectory: stateDirectory ?? Self.defaultStateDirectory(),
                 watch: watch, debounce: .milliseconds(debounceMilliseconds), keepState: keepState, socket: socket,
-                noSocket: noSocket, maxRetiredMB: maxRetiredMB, restore: restore, isolation: isolation.settings,
+                noSocket: noSocket, maxRetiredMB: maxRetiredMB, restore: restore, isolation: isolation,
                 screenLimits: .init(openScreens: maxScreens, stackDepth: maxStackDepth)
             )
             let status = await HostRunner(options: options).run()

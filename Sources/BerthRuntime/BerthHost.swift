@@ -284,7 +284,8 @@ public final class BerthHost {
                 let isolated = try IsolatedPlugin(
                     plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
                     workerExecutable: configuration.isolation.resolvedWorkerExecutable,
-                    unresponsive: configuration.isolation.unresponsiveAfter, logger: configuration.logger)
+                    unresponsive: configuration.isolation.unresponsiveAfter, keepWorkerReady: configuration.isolation.keepWorkerReady,
+                    logger: configuration.logger)
                 isolated.onFailure = { [weak self] failure in self?.workerFailed(failure, generation: number) }
                 connection = isolated
             }

@@ -128,7 +128,9 @@ final class StagedPlugins: Sendable {
     func makeHost(isolation: IsolationMode = .inProcess, canary: Bool = false) throws -> BerthHost {
         let logger = Logger(label: "berth.bench") { _ in SwiftLogNoOpLogHandler() }
         // The canary is off unless asked for: the load figures measure the load itself.
-        let settings = IsolationSettings(policy: .always(isolation), workerExecutable: BuildProducts.library("berth-worker"), canary: canary)
+        // A long-lived host, as `berth run` is: one worker kept started ahead of need.
+        let settings = IsolationSettings(policy: .always(isolation), workerExecutable: BuildProducts.library("berth-worker"), canary: canary,
+                                         keepWorkerReady: true)
         let host = try BerthHost(configuration: .init(pluginFolders: [plugins], runtimeBase: runtimeBase, logger: logger, isolation: settings))
         let discovery = host.discover()
         guard discovery.rejected.isEmpty else {

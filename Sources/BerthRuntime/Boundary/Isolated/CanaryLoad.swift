@@ -17,7 +17,8 @@ enum CanaryLoad {
         let trial: IsolatedPlugin
         do {
             trial = try IsolatedPlugin(plugin: plugin, generation: generation, runtimeDirectory: runtimeDirectory,
-                                       workerExecutable: executable, unresponsive: settings.unresponsiveAfter, logger: logger)
+                                       workerExecutable: executable, unresponsive: settings.unresponsiveAfter,
+                                       keepWorkerReady: settings.keepWorkerReady, logger: logger)
         } catch where error.code == .workerFailed {
             throw refusal(id, error.message)
         } catch {

@@ -26,9 +26,10 @@ final class IsolatedPlugin: PluginConnection {
     /// Told once, on the main actor, when the worker fails.
     var onFailure: ((WorkerFailure) -> Void)?
 
-    /// Spawns a worker, hands it the shadow copy and waits for its handshake.
+    /// Takes a worker (a waiting one when `keepWorkerReady`, see `WorkerPool`), hands it the
+    /// shadow copy and waits for its handshake.
     init(plugin: ValidatedPlugin, generation number: Int, runtimeDirectory: RuntimeDirectory, workerExecutable: String,
-         unresponsive: Duration, logger: Logger) throws(LoaderError) {
+         unresponsive: Duration, keepWorkerReady: Bool, logger: Logger) throws(LoaderError) {
         let manifest = plugin.manifest
         let id = manifest.id
         pluginID = id
@@ -37,9 +38,10 @@ final class IsolatedPlugin: PluginConnection {
         imagePath = shadow
         let spawned: WorkerProcess
         do {
-            // The Swift runtime's crash backtracer would hold a crashed worker for seconds:
-            // the host reports the signal and the fatal line itself.
-            spawned = try WorkerProcess.spawn(executable: workerExecutable, plugin: id, environment: ["SWIFT_BACKTRACE": "enable=no"])
+            // Without the Swift runtime's crash backtracer (WorkerProcess.spawn's default): it
+            // would hold a crashed worker for seconds; the host reports the signal and the
+            // fatal line itself.
+            spawned = try WorkerPool.shared.take(executable: workerExecutable, plugin: id, keepOneReady: keepWorkerReady)
         } catch {
             runtimeDirectory.discard(shadowCopy: shadow)
             throw LoaderError(.workerFailed, plugin: id, path: workerExecutable, detail: "cannot start a worker: \(error)")

@@ -23,10 +23,16 @@ public struct IsolationSettings: Sendable, Equatable {
     /// entry, handshake, one create/destroy), so code that crashes at load time is refused
     /// before it is mapped into the host.
     public var canary: Bool
+    /// Keep one worker started ahead of need, so a load, reload, respawn or canary does not
+    /// wait for a process to start (`WorkerPool`). For long-lived hosts (`berth run`); a
+    /// one-shot command would only start a worker it never uses.
+    public var keepWorkerReady: Bool
 
     public init(policy: Policy = .manifest(default: .inProcess), unresponsiveAfter: Duration = .seconds(3),
-                crashLimit: Int = 3, crashWindow: Duration = .seconds(300), workerExecutable: String? = nil, canary: Bool = true) {
+                crashLimit: Int = 3, crashWindow: Duration = .seconds(300), workerExecutable: String? = nil, canary: Bool = true,
+                keepWorkerReady: Bool = false) {
         self.canary = canary
+        self.keepWorkerReady = keepWorkerReady
         self.policy = policy
         self.unresponsiveAfter = unresponsiveAfter
         self.crashLimit = crashLimit
