@@ -22,6 +22,8 @@ final class PluginRuntime: @unchecked Sendable {
 
     /// Route-context handlers by screen handle, then by context type (explicit form).
     var contextHandlers: [OpaquePointer?: [String: ([UInt8]) throws -> Void]] = [:]
+    /// Render diagnostics already logged, per screen (each is logged once per screen).
+    var reportedDiagnostics: [OpaquePointer?: Set<String>] = [:]
     /// Route-context handlers declared by `.routerContext` in each screen's last render.
     var viewContextHandlers: [OpaquePointer?: [String: ([UInt8]) throws -> Void]] = [:]
 
@@ -83,6 +85,14 @@ final class PluginRuntime: @unchecked Sendable {
         }
     }
 
+    /// Logs each render diagnostic the first time a screen produces it (a warning, so a
+    /// render pass repeated a thousand times still says it once).
+    func report(_ diagnostics: [String], for screen: OpaquePointer?) {
+        for line in diagnostics where reportedDiagnostics[screen, default: []].insert(line).inserted {
+            log(line, level: .warning)
+        }
+    }
+
     /// Runs `body` with `screen` as the current screen (for `@Persisted` on screens).
     func within<T>(_ screen: OpaquePointer?, _ body: () throws -> T) rethrows -> T {
         let previous = currentScreen
@@ -119,6 +129,7 @@ final class PluginRuntime: @unchecked Sendable {
             PluginRuntime.shared.contextHandlers[box.takeUnretainedValue().handle] = nil
             PluginRuntime.shared.viewInputs[box.takeUnretainedValue().handle] = nil
             PluginRuntime.shared.viewContextHandlers[box.takeUnretainedValue().handle] = nil
+            PluginRuntime.shared.reportedDiagnostics[box.takeUnretainedValue().handle] = nil
             box.release()
         }
         table.pointee.context_received = { instance, type, payload, error in
@@ -164,6 +175,7 @@ final class PluginRuntime: @unchecked Sendable {
                 PluginRuntime.shared.within(box.handle) { renderAny(box.screen, renderer) }
                 PluginRuntime.shared.viewInputs[box.handle] = renderer.inputs
                 PluginRuntime.shared.syncViewContexts(box.handle, renderer.contextObservers)
+                PluginRuntime.shared.report(renderer.diagnostics, for: box.handle)
                 guard let out, let write = out.pointee.write else { return }
                 let bytes = renderer.writer.bytes
                 let status = bytes.withUnsafeBufferPointer { write(out.pointee.context, $0.baseAddress, UInt64($0.count)) }

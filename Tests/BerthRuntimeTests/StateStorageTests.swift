@@ -105,14 +105,14 @@ struct StatePluginTests {
         #expect(try find(try plugins.host.render(), "Stepper").fields["value"] == "42")
     }
 
-    @Test("several @State of one body get distinct indices under that body's identity")
+    @Test("several @State of one view get distinct indices under that view's own identity")
     func distinctIndices() throws {
         let plugins = try ExamplePlugins()
         let counter = try plugins.host.push("counter")
         let tree = try plugins.host.render()
         try plugins.host.input(.step, view: try find(tree, "Stepper").id, value: "+")
         try plugins.host.input(.toggle, view: try find(tree, "Toggle").id)
-        let keys = try #require(counter.module?.stateStorage.slots.keys).filter { $0.identity == "CounterScreen" }
+        let keys = try #require(counter.module?.stateStorage.slots.keys).filter { $0.identity == "CounterScreen/VStack.1/CounterPanel" }
         #expect(keys.map(\.index).sorted() == [0, 1])
     }
 

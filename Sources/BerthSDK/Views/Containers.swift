@@ -65,9 +65,7 @@ public struct ForEach<Data: RandomAccessCollection, ID: Hashable, Content: View>
 
     public func _render(_ renderer: Renderer, identity: String) {
         renderer.container(type: "ForEach", identity: identity) { container in
-            for element in data {
-                renderer.row(container: container, id: "\(element[keyPath: id])") { content(element) }
-            }
+            renderer.rows(data, id: id, identity: container, content: content)
         }
     }
 }

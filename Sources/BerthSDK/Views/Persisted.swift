@@ -11,7 +11,7 @@ public struct Persisted<Value: StateCodable> {
     /// `@Persisted("total") var total = 0`. On a view it binds to the screen being
     /// rendered; on a screen, to the screen being created.
     public init(wrappedValue: Value, _ key: String) {
-        box = PersistedBox(key: key, default: wrappedValue, screen: StateRegistration.activeScreen ?? PluginRuntime.shared.currentScreen)
+        box = PersistedBox(key: key, default: wrappedValue, screen: RenderScope.activeScreen ?? PluginRuntime.shared.currentScreen)
     }
 
     public var wrappedValue: Value {

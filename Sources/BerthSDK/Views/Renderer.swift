@@ -1,17 +1,20 @@
 /// Walks a screen's view tree once per render pass: builds each view's structural
-/// identity, sets the hydration context while a `body` runs (so `@State` finds its slot in
-/// the host), writes the tree as JSON for the host, and keeps the input handlers of the
-/// interactive views (what `tap`, `toggle`, `type` and `step` reach).
+/// identity, binds each composite view's `@State` to that identity before its `body` runs,
+/// writes the tree as JSON for the host, and keeps the input handlers of the interactive
+/// views (what `tap`, `toggle`, `type` and `step` reach).
 ///
 /// Identities: a screen's root is its type name; a composite's body is `<identity>/<Type>`;
 /// the children of a container are `<container>.<index>/<Type>`; a `ForEach` row is
-/// `<ForEach>.<row id>`; the branches of `if` are `<if>#true` and `<if>#false`.
+/// `<ForEach>.<row id>` (the id escaped, a repeated id made unique by its occurrence:
+/// `<ForEach>.<row id>~1`); the branches of `if` are `<if>#true` and `<if>#false`.
 public final class Renderer {
     let screen: OpaquePointer?
     private(set) var writer = JSONWriter()
     private(set) var inputs: [String: ViewInput] = [:]
     /// Route-context observers declared by `.routerContext` in this render, by type.
     private(set) var contextObservers: [String: ([UInt8]) throws -> Void] = [:]
+    /// Problems found while rendering (duplicate `ForEach` ids), one line each.
+    private(set) var diagnostics: [String] = []
 
     init(screen: OpaquePointer?) {
         self.screen = screen
@@ -19,15 +22,15 @@ public final class Renderer {
 
     /// Renders a screen: the root node is its body, at `<ScreenType>/<BodyType>`.
     func renderScreen<S: Screen>(_ screen: S) {
-        let identity = ViewNames.name(of: S.self)
-        let body = StateRegistration.hydrating(identity: identity, screen: self.screen) { screen.body }
-        body._render(self, identity: "\(identity)/\(ViewNames.name(of: S.Body.self))")
+        RenderScope.building(for: self.screen) {
+            screen.body._render(self, identity: "\(ViewNames.name(of: S.self))/\(ViewNames.name(of: S.Body.self))")
+        }
     }
 
-    /// A composite view: its body runs with the hydration context at its identity.
+    /// A composite view: its `@State` is bound to its own identity, then its body runs.
     func renderComposite<V: View>(_ view: V, identity: String) {
-        let body = StateRegistration.hydrating(identity: identity, screen: screen) { view.body }
-        body._render(self, identity: "\(identity)/\(ViewNames.name(of: V.Body.self))")
+        StateFields.bind(view, identity: identity, renderer: self)
+        view.body._render(self, identity: "\(identity)/\(ViewNames.name(of: V.Body.self))")
     }
 
     /// One child of a container, at `<container>.<index>/<Type>`.
@@ -81,13 +84,56 @@ public final class Renderer {
         }
     }
 
-    /// A `ForEach` row: built with the hydration context at the row's identity, so the
-    /// row's state follows its explicit id, not its position.
-    func row<Content: View>(container: String, id: String, content: () -> Content) {
-        let rowIdentity = "\(container).\(id)"
-        let view = StateRegistration.hydrating(identity: rowIdentity, screen: screen, content)
-        var index = 0
-        view._renderChildren(self, container: rowIdentity, index: &index)
+    /// The rows of a `ForEach` at `identity`: each row's views are children of
+    /// `<ForEach>.<row id>`, so a row's state follows its id, not its position. A repeated id
+    /// renders under `<row id>~N` (its N-th repeat, in data order) and is reported once.
+    func rows<Element, ID: Hashable, Content: View>(
+        _ data: some Sequence<Element>, id: KeyPath<Element, ID>, identity: String, content: (Element) -> Content
+    ) {
+        var firstRow: [ID: Int] = [:]
+        var repeats: [ID: [Int]] = [:]
+        var repeatOrder: [ID] = []
+        for (position, element) in data.enumerated() {
+            let rowID = element[keyPath: id]
+            var rowIdentity = "\(identity).\(RowIDs.escaped("\(rowID)"))"
+            if let first = firstRow[rowID] {
+                if repeats[rowID] == nil {
+                    repeats[rowID] = [first]
+                    repeatOrder.append(rowID)
+                }
+                repeats[rowID]?.append(position)
+                rowIdentity += "~\((repeats[rowID]?.count ?? 1) - 1)"
+            } else {
+                firstRow[rowID] = position
+            }
+            var index = 0
+            content(element)._renderChildren(self, container: rowIdentity, index: &index)
+        }
+        guard !repeatOrder.isEmpty else { return }
+        let listed = repeatOrder.map { rowID in
+            "'\(rowID)' at rows \((repeats[rowID] ?? []).map(String.init).joined(separator: ", "))"
+        }
+        diagnostics.append("ForEach \(identity) has duplicate ids: \(listed.joined(separator: "; ")); each repeat renders as its own row (<id>~N)")
+    }
+}
+
+/// Row ids as identity segments: the characters that structure an identity are escaped,
+/// so no row id can make one row's identity a prefix of another view's.
+enum RowIDs {
+    static func escaped(_ id: String) -> String {
+        guard id.utf8.contains(where: { $0 == 0x2E || $0 == 0x2F || $0 == 0x23 || $0 == 0x25 || $0 == 0x7E }) else { return id }
+        var result = ""
+        for character in id.unicodeScalars {
+            switch character {
+            case ".": result += "%2E"
+            case "/": result += "%2F"
+            case "#": result += "%23"
+            case "%": result += "%25"
+            case "~": result += "%7E"
+            default: result.unicodeScalars.append(character)
+            }
+        }
+        return result
     }
 }
 

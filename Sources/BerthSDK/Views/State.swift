@@ -2,17 +2,18 @@ internal import CBerth
 
 /// Local view state that lives in the host, not in the view value.
 ///
-/// Self-hydrating, as in the seed: when a `@State` is created while a `body` is being
-/// evaluated during a render pass, it takes the next property index of that body's
-/// identity and reads its value from the host's state storage (or starts from its
-/// default). Writes go straight to the host. Created outside a render (a test, a screen's
-/// own stored property) it is a plain local box.
+/// Keyed by the view's own structural identity: a `@State` is created unbound when its
+/// view value is built, and the renderer binds it when it reaches that view in the tree,
+/// to the slot (the view's identity, the property's index among the view's `@State`
+/// properties). Binding reads the value from the host's state storage (or keeps the
+/// default); writes go straight to the host. A view never rendered (a test, a screen's own
+/// stored property) keeps a plain local value.
 @propertyWrapper
 public struct State<Value: StateCodable> {
     let box: StateBox<Value>
 
     public init(wrappedValue: Value) {
-        box = StateBox(hydrating: StateRegistration.claimSlot(), default: wrappedValue)
+        box = StateBox(default: wrappedValue)
     }
 
     public var wrappedValue: Value {
@@ -23,6 +24,12 @@ public struct State<Value: StateCodable> {
     /// A binding for controls (`$count`).
     public var projectedValue: Binding<Value> {
         Binding(get: { box.value }, set: { box.set($0) })
+    }
+}
+
+extension State: StateProperty {
+    static func _bind(at address: UnsafeRawPointer, identity: String, index: UInt32, renderer: Renderer) {
+        address.load(as: State<Value>.self).box.bind(StateSlot(screen: renderer.screen, identity: identity, index: index))
     }
 }
 
@@ -54,17 +61,21 @@ struct StateSlot {
     let index: UInt32
 }
 
-/// The value of one `@State`, cached in the view value and written through to the host.
+/// The value of one `@State`, cached in the view value and written through to the host
+/// once the renderer has bound it to its slot.
 final class StateBox<Value: StateCodable> {
     private(set) var value: Value
-    let slot: StateSlot?
+    private(set) var slot: StateSlot?
 
-    init(hydrating slot: StateSlot?, default value: Value) {
-        self.slot = slot
+    init(default value: Value) {
         self.value = value
-        guard let slot else { return }
+    }
+
+    /// Binds to `slot` and takes the value stored there, if any (else keeps the default).
+    func bind(_ slot: StateSlot) {
+        self.slot = slot
         if let bytes = HostState.read(slot, fingerprint: Value.stateFingerprint), let stored = Value(stateBytes: bytes) {
-            self.value = stored
+            value = stored
         }
     }
 
@@ -75,39 +86,19 @@ final class StateBox<Value: StateCodable> {
     }
 }
 
-/// The hydration context: which body is being evaluated, and the next property index.
-enum StateRegistration {
-    private final class Context {
-        let identity: String
-        let screen: OpaquePointer?
-        var counter: UInt32 = 0
-        init(identity: String, screen: OpaquePointer?) {
-            self.identity = identity
-            self.screen = screen
-        }
-    }
+/// The screen whose views are being built, while a render pass evaluates a `body`.
+enum RenderScope {
+    // Render passes run on the host's main thread only (berth.h), one at a time; nested
+    // bodies save and restore it.
+    nonisolated(unsafe) private(set) static var activeScreen: OpaquePointer?
 
-    // Render passes run on the host's main thread only (berth.h), so one active context
-    // per plugin image is enough; nested bodies save and restore it.
-    nonisolated(unsafe) private static var active: Context?
-
-    /// Runs `body` (a view's `body`, a `ForEach` row) with the context at `identity`.
-    static func hydrating<T>(identity: String, screen: OpaquePointer?, _ body: () -> T) -> T {
-        let previous = active
-        active = Context(identity: identity, screen: screen)
-        defer { active = previous }
+    /// Runs `body` (a view's `body`, a `ForEach` row) with `screen` as the active screen.
+    static func building<T>(for screen: OpaquePointer?, _ body: () -> T) -> T {
+        let previous = activeScreen
+        activeScreen = screen
+        defer { activeScreen = previous }
         return body()
     }
-
-    /// The next slot of the active context, or nil outside a render.
-    static func claimSlot() -> StateSlot? {
-        guard let context = active else { return nil }
-        defer { context.counter += 1 }
-        return StateSlot(screen: context.screen, identity: context.identity, index: context.counter)
-    }
-
-    /// The screen being rendered, if any (for `@Persisted` on views).
-    static var activeScreen: OpaquePointer? { active?.screen }
 }
 
 /// The host's state storage, through the ABI.

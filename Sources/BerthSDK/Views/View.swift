@@ -1,16 +1,15 @@
 /// A piece of a screen's UI. Build views in `body` with the `@ViewBuilder` syntax; the SDK
 /// turns the tree into a description the host renders (text on a terminal, JSON for tools).
 ///
-/// A composite view (your own struct) describes itself with `body`. `@State` properties of
-/// the views built inside a `body` live in the host, keyed by that body's structural
-/// identity and their order, so they survive every re-render although the view values are
-/// rebuilt each time.
+/// A composite view (your own struct) describes itself with `body`. Its `@State`
+/// properties live in the host, keyed by the view's own structural identity and their
+/// order, so they survive every re-render although the view values are rebuilt each time.
 public protocol View {
     associatedtype Body: View
     @ViewBuilder var body: Body { get }
 
     /// Renders this view as the node at `identity`. Primitive views implement it; composite
-    /// views use the default, which evaluates `body` with the hydration context set.
+    /// views use the default, which binds their `@State` to `identity` and renders `body`.
     func _render(_ renderer: Renderer, identity: String)
 
     /// Renders this view as the children of a container starting at `index`. Transparent
