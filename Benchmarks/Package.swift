@@ -16,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/Swinject/Swinject", from: "2.10.0"),
     ],
     targets: [
+        // The raw libffi baseline (a prepared cif, called from C).
+        .target(name: "RawFFI", path: "Benchmarks/RawFFI", linkerSettings: [.linkedLibrary("ffi")]),
         .executableTarget(
             name: "LoaderBenchmarks",
             dependencies: [
@@ -24,6 +26,7 @@ let package = Package(
                 .product(name: "CBerth", package: "Berth"),
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Logging", package: "swift-log"),
+                "RawFFI",
             ],
             path: "Benchmarks/LoaderBenchmarks",
             plugins: [

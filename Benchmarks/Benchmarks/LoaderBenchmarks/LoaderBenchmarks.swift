@@ -1,6 +1,7 @@
 import Benchmark
 import BerthRuntime
 import Foundation
+import RawFFI
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -77,10 +78,32 @@ final class DirectCallFixture {
     }
 }
 
+/// `greeter_add` through libffi the way a C host calls a prepared interface: the cif made
+/// once, each call only `ffi_call` (the floor of an export call, P3).
+@MainActor
+final class RawFFIFixture {
+    let direct: DirectCallFixture
+    let site: OpaquePointer
+
+    init() throws {
+        direct = try DirectCallFixture()
+        guard let site = bench_raw_ffi_prepare(unsafeBitCast(direct.add, to: UnsafeMutableRawPointer.self)) else {
+            fatalError("ffi_prep_cif refused int32(int32, int32)")
+        }
+        self.site = site
+    }
+
+    func tearDown() {
+        bench_raw_ffi_free(site)
+        direct.tearDown()
+    }
+}
+
 // One fixture per process at most (the runner runs one benchmark per process).
 @MainActor var hostFixture: HostFixture?
 @MainActor var rawFixture: RawFixture?
 @MainActor var directCallFixture: DirectCallFixture?
+@MainActor var rawFFIFixture: RawFFIFixture?
 
 // MARK: Measured bodies
 
@@ -120,6 +143,11 @@ let benchmarks: @Sendable () -> Void = {
     // iteration, so the percentiles show how the cost moves as images pile up.
     let swiftLoad = Benchmark.Configuration(
         metrics: loadMetrics, warmupIterations: 20, scalingFactor: .one, maxDuration: .seconds(60), maxIterations: 2_000
+    )
+    // The first loads of a process (P1-swift): 100 loads, no warm-up, before retired images
+    // pile up.
+    let firstSwiftLoads = Benchmark.Configuration(
+        metrics: loadMetrics, warmupIterations: 0, scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 100
     )
     // Single steps of a reload, for the breakdown. One measured iteration = 1,000 steps.
     let step = Benchmark.Configuration(
@@ -175,31 +203,34 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: Counter (Swift): generation load vs copy + dlopen(NODELETE) + dlsym
 
-    Benchmark("load+handshake (Berth generation, Counter Swift)", configuration: swiftLoad) { benchmark in
-        onMainActor(with: benchmark) { benchmark in
-            measure(benchmark) {
-                reloadLoop(benchmark.scaledIterations)
-            }
-        }
-    } setup: {
-        try onMainActor { hostFixture = try HostFixture(.counter) }
-    } teardown: {
-        onMainActor { hostFixture?.tearDown(); hostFixture = nil }
-    }
-
-    Benchmark("raw copy+dlopen+dlsym (Counter)", configuration: swiftLoad) { benchmark in
-        onMainActor(with: benchmark) { benchmark in
-            guard let fixture = rawFixture else { fatalError("setup did not run") }
-            measure(benchmark) {
-                for _ in benchmark.scaledIterations {
-                    blackHole(fixture.loader.loadAndKeepSwift(entry: fixture.plugin.entry))
+    // 2,000 loads, and the first 100 of a process (P1-swift).
+    for (label, configuration) in [("", swiftLoad), (", first 100 loads", firstSwiftLoads)] {
+        Benchmark("load+handshake\(label) (Berth generation, Counter Swift)", configuration: configuration) { benchmark in
+            onMainActor(with: benchmark) { benchmark in
+                measure(benchmark) {
+                    reloadLoop(benchmark.scaledIterations)
                 }
             }
+        } setup: {
+            try onMainActor { hostFixture = try HostFixture(.counter) }
+        } teardown: {
+            onMainActor { hostFixture?.tearDown(); hostFixture = nil }
         }
-    } setup: {
-        try onMainActor { rawFixture = try RawFixture(.counter) }
-    } teardown: {
-        onMainActor { rawFixture?.tearDown(); rawFixture = nil }
+
+        Benchmark("raw copy+dlopen+dlsym\(label) (Counter)", configuration: configuration) { benchmark in
+            onMainActor(with: benchmark) { benchmark in
+                guard let fixture = rawFixture else { fatalError("setup did not run") }
+                measure(benchmark) {
+                    for _ in benchmark.scaledIterations {
+                        blackHole(fixture.loader.loadAndKeepSwift(entry: fixture.plugin.entry))
+                    }
+                }
+            }
+        } setup: {
+            try onMainActor { rawFixture = try RawFixture(.counter) }
+        } teardown: {
+            onMainActor { rawFixture?.tearDown(); rawFixture = nil }
+        }
     }
 
     // MARK: Export call: libffi through the generation vs a direct C call
@@ -238,6 +269,21 @@ let benchmarks: @Sendable () -> Void = {
         try onMainActor { directCallFixture = try DirectCallFixture() }
     } teardown: {
         onMainActor { directCallFixture?.tearDown(); directCallFixture = nil }
+    }
+
+    Benchmark("raw ffi_call with a prepared cif (greeter_add)", configuration: call) { benchmark in
+        onMainActor(with: benchmark) { benchmark in
+            guard let site = rawFFIFixture?.site else { fatalError("setup did not run") }
+            measure(benchmark) {
+                for _ in benchmark.scaledIterations {
+                    blackHole(bench_raw_ffi_call(site, 2, 40))
+                }
+            }
+        }
+    } setup: {
+        try onMainActor { rawFFIFixture = try RawFFIFixture() }
+    } teardown: {
+        onMainActor { rawFFIFixture?.tearDown(); rawFFIFixture = nil }
     }
 
     // MARK: Breakdown: single steps of a reload, to see where the time goes
