@@ -113,4 +113,24 @@ struct CrashContainmentTests {
         #expect(kill(first, 0) != 0, "the first worker is gone")
         #expect(host.openRouters.filter { $0.pluginID == "org.berth.crasher" }.count == 1)
     }
+
+    @Test("a worker killed from outside between calls, as the OOM killer kills (SIGKILL), is a crash of its plugin only")
+    func killedFromOutside() async throws {
+        let setup = try Setup()
+        let host = setup.host
+        let opened = try host.push("ok")
+        let worker = try #require(host.generation(of: "org.berth.crasher")?.workerPID)
+        #expect(kill(worker, SIGKILL) == 0)
+        // Nobody is calling the worker: the host notices by itself.
+        try await setup.waitForCrashes(1)
+        let crashed = host.events.filter { $0.kind == .crashed }
+        #expect(crashed.first?.message.contains("(SIGKILL)") == true, "\(crashed.first?.message ?? "no crash event")")
+        #expect(!host.openRouters.contains { $0.pluginID == "org.berth.crasher" })
+        let events = host.events.filter { $0.subject == "screen \(opened.id)" }.map(\.message)
+        #expect(events.contains("released (org.berth.crasher/ok)"), "\(events)")
+        #expect(setup.hello.module?.isActive == true)
+        try host.send(screen: setup.hello.id, action: "wave", payload: [])
+        // Its next use starts a new worker.
+        #expect(try host.generationForUse(of: "org.berth.crasher")?.call("crasher_add", arguments: [.int32(1), .int32(1)]) == .int32(2))
+    }
 }

@@ -55,7 +55,10 @@ final class IsolatedPlugin: PluginConnection {
         spawned.channel.replyTimeout = unresponsive
         let reply: IsolationReply
         do {
-            reply = try spawned.channel.call(.hello(WorkerHello(manifest: manifest, libraryPath: shadow)))
+            // The load includes the worker's own start (the Swift runtime, Foundation), which a
+            // busy machine slows: it gets at least `loadTimeout`, a call after it `unresponsive`.
+            reply = try spawned.channel.call(.hello(WorkerHello(manifest: manifest, libraryPath: shadow)),
+                                             timeout: max(unresponsive, Self.loadTimeout))
         } catch {
             let failure = WorkerFailure(plugin: id, worker: spawned, channelError: error)
             runtimeDirectory.discard(shadowCopy: shadow)
@@ -76,6 +79,9 @@ final class IsolatedPlugin: PluginConnection {
         }
         startMonitor()
     }
+
+    /// The least time a worker gets to start and load its plugin.
+    static let loadTimeout: Duration = .seconds(10)
 
     // MARK: Host → plugin
 
