@@ -23,7 +23,8 @@ struct CrashContainmentTests {
         init(crashLimit: Int = 3) throws {
             workspace.stage("greeter.json")
             workspace.stageCrasher(isolation: "process")
-            var settings = TestIsolation.settings(.manifest(default: .inProcess), unresponsive: .milliseconds(400))
+            // Short enough for the hang cases, long enough for a crash on a busy machine.
+            var settings = TestIsolation.settings(.manifest(default: .inProcess), unresponsive: .milliseconds(1000))
             settings.crashLimit = crashLimit
             host = try workspace.makeHost(isolation: settings)
             try host.load("com.example.greeter")

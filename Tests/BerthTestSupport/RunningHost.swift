@@ -25,7 +25,9 @@ public final class RunningHost {
         process.standardOutput = log
         process.standardError = log
         try process.run()
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) {
+        // Ready once it announced its socket: that line comes after the first discovery and
+        // after the watch is armed (the socket file itself can appear before both).
+        for _ in 0..<500 where !(FileManager.default.fileExists(atPath: socket) && self.log.contains("control socket: ")) {
             usleep(20_000)
         }
         guard FileManager.default.fileExists(atPath: socket) else { throw RunningHostError("the host did not open \(socket): \(self.log)") }

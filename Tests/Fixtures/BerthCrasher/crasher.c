@@ -37,7 +37,7 @@ typedef struct crasher_instance {
 static volatile int sink;
 
 static int recurse(int depth) {
-    volatile char frame[1024];
+    volatile char frame[64 * 1024];
     frame[0] = (char)depth;
     return recurse(depth + 1) + frame[0];
 }
