@@ -123,9 +123,9 @@ final class HostShell {
         case "screen":
             let tree = try host.render()
             if arguments.contains("--json") {
-                emitLine(tree.map(ViewTreeJSON.encode) ?? "null")
+                emitLine(tree?.root.map(ViewTreeJSON.encode) ?? "null")
             } else {
-                printScreen(tree)
+                printScreen(tree?.root)
             }
         case "tap", "toggle", "type", "step":
             let usage = command == "type" ? "type N|ID TEXT" : command == "step" ? "step N|ID +|-" : "\(command) N|ID"
@@ -135,7 +135,7 @@ final class HostShell {
             if command != "tap" && command != "toggle" { _ = try argument(arguments, 1, usage) }
             try host.input(kind, view: view, value: value)
             // The input may have navigated: show whatever is visible now, under its own header.
-            printScreen(host.visibleRouter?.module?.canRender == true ? try host.render() : nil)
+            printScreen(host.visibleRouter?.module?.canRender == true ? try host.render()?.root : nil)
         case "state":
             let lines = HostText.stateLines(host)
             emitLine(lines.isEmpty ? "no view state" : lines.joined(separator: "\n"))

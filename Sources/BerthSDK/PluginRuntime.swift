@@ -17,8 +17,6 @@ final class PluginRuntime: @unchecked Sendable {
     private let table: UnsafeMutablePointer<berth_plugin_v1>
     /// The screen a call into the plugin is about (set around create, action and render).
     var currentScreen: OpaquePointer?
-    /// Each screen's input handlers from its last render, by view identity.
-    var viewInputs: [OpaquePointer?: [String: ViewInput]] = [:]
 
     /// Route-context handlers by screen handle, then by context type (explicit form).
     var contextHandlers: [OpaquePointer?: [String: ([UInt8]) throws -> Void]] = [:]
@@ -127,7 +125,6 @@ final class PluginRuntime: @unchecked Sendable {
             guard let instance else { return }
             let box = Unmanaged<ScreenBox>.fromOpaque(instance)
             PluginRuntime.shared.contextHandlers[box.takeUnretainedValue().handle] = nil
-            PluginRuntime.shared.viewInputs[box.takeUnretainedValue().handle] = nil
             PluginRuntime.shared.viewContextHandlers[box.takeUnretainedValue().handle] = nil
             PluginRuntime.shared.reportedDiagnostics[box.takeUnretainedValue().handle] = nil
             box.release()
@@ -161,25 +158,29 @@ final class PluginRuntime: @unchecked Sendable {
                 let name = name.map { String(cString: $0) } ?? ""
                 try PluginRuntime.shared.within(box.handle) {
                     if name.hasPrefix(ViewInputAction.prefix) {
-                        try ViewInputAction.deliver(name, payload: payload.array, inputs: PluginRuntime.shared.viewInputs[box.handle] ?? [:])
+                        try ViewInputAction.deliver(name, payload: payload.array, inputs: box.inputs, identities: box.identities)
                     } else {
                         try box.screen.handle(action: name, payload: payload.array)
                     }
                 }
             }
         }
-        table.pointee.render = { instance, out, error in
+        // The binary tree only (ABI 1.1): `render` (JSON) stays NULL, so a 1.0 host shows
+        // no views for a Swift plugin built with this SDK (Docs/state.md).
+        table.pointee.render_tree = { instance, input, out, error in
             guarded(error) {
                 let box = ScreenBox.from(instance)
-                let renderer = Renderer(screen: box.handle)
+                let renderer = Renderer(screen: box.handle, identities: box.identities, batch: input.map { SlotBatch($0) })
                 PluginRuntime.shared.within(box.handle) { renderAny(box.screen, renderer) }
-                PluginRuntime.shared.viewInputs[box.handle] = renderer.inputs
+                box.inputs = renderer.inputs
                 PluginRuntime.shared.syncViewContexts(box.handle, renderer.contextObservers)
                 PluginRuntime.shared.report(renderer.diagnostics, for: box.handle)
                 guard let out, let write = out.pointee.write else { return }
-                let bytes = renderer.writer.bytes
-                let status = bytes.withUnsafeBufferPointer { write(out.pointee.context, $0.baseAddress, UInt64($0.count)) }
-                guard status == BERTH_OK else { throw BerthError(code: .failed, message: "the host refused the rendered tree (status \(status))") }
+                let (prefix, nodes) = renderer.finish()
+                for part in [prefix, nodes] {
+                    let status = part.withUnsafeBufferPointer { write(out.pointee.context, $0.baseAddress, UInt64($0.count)) }
+                    guard status == BERTH_OK else { throw BerthError(code: .failed, message: "the host refused the rendered tree (status \(status))") }
+                }
             }
         }
         table.pointee.delegate_received = { instance, child, action, payload, error in
@@ -225,6 +226,10 @@ private final class ScreenBox {
     let screen: any Screen
     /// The host's handle for this screen (keys the screen's context handlers).
     let handle: OpaquePointer?
+    /// The identities of this screen's views, kept across render passes.
+    let identities = IdentityTable()
+    /// The input handlers of the last render, by identity id.
+    var inputs: [(identity: UInt32, input: ViewInput)] = []
     init(screen: any Screen, handle: OpaquePointer?) {
         self.screen = screen
         self.handle = handle

@@ -65,6 +65,12 @@ final class LaunchedWorker {
     let process: WorkerProcess
     let host = RecordingHost()
     var channel: IsolationChannel { process.channel }
+    /// True when the plugin renders through `render_tree` (the binary tree).
+    private(set) var rendersTree = false
+    /// The identity paths each screen's binary trees defined, by id.
+    private var paths: [UInt64: [String]] = [:]
+    /// The slots the last binary render used (its bitmap), for the render-pass GC.
+    private(set) var lastUsed: [IsolationSlotKey] = []
 
     /// The built worker, beside the test bundle.
     static var executable: String { BuildProducts.directory + "/berth-worker" }
@@ -82,7 +88,9 @@ final class LaunchedWorker {
         var hello = WorkerHello(manifest: manifest, libraryPath: BuildProducts.library(manifest.library))
         edit(&hello)
         let worker = try LaunchedWorker(for: manifest.id)
-        return (worker, try worker.channel.call(.hello(hello)))
+        let reply = try worker.channel.call(.hello(hello))
+        if case .hello(let handshake) = reply { worker.rendersTree = handshake.functions.contains(.renderTree) }
+        return (worker, reply)
     }
 
     /// A worker on the C fixture library with the routes and exports the tests use.
@@ -110,12 +118,31 @@ final class LaunchedWorker {
         return token
     }
 
-    /// One render with the host's state for `screen`; the result and its parsed tree.
+    /// One render with the host's state for `screen` (through `render_tree` when the plugin
+    /// has it, the slots named by path); the result and its parsed tree.
     func render(_ token: UInt64, screen: UInt64) throws -> (IsolationRenderResult, ViewNode?) {
-        guard case .rendered(let result) = try call(.render(instance: token, slots: host.slots(of: screen))) else {
-            throw TestFailure("render did not answer .rendered")
+        let sent = host.slots(of: screen)
+        guard rendersTree else {
+            guard case .rendered(let result) = try call(.render(instance: token, slots: sent)) else {
+                throw TestFailure("render did not answer .rendered")
+            }
+            return (result, try LegacyJSONTree.parse(result.tree))
         }
-        return (result, try ViewNode.parse(result.tree))
+        let slots = sent.map {
+            RenderSlot(identityID: RenderSlot.unknownIdentity, identity: $0.key.identity, index: $0.key.index, fingerprint: $0.fingerprint, bytes: $0.bytes)
+        }
+        guard case .rendered(let result) = try call(.renderTree(instance: token, slots: slots)) else {
+            throw TestFailure("render_tree did not answer .rendered")
+        }
+        guard result.status.isOK, !result.tree.isEmpty else { return (result, nil) }
+        let header = try BinaryViewTree.header(result.tree)
+        var known = header.reset ? [] : paths[screen, default: []]
+        known.append(contentsOf: header.definitions)
+        paths[screen] = known
+        let tree = try BinaryViewTree(bytes: result.tree, header: header, paths: known)
+        let alive = Array(header.alive)
+        lastUsed = sent.indices.filter { $0 / 8 < alive.count && alive[$0 / 8] & (1 << UInt8($0 % 8)) != 0 }.map { sent[$0].key }
+        return (result, tree.root())
     }
 
     /// Serves notifications while idle until `condition` holds (at most `timeout`).

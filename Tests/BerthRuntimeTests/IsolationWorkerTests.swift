@@ -13,11 +13,11 @@ struct IsolationWorkerTests {
     func helloCounter() throws {
         let (worker, reply) = try LaunchedWorker.launch("counter.json")
         guard case .hello(let handshake) = reply else { throw TestFailure("hello failed: \(reply)") }
-        #expect(handshake.abi == ABIVersion(major: 1, minor: 0))
-        #expect(handshake.tableSize == 112)
+        #expect(handshake.abi == ABIVersion(major: 1, minor: 1))
+        #expect(handshake.tableSize == 120)
         #expect(handshake.pluginID == "com.example.counter")
         #expect(handshake.workerProcessID == worker.process.pid)
-        #expect(handshake.functions.isSuperset(of: [.create, .destroy, .activate, .deactivate, .action, .render, .saveState, .restoreState]))
+        #expect(handshake.functions.isSuperset(of: [.create, .destroy, .activate, .deactivate, .action, .renderTree, .saveState, .restoreState]))
         #expect(try worker.shutDown() == .exited(status: 0))
     }
 
@@ -74,7 +74,7 @@ struct IsolationWorkerTests {
 
         #expect(try worker.call(.unload).status.code == 4, "unload waits until every screen is destroyed")
         #expect(try worker.call(.destroy(instance: token)).status.isOK)
-        #expect(try worker.call(.render(instance: token, slots: [])).status.code == 2)
+        #expect(try worker.call(.renderTree(instance: token, slots: [])).status.code == 2)
         #expect(try worker.call(.unload).status.isOK)
         #expect(try worker.shutDown() == .exited(status: 0))
     }
@@ -84,8 +84,8 @@ struct IsolationWorkerTests {
         let (worker, _) = try LaunchedWorker.launch("counter.json")
         let token = try worker.open("counter", screen: 3, argument: "600000")
         let (first, tree) = try worker.render(token, screen: 3)
-        #expect(!first.readMissing.isEmpty, "the first render reads empty slots")
-        #expect(first.readSlots.isEmpty)
+        #expect(first.status.isOK)
+        #expect(worker.host.requests(named: "state_read").isEmpty, "the first render asks the host for nothing")
         guard let stepper = tree?.allNodes.first(where: { $0.type == "Stepper" }) else { throw TestFailure("no stepper rendered") }
         #expect(stepper.fields["value"] == "0")
 
@@ -100,9 +100,8 @@ struct IsolationWorkerTests {
         let (second, updated) = try worker.render(token, screen: 3)
         #expect(worker.host.requests(named: "state_read").count == readsBefore, "every read was served from the batch")
         #expect(updated?.allNodes.first { $0.type == "Stepper" }?.fields["value"] == "1")
-        let batch = worker.host.slots(of: 3)
-        let written = try #require(batch.firstIndex { $0.bytes != [] })
-        #expect(second.readSlots.contains(UInt32(written)), "the slot read is reported for the render-pass GC")
+        let written = try #require(worker.host.slots(of: 3).first)
+        #expect(worker.lastUsed == [written.key], "the slot used is reported for the render-pass GC")
         #expect(second.writes.isEmpty)
 
         // The slot survived that render, so the next action reads it from the worker's
@@ -147,19 +146,21 @@ struct IsolationWorkerTests {
         let (worker, _) = try LaunchedWorker.launch("stress.json")
         let token = try worker.open("grid", screen: 4, argument: "10000")
         let (first, tree) = try worker.render(token, screen: 4)
-        #expect(first.readMissing.count == 10_000)
-        let rowZero = try #require(tree?.allNodes.first { $0.type == "Button" && $0.fields["label"] == "row 0: 0" })
+        let buttons = tree?.allNodes.filter { $0.type == "Button" } ?? []
+        #expect(buttons.count == 10_000)
+        let rowZero = try #require(buttons.first { $0.fields["label"] == "row 0: 0" })
         #expect(try worker.call(.action(instance: token, name: "berth.tap", payload: Array(rowZero.id.utf8))).status.isOK)
         let tapped = try #require(worker.host.state[4]?.values.first)
         // Every row's slot holds the tapped value: 10,000 slots travel with the request.
-        for key in first.readMissing {
-            worker.host.state[4, default: [:]][key] = IsolationStateSlot(identity: key.identity, index: key.index,
-                                                                          fingerprint: tapped.fingerprint, bytes: tapped.bytes)
+        for button in buttons {
+            let cell = String(button.id.dropLast("/Button".count))
+            worker.host.state[4, default: [:]][IsolationSlotKey(identity: cell, index: 0)] =
+                IsolationStateSlot(identity: cell, index: 0, fingerprint: tapped.fingerprint, bytes: tapped.bytes)
         }
         let (second, updated) = try worker.render(token, screen: 4)
-        #expect(second.tree.count > 800_000, "\(second.tree.count) bytes")
-        #expect(second.readSlots.count == 10_000)
-        #expect(second.readMissing.isEmpty)
+        #expect(first.tree.count > second.tree.count, "the first tree defines the identities, later ones name them by number")
+        #expect(second.tree.count > 100_000, "\(second.tree.count) bytes")
+        #expect(worker.lastUsed.count == 10_000)
         #expect(worker.host.requests(named: "state_read").isEmpty)
         #expect(updated?.texts.contains("row 9999: 1") == true)
     }

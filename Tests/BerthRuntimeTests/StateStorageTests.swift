@@ -77,7 +77,7 @@ struct StateStorageUnitTests {
 /// Views and state of real plugins, rendered through the ABI.
 @Suite("State storage with real plugins") @MainActor
 struct StatePluginTests {
-    private func find(_ tree: ViewNode?, _ type: String, label: String? = nil) throws -> ViewNode {
+    private func find(_ tree: ViewTree?, _ type: String, label: String? = nil) throws -> ViewNode {
         try #require(tree?.allNodes.first { $0.type == type && (label == nil || $0.fields["label"] == label) })
     }
 

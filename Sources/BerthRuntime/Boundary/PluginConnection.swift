@@ -23,9 +23,10 @@ package protocol PluginConnection: AnyObject {
     func action(_ instance: PluginInstanceID, name: String, payload: [UInt8]) throws(PluginCallError)
     func delegateReceived(_ instance: PluginInstanceID, from child: Int, action: String, payload: [UInt8]) throws(PluginCallError)
     func contextReceived(_ instance: PluginInstanceID, type: String, payload: [UInt8]) throws(PluginCallError)
-    /// One render pass; returns the view-tree bytes. `state` is the instance's storage: an
-    /// implementation in another process sends its slots with the request (one round trip).
-    func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> [UInt8]
+    /// One render pass; returns the view tree as the plugin wrote it. `state` is the
+    /// instance's storage: with `render_tree` its slots go to the plugin in one batch (in
+    /// another process, with the request: one round trip).
+    func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> RenderedTree
     func saveState(_ instance: PluginInstanceID) throws(PluginCallError) -> [UInt8]
     func restoreState(_ instance: PluginInstanceID, _ bytes: [UInt8]) throws(PluginCallError)
     /// Calls a manifest export with typed arguments.
@@ -61,6 +62,8 @@ package struct PluginHandshake: Sendable, Equatable {
         package static let delegateReceived = Functions(rawValue: 1 << 9)
         package static let unload = Functions(rawValue: 1 << 10)
         package static let destroy = Functions(rawValue: 1 << 11)
+        /// ABI 1.1: the binary view tree with its state batch.
+        package static let renderTree = Functions(rawValue: 1 << 12)
     }
 
     /// The ABI version the plugin reported.

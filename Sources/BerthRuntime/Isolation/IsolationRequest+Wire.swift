@@ -16,6 +16,8 @@ extension IsolationRequest {
             writer.u64(instance); writer.string(type); writer.data(payload)
         case .render(let instance, let slots):
             writer.u64(instance); writer.list(slots) { $1.write(to: &$0) }
+        case .renderTree(let instance, let slots):
+            writer.u64(instance); writer.list(slots) { $1.write(to: &$0) }
         case .restoreState(let instance, let state):
             writer.u64(instance); writer.data(state)
         case .unload, .shutdown, .usage, .sessionEnd: break
@@ -70,7 +72,13 @@ extension IsolationRequest {
             let arguments = try reader.list(minimumElementSize: 1) { reader throws(WireDecodingError) in try FFIValue.read(from: &reader) }
             request = .callExport(symbol: symbol, arguments: arguments)
         case 15: request = .shutdown
-        case 16: request = .usage
+        case 16:
+            let instance = try reader.u64()
+            let slots = try reader.list(minimumElementSize: RenderSlot.minimumWireSize) { reader throws(WireDecodingError) in
+                try RenderSlot.read(from: &reader)
+            }
+            request = .renderTree(instance: instance, slots: slots)
+        case 17: request = .usage
         case 32:
             request = .navigate(screen: try reader.u64(), kind: try reader.i32(), route: try reader.optionalString(), argument: try reader.data())
         case 33: request = .observeDelegate(screen: try reader.u64(), child: try reader.u64())

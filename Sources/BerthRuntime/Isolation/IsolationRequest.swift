@@ -21,6 +21,9 @@ public enum IsolationRequest: Sendable, Equatable {
     case contextReceived(instance: UInt64, type: String, payload: [UInt8])
     /// One render pass; `state_read` is served from `slots`. Reply: `.rendered`.
     case render(instance: UInt64, slots: [IsolationStateSlot])
+    /// One render pass through `render_tree`, the screen's slots in one batch. Reply:
+    /// `.rendered` (the binary tree; its bitmap says which slots were used).
+    case renderTree(instance: UInt64, slots: [RenderSlot])
     /// Reply: `.bytes`.
     case saveState(instance: UInt64)
     case restoreState(instance: UInt64, state: [UInt8])
@@ -66,12 +69,13 @@ public enum IsolationRequest: Sendable, Equatable {
         case .delegateReceived: 8
         case .contextReceived: 9
         case .render: 10
+        case .renderTree: 16
         case .saveState: 11
         case .restoreState: 12
         case .unload: 13
         case .callExport: 14
         case .shutdown: 15
-        case .usage: 16
+        case .usage: 17
         case .navigate: 32
         case .observeDelegate: 33
         case .sendDelegate: 34
@@ -100,6 +104,7 @@ public enum IsolationRequest: Sendable, Equatable {
         case .delegateReceived: "delegate_received"
         case .contextReceived: "context_received"
         case .render: "render"
+        case .renderTree: "render_tree"
         case .saveState: "save_state"
         case .restoreState: "restore_state"
         case .unload: "unload"
@@ -125,6 +130,7 @@ public enum IsolationRequest: Sendable, Equatable {
     var encodedSizeHint: Int {
         switch self {
         case .render(_, let slots): slots.reduce(16) { $0 + IsolationStateSlot.minimumWireSize + $1.key.identity.utf8.count + $1.bytes.count }
+        case .renderTree(_, let slots): slots.reduce(16) { $0 + RenderSlot.minimumWireSize + ($1.identity?.utf8.count ?? 0) + $1.bytes.count }
         case .create(_, let route, let bytes): 32 + route.utf8.count + bytes.count
         case .action(_, let name, let bytes), .delegateReceived(_, _, let name, let bytes), .contextReceived(_, let name, let bytes),
              .sendDelegate(_, let name, let bytes), .contextSend(_, let name, let bytes, _), .persistWrite(_, let name, let bytes):

@@ -84,6 +84,19 @@ extension WorkerSession {
         case .render(let token, let slots):
             guard let instance = instances[token] else { return .rendered(IsolationRenderResult(status: missing(token, request))) }
             return .rendered(render(instance, slots: slots, table: table, plugin: plugin))
+        case .renderTree(let token, let slots):
+            guard let instance = instances[token] else { return .rendered(IsolationRenderResult(status: missing(token, request))) }
+            guard let renderTree = table.render_tree else {
+                return .rendered(IsolationRenderResult(status: unsupported(plugin, instance, "has no render_tree")))
+            }
+            // The plugin reads its slots from the batch; a state_read or state_write it still
+            // makes goes to the host like any other call (so the host marks it for the GC:
+            // the mirror, which only the v1.0 render keeps, must not answer it).
+            stateMirrors[instance.screen.hostScreenID] = nil
+            var error = BerthErrorBuffer.make()
+            let collected = SinkBuffer()
+            let status = HostCall.run { RenderInput.with(slots) { input in collected.withSink { renderTree(instance.pointer, input, $0, &error) } } }
+            return .rendered(IsolationRenderResult(status: status == BERTH_OK ? .ok : Self.status(status, error), tree: status == BERTH_OK ? collected.bytes : []))
         case .saveState(let token):
             guard let instance = instances[token] else { return .bytes(missing(token, request), []) }
             guard let save = table.save_state else { return .bytes(.ok, []) }

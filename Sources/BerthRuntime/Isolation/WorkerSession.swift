@@ -60,7 +60,7 @@ final class WorkerSession: IsolationChannelHandler {
              .contextCanTerminate, .stateRead, .persistRead, .persistWrite, .sessionBegin, .sessionEnd:
             return .status(.failure(Int(BERTH_ERR_UNSUPPORTED), "\(request.name) is served by the host, not by a worker"))
         case .create, .destroy, .activate, .deactivate, .screenEvent, .action, .delegateReceived, .contextReceived,
-             .render, .saveState, .restoreState, .unload, .callExport:
+             .render, .renderTree, .saveState, .restoreState, .unload, .callExport:
             break
         }
         guard let plugin else {

@@ -56,7 +56,7 @@ public final class ModuleInstance {
     /// The `@State` of this instance's views; dropped with the instance.
     public let stateStorage = StateStorage()
     /// The tree of the last render pass.
-    public private(set) var lastTree: ViewNode?
+    public private(set) var lastTree: ViewTree?
     /// This screen's scope: current while the host calls into it, ended on release.
     public let screenScope: Scope?
 
@@ -196,6 +196,7 @@ public final class ModuleInstance {
     /// current and, for actions and deliveries, in a request scope of its own.
     private func call<T, Failure: Error>(request: Bool, _ what: @autoclosure () -> String = "call",
                                          _ body: () throws(Failure) -> T) throws(Failure) -> T {
+        host?.navigator.freshlyRendered = nil
         func marked() -> Result<T, Failure> {
             ScopeRegistry.$currentScreen.withValue(screenScope) {
                 HostCall.run { () -> Result<T, Failure> in
@@ -210,38 +211,38 @@ public final class ModuleInstance {
     }
 
     /// True when the plugin can render this screen.
-    public var canRender: Bool { generation.handshake.functions.contains(.render) }
+    public var canRender: Bool { !generation.handshake.functions.isDisjoint(with: [.render, .renderTree]) }
 
     /// One render pass: the plugin writes its view tree while its `@State` reads mark the
     /// slots alive; the pass ends with the GC, and a switched `if` drops its old branch.
     @discardableResult
-    func render() throws(ScreenError) -> ViewNode? {
+    func render() throws(ScreenError) -> ViewTree? {
         guard !lifecycle.isReleased, canRender else { return nil }
         stateStorage.beginRenderPass()
         let instance = live
         let storage = stateStorage
-        let bytes: [UInt8]
+        let output: RenderedTree
         do {
-            bytes = try call(request: false, "render") { () throws(PluginCallError) in try plugin.render(instance, state: storage) }
+            output = try call(request: false, "render") { () throws(PluginCallError) in try plugin.render(instance, state: storage) }
         } catch {
             stateStorage.abandonRenderPass()
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) render failed: \(error.message)")
         }
-        let tree: ViewNode?
+        let tree: ViewTree?
         do {
-            tree = try ViewNode.parse(bytes)
+            tree = try stateStorage.endRenderPass(with: output)
         } catch {
             stateStorage.abandonRenderPass()
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route): \(error.message)")
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route): the rendered view tree is not valid: \(error.reason)")
         }
-        stateStorage.endRenderPass()
-        if let previous = lastTree?.branches, let current = tree?.branches {
+        if let previous = lastTree?.branches, let current = tree?.branches, !previous.isEmpty {
             for (node, taken) in current {
                 guard let before = previous[node], before != taken else { continue }
                 stateStorage.invalidateDescendants(of: node + (before ? "#true" : "#false"))
             }
         }
         lastTree = tree
+        host?.navigator.freshlyRendered = self
         return tree
     }
 

@@ -14,6 +14,9 @@ public final class Navigator {
     /// order once the host is back at top level, so a plugin is never re-entered mid-call.
     private var pendingWork: [() -> Void] = []
     private var topLevelDepth = 0
+    /// The module whose render was the last call into plugin code in this operation: the
+    /// visible screen need not be rendered again when the operation ends.
+    weak var freshlyRendered: ModuleInstance?
     private var isDraining = false
     private unowned let host: BerthHost
 
@@ -351,6 +354,7 @@ public final class Navigator {
     /// Runs a host operation; when the outermost one ends, runs the work plugins asked for
     /// during it (navigation requests, delegate deliveries), in order.
     func topLevel<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        if topLevelDepth == 0 { freshlyRendered = nil }
         topLevelDepth += 1
         defer {
             topLevelDepth -= 1
@@ -365,7 +369,9 @@ public final class Navigator {
     /// Renders the visible screen once an operation is over, as a UI refreshes what it
     /// shows: its state GC runs and its `.routerContext` observers stay current.
     private func refreshVisibleScreen() {
-        guard let router = visibleRouter, let module = router.module, module.isActive, module.canRender else { return }
+        guard let router = visibleRouter, let module = router.module, module.isActive, module.canRender,
+              freshlyRendered !== module
+        else { return }
         topLevelDepth += 1
         do {
             try module.render()

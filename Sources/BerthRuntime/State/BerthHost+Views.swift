@@ -8,8 +8,8 @@ extension BerthHost {
     /// One render pass of screen `id` (the visible screen when nil): the plugin's tree, its
     /// state GC, branch invalidation. Nil when the plugin does not render.
     @discardableResult
-    public func render(screen id: Int? = nil) throws(ScreenError) -> ViewNode? {
-        try topLevel { () throws(ScreenError) -> ViewNode? in
+    public func render(screen id: Int? = nil) throws(ScreenError) -> ViewTree? {
+        try topLevel { () throws(ScreenError) -> ViewTree? in
             guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
                 throw ScreenError(.noSuchScreen, screen: id ?? 0, id.map { "no open screen \($0)" } ?? "no screen is open")
             }
@@ -20,8 +20,8 @@ extension BerthHost {
     /// Delivers input to the view at `viewID` (an identity path from the last render) of
     /// screen `id`, then renders again so the tree and the state are current.
     @discardableResult
-    public func input(_ kind: ViewInputKind, view viewID: String, value: String = "", screen id: Int? = nil) throws(ScreenError) -> ViewNode? {
-        try topLevel { () throws(ScreenError) -> ViewNode? in
+    public func input(_ kind: ViewInputKind, view viewID: String, value: String = "", screen id: Int? = nil) throws(ScreenError) -> ViewTree? {
+        try topLevel { () throws(ScreenError) -> ViewTree? in
             guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
                 throw ScreenError(.noSuchScreen, screen: id ?? 0, "no screen is open")
             }

@@ -20,8 +20,14 @@ public final class StateStorage {
         public var bytes: [UInt8]
     }
 
-    public private(set) var slots: [Key: Slot] = [:]
+    public internal(set) var slots: [Key: Slot] = [:]
     private var marked: Set<Key>?
+    /// The identity paths the plugin's binary trees defined for this instance, by id, and
+    /// the id of each path (see `StateStorage+RenderPass.swift`).
+    var identityPaths: [String] = []
+    var identityIDs: [String: UInt32] = [:]
+    /// The keys of the slots handed to the pass in progress, by batch position.
+    var batchKeys: [Key] = []
 
     public init() {}
 
@@ -57,6 +63,13 @@ public final class StateStorage {
     /// Ends a pass without collecting: a render that failed must not cost any state.
     public func abandonRenderPass() {
         marked = nil
+        batchKeys.removeAll(keepingCapacity: true)
+    }
+
+    /// The slots marked during the pass, ending the marking.
+    func takeMarks() -> Set<Key> {
+        defer { marked = nil }
+        return marked ?? []
     }
 
     /// Drops every slot at or below `path` (a branch that is no longer taken).
@@ -72,6 +85,7 @@ public final class StateStorage {
     public func removeAll() {
         slots.removeAll()
         marked = nil
+        batchKeys.removeAll()
     }
 
     /// Every slot (for `--keep-state` reload and the `state` command).

@@ -6,8 +6,8 @@ public struct VStack<Content: View>: PrimitiveView {
         self.content = content()
     }
 
-    public func _render(_ renderer: Renderer, identity: String) {
-        renderer.container(type: "VStack", identity: identity, content: content)
+    public func _render(_ renderer: Renderer, identity: UInt32) {
+        renderer.container(.vStack, identity: identity, content: content)
     }
 }
 
@@ -19,8 +19,8 @@ public struct HStack<Content: View>: PrimitiveView {
         self.content = content()
     }
 
-    public func _render(_ renderer: Renderer, identity: String) {
-        renderer.container(type: "HStack", identity: identity, content: content)
+    public func _render(_ renderer: Renderer, identity: UInt32) {
+        renderer.container(.hStack, identity: identity, content: content)
     }
 }
 
@@ -32,8 +32,8 @@ public struct List<Content: View>: PrimitiveView {
         self.content = content()
     }
 
-    public func _render(_ renderer: Renderer, identity: String) {
-        renderer.container(type: "List", identity: identity, content: content)
+    public func _render(_ renderer: Renderer, identity: UInt32) {
+        renderer.container(.list, identity: identity, content: content)
     }
 }
 
@@ -45,8 +45,8 @@ public struct Group<Content: View>: PrimitiveView {
         self.content = content()
     }
 
-    public func _render(_ renderer: Renderer, identity: String) {
-        renderer.container(type: "Group", identity: identity, content: content)
+    public func _render(_ renderer: Renderer, identity: UInt32) {
+        renderer.container(.group, identity: identity, content: content)
     }
 }
 
@@ -63,9 +63,9 @@ public struct ForEach<Data: RandomAccessCollection, ID: Hashable, Content: View>
         self.content = content
     }
 
-    public func _render(_ renderer: Renderer, identity: String) {
-        renderer.container(type: "ForEach", identity: identity) { container in
-            renderer.rows(data, id: id, identity: container, content: content)
+    public func _render(_ renderer: Renderer, identity: UInt32) {
+        renderer.container(.forEach, identity: identity) {
+            renderer.rows(data, id: id, forEach: identity, content: content)
         }
     }
 }
@@ -80,7 +80,7 @@ extension Optional: View where Wrapped: View {
     public typealias Body = Never
     public var body: Never { fatalError("Optional has no body") }
 
-    public func _render(_ renderer: Renderer, identity: String) {
+    public func _render(_ renderer: Renderer, identity: UInt32) {
         switch self {
         case .some(let content): renderer.branch(identity: identity, taken: true, content: content)
         case .none: renderer.branch(identity: identity, taken: false, content: EmptyView())

@@ -15,12 +15,12 @@ public struct ContextObserving<Content: View, Context: RouteContext>: PrimitiveV
     let content: Content
     let perform: (Context) -> Void
 
-    public func _render(_ renderer: Renderer, identity: String) {
+    public func _render(_ renderer: Renderer, identity: UInt32) {
         renderer.observeContext(Context.contextType, handler)
         content._render(renderer, identity: identity)
     }
 
-    public func _renderChildren(_ renderer: Renderer, container: String, index: inout Int) {
+    public func _renderChildren(_ renderer: Renderer, container: UInt32, index: inout Int) {
         renderer.observeContext(Context.contextType, handler)
         content._renderChildren(renderer, container: container, index: &index)
     }

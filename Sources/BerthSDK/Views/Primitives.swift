@@ -6,8 +6,8 @@ public struct Text: PrimitiveView {
         self.content = content
     }
 
-    public func _render(_ renderer: Renderer, identity: String) {
-        renderer.leaf(type: "Text", identity: identity, fields: [("text", .string(content))])
+    public func _render(_ renderer: Renderer, identity: UInt32) {
+        renderer.leaf(.text, identity: identity, text: content)
     }
 }
 
@@ -21,8 +21,8 @@ public struct Button: PrimitiveView {
         self.action = action
     }
 
-    public func _render(_ renderer: Renderer, identity: String) {
-        renderer.leaf(type: "Button", identity: identity, fields: [("label", .string(label))], input: .tap(action))
+    public func _render(_ renderer: Renderer, identity: UInt32) {
+        renderer.leaf(.button, identity: identity, label: label, input: .tap(action))
     }
 }
 
@@ -36,9 +36,8 @@ public struct Toggle: PrimitiveView {
         self.isOn = isOn
     }
 
-    public func _render(_ renderer: Renderer, identity: String) {
-        renderer.leaf(type: "Toggle", identity: identity, fields: [("label", .string(label)), ("isOn", .bool(isOn.wrappedValue))],
-                      input: .toggle(isOn))
+    public func _render(_ renderer: Renderer, identity: UInt32) {
+        renderer.leaf(.toggle, identity: identity, label: label, isOn: isOn.wrappedValue, input: .toggle(isOn))
     }
 }
 
@@ -52,9 +51,8 @@ public struct TextField: PrimitiveView {
         self.text = text
     }
 
-    public func _render(_ renderer: Renderer, identity: String) {
-        renderer.leaf(type: "TextField", identity: identity, fields: [("label", .string(label)), ("text", .string(text.wrappedValue))],
-                      input: .text(text))
+    public func _render(_ renderer: Renderer, identity: UInt32) {
+        renderer.leaf(.textField, identity: identity, text: text.wrappedValue, label: label, input: .text(text))
     }
 }
 
@@ -70,8 +68,7 @@ public struct Stepper: PrimitiveView {
         self.step = step
     }
 
-    public func _render(_ renderer: Renderer, identity: String) {
-        renderer.leaf(type: "Stepper", identity: identity, fields: [("label", .string(label)), ("value", .int(value.wrappedValue))],
-                      input: .step(value, step: step))
+    public func _render(_ renderer: Renderer, identity: UInt32) {
+        renderer.leaf(.stepper, identity: identity, label: label, value: value.wrappedValue, input: .step(value, step: step))
     }
 }

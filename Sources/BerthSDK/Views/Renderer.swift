@@ -1,41 +1,57 @@
-/// Walks a screen's view tree once per render pass: builds each view's structural
+/// Walks a screen's view tree once per render pass: finds each view's structural
 /// identity, binds each composite view's `@State` to that identity before its `body` runs,
-/// writes the tree as JSON for the host, and keeps the input handlers of the interactive
-/// views (what `tap`, `toggle`, `type` and `step` reach).
+/// writes the tree in berth.h's binary view-tree format, and keeps the input handlers of
+/// the interactive views (what `tap`, `toggle`, `type` and `step` reach).
 ///
 /// Identities: a screen's root is its type name; a composite's body is `<identity>/<Type>`;
 /// the children of a container are `<container>.<index>/<Type>`; a `ForEach` row is
 /// `<ForEach>.<row id>` (the id escaped, a repeated id made unique by its occurrence:
-/// `<ForEach>.<row id>~1`); the branches of `if` are `<if>#true` and `<if>#false`.
+/// `<ForEach>.<row id>~1`); the branches of `if` are `<if>#true` and `<if>#false`. Each
+/// identity is interned in the screen's `IdentityTable` and named by number.
 public final class Renderer {
     let screen: OpaquePointer?
-    private(set) var writer = JSONWriter()
-    private(set) var inputs: [String: ViewInput] = [:]
+    let identities: IdentityTable
+    /// The state slots the host sent with the pass; nil: read each through `state_read`.
+    let batch: SlotBatch?
+    private(set) var writer = TreeWriter()
+    /// Input handlers of the interactive views, by identity id, in tree order.
+    private(set) var inputs: [(identity: UInt32, input: ViewInput)] = []
     /// Route-context observers declared by `.routerContext` in this render, by type.
     private(set) var contextObservers: [String: ([UInt8]) throws -> Void] = [:]
     /// Problems found while rendering (duplicate `ForEach` ids), one line each.
     private(set) var diagnostics: [String] = []
+    /// Nodes written so far as children of the container being written.
+    private var siblings = 0
+    /// Identities this pass used (to bound the identity table).
+    private(set) var identitiesUsed = 0
 
-    init(screen: OpaquePointer?) {
+    init(screen: OpaquePointer?, identities: IdentityTable, batch: SlotBatch?) {
         self.screen = screen
+        self.identities = identities
+        self.batch = batch
+        identities.beginPass()
     }
 
     /// Renders a screen: the root node is its body, at `<ScreenType>/<BodyType>`.
     func renderScreen<S: Screen>(_ screen: S) {
+        let type = ViewNames.entry(of: S.self)
+        let root = identities.root(name: type.id) { type.name }
         RenderScope.building(for: self.screen) {
-            screen.body._render(self, identity: "\(ViewNames.name(of: S.self))/\(ViewNames.name(of: S.Body.self))")
+            screen.body._render(self, identity: bodyIdentity(of: root, S.Body.self))
         }
     }
 
     /// A composite view: its `@State` is bound to its own identity, then its body runs.
-    func renderComposite<V: View>(_ view: V, identity: String) {
+    func renderComposite<V: View>(_ view: V, identity: UInt32) {
         StateFields.bind(view, identity: identity, renderer: self)
-        view.body._render(self, identity: "\(identity)/\(ViewNames.name(of: V.Body.self))")
+        view.body._render(self, identity: bodyIdentity(of: identity, V.Body.self))
     }
 
     /// One child of a container, at `<container>.<index>/<Type>`.
-    func renderChild<V: View>(_ view: V, container: String, index: Int) {
-        view._render(self, identity: "\(container).\(index)/\(ViewNames.name(of: V.self))")
+    func renderChild<V: View>(_ view: V, container: UInt32, index: Int) {
+        let type = ViewNames.entry(of: V.self)
+        identitiesUsed += 1
+        view._render(self, identity: identities.child(of: container, index: index, name: type.id) { type.name })
     }
 
     /// A `.routerContext` in the tree: the type is observed while rendered.
@@ -43,77 +59,101 @@ public final class Renderer {
         contextObservers[type] = handler
     }
 
-    // MARK: Nodes
-
-    /// A leaf node with string fields (and, when interactive, its input handler).
-    func leaf(type: String, identity: String, fields: [(String, JSONValue)], input: ViewInput? = nil) {
-        writer.beginObject()
-        writer.field("type", .string(type))
-        writer.field("id", .string(identity))
-        for (name, value) in fields { writer.field(name, value) }
-        writer.endObject()
-        if let input { inputs[identity] = input }
+    /// The identity path of `identity` (for state writes, input and diagnostics).
+    func path(_ identity: UInt32) -> String {
+        identities.paths[Int(identity)]
     }
 
-    /// A container node; `children` renders its children with `identity` as their container.
-    func container(type: String, identity: String, fields: [(String, JSONValue)] = [], children: (String) -> Void) {
-        writer.beginObject()
-        writer.field("type", .string(type))
-        writer.field("id", .string(identity))
-        for (name, value) in fields { writer.field(name, value) }
-        writer.key("children")
-        writer.beginArray()
-        children(identity)
-        writer.endArray()
-        writer.endObject()
+    /// The stored bytes of `@State` slot (identity, index), from the pass's batch, or
+    /// through `state_read` when the host sent none.
+    func storedState(_ slot: StateSlot, identity: UInt32, fingerprint: UInt64) -> [UInt8]? {
+        guard let batch else { return HostState.read(slot, fingerprint: fingerprint) }
+        return batch.read(identity: identity, path: slot.identity, index: slot.index, fingerprint: fingerprint)
+    }
+
+    private func bodyIdentity<Body: View>(of parent: UInt32, _ type: Body.Type) -> UInt32 {
+        let type = ViewNames.entry(of: Body.self)
+        identitiesUsed += 1
+        return identities.body(of: parent, name: type.id) { type.name }
+    }
+
+    // MARK: Nodes
+
+    /// A leaf node (and, when interactive, its input handler).
+    func leaf(_ kind: ViewKind, identity: UInt32, text: String? = nil, label: String? = nil, isOn: Bool? = nil, value: Int? = nil,
+              input: ViewInput? = nil) {
+        _ = writer.node(kind, identity: identity, text: text, label: label, isOn: isOn, value: value)
+        siblings += 1
+        if let input { inputs.append((identity, input)) }
+    }
+
+    /// A container node; `children` renders its children.
+    func container(_ kind: ViewKind, identity: UInt32, branch: Bool? = nil, children: () -> Void) {
+        let childCount = writer.node(kind, identity: identity, branch: branch)
+        let outer = siblings
+        siblings = 0
+        children()
+        writer.setChildCount(at: childCount, siblings)
+        siblings = outer + 1
     }
 
     /// A container node whose children are `content`'s views (VStack, HStack, List, Group).
-    func container<Content: View>(type: String, identity: String, content: Content) {
-        container(type: type, identity: identity) { node in
+    func container<Content: View>(_ kind: ViewKind, identity: UInt32, content: Content) {
+        container(kind, identity: identity) {
             var index = 0
-            content._renderChildren(self, container: node, index: &index)
+            content._renderChildren(self, container: identity, index: &index)
         }
     }
 
     /// An `if` node: the taken branch's views are its children, under `#true` or `#false`.
-    func branch<Content: View>(identity: String, taken: Bool, content: Content) {
-        container(type: "if", identity: identity, fields: [("branch", .bool(taken))]) { node in
+    func branch<Content: View>(identity: UInt32, taken: Bool, content: Content) {
+        container(.conditional, identity: identity, branch: taken) {
             var index = 0
-            content._renderChildren(self, container: node + (taken ? "#true" : "#false"), index: &index)
+            identitiesUsed += 1
+            content._renderChildren(self, container: identities.branch(of: identity, taken: taken), index: &index)
         }
     }
 
-    /// The rows of a `ForEach` at `identity`: each row's views are children of
+    /// The rows of the `ForEach` at `forEach`: each row's views are children of
     /// `<ForEach>.<row id>`, so a row's state follows its id, not its position. A repeated id
     /// renders under `<row id>~N` (its N-th repeat, in data order) and is reported once.
     func rows<Element, ID: Hashable, Content: View>(
-        _ data: some Sequence<Element>, id: KeyPath<Element, ID>, identity: String, content: (Element) -> Content
+        _ data: some Sequence<Element>, id: KeyPath<Element, ID>, forEach: UInt32, content: (Element) -> Content
     ) {
-        var firstRow: [ID: Int] = [:]
+        let table = identities.rows(of: forEach, ID.self)
         var repeats: [ID: [Int]] = [:]
         var repeatOrder: [ID] = []
         for (position, element) in data.enumerated() {
             let rowID = element[keyPath: id]
-            var rowIdentity = "\(identity).\(RowIDs.escaped("\(rowID)"))"
-            if let first = firstRow[rowID] {
+            var row = identities.row(table, of: forEach, id: rowID, occurrence: 0)
+            if let first = identities.claim(row, row: position) {
                 if repeats[rowID] == nil {
                     repeats[rowID] = [first]
                     repeatOrder.append(rowID)
                 }
                 repeats[rowID]?.append(position)
-                rowIdentity += "~\((repeats[rowID]?.count ?? 1) - 1)"
-            } else {
-                firstRow[rowID] = position
+                row = identities.row(table, of: forEach, id: rowID, occurrence: (repeats[rowID]?.count ?? 1) - 1)
+                _ = identities.claim(row, row: position)
             }
+            identitiesUsed += 1
             var index = 0
-            content(element)._renderChildren(self, container: rowIdentity, index: &index)
+            content(element)._renderChildren(self, container: row, index: &index)
         }
         guard !repeatOrder.isEmpty else { return }
         let listed = repeatOrder.map { rowID in
             "'\(rowID)' at rows \((repeats[rowID] ?? []).map(String.init).joined(separator: ", "))"
         }
-        diagnostics.append("ForEach \(identity) has duplicate ids: \(listed.joined(separator: "; ")); each repeat renders as its own row (<id>~N)")
+        diagnostics.append("ForEach \(path(forEach)) has duplicate ids: \(listed.joined(separator: "; ")); each repeat renders as its own row (<id>~N)")
+    }
+
+    /// The tree as the host reads it: the header and definitions, then the nodes.
+    func finish() -> (prefix: [UInt8], nodes: [UInt8]) {
+        let reset = identities.resetPending
+        let first = identities.sentCount
+        let prefix = writer.prefix(definitions: identities.takeUnsent(), firstID: first, reset: reset, alive: batch?.alive ?? [])
+        identities.resetSent()
+        identities.lastPassUsed = identitiesUsed
+        return (prefix, writer.nodes)
     }
 }
 
@@ -145,18 +185,23 @@ enum ViewInput {
     case step(Binding<Int>, step: Int)
 }
 
-/// Short, stable view names for identities: the type name without generic arguments.
+/// Short, stable view names for identities: the type name without generic arguments, and
+/// a number per type for interning.
 enum ViewNames {
     // Render passes run on the host's main thread only (berth.h), one at a time.
-    nonisolated(unsafe) private static var cache: [ObjectIdentifier: String] = [:]
+    nonisolated(unsafe) private static var cache: [ObjectIdentifier: (id: UInt32, name: String)] = [:]
+    nonisolated(unsafe) private static var nameIDs: [String: UInt32] = [:]
 
-    static func name<V>(of type: V.Type) -> String {
+    static func entry<V>(of type: V.Type) -> (id: UInt32, name: String) {
         let key = ObjectIdentifier(type)
-        if let name = cache[key] { return name }
+        if let entry = cache[key] { return entry }
         var name = String(describing: type)
         if let generic = name.firstIndex(of: "<") { name = String(name[..<generic]) }
         if name == "ConditionalView" || name == "Optional" { name = "if" }
-        cache[key] = name
-        return name
+        // Types with one name (VStack<A> and VStack<B>) share an id: identities name types by name.
+        let id = nameIDs[name] ?? UInt32(nameIDs.count)
+        nameIDs[name] = id
+        cache[key] = (id, name)
+        return (id, name)
     }
 }

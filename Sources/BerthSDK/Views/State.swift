@@ -28,8 +28,9 @@ public struct State<Value: StateCodable> {
 }
 
 extension State: StateProperty {
-    static func _bind(at address: UnsafeRawPointer, identity: String, index: UInt32, renderer: Renderer) {
-        address.load(as: State<Value>.self).box.bind(StateSlot(screen: renderer.screen, identity: identity, index: index))
+    static func _bind(at address: UnsafeRawPointer, identity: UInt32, index: UInt32, renderer: Renderer) {
+        let slot = StateSlot(screen: renderer.screen, identity: renderer.path(identity), index: index)
+        address.load(as: State<Value>.self).box.bind(slot, stored: renderer.storedState(slot, identity: identity, fingerprint: Value.stateFingerprint))
     }
 }
 
@@ -72,10 +73,10 @@ final class StateBox<Value: StateCodable> {
     }
 
     /// Binds to `slot` and takes the value stored there, if any (else keeps the default).
-    func bind(_ slot: StateSlot) {
+    func bind(_ slot: StateSlot, stored: [UInt8]?) {
         self.slot = slot
-        if let bytes = HostState.read(slot, fingerprint: Value.stateFingerprint), let stored = Value(stateBytes: bytes) {
-            value = stored
+        if let stored, let decoded = Value(stateBytes: stored) {
+            value = decoded
         }
     }
 

@@ -19,7 +19,7 @@ enum StateFields {
     nonisolated(unsafe) private static var cache: [ObjectIdentifier: [Field]] = [:]
 
     /// Binds every `@State` of `view` to `identity`, reading the stored values.
-    static func bind<V: View>(_ view: V, identity: String, renderer: Renderer) {
+    static func bind<V: View>(_ view: V, identity: UInt32, renderer: Renderer) {
         let fields = fields(of: V.self)
         guard !fields.isEmpty else { return }
         withUnsafeBytes(of: view) { raw in
@@ -47,5 +47,5 @@ enum StateFields {
 /// A property wrapper the renderer binds to a slot in the host (`@State`).
 protocol StateProperty {
     /// Binds the wrapper stored at `address` to property `index` of the view at `identity`.
-    static func _bind(at address: UnsafeRawPointer, identity: String, index: UInt32, renderer: Renderer)
+    static func _bind(at address: UnsafeRawPointer, identity: UInt32, index: UInt32, renderer: Renderer)
 }

@@ -8,21 +8,22 @@ public protocol View {
     associatedtype Body: View
     @ViewBuilder var body: Body { get }
 
-    /// Renders this view as the node at `identity`. Primitive views implement it; composite
-    /// views use the default, which binds their `@State` to `identity` and renders `body`.
-    func _render(_ renderer: Renderer, identity: String)
+    /// Renders this view as the node at `identity` (an id in the screen's identity table).
+    /// Primitive views implement it; composite views use the default, which binds their
+    /// `@State` to `identity` and renders `body`.
+    func _render(_ renderer: Renderer, identity: UInt32)
 
     /// Renders this view as the children of a container starting at `index`. Transparent
     /// groupings (a builder's tuple) render each element; everything else renders itself.
-    func _renderChildren(_ renderer: Renderer, container: String, index: inout Int)
+    func _renderChildren(_ renderer: Renderer, container: UInt32, index: inout Int)
 }
 
 extension View {
-    public func _render(_ renderer: Renderer, identity: String) {
+    public func _render(_ renderer: Renderer, identity: UInt32) {
         renderer.renderComposite(self, identity: identity)
     }
 
-    public func _renderChildren(_ renderer: Renderer, container: String, index: inout Int) {
+    public func _renderChildren(_ renderer: Renderer, container: UInt32, index: inout Int) {
         renderer.renderChild(self, container: container, index: index)
         index += 1
     }
@@ -72,15 +73,15 @@ public struct TupleView<each Content: View>: PrimitiveView {
         self.content = (repeat each content)
     }
 
-    public func _render(_ renderer: Renderer, identity: String) {
+    public func _render(_ renderer: Renderer, identity: UInt32) {
         // Outside a container (a tuple as a whole body) it behaves like a Group.
-        renderer.container(type: "Group", identity: identity) { container in
+        renderer.container(.group, identity: identity) {
             var index = 0
-            _renderChildren(renderer, container: container, index: &index)
+            _renderChildren(renderer, container: identity, index: &index)
         }
     }
 
-    public func _renderChildren(_ renderer: Renderer, container: String, index: inout Int) {
+    public func _renderChildren(_ renderer: Renderer, container: UInt32, index: inout Int) {
         for element in repeat each content {
             element._renderChildren(renderer, container: container, index: &index)
         }
@@ -93,7 +94,7 @@ public enum ConditionalView<TrueContent: View, FalseContent: View>: PrimitiveVie
     case trueBranch(TrueContent)
     case falseBranch(FalseContent)
 
-    public func _render(_ renderer: Renderer, identity: String) {
+    public func _render(_ renderer: Renderer, identity: UInt32) {
         switch self {
         case .trueBranch(let content): renderer.branch(identity: identity, taken: true, content: content)
         case .falseBranch(let content): renderer.branch(identity: identity, taken: false, content: content)
@@ -105,7 +106,7 @@ public enum ConditionalView<TrueContent: View, FalseContent: View>: PrimitiveVie
 public struct EmptyView: PrimitiveView {
     public init() {}
 
-    public func _render(_ renderer: Renderer, identity: String) {}
+    public func _render(_ renderer: Renderer, identity: UInt32) {}
 
-    public func _renderChildren(_ renderer: Renderer, container: String, index: inout Int) {}
+    public func _renderChildren(_ renderer: Renderer, container: UInt32, index: inout Int) {}
 }

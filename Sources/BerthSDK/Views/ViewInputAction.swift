@@ -4,11 +4,11 @@
 enum ViewInputAction {
     static let prefix = "berth."
 
-    static func deliver(_ action: String, payload: [UInt8], inputs: [String: ViewInput]) throws {
+    static func deliver(_ action: String, payload: [UInt8], inputs: [(identity: UInt32, input: ViewInput)], identities: IdentityTable) throws {
         let parts = payload.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false)
         let identity = String(decoding: parts.first ?? [], as: UTF8.self)
         let value = parts.count > 1 ? String(decoding: parts[1], as: UTF8.self) : ""
-        guard let input = inputs[identity] else {
+        guard let id = identities.id(of: identity), let input = inputs.first(where: { $0.identity == id })?.input else {
             throw BerthError(code: .notFound, message: "no interactive view at \(identity) in the last render")
         }
         switch (action, input) {

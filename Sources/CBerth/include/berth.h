@@ -1,5 +1,5 @@
 /*
- * berth.h — the Berth plugin C ABI, version 1.
+ * berth.h — the Berth plugin C ABI, version 1.1.
  *
  * This header is the whole contract between a Berth host and a plugin. Only C types cross
  * it: fixed-width integers, UTF-8 `const char *`, pointer + length byte buffers, opaque
@@ -48,7 +48,7 @@ extern "C" {
  * ------------------------------------------------------------------------------------- */
 
 #define BERTH_ABI_VERSION_MAJOR 1
-#define BERTH_ABI_VERSION_MINOR 0
+#define BERTH_ABI_VERSION_MINOR 1
 #define BERTH_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((major) << 16) | ((minor) & 0xFFFF)))
 #define BERTH_ABI_VERSION BERTH_MAKE_ABI_VERSION(BERTH_ABI_VERSION_MAJOR, BERTH_ABI_VERSION_MINOR)
 #define BERTH_ABI_MAJOR(version) ((uint32_t)(version) >> 16)
@@ -212,6 +212,92 @@ typedef struct berth_task_v1 {
 } berth_task_v1;
 
 /* ---------------------------------------------------------------------------------------
+ * View trees and render state batches (ABI 1.1, berth_plugin_v1.render_tree)
+ * ------------------------------------------------------------------------------------- */
+
+/**
+ * The binary view-tree format `render_tree` writes, described in Docs/state.md. Its
+ * version is the tree's second 32-bit word; a host reads the versions up to the one it
+ * announces in berth_render_input.tree_version. New versions only append (new view kinds,
+ * new field bits, new header words counted by `header_size`).
+ *
+ * All integers are little-endian. A tree is:
+ *   header      u32 magic BERTH_VIEW_TREE_MAGIC, u32 version, u32 header_size (bytes, >= 24),
+ *               u32 flags (BERTH_VIEW_TREE_*), u32 definition count, u32 node count,
+ *               then header_size - 24 bytes a reader skips
+ *   definitions each: u32 identity id, u32 length, that many bytes of UTF-8 (the identity
+ *               path below the screen); ids count up from 0 (or from where the last tree
+ *               stopped), so a host keeps them as an array
+ *   alive       u32 length, then a bitmap over berth_render_input.slots: bit i (byte i / 8,
+ *               least significant bit first) is set when the pass used slot i
+ *   nodes       pre-order: u8 kind (BERTH_VIEW_*), u8 field bits (BERTH_VIEW_FIELD_*),
+ *               u16 zero, u32 identity id, u32 child count, then each present field in bit
+ *               order: text and label as u32 length + UTF-8, is_on and branch as one byte
+ *               (0 or 1), value as an i64
+ */
+#define BERTH_VIEW_TREE_VERSION 1
+#define BERTH_VIEW_TREE_MAGIC 0x52545642u /* "BVTR" */
+
+/** Tree flags. */
+enum {
+    /** The plugin forgot every identity id it defined before; this tree defines from 0. */
+    BERTH_VIEW_TREE_IDENTITIES_RESET = 1
+};
+
+/** View kinds. */
+enum {
+    BERTH_VIEW_VSTACK = 1,
+    BERTH_VIEW_HSTACK = 2,
+    BERTH_VIEW_LIST = 3,
+    BERTH_VIEW_GROUP = 4,
+    BERTH_VIEW_FOR_EACH = 5,
+    BERTH_VIEW_IF = 6,
+    BERTH_VIEW_TEXT = 7,
+    BERTH_VIEW_BUTTON = 8,
+    BERTH_VIEW_TOGGLE = 9,
+    BERTH_VIEW_TEXT_FIELD = 10,
+    BERTH_VIEW_STEPPER = 11
+};
+
+/** Field bits of a node, in the order the fields follow it. */
+enum {
+    BERTH_VIEW_FIELD_TEXT = 1,
+    BERTH_VIEW_FIELD_LABEL = 2,
+    BERTH_VIEW_FIELD_IS_ON = 4,
+    BERTH_VIEW_FIELD_VALUE = 8,
+    BERTH_VIEW_FIELD_BRANCH = 16
+};
+
+/** An identity id the plugin has not defined (the slot names its identity by path). */
+#define BERTH_IDENTITY_UNKNOWN 0xFFFFFFFFu
+
+/**
+ * One state slot of the screen, handed to `render_tree`: the slot (identity, index), its
+ * type fingerprint and its value. Borrowed for the call.
+ */
+typedef struct berth_state_slot {
+    /** The id the plugin's trees defined for the identity, or BERTH_IDENTITY_UNKNOWN. */
+    uint32_t identity_id;
+    uint32_t index;
+    uint64_t fingerprint;
+    /** The identity path when identity_id is BERTH_IDENTITY_UNKNOWN (a slot from a kept state or a C call), else NULL. */
+    const char *identity;
+    berth_bytes value;
+} berth_state_slot;
+
+/**
+ * What a render pass starts from: every state slot of the screen, in one batch (no
+ * state_read per view). Borrowed for the call.
+ */
+typedef struct berth_render_input {
+    uint32_t struct_size;
+    /** The highest BERTH_VIEW_TREE_VERSION the host reads. */
+    uint32_t tree_version;
+    const berth_state_slot *slots;
+    uint64_t slot_count;
+} berth_render_input;
+
+/* ---------------------------------------------------------------------------------------
  * The host table (filled by the host, handed to the plugin's entry function)
  * ------------------------------------------------------------------------------------- */
 
@@ -336,7 +422,11 @@ typedef struct berth_plugin_v1 {
     /** Handle an action (user input, a posted task result). Optional. */
     berth_status (*action)(berth_instance *instance, const char *name, berth_bytes payload,
                            berth_error *error);
-    /** Write the screen's view tree (UTF-8 JSON, described in Docs/state.md) to `out`. Optional. */
+    /**
+     * Write the screen's view tree as UTF-8 JSON (Docs/state.md) to `out`. Optional; the
+     * host calls it only when `render_tree` is absent (a 1.0 plugin, or a C plugin that
+     * keeps JSON). During it the plugin reads its state with state_read.
+     */
     berth_status (*render)(berth_instance *instance, const berth_sink *out, berth_error *error);
     /** Write instance state to carry across a reload (opaque bytes). Optional. */
     berth_status (*save_state)(berth_instance *instance, const berth_sink *out, berth_error *error);
@@ -353,6 +443,17 @@ typedef struct berth_plugin_v1 {
      * every service instance released. Drop anything the host could still reach. Optional.
      */
     void (*unload)(void);
+
+    /* -- ABI 1.1 -------------------------------------------------------------------- */
+    /**
+     * One render pass: `input` carries every state slot of the screen (one batch, no
+     * state_read per view); write the tree in the binary view-tree format
+     * (BERTH_VIEW_TREE_VERSION) to `out`, with the bitmap of the slots the pass used; the
+     * host drops the others. Writing nothing means "no tree". Optional: preferred over
+     * `render` when present.
+     */
+    berth_status (*render_tree)(berth_instance *instance, const berth_render_input *input,
+                                const berth_sink *out, berth_error *error);
 } berth_plugin_v1;
 
 /**
@@ -385,8 +486,12 @@ _Static_assert(sizeof(berth_task_v1) == 40, "berth_task_v1 layout");
 _Static_assert(offsetof(berth_host_v1, log) == 8, "berth_host_v1: functions start at byte 8");
 _Static_assert(sizeof(berth_host_v1) == 8 + 21 * 8, "berth_host_v1 v1.0 has 21 functions");
 _Static_assert(offsetof(berth_plugin_v1, create) == 16, "berth_plugin_v1: functions start at byte 16");
-_Static_assert(sizeof(berth_plugin_v1) == 16 + 12 * 8, "berth_plugin_v1 v1.0 has 12 functions");
-_Static_assert(BERTH_PLUGIN_V1_MIN_SIZE == sizeof(berth_plugin_v1), "v1.0 minimum is the whole v1.0 table");
+_Static_assert(sizeof(berth_plugin_v1) == 16 + 13 * 8, "berth_plugin_v1 v1.1 has 13 functions (v1.0's 12 + render_tree)");
+_Static_assert(BERTH_PLUGIN_V1_MIN_SIZE == 16 + 12 * 8, "v1.0 minimum: the 12 functions of v1.0");
+_Static_assert(offsetof(berth_plugin_v1, render_tree) == BERTH_PLUGIN_V1_MIN_SIZE, "render_tree is appended after v1.0");
+_Static_assert(sizeof(berth_state_slot) == 40, "berth_state_slot layout");
+_Static_assert(offsetof(berth_state_slot, value) == 24, "berth_state_slot layout");
+_Static_assert(sizeof(berth_render_input) == 24, "berth_render_input layout");
 _Static_assert(BERTH_HOST_V1_MIN_SIZE == sizeof(berth_host_v1), "v1.0 minimum is the whole v1.0 table");
 
 /** Fill an error (for C plugins): sets the code and a formatted-by-caller message. */

@@ -132,12 +132,18 @@ final class InProcessPlugin: PluginConnection {
         try Self.check(payload) { receive(Self.pointer(instance), type, $0, $1) }
     }
 
-    /// In process, the plugin reads its slots itself through `state_read` as it renders.
-    func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> [UInt8] {
-        guard let render = table.render else { return [] }
+    /// `render_tree` gets the screen's slots in one batch; a v1.0 `render` reads each slot
+    /// itself through `state_read` as it renders.
+    func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> RenderedTree {
         let collected = SinkBuffer()
+        if let renderTree = table.render_tree {
+            let slots = state.renderSlots()
+            try Self.check { error in RenderInput.with(slots) { input in collected.withSink { renderTree(Self.pointer(instance), input, $0, error) } } }
+            return .binary(collected.bytes)
+        }
+        guard let render = table.render else { return .json([]) }
         try Self.check { error in collected.withSink { render(Self.pointer(instance), $0, error) } }
-        return collected.bytes
+        return .json(collected.bytes)
     }
 
     func saveState(_ instance: PluginInstanceID) throws(PluginCallError) -> [UInt8] {

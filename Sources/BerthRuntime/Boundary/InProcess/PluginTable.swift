@@ -38,7 +38,8 @@ struct PluginTable {
             throw LoaderError(.handshakeFailed, plugin: plugin,
                               "plugin ABI \(abi) is \(relation) for this host (ABI \(HostABI.version), accepts \(HostABI.supportedRange))")
         }
-        guard abi == manifest.abi else {
+        // A library of a later minor than its manifest names is fine: minors only append.
+        guard abi.major == manifest.abi.major, abi.minor >= manifest.abi.minor else {
             throw LoaderError(.handshakeFailed, plugin: plugin,
                               "the library reports ABI \(abi) but the manifest says \(manifest.abi)")
         }
@@ -77,6 +78,7 @@ struct PluginTable {
         if table.delegate_received != nil { functions.insert(.delegateReceived) }
         if table.unload != nil { functions.insert(.unload) }
         if table.destroy != nil { functions.insert(.destroy) }
+        if table.render_tree != nil { functions.insert(.renderTree) }
         return PluginHandshake(abi: abi, tableSize: size, functions: functions, tableAddress: UInt(bitPattern: address))
     }
 }

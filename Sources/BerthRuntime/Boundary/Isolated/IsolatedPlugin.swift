@@ -129,7 +129,13 @@ final class IsolatedPlugin: PluginConnection {
 
     /// One round trip: the instance's slots go with the request; the reply says which were
     /// read (they stay alive in this pass) and what was written.
-    func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> [UInt8] {
+    func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> RenderedTree {
+        if handshake.functions.contains(.renderTree) {
+            let reply = try call(.renderTree(instance: UInt64(instance.rawValue), slots: state.renderSlots()))
+            guard case .rendered(let result) = reply else { throw Self.failure(reply.status) }
+            guard result.status.isOK else { throw Self.failure(result.status) }
+            return .binary(result.tree)
+        }
         let slots = state.snapshot.map { key, slot in
             IsolationStateSlot(identity: key.identity, index: key.index, fingerprint: slot.fingerprint, bytes: slot.bytes)
         }
@@ -143,7 +149,7 @@ final class IsolatedPlugin: PluginConnection {
             state.write(identity: write.key.identity, index: write.key.index, fingerprint: write.fingerprint, bytes: write.bytes)
         }
         guard result.status.isOK else { throw Self.failure(result.status) }
-        return result.tree
+        return .json(result.tree)
     }
 
     func saveState(_ instance: PluginInstanceID) throws(PluginCallError) -> [UInt8] {

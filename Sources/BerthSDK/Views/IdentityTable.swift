@@ -1,0 +1,142 @@
+/// The structural identities of one screen's views, interned: each identity path is built
+/// once, gets the next small number, and travels to the host once, in the first tree that
+/// uses it; later trees and state slots name it by number.
+///
+/// A view's identity is found from its parent's id and its position (child index and type,
+/// body and type, branch, or `ForEach` row id), so a steady render pass builds no strings.
+final class IdentityTable {
+    /// Where a view sits below its parent.
+    private struct Position: Hashable {
+        let parent: UInt32
+        /// A child index (>= 0), or one of the markers below.
+        let slot: Int32
+        /// The view type's name id (`ViewNames`), or the branch taken.
+        let name: UInt32
+    }
+
+    private static let bodyMarker: Int32 = -1
+    private static let branchMarker: Int32 = -2
+    private static let rootMarker: Int32 = -3
+    /// Beyond this many identities per view rendered, the table starts over.
+    private static let growthLimit = 4
+
+    /// Every identity path, by id.
+    private(set) var paths: [String] = []
+    private var ids: [Position: UInt32] = [:]
+    private var rowTables: [UInt32: AnyObject] = [:]
+    /// How many identities the host has been sent.
+    private(set) var sentCount = 0
+    /// True when the host must forget every id before the next tree's definitions.
+    private(set) var resetPending = false
+    /// The pass each row identity was last claimed in, and at which row.
+    private var claimedPass: [UInt32] = []
+    private var claimedRow: [Int32] = []
+    private var pass: UInt32 = 0
+    /// Identities the last pass used.
+    var lastPassUsed = 0
+
+    /// Starts a render pass. A table grown far beyond what the screen showed last time
+    /// (rows that came and went) starts over first, and the next tree says so.
+    func beginPass() {
+        if paths.count > Self.growthLimit * max(lastPassUsed, 1_024) {
+            paths.removeAll(keepingCapacity: true)
+            ids.removeAll(keepingCapacity: true)
+            rowTables.removeAll()
+            claimedPass.removeAll()
+            claimedRow.removeAll()
+            sentCount = 0
+            resetPending = true
+        }
+        pass &+= 1
+    }
+
+    /// Marks row identity `id` as used by row `row` of this pass; returns the earlier row
+    /// when another row of this pass already used it (a repeated id).
+    func claim(_ id: UInt32, row: Int) -> Int? {
+        let index = Int(id)
+        if index >= claimedPass.count {
+            let grow = max(paths.count, index + 1) - claimedPass.count
+            claimedPass.append(contentsOf: repeatElement(0, count: grow))
+            claimedRow.append(contentsOf: repeatElement(0, count: grow))
+        }
+        if claimedPass[index] == pass { return Int(claimedRow[index]) }
+        claimedPass[index] = pass
+        claimedRow[index] = Int32(truncatingIfNeeded: row)
+        return nil
+    }
+
+    /// The identity of the screen's root: `<Screen>`.
+    func root(name: UInt32, path: () -> String) -> UInt32 {
+        intern(Position(parent: .max, slot: Self.rootMarker, name: name), path)
+    }
+
+    /// `<parent>.<index>/<Type>`.
+    func child(of parent: UInt32, index: Int, name: UInt32, type: () -> String) -> UInt32 {
+        intern(Position(parent: parent, slot: Int32(truncatingIfNeeded: index), name: name)) { "\(paths[Int(parent)]).\(index)/\(type())" }
+    }
+
+    /// `<parent>/<BodyType>`.
+    func body(of parent: UInt32, name: UInt32, type: () -> String) -> UInt32 {
+        intern(Position(parent: parent, slot: Self.bodyMarker, name: name)) { "\(paths[Int(parent)])/\(type())" }
+    }
+
+    /// `<if>#true` or `<if>#false`.
+    func branch(of parent: UInt32, taken: Bool) -> UInt32 {
+        intern(Position(parent: parent, slot: Self.branchMarker, name: taken ? 1 : 0)) { "\(paths[Int(parent)])#\(taken)" }
+    }
+
+    /// The row table of the `ForEach` at `forEach`, typed by its element ids.
+    func rows<ID: Hashable>(of forEach: UInt32, _ type: ID.Type) -> RowTable<ID> {
+        if let table = rowTables[forEach] as? RowTable<ID> { return table }
+        let table = RowTable<ID>()
+        rowTables[forEach] = table
+        return table
+    }
+
+    /// `<ForEach>.<row id>` (escaped), `~N` for the N-th repeat of an id.
+    func row<ID: Hashable>(_ table: RowTable<ID>, of forEach: UInt32, id: ID, occurrence: Int) -> UInt32 {
+        let key = RowTable<ID>.Key(id: id, occurrence: occurrence)
+        if let known = table.ids[key] { return known }
+        var path = "\(paths[Int(forEach)]).\(RowIDs.escaped("\(id)"))"
+        if occurrence > 0 { path += "~\(occurrence)" }
+        let id = append(path)
+        table.ids[key] = id
+        return id
+    }
+
+    /// The id of a path this table holds (input names its view by path).
+    func id(of path: String) -> UInt32? {
+        paths.firstIndex(of: path).map { UInt32($0) }
+    }
+
+    /// The definitions the host has not seen yet (id, path), marked as sent.
+    func takeUnsent() -> ArraySlice<String> {
+        defer { sentCount = paths.count }
+        return paths[sentCount...]
+    }
+
+    /// Acknowledges that the reset went out with a tree.
+    func resetSent() { resetPending = false }
+
+    private func intern(_ position: Position, _ path: () -> String) -> UInt32 {
+        if let known = ids[position] { return known }
+        let id = append(path())
+        ids[position] = id
+        return id
+    }
+
+    private func append(_ path: String) -> UInt32 {
+        paths.append(path)
+        return UInt32(paths.count - 1)
+    }
+}
+
+/// The row identities of one `ForEach`, by element id and repeat.
+final class RowTable<ID: Hashable> {
+    struct Key: Hashable {
+        let id: ID
+        let occurrence: Int
+    }
+
+    var ids: [Key: UInt32] = [:]
+}
