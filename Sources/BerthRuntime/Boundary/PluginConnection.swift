@@ -30,6 +30,9 @@ package protocol PluginConnection: AnyObject {
     func restoreState(_ instance: PluginInstanceID, _ bytes: [UInt8]) throws(PluginCallError)
     /// Calls a manifest export with typed arguments.
     func callExport(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue
+    /// The export's prepared libffi function when it runs in this process (typed call
+    /// sites write into its slots); nil when calls must go through `callExport`.
+    func exportFunction(_ symbol: String) -> ForeignFunction?
     /// Tells the plugin to let go and gives its code back: what became of it.
     func end() throws(LoaderError) -> GenerationEnding
 }

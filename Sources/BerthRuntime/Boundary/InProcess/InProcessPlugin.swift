@@ -157,6 +157,8 @@ final class InProcessPlugin: PluginConnection {
         return try function.call(arguments)
     }
 
+    func exportFunction(_ symbol: String) -> ForeignFunction? { exports[symbol] }
+
     /// Tells the plugin to let go, then closes a C image (proving it is unmapped) or
     /// retires a Swift image.
     func end() throws(LoaderError) -> GenerationEnding {

@@ -162,6 +162,9 @@ final class IsolatedPlugin: PluginConnection {
         }
     }
 
+    /// Exports run in the worker: a typed call site sends its values like `callExport`.
+    func exportFunction(_ symbol: String) -> ForeignFunction? { nil }
+
     /// Asks the worker to unload and exit; kills it when it does not. Nothing stays mapped
     /// in the host.
     func end() throws(LoaderError) -> GenerationEnding {
