@@ -11,6 +11,8 @@ package protocol PluginConnection: AnyObject {
     var handshake: PluginHandshake { get }
     /// The file the plugin's image was loaded from (a per-generation shadow copy).
     var imagePath: String { get }
+    /// What the load cost, by phase (for the reload's timings).
+    var loadTimings: LoadTimings { get }
 
     /// Creates a module instance for `route`. `screen` is the host's handle for the new
     /// screen: plugin → host calls made by the instance name it.

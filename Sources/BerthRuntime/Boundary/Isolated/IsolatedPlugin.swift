@@ -15,6 +15,9 @@ final class IsolatedPlugin: PluginConnection {
     let pluginID: String
     let handshake: PluginHandshake
     let imagePath: String
+    /// In a worker, `dlopen` is starting the worker process and `handshake` its `hello`
+    /// round trip (the worker's dlopen, entry call and handshake: the host sees one reply).
+    let loadTimings: LoadTimings
     /// The worker's process id.
     let workerPID: Int32
     private let worker: WorkerProcess
@@ -33,7 +36,11 @@ final class IsolatedPlugin: PluginConnection {
         let id = manifest.id
         pluginID = id
         self.runtimeDirectory = runtimeDirectory
+        var timings = LoadTimings()
+        let copyStarted = ContinuousClock.now
         let shadow = try runtimeDirectory.verifiedShadowCopy(of: plugin, generation: number)
+        timings.copyAndHash = copyStarted.elapsed
+        let workerStarted = ContinuousClock.now
         imagePath = shadow
         let spawned: WorkerProcess
         do {
@@ -51,6 +58,8 @@ final class IsolatedPlugin: PluginConnection {
         router = IsolatedCallRouter(pluginID: id, logger: logger)
         spawned.channel.handler = router
         spawned.channel.replyTimeout = unresponsive
+        timings.dlopen = workerStarted.elapsed
+        let helloSent = ContinuousClock.now
         let reply: IsolationReply
         do {
             reply = try spawned.channel.call(.hello(WorkerHello(manifest: manifest, libraryPath: shadow)))
@@ -59,6 +68,8 @@ final class IsolatedPlugin: PluginConnection {
             runtimeDirectory.discard(shadowCopy: shadow)
             throw LoaderError(.workerFailed, plugin: id, detail: "the worker failed while loading: \(failure.summary)")
         }
+        timings.handshake = helloSent.elapsed
+        loadTimings = timings
         switch reply {
         case .hello(let answer):
             handshake = PluginHandshake(abi: answer.abi, tableSize: Int(answer.tableSize),
