@@ -13,8 +13,11 @@ extension Berth {
         @Flag(name: .customLong("keep-state"), help: "Carry every @State whose identity and type still match into the new generation.")
         var keepState = false
 
+        @Flag(help: "Print the new generation and each phase's time (validate, copy+hash, dlopen, handshake, close old screens, reopen, restore) as JSON.")
+        var json = false
+
         func run() throws {
-            try RemoteCommand.perform(["reload", plugin] + (keepState ? ["--keep-state"] : []), socket: socket)
+            try RemoteCommand.perform(["reload", plugin] + (keepState ? ["--keep-state"] : []) + (json ? ["--json"] : []), socket: socket)
         }
     }
 }

@@ -257,9 +257,10 @@ final class HostRunner {
         remoteShells[key] = shell
         shell.output = captured.sink
         // The events a command causes are part of its answer (what a reload did, and how long).
-        let token = host.addEventObserver { event in captured.sink.line("  · \(HostText.eventLine(event))") }
+        // Not with --json: the answer is then one JSON document for a script.
+        let token = args.contains("--json") ? nil : host.addEventObserver { event in captured.sink.line("  · \(HostText.eventLine(event))") }
         await shell.execute(words: args)
-        host.removeEventObserver(token)
+        if let token { host.removeEventObserver(token) }
         return ControlReply(ok: captured.errors.isEmpty, output: captured.lines, errors: captured.errors)
     }
 

@@ -36,7 +36,8 @@ final class HostShell {
         discover                   scan the plugins folders again (new or fixed plugins)
         load ID|PATH|all           load a plugin by id, or a plugin folder from anywhere
         unload ID                  close its screens, then retire or unload its image
-        reload ID [--keep-state]   new generation from the folder (--keep-state: carry @State)
+        reload ID [--keep-state]   new generation from the folder (--keep-state: carry @State;
+                                   --json: the new generation and each phase's time)
         call ID SYMBOL ARGS...     call an export through libffi
         open ROUTE                 push a screen on the visible stack (PLUGIN/ROUTE or ROUTE)
         present ROUTE              present a screen modally from the visible one
@@ -118,8 +119,11 @@ final class HostShell {
             }
         case "unload": try host.unload(try argument(arguments, 0, "unload ID"))
         case "reload":
-            let id = try argument(arguments.filter { $0 != "--keep-state" }, 0, "reload ID [--keep-state]")
-            try host.reload(id, keepState: arguments.contains("--keep-state"))
+            let id = try argument(arguments.filter { !$0.hasPrefix("--") }, 0, "reload ID [--keep-state] [--json]")
+            let generation = try host.reload(id, keepState: arguments.contains("--keep-state"))
+            if arguments.contains("--json"), let timings = host.lastReloadTimings {
+                emitLine(try JSONText.encode(ReloadReport(generation: generation, timings: timings)))
+            }
         case "screen":
             let tree = try host.render()
             if arguments.contains("--json") {

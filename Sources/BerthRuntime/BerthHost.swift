@@ -63,7 +63,11 @@ public final class BerthHost {
     /// How long the last reload took, host side: from taking the screens out to the new
     /// generation in place (validation before it and ending the old one after it excluded).
     public private(set) var lastReloadDuration: Duration?
+    /// The phases of the last successful reload (also on its `reloaded` event).
+    public private(set) var lastReloadTimings: ReloadTimings?
     private var warnedNoCanary = false
+    /// What the last trial load took (a reload's `canary` phase).
+    private var lastCanaryDuration: Duration = .zero
     /// The plugins folders' watcher, while watching.
     private var watcher: PluginWatcher?
 
@@ -219,6 +223,7 @@ public final class BerthHost {
             throw LoaderError(.notLoaded, plugin: id, "is not loaded")
         }
         let previousSource = record.source
+        let started = ContinuousClock.now
         switch PluginValidator.validate(path: record.source.folder) {
         case .success(let plugin):
             guard plugin.manifest.id == id else {
@@ -229,13 +234,21 @@ public final class BerthHost {
         case .failure(let failure):
             throw LoaderError(.invalid, plugin: id, "reload failed at validate: \(failure.problems.first?.description ?? "invalid"); generation \(old.number) stays loaded")
         }
-        let started = ContinuousClock.now
+        let validated = started.elapsed
+        lastCanaryDuration = .zero  // set by the trial load of the new generation, if it makes one
         return try topLevel { () throws(LoaderError) -> PluginGeneration in
-            let transaction = ReloadTransaction(host: self, record: record, old: old, previousSource: previousSource, keepState: keepState)
+            var transaction = ReloadTransaction(host: self, record: record, old: old, previousSource: previousSource, keepState: keepState)
             let fresh = try transaction.commit { () throws(LoaderError) in try makeGeneration(of: record) }
-            let elapsed = ContinuousClock.now - started
+            let elapsed = started.elapsed
+            var timings = transaction.timings
+            timings.validate = validated
+            timings.canary = lastCanaryDuration
+            timings.total = elapsed
             lastReloadDuration = elapsed
-            emit(.reloaded, id, "generation \(old.number) → \(fresh.number) in \(Self.milliseconds(elapsed)) ms, \(transaction.places.count) screen(s) reopened")
+            lastReloadTimings = timings
+            let phases = timings.phases.map { "\($0.name) \(Self.milliseconds($0.duration))" }.joined(separator: ", ")
+            eventLog.emit(.reloaded, id, "generation \(old.number) → \(fresh.number) in \(Self.milliseconds(elapsed)) ms, "
+                          + "\(transaction.places.count) screen(s) reopened (\(phases) ms)", reloadTimings: timings)
             end(old)
             return fresh
         }
@@ -303,6 +316,8 @@ public final class BerthHost {
     /// The canary load of a new in-process generation (IsolationSettings.canary).
     private func trialLoad(_ plugin: ValidatedPlugin, generation number: Int) throws(LoaderError) {
         guard configuration.isolation.canary else { return }
+        let started = ContinuousClock.now
+        defer { lastCanaryDuration = started.elapsed }
         let ran = try CanaryLoad.run(plugin, generation: number, runtimeDirectory: runtimeDirectory,
                                      settings: configuration.isolation, logger: configuration.logger)
         if !ran && !warnedNoCanary {

@@ -14,6 +14,8 @@ public struct HostEvent: Sendable, CustomStringConvertible {
     /// The plugin id, screen or folder the event is about.
     public var subject: String
     public var message: String
+    /// A `reloaded` event's phases; nil for every other event.
+    public var reloadTimings: ReloadTimings?
 
     public var description: String { "\(subject): \(message)" }
 }
@@ -29,9 +31,9 @@ final class EventLog {
     private var observers: [Int: (HostEvent) -> Void] = [:]
     private var nextToken = 1
 
-    func emit(_ kind: HostEvent.Kind, _ subject: String, _ message: String) {
+    func emit(_ kind: HostEvent.Kind, _ subject: String, _ message: String, reloadTimings: ReloadTimings? = nil) {
         count += 1
-        let event = HostEvent(sequence: count, kind: kind, subject: subject, message: message)
+        let event = HostEvent(sequence: count, kind: kind, subject: subject, message: message, reloadTimings: reloadTimings)
         events.append(event)
         // A long-running host keeps the recent log only.
         if events.count > Self.limit { events.removeFirst(events.count - Self.limit / 2) }

@@ -11,6 +11,8 @@ struct CLITests {
         // Timings vary run to run: compare them as `_`.
         output.standardOutput = output.standardOutput.replacingOccurrences(of: #"in [0-9.]+ ms"#, with: "in _ ms", options: .regularExpression)
             .replacingOccurrences(of: #"pid [0-9]+"#, with: "pid _", options: .regularExpression)
+            .replacingOccurrences(of: #"(validate|canary|copy\+hash|dlopen|handshake|close old screens|reopen|restore) [0-9.]+"#, with: "$1 _",
+                                  options: .regularExpression)
         output.standardOutput = output.standardOutput.replacingOccurrences(of: workspace.root, with: "$ROOT")
         output.standardError = output.standardError.replacingOccurrences(of: workspace.root, with: "$ROOT")
         return output

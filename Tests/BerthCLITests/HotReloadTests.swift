@@ -138,7 +138,16 @@ struct HotReloadTests {
         let reload = try BerthProcess.run(["reload", "--socket", host.socket, "com.example.counter"], in: workspace.root)
         #expect(reload.status == 0, "\(reload.standardError)")
         #expect(reload.standardOutput.contains("com.example.counter: generation 1 → 2 in "))
-        #expect(reload.standardOutput.contains("1 screen(s) reopened"))
+        #expect(reload.standardOutput.contains("1 screen(s) reopened (validate "))
+        // --json: one JSON document with the new generation and each phase's time.
+        let timed = try BerthProcess.run(["reload", "--socket", host.socket, "com.example.counter", "--json"], in: workspace.root)
+        #expect(timed.status == 0, "\(timed.standardError)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(timed.standardOutput.utf8)) as? [String: Any])
+        #expect(report["plugin"] as? String == "com.example.counter")
+        #expect(report["generation"] as? Int == 3)
+        #expect((report["total_ms"] as? Double) != nil)
+        let phases = try #require(report["phases_ms"] as? [String: Double])
+        #expect(Set(phases.keys) == ["validate", "canary", "copy+hash", "dlopen", "handshake", "close old screens", "reopen", "restore"])
         // Break the next generation: a library whose entry answers for another plugin id.
         let folder = workspace.plugins + "/com.example.counter"
         try FileManager.default.removeItem(atPath: folder + "/libCounter.so")
@@ -150,8 +159,8 @@ struct HotReloadTests {
         let broken = try BerthProcess.run(["reload", "--socket", host.socket, "com.example.counter"], in: workspace.root)
         #expect(broken.status == 1)
         #expect(broken.standardError.contains("reload failed at load"))
-        #expect(broken.standardError.contains("rolled back to generation 2"))
-        #expect(try host.command(["tree"]).contains("1 com.example.counter/counter  gen 2  active"))
+        #expect(broken.standardError.contains("rolled back to generation 3"))
+        #expect(try host.command(["tree"]).contains("1 com.example.counter/counter  gen 3  active"))
     }
 
     @Test("a client of another uid, let through by the socket's mode, is refused by the peer check and told so, every time")

@@ -107,4 +107,40 @@ struct FFITests {
             try generation.call("fx_echo_int32", arguments: [.int64(1)])
         }
     }
+
+    @Test("a typed call site calls with Swift values and no FFIValue, every scalar in order")
+    func typedCallSite() throws {
+        let echo = try generation.exportCallSite("fx_echo_int32", arguments: Int32.self, returning: Int32.self)
+        #expect(try echo(Int32.min) == Int32.min)
+        #expect(try echo(42) == 42)
+        let mixed = try generation.exportCallSite(
+            "fx_sum_mixed", arguments: Int8.self, UInt16.self, Int32.self, Int64.self, Float.self, Double.self, returning: Double.self
+        )
+        #expect(try mixed(-1, 2, -3, 4_000_000_000, 0.5, 0.25) == 4_000_000_000 - 2 + 0.75)
+        let flag = try generation.exportCallSite("fx_echo_bool", arguments: Bool.self, returning: Bool.self)
+        #expect(try flag(true) && !(try flag(false)))
+        let bumpVoid = try generation.exportCallSite("fx_bump_void", returning: ExportVoid.self)
+        let bump = try generation.exportCallSite("fx_bump", returning: Int64.self)
+        let before = try bump()
+        _ = try bumpVoid()
+        #expect(try bump() == before + 2)
+    }
+
+    @Test("a call site bound with other types than the manifest's is refused, naming both")
+    func typedCallSiteWrongTypes() {
+        #expect(throws: FFIError(.badArgument, "org.berth.fixtures declares int32 fx_echo_int32(int32); bound as int64 fx_echo_int32(int64)")) {
+            try generation.exportCallSite("fx_echo_int32", arguments: Int64.self, returning: Int64.self)
+        }
+        #expect(throws: FFIError.self) { try generation.exportCallSite("fx_missing", returning: ExportVoid.self) }
+    }
+
+    @Test("a call site of an ended generation throws instead of calling")
+    func typedCallSiteAfterUnload() throws {
+        let echo = try generation.exportCallSite("fx_echo_int32", arguments: Int32.self, returning: Int32.self)
+        #expect(try echo(7) == 7)
+        try host.unload("org.berth.fixtures")
+        #expect { try echo(7) } throws: { error in
+            (error as? FFIError)?.message.contains("bind fx_echo_int32 again") == true
+        }
+    }
 }

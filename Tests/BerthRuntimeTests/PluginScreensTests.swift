@@ -51,6 +51,25 @@ struct UnloadReloadWithScreensTests {
         #expect(screens[0].module?.deliveredEvents == [.didLoad])
     }
 
+    @Test("a reload reports each phase's time on its event: validate, copy+hash, dlopen, handshake, close, reopen, restore")
+    func reloadPhases() throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        _ = try openTree(host)
+        try host.reload("com.example.counter", keepState: true)
+        let event = try #require(host.events.last { $0.kind == .reloaded })
+        let timings = try #require(event.reloadTimings)
+        #expect(host.lastReloadTimings == timings)
+        #expect(timings.phases.map(\.name) == ["validate", "canary", "copy+hash", "dlopen", "handshake", "close old screens", "reopen", "restore"])
+        // Every phase ran (two Counter screens were open; the canary only when it is on, in
+        // process) and fits in the whole.
+        for phase in timings.phases {
+            if phase.name != "canary" { #expect(phase.duration > .zero, "\(phase.name) was measured") }
+            #expect(phase.duration <= timings.total, "\(phase.name) is part of the total")
+        }
+        #expect(event.message.contains("2 screen(s) reopened (validate "))
+    }
+
     @Test("a broken new generation rolls back: the screens are back in place on the old generation")
     func rollback() throws {
         let plugins = try ExamplePlugins()

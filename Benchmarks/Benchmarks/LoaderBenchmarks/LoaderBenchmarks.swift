@@ -124,6 +124,31 @@ func reloadLoop(_ iterations: Range<Int>) {
 
 // MARK: Registration
 
+/// A benchmark of calls into Greeter's `greeter_add`: `prepare` runs before the measurement
+/// (binding a call site, say) and returns the measured loop.
+func exportCallBenchmark(
+    _ name: String, configuration: Benchmark.Configuration,
+    prepare: @escaping @MainActor (PluginGeneration) throws -> @MainActor (Range<Int>) throws -> Void
+) {
+    Benchmark(name, configuration: configuration) { benchmark in
+        onMainActor(with: benchmark) { benchmark in
+            guard let generation = hostFixture?.host.generation(of: ExamplePlugin.greeter.id) else {
+                fatalError("setup did not run")
+            }
+            do {
+                let loop = try prepare(generation)
+                try measure(benchmark) { try loop(benchmark.scaledIterations) }
+            } catch {
+                fatalError("greeter_add failed: \(error)")
+            }
+        }
+    } setup: {
+        try onMainActor { hostFixture = try HostFixture(.greeter) }
+    } teardown: {
+        onMainActor { hostFixture?.tearDown(); hostFixture = nil }
+    }
+}
+
 let benchmarks: @Sendable () -> Void = {
     let loadMetrics: [BenchmarkMetric] = [.wallClock, .cpuTotal, .processCPU, .mallocCountTotal, .peakMemoryResident]
     let callMetrics: [BenchmarkMetric] = [.wallClock, .cpuTotal, .processCPU, .mallocCountTotal]
@@ -235,25 +260,20 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: Export call: libffi through the generation vs a direct C call
 
-    Benchmark("libffi export call (greeter_add)", configuration: call) { benchmark in
-        onMainActor(with: benchmark) { benchmark in
-            guard let generation = hostFixture?.host.generation(of: ExamplePlugin.greeter.id) else {
-                fatalError("setup did not run")
-            }
-            measure(benchmark) {
-                for _ in benchmark.scaledIterations {
-                    do {
-                        blackHole(try generation.call("greeter_add", arguments: [.int32(2), .int32(40)]))
-                    } catch {
-                        fatalError("greeter_add failed: \(error)")
-                    }
-                }
-            }
+    // The typed path (P3): a call site bound once, the Swift values written straight into
+    // the prepared libffi slots.
+    exportCallBenchmark("libffi export call (greeter_add)", configuration: call) { generation in
+        let add = try generation.exportCallSite("greeter_add", arguments: Int32.self, Int32.self, returning: Int32.self)
+        return { iterations in
+            for _ in iterations { blackHole(try add(2, 40)) }
         }
-    } setup: {
-        try onMainActor { hostFixture = try HostFixture(.greeter) }
-    } teardown: {
-        onMainActor { hostFixture?.tearDown(); hostFixture = nil }
+    }
+
+    // The general path (`berth call`, any type): each value boxed as an FFIValue.
+    exportCallBenchmark("libffi export call, FFIValue path (greeter_add)", configuration: call) { generation in
+        { iterations in
+            for _ in iterations { blackHole(try generation.call("greeter_add", arguments: [.int32(2), .int32(40)])) }
+        }
     }
 
     Benchmark("direct C call through function pointer (greeter_add)", configuration: call) { benchmark in

@@ -22,10 +22,10 @@ func processCPUTime() -> Int {
 /// Runs `loop` as the measured section of `benchmark`: the harness's metrics between
 /// `startMeasurement` and `stopMeasurement`, and `.processCPU` around exactly the loop.
 /// `loop` does `benchmark.scaledIterations` repetitions of the operation.
-func measure(_ benchmark: Benchmark, _ loop: () -> Void) {
+func measure(_ benchmark: Benchmark, _ loop: () throws -> Void) rethrows {
     benchmark.startMeasurement()
     let start = processCPUTime()
-    loop()
+    try loop()
     let cpu = processCPUTime() - start
     benchmark.stopMeasurement()
     benchmark.measurement(.processCPU, cpu)

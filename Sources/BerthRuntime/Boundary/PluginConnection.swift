@@ -11,6 +11,8 @@ package protocol PluginConnection: AnyObject {
     var handshake: PluginHandshake { get }
     /// The file the plugin's image was loaded from (a per-generation shadow copy).
     var imagePath: String { get }
+    /// What the load cost, by phase (for the reload's timings).
+    var loadTimings: LoadTimings { get }
 
     /// Creates a module instance for `route`. `screen` is the host's handle for the new
     /// screen: plugin → host calls made by the instance name it.
@@ -31,6 +33,9 @@ package protocol PluginConnection: AnyObject {
     func restoreState(_ instance: PluginInstanceID, _ bytes: [UInt8]) throws(PluginCallError)
     /// Calls a manifest export with typed arguments.
     func callExport(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue
+    /// The export's prepared libffi function when it runs in this process (typed call
+    /// sites write into its slots); nil when calls must go through `callExport`.
+    func exportFunction(_ symbol: String) -> ForeignFunction?
     /// Tells the plugin to let go and gives its code back: what became of it.
     func end() throws(LoaderError) -> GenerationEnding
     /// The heap and CPU time of the process the plugin runs in.

@@ -86,21 +86,21 @@ struct RouteContextDispatcher {
     /// Whether `terminate(type)` from `sender` would find a receiver: some ancestor or the
     /// sender itself observes the type.
     func canTerminate(_ type: String, from sender: Router) -> Bool {
-        contextChain(from: sender).contains { router in router.contextObservers.contains { $0.type == type } }
+        walkContextChain(from: sender) { router in router.contextObservers.contains { $0.type == type } }
     }
 
     // MARK: Internals
 
-    /// Ancestors nearest first, then the sender (the launch router never observes).
-    private func contextChain(from sender: Router) -> [Router] {
-        var chain: [Router] = []
+    /// Ancestors nearest first, then the sender (the launch router never observes): walked
+    /// in place, without building an array, until `body` returns true. Returns whether it did.
+    @discardableResult
+    private func walkContextChain(from sender: Router, _ body: (Router) -> Bool) -> Bool {
         var current = sender.parent
         while let router = current, router.kind == .screen {
-            chain.append(router)
+            if body(router) { return true }
             current = router.parent
         }
-        chain.append(sender)
-        return chain
+        return body(sender)
     }
 
     /// The index of the nearest earlier screen in `stack` (below `index`) that observes
@@ -117,13 +117,13 @@ struct RouteContextDispatcher {
             return []
         }
         var receivers: [Int] = []
-        for router in contextChain(from: sender) {
+        walkContextChain(from: sender) { router in
             for observer in router.contextObservers where observer.type == type {
                 if let handler = observer.hostHandler {
                     handler(type, payload)
                     receivers.append(router.id)
                 } else if let observing = router.module, observing.isActive {
-                    do {
+                    do throws(ScreenError) {
                         try observing.deliverContext(type, payload: payload)
                         receivers.append(router.id)
                     } catch {
@@ -131,9 +131,10 @@ struct RouteContextDispatcher {
                     }
                 }
             }
+            return false
         }
         if receivers.isEmpty {
-            let observed = contextChain(from: sender).contains { $0.contextObservers.contains { $0.type == type } }
+            let observed = walkContextChain(from: sender) { $0.contextObservers.contains { $0.type == type } }
             host.emit(.event, "screen \(sender.id)", observed ? "context \(type) reached no observer (each one refused it)" : "context \(type) has no observer")
         } else {
             host.emit(.event, "screen \(sender.id)", "context \(type) → screen(s) \(receivers.map(String.init).joined(separator: ", "))")

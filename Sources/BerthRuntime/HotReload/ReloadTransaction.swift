@@ -23,6 +23,8 @@ struct ReloadTransaction {
     /// Each screen's `save_state` bytes, by router id.
     private let instanceState: [Int: [UInt8]]
     private let keepState: Bool
+    /// The phases this transaction measured: closing the old screens, reopening, restoring.
+    private(set) var timings = ReloadTimings()
 
     /// Takes the plugin's open screens out. `record.source` is already the new source.
     init(host: BerthHost, record: PluginRecord, old: PluginGeneration, previousSource: ValidatedPlugin, keepState: Bool) {
@@ -41,20 +43,29 @@ struct ReloadTransaction {
         }
         self.slots = slots
         self.instanceState = instanceState
+        let closing = ContinuousClock.now
         Self.takeOut(places, host: host)
+        timings.closeOldScreens = closing.elapsed
     }
 
     /// Loads a generation with `load` and reopens every place from it. On failure the old
     /// generation is back in every place and the error says which step failed.
-    func commit(_ load: () throws(LoaderError) -> PluginGeneration) throws(LoaderError) -> PluginGeneration {
+    mutating func commit(_ load: () throws(LoaderError) -> PluginGeneration) throws(LoaderError) -> PluginGeneration {
         let fresh: PluginGeneration
         do {
             fresh = try load()
         } catch {
             throw rollBack(.load, error, failed: nil)
         }
+        let loaded = fresh.connection.loadTimings
+        timings.copyAndHash = loaded.copyAndHash
+        timings.dlopen = loaded.dlopen
+        timings.handshake = loaded.handshake
+        let reopening = ContinuousClock.now
         do throws(ScreenError) {
-            try Self.reopen(places, from: fresh, host: host, slots: keepState ? slots : [:], instanceState: keepState ? instanceState : [:])
+            try Self.reopen(places, from: fresh, host: host, slots: keepState ? slots : [:], instanceState: keepState ? instanceState : [:],
+                            restoring: &timings.restore)
+            timings.reopen = reopening.elapsed - timings.restore
         } catch {
             var failure = LoaderError(.screenFailed, plugin: old.pluginID, detail: error.message)
             failure.screenError = error
@@ -72,8 +83,9 @@ struct ReloadTransaction {
             host.end(failed)
         }
         record.source = previousSource
+        var restoring = Duration.zero
         do {
-            try Self.reopen(places, from: old, host: host, slots: slots, instanceState: instanceState)
+            try Self.reopen(places, from: old, host: host, slots: slots, instanceState: instanceState, restoring: &restoring)
         } catch {
             host.emit(.failed, old.pluginID, "rollback could not reopen a screen: \(error.message)")
             // A place left without an instance is closed, with everything above it.
@@ -107,11 +119,14 @@ struct ReloadTransaction {
     }
 
     /// Creates, activates and shows fresh instances from `generation` (shallowest first),
-    /// handing each the state kept for it. Throws on the first failure.
+    /// handing each the state kept for it (the time that takes is added to `restoring`).
+    /// Throws on the first failure.
     private static func reopen(_ places: [Router], from generation: PluginGeneration, host: BerthHost,
-                               slots: [Int: [StateStorage.Key: StateStorage.Slot]], instanceState: [Int: [UInt8]]) throws(ScreenError) {
+                               slots: [Int: [StateStorage.Key: StateStorage.Slot]], instanceState: [Int: [UInt8]],
+                               restoring: inout Duration) throws(ScreenError) {
         for router in places.reversed() {
             let module = try ModuleInstance(id: router.id, route: router.route, generation: generation, router: router, host: host)
+            let restoreStarted = ContinuousClock.now
             if let kept = slots[router.id], !kept.isEmpty {
                 module.stateStorage.restore(kept)
                 host.emit(.event, "screen \(router.id)", "kept \(kept.count) state slot(s)")
@@ -123,6 +138,7 @@ struct ReloadTransaction {
                     host.emit(.failed, "screen \(router.id)", "\(error.message); the instance starts fresh")
                 }
             }
+            restoring += restoreStarted.elapsed
             router.interactor = Interactor(module: module)
             host.emit(.created, "screen \(router.id)", "\(router.pluginID)/\(router.route) recreated (generation \(generation.number))")
             module.deliver(.didLoad)

@@ -1,8 +1,8 @@
 import Foundation
 internal import CBerth
 
-/// One managed task: a plugin's `berth_task_v1` running on its own worker thread until it
-/// returns. Cancellation is a flag the body polls (`task_is_cancelled`) or a sleep that
+/// One managed task: a plugin's `berth_task_v1` running on a thread of the shared
+/// `TaskThreadPool` until it returns. Cancellation is a flag the body polls (`task_is_cancelled`) or a sleep that
 /// wakes early (`task_sleep`); the optional `cancel` callback is told once.
 ///
 /// `@unchecked Sendable`: the descriptor and key are immutable after init; `cancelled`
@@ -32,10 +32,10 @@ final class ManagedTask: @unchecked Sendable {
         return Unmanaged<ManagedTask>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
     }
 
-    /// Starts the body on a new worker thread. `whenFinished` runs on that thread after
-    /// the body returns.
+    /// Starts the body on a pool thread. `whenFinished` runs on that thread after the body
+    /// returns.
     func start(whenFinished: @escaping @Sendable (ManagedTask) -> Void) {
-        let thread = Thread { [self] in
+        TaskThreadPool.shared.run { [self] in
             if let run = descriptor.run { run(descriptor.context, handle) }
             whenFinished(self)
             condition.lock()
@@ -43,8 +43,6 @@ final class ManagedTask: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
         }
-        thread.name = "berth.task.\(screenID).\(key)"
-        thread.start()
     }
 
     var isCancelled: Bool {

@@ -1,4 +1,3 @@
-internal import Crypto
 import Foundation
 import Synchronization
 
@@ -40,41 +39,34 @@ public final class RuntimeDirectory: Sendable {
         self.path = path
     }
 
-    /// Copies `library` to a fresh shadow path for generation `generation` of plugin `id`.
-    func shadowCopy(of library: String, id: String, generation: Int) throws(LoaderError) -> String {
-        let folder = (path as NSString).appendingPathComponent(id)
-        let target = (folder as NSString).appendingPathComponent("gen-\(generation)-\((library as NSString).lastPathComponent)")
+    /// A shadow copy of `plugin`'s library for generation `generation`
+    /// (`<id>/gen-<n>-<library>`), hashed while it is written and checked against the
+    /// validated SHA-256: the file may have changed since it was validated, and only the
+    /// bytes checked are ever loaded (in process or by a worker). The library is read once.
+    func verifiedShadowCopy(of plugin: ValidatedPlugin, generation: Int) throws(LoaderError) -> String {
+        let id = plugin.manifest.id
+        let folder = path + "/" + id
+        let target = folder + "/gen-\(generation)-" + (plugin.libraryPath as NSString).lastPathComponent
+        if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+            throw LoaderError(.copyFailed, plugin: id, path: folder, systemError: String(cString: strerror(errno)), detail: "cannot create the plugin's runtime folder")
+        }
+        let digest: String
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            try? FileManager.default.removeItem(atPath: target)
-            try FileManager.default.copyItem(atPath: library, toPath: target)
+            digest = try HashingCopy.copy(from: plugin.libraryPath, to: target)
         } catch {
-            throw LoaderError(.copyFailed, plugin: id, path: library, systemError: error.localizedDescription, detail: "cannot copy it to \(target)")
+            discard(shadowCopy: target)
+            throw LoaderError(.copyFailed, plugin: id, path: error.path, systemError: error.systemError, detail: "cannot copy \(plugin.libraryPath) to \(target)")
+        }
+        guard digest == plugin.librarySHA256 else {
+            discard(shadowCopy: target)
+            throw LoaderError(.changedSinceValidation, plugin: id, path: plugin.libraryPath)
         }
         return target
     }
 
-    /// A shadow copy of `plugin`'s library for generation `generation`, re-hashed against the
-    /// validated SHA-256: the file may have changed since it was validated, and only the
-    /// bytes checked are ever loaded (in process or by a worker).
-    func verifiedShadowCopy(of plugin: ValidatedPlugin, generation: Int) throws(LoaderError) -> String {
-        let shadow = try shadowCopy(of: plugin.libraryPath, id: plugin.manifest.id, generation: generation)
-        guard Self.sha256(of: shadow) == plugin.librarySHA256 else {
-            discard(shadowCopy: shadow)
-            throw LoaderError(.changedSinceValidation, plugin: plugin.manifest.id, path: plugin.libraryPath)
-        }
-        return shadow
-    }
-
     /// Deletes a shadow copy once its image is closed or retired (a mapping outlives its file).
     func discard(shadowCopy: String) {
-        try? FileManager.default.removeItem(atPath: shadowCopy)
-    }
-
-    /// SHA-256 of a file, lower-case hex (nil when unreadable).
-    static func sha256(of path: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return HexDigest.sha256(data)
+        unlink(shadowCopy)
     }
 
     /// Removes the whole folder (host exit).

@@ -10,6 +10,7 @@ internal import CBerth
 final class InProcessPlugin: PluginConnection {
     let pluginID: String
     let handshake: PluginHandshake
+    let loadTimings: LoadTimings
     private var library: DynamicLibrary?
     private let runtime: PluginRuntimeKind
     private let shadowPath: String
@@ -33,7 +34,11 @@ final class InProcessPlugin: PluginConnection {
         self.imageBytes = plugin.librarySize
         self.runtimeDirectory = runtimeDirectory
 
+        var timings = LoadTimings()
+        var phase = ContinuousClock.now
         let shadow = try runtimeDirectory.verifiedShadowCopy(of: plugin, generation: number)
+        timings.copyAndHash = phase.elapsed
+        phase = .now
         self.shadowPath = shadow
         var flags = RTLD_NOW | RTLD_LOCAL
         if manifest.runtime == .swift { flags |= RTLD_NODELETE }
@@ -58,6 +63,8 @@ final class InProcessPlugin: PluginConnection {
         guard let entryAddress = image.symbol(manifest.entry) else {
             throw abandon(image, LoaderError(.symbolMissing, plugin: id, path: shadow, symbol: manifest.entry))
         }
+        timings.dlopen = phase.elapsed
+        phase = .now
         let context = PluginContext(pluginID: id, generation: number, logger: logger, host: host)
         let handle = context.retainedHandle()
         let entry = unsafeBitCast(entryAddress, to: berth_entry_v1.self)
@@ -81,6 +88,8 @@ final class InProcessPlugin: PluginConnection {
                 throw abandon(image, LoaderError(.invalid, plugin: id, symbol: signature.symbol, detail: error.message))
             }
         }
+        timings.handshake = phase.elapsed
+        self.loadTimings = timings
         self.library = consume image
         self.contextHandle = handle
         self.table = table.table
@@ -164,6 +173,8 @@ final class InProcessPlugin: PluginConnection {
     }
 
     func resourceUsage() -> PluginResourceUsage { .current }
+
+    func exportFunction(_ symbol: String) -> ForeignFunction? { exports[symbol] }
 
     /// Tells the plugin to let go, then closes a C image (proving it is unmapped) or
     /// retires a Swift image.

@@ -15,6 +15,9 @@ final class IsolatedPlugin: PluginConnection {
     let pluginID: String
     let handshake: PluginHandshake
     let imagePath: String
+    /// In a worker, `dlopen` is starting the worker process and `handshake` its `hello`
+    /// round trip (the worker's dlopen, entry call and handshake: the host sees one reply).
+    let loadTimings: LoadTimings
     /// The worker's process id.
     let workerPID: Int32
     private let worker: WorkerProcess
@@ -34,7 +37,11 @@ final class IsolatedPlugin: PluginConnection {
         let id = manifest.id
         pluginID = id
         self.runtimeDirectory = runtimeDirectory
+        var timings = LoadTimings()
+        let copyStarted = ContinuousClock.now
         let shadow = try runtimeDirectory.verifiedShadowCopy(of: plugin, generation: number)
+        timings.copyAndHash = copyStarted.elapsed
+        let workerStarted = ContinuousClock.now
         imagePath = shadow
         let spawned: WorkerProcess
         do {
@@ -53,6 +60,8 @@ final class IsolatedPlugin: PluginConnection {
         router = IsolatedCallRouter(pluginID: id, logger: logger)
         spawned.channel.handler = router
         spawned.channel.replyTimeout = unresponsive
+        timings.dlopen = workerStarted.elapsed
+        let helloSent = ContinuousClock.now
         let reply: IsolationReply
         do {
             // The load includes the worker's own start (the Swift runtime, Foundation), which a
@@ -64,6 +73,8 @@ final class IsolatedPlugin: PluginConnection {
             runtimeDirectory.discard(shadowCopy: shadow)
             throw LoaderError(.workerFailed, plugin: id, detail: "the worker failed while loading: \(failure.summary)")
         }
+        timings.handshake = helloSent.elapsed
+        loadTimings = timings
         switch reply {
         case .hello(let answer):
             handshake = PluginHandshake(abi: answer.abi, tableSize: Int(answer.tableSize),
@@ -181,6 +192,9 @@ final class IsolatedPlugin: PluginConnection {
         guard case .usage(let usage) = reply else { throw Self.failure(reply.status) }
         return usage
     }
+
+    /// Exports run in the worker: a typed call site sends its values like `callExport`.
+    func exportFunction(_ symbol: String) -> ForeignFunction? { nil }
 
     /// Asks the worker to unload and exit; kills it when it does not. Nothing stays mapped
     /// in the host.

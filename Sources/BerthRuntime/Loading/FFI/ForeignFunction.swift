@@ -6,7 +6,7 @@ private import CFFI
 ///
 /// `bytes` parameters become two C arguments (`const uint8_t *`, `uint64_t`); a `bytes`
 /// result is a `berth_bytes` returned by value, described to libffi as a struct.
-final class ForeignFunction {
+package final class ForeignFunction {
     let signature: ExportSignature
     private let address: UnsafeMutableRawPointer
     private let cif: UnsafeMutablePointer<ffi_cif>
@@ -41,9 +41,9 @@ final class ForeignFunction {
         for (index, type) in cTypes.enumerated() {
             argumentTypes[index] = type
         }
-        slots = .allocate(byteCount: max(1, cTypes.count) * 16, alignment: 16)
+        slots = .allocate(byteCount: max(1, cTypes.count) * ExportBinding.slotBytes, alignment: 16)
         slotPointers = .allocate(capacity: max(1, cTypes.count))
-        for index in 0..<cTypes.count { slotPointers[index] = slots + index * 16 }
+        for index in 0..<cTypes.count { slotPointers[index] = slots + index * ExportBinding.slotBytes }
         result = .allocate(byteCount: 16, alignment: 16)
         cif = .allocate(capacity: 1)
         cif.initialize(to: ffi_cif())
@@ -80,11 +80,20 @@ final class ForeignFunction {
         for argument in arguments {
             storage.append(argument)
         }
+        return Self.readResult(invokePrepared(), as: signature.returns)
+    }
+
+    /// Where the arguments of the next call go: one 16-byte slot per C argument.
+    var argumentSlots: UnsafeMutableRawPointer { slots }
+
+    /// Calls with whatever the slots hold; returns where libffi wrote the result (valid
+    /// until the next call). The typed path (`ExportCallSite`) and `call` both end here.
+    func invokePrepared() -> UnsafeMutableRawPointer {
         // Large enough for any scalar widened to ffi_arg and for berth_bytes.
         result.storeBytes(of: (UInt64(0), UInt64(0)), as: (UInt64, UInt64).self)
         let function = unsafeBitCast(address, to: (@convention(c) () -> Void).self)
         ffi_call(cif, function, result, slotPointers)
-        return Self.readResult(result, as: signature.returns)
+        return result
     }
 
     // MARK: Types
@@ -191,7 +200,7 @@ private struct ArgumentStorage {
     }
 
     private mutating func push<T>(_ value: T) {
-        (slots + count * 16).storeBytes(of: value, as: T.self)
+        (slots + count * ExportBinding.slotBytes).storeBytes(of: value, as: T.self)
         count += 1
     }
 

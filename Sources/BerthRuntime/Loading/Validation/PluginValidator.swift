@@ -42,30 +42,54 @@ public enum PluginValidator {
         guard let manifestData = FileManager.default.contents(atPath: manifestPath) else {
             return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "cannot read the manifest")]))
         }
-        let (decoded, manifestProblems) = PluginManifest.decode(manifestData, path: manifestPath)
-        guard let manifest = decoded else { return .failure(.init(manifestProblems)) }
-        var problems = manifestProblems
+        let decodedManifest = ValidationCache.manifest(manifestData, path: manifestPath)
+        guard let manifest = decodedManifest.manifest else { return .failure(.init(decodedManifest.problems)) }
+        var problems = decodedManifest.problems
 
-        guard let libraryPath = containedLibraryPath(manifest.library, folder: folder, manifestPath: manifestPath, problems: &problems),
-              let bytes = readLibrary(libraryPath, problems: &problems)
+        guard let libraryPath = containedLibraryPath(manifest.library, folder: folder, manifestPath: manifestPath, problems: &problems)
         else { return .failure(.init(problems)) }
+        guard let library = checkedLibrary(libraryPath, manifest: manifest, manifestData: manifestData, folder: folder, problems: &problems)
+        else { return .failure(.init(problems)) }
+        problems += library.problems
+        guard !problems.hasErrors else { return .failure(.init(problems)) }
+        return .success(ValidatedPlugin(
+            folder: folder, manifestPath: manifestPath, manifest: manifest, libraryPath: libraryPath,
+            librarySize: library.size, librarySHA256: library.digest,
+            manifestSHA256: decodedManifest.digest, warnings: problems
+        ))
+    }
+
+    /// The library's digest and image checks: from the cache while the file and the manifest
+    /// are unchanged, else read (once), hashed and checked.
+    private static func checkedLibrary(
+        _ libraryPath: String, manifest: PluginManifest, manifestData: Data, folder: String, problems: inout [PluginProblem]
+    ) -> ValidationCache.Library? {
+        let identity = ValidationCache.FileIdentity(path: libraryPath)
+        if let identity, let cached = ValidationCache.library(at: libraryPath, identity: identity, manifestData: manifestData) {
+            return cached
+        }
+        guard let bytes = readLibrary(libraryPath, problems: &problems) else { return nil }
         // Problems name the library as the user wrote it; loading uses the resolved path.
         let shownPath = (folder as NSString).appendingPathComponent(manifest.library)
-
+        var libraryProblems: [PluginProblem] = []
         let digest = HexDigest.sha256(bytes)
         if let expected = manifest.sha256, expected != digest {
-            problems.append(PluginProblem(
+            libraryProblems.append(PluginProblem(
                 path: shownPath, field: "sha256",
                 message: "the library's SHA-256 is \(digest) but the manifest expects \(expected)"
             ))
         }
-        checkImage(bytes, manifest: manifest, libraryPath: shownPath, problems: &problems)
-        guard !problems.hasErrors else { return .failure(.init(problems)) }
-        return .success(ValidatedPlugin(
-            folder: folder, manifestPath: manifestPath, manifest: manifest, libraryPath: libraryPath,
-            librarySize: bytes.count, librarySHA256: digest,
-            manifestSHA256: HexDigest.sha256(manifestData), warnings: problems
-        ))
+        checkImage(bytes, manifest: manifest, libraryPath: shownPath, problems: &libraryProblems)
+        let library = ValidationCache.Library(
+            identity: identity, manifestData: manifestData,
+            size: bytes.count, digest: digest, problems: libraryProblems
+        )
+        // Remember only what was read from a file whose identity was known before the read
+        // and is the same after it (a file being written is read again next time).
+        if let identity, ValidationCache.FileIdentity(path: libraryPath) == identity {
+            ValidationCache.remember(library, at: libraryPath)
+        }
+        return library
     }
 
     /// Resolves `library` against the folder and proves it stays inside: no symlink may lead

@@ -1,0 +1,55 @@
+internal import Crypto
+import Foundation
+
+/// Copies a file in one pass and hashes the bytes as they are written, so a shadow copy
+/// reads its library once (instead of a copy, then a second read of the copy to hash it).
+enum HashingCopy {
+    /// Bytes read and written per system call.
+    private static let chunkBytes = 256 * 1024
+
+    /// What went wrong, with the path it happened on and the system's text.
+    struct Failure: Error {
+        let path: String
+        let systemError: String
+    }
+
+    /// Copies `source` to a new file `target` (mode 0600; an existing file is replaced) and
+    /// returns the lower-case hex SHA-256 of the bytes written.
+    static func copy(from source: String, to target: String) throws(Failure) -> String {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw Failure(path: source, systemError: Self.systemError()) }
+        defer { close(input) }
+        unlink(target)
+        let output = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard output >= 0 else { throw Failure(path: target, systemError: Self.systemError()) }
+        defer { close(output) }
+
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkBytes, alignment: 16)
+        defer { buffer.deallocate() }
+        var hasher = SHA256()
+        while true {
+            let got = read(input, buffer.baseAddress, chunkBytes)
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw Failure(path: source, systemError: Self.systemError())
+            }
+            if got == 0 { break }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<got])
+            hasher.update(bufferPointer: chunk)
+            var written = 0
+            while written < got {
+                let wrote = write(output, chunk.baseAddress! + written, got - written)
+                if wrote < 0 {
+                    if errno == EINTR { continue }
+                    throw Failure(path: target, systemError: Self.systemError())
+                }
+                written += wrote
+            }
+        }
+        return HexDigest.hex(hasher.finalize())
+    }
+
+    private static func systemError() -> String {
+        String(cString: strerror(errno))
+    }
+}

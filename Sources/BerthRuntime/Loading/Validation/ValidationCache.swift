@@ -1,0 +1,72 @@
+import Foundation
+
+/// What validation keeps between runs, so a reload pays only for what changed: the decoded
+/// manifest per manifest file (decoded again only when its bytes change), and per library
+/// the digest and image checks (redone only when the file's identity changes: device,
+/// inode, size, modification and status-change times; any write changes the last).
+///
+/// Skipping a read here never lets unchecked bytes load: the shadow copy hashes what it
+/// writes and refuses a file whose digest is not the validated one.
+enum ValidationCache {
+    struct Manifest {
+        let data: Data
+        let manifest: PluginManifest?
+        let problems: [PluginProblem]
+        let digest: String
+    }
+
+    /// A library's checks, valid for one file identity and one manifest.
+    struct Library {
+        let identity: FileIdentity?
+        let manifestData: Data
+        let size: Int
+        let digest: String
+        let problems: [PluginProblem]
+    }
+
+    /// The fields of `stat` that change when the file is replaced or written.
+    struct FileIdentity: Equatable {
+        let device: UInt64
+        let inode: UInt64
+        let size: Int64
+        let modified: timespec
+        let changed: timespec
+
+        init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            modified = info.st_mtim
+            changed = info.st_ctim
+        }
+
+        static func == (left: FileIdentity, right: FileIdentity) -> Bool {
+            left.device == right.device && left.inode == right.inode && left.size == right.size
+                && left.modified.tv_sec == right.modified.tv_sec && left.modified.tv_nsec == right.modified.tv_nsec
+                && left.changed.tv_sec == right.changed.tv_sec && left.changed.tv_nsec == right.changed.tv_nsec
+        }
+    }
+
+    private static let manifests = Locked<[String: Manifest]>([:])
+    private static let libraries = Locked<[String: Library]>([:])
+
+    /// The manifest decoded from `data`, decoding only when `path`'s bytes changed.
+    static func manifest(_ data: Data, path: String) -> Manifest {
+        if let cached = manifests.withLock({ $0[path] }), cached.data == data { return cached }
+        let (manifest, problems) = PluginManifest.decode(data, path: path)
+        let entry = Manifest(data: data, manifest: manifest, problems: problems, digest: HexDigest.sha256(data))
+        manifests.withLock { $0[path] = entry }
+        return entry
+    }
+
+    static func library(at path: String, identity: FileIdentity, manifestData: Data) -> Library? {
+        guard let cached = libraries.withLock({ $0[path] }), cached.identity == identity, cached.manifestData == manifestData else { return nil }
+        return cached
+    }
+
+    static func remember(_ library: Library, at path: String) {
+        libraries.withLock { $0[path] = library }
+    }
+}
