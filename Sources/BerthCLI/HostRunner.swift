@@ -63,6 +63,7 @@ final class HostRunner {
         var restore: String?
         var isolation = IsolationSettings()
         var screenLimits = BerthHost.Configuration.ScreenLimits()
+        var signatures = SignaturePolicy()
     }
 
     let options: Options
@@ -109,6 +110,7 @@ final class HostRunner {
             var configuration = BerthHost.Configuration(pluginFolders: options.folders, stateDirectory: options.stateDirectory,
                                                         logger: makeHostLogger(), isolation: options.isolation)
             configuration.screenLimits = options.screenLimits
+            configuration.signatures = options.signatures
             host = try BerthHost(configuration: configuration)
         } catch {
             printError("\(error)")

@@ -28,9 +28,12 @@ extension PluginWorkspace {
     /// A host over this workspace's plugins folder, discovered, with its runtime folder
     /// inside the workspace and plugin logging silenced.
     @MainActor
-    public func makeHost(recorder: LogRecorder? = nil, isolation: IsolationSettings = TestIsolation.settings) throws -> BerthHost {
+    public func makeHost(recorder: LogRecorder? = nil, isolation: IsolationSettings = TestIsolation.settings,
+                         signatures: SignaturePolicy = SignaturePolicy()) throws -> BerthHost {
         let logger = recorder?.logger() ?? Logger(label: "berth.test") { _ in SwiftLogNoOpLogHandler() }
-        let host = try BerthHost(configuration: .init(pluginFolders: [plugins], runtimeBase: runtimeBase, logger: logger, isolation: isolation))
+        var configuration = BerthHost.Configuration(pluginFolders: [plugins], runtimeBase: runtimeBase, logger: logger, isolation: isolation)
+        configuration.signatures = signatures
+        let host = try BerthHost(configuration: configuration)
         host.discover()
         return host
     }

@@ -16,19 +16,27 @@ public struct ValidatedPlugin: Sendable {
     public var librarySHA256: String
     /// The manifest file's SHA-256 (a changed manifest means a reload under `--watch`).
     public var manifestSHA256: String
+    /// Who signed it, as the trusted keys see it (`plugin.sig`).
+    public var signature: SignatureStatus
     /// Warnings (unknown fields); never errors.
     public var warnings: [PluginProblem]
 }
 
 /// The checks a plugin must pass before any of its code runs: manifest schema and rules,
-/// library containment, ELF header, SHA-256 and exported symbols. One code path for the
-/// host, `berth validate` and `berth pack`.
+/// library containment, ELF header, SHA-256, exported symbols and the signature. One code
+/// path for the host, `berth validate` and `berth pack`.
 public enum PluginValidator {
     /// The manifest's file name inside a plugin folder.
     public static let manifestFileName = "plugin.json"
 
-    /// Validates the plugin in `folder` (a folder holding `plugin.json`) or a manifest file.
-    public static func validate(path: String) -> Result<ValidatedPlugin, PluginValidationFailure> {
+    /// Validates the plugin in `folder` (a folder holding `plugin.json`) or a manifest file,
+    /// judging its signature by `signatures`.
+    public static func validate(path: String, signatures: SignaturePolicy = SignaturePolicy()) -> Result<ValidatedPlugin, PluginValidationFailure> {
+        validate(path: path, trust: signatures.loadTrustedKeys(), requireSignature: signatures.requireSignature)
+    }
+
+    /// Validates with trusted keys already read (a scan reads the folder once).
+    static func validate(path: String, trust: TrustedKeys, requireSignature: Bool) -> Result<ValidatedPlugin, PluginValidationFailure> {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             return .failure(.init([PluginProblem(path: path, field: "path", message: "no such file or folder")]))
@@ -53,7 +61,13 @@ public enum PluginValidator {
         let shownPath = (folder as NSString).appendingPathComponent(manifest.library)
 
         let digest = HexDigest.sha256(bytes)
-        if let expected = manifest.sha256, expected != digest {
+        let manifestDigest = HexDigest.sha256(manifestData)
+        let signature = SignatureStatus.check(folder: folder, manifestSHA256: manifestDigest, librarySHA256: digest, trust: trust)
+        if let problem = signature.problem(folder: folder, trust: trust, requireSignature: requireSignature) {
+            problems.append(problem)
+        }
+        // A library changed after signing is one line (the signature's), not two.
+        if let expected = manifest.sha256, expected != digest, !signature.saysLibraryChanged {
             problems.append(PluginProblem(
                 path: shownPath, field: "sha256",
                 message: "the library's SHA-256 is \(digest) but the manifest expects \(expected)"
@@ -64,7 +78,7 @@ public enum PluginValidator {
         return .success(ValidatedPlugin(
             folder: folder, manifestPath: manifestPath, manifest: manifest, libraryPath: libraryPath,
             librarySize: bytes.count, librarySHA256: digest,
-            manifestSHA256: HexDigest.sha256(manifestData), warnings: problems
+            manifestSHA256: manifestDigest, signature: signature, warnings: problems
         ))
     }
 
