@@ -48,7 +48,7 @@ extension PluginWorkspace {
         let whens = ["create", "activate", "action", "render", "event", "task"]
         var manifest: [String: Any] = [
             "id": id, "name": "Crasher", "version": "1.0.0", "abi": "1.0", "library": "libBerthCrasher.so",
-            "entry": entry, "runtime": "c", "routes": ["ok", "loop-activate"] + hows.flatMap { how in whens.map { "\(how)-\($0)" } },
+            "entry": entry, "runtime": "c", "persist": ["n"], "routes": ["ok", "loop-activate"] + hows.flatMap { how in whens.map { "\(how)-\($0)" } },
             "exports": ["crasher_add", "crasher_segv", "crasher_abort", "crasher_exit", "crasher_hang"].map { symbol in
                 ["symbol": symbol, "returns": "int32", "params": symbol == "crasher_add" ? ["int32", "int32"] : [String]()] as [String: Any]
             },
