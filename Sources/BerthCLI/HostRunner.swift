@@ -232,7 +232,7 @@ final class HostRunner {
                 return
             }
             guard let frame else { return }
-            guard let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(frame)), !request.args.isEmpty else {
+            guard let request = ControlRequest(frame: frame) else {
                 connection.reply(ControlReply(ok: false, errors: ["malformed request: expected a JSON object {\"args\": [\"command\", …]}"]))
                 return
             }

@@ -117,7 +117,7 @@ final class LaunchedWorker {
         guard case .rendered(let result) = try call(.render(instance: token, slots: host.slots(of: screen))) else {
             throw TestFailure("render did not answer .rendered")
         }
-        return (result, try ViewNode.parse(result.tree))
+        return (result, try ViewTreeDecoder.decode(result.tree))
     }
 
     /// Serves notifications while idle until `condition` holds (at most `timeout`).

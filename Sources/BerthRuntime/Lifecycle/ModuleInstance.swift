@@ -229,10 +229,10 @@ public final class ModuleInstance {
         }
         let tree: ViewNode?
         do {
-            tree = try ViewNode.parse(bytes)
+            tree = try ViewTreeDecoder.decode(bytes)
         } catch {
             stateStorage.abandonRenderPass()
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route): \(error.message)")
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route): the rendered view tree is not valid: \(error.reason)")
         }
         stateStorage.endRenderPass()
         if let previous = lastTree?.branches, let current = tree?.branches {

@@ -12,39 +12,6 @@ public struct ViewNode: Sendable, Equatable {
     /// True for views that take input (`tap`, `toggle`, `type`, `step`).
     public var isInteractive: Bool { ["Button", "Toggle", "TextField", "Stepper"].contains(type) }
 
-    /// Parses the JSON a plugin's `render` wrote (Docs/state.md describes the format).
-    static func parse(_ bytes: [UInt8]) throws(ScreenError) -> ViewNode? {
-        guard !bytes.isEmpty else { return nil }
-        do {
-            return try JSONDecoder().decode(WireNode.self, from: Data(bytes)).node
-        } catch {
-            throw ScreenError(.pluginFailed, screen: 0, "the rendered view tree is not valid: \(error)")
-        }
-    }
-
-    /// The wire form: the fields the host uses (others are ignored); a node without type or
-    /// id, or a field of the wrong type, makes the tree invalid.
-    private struct WireNode: Decodable {
-        let type: String
-        let id: String
-        let text: String?
-        let label: String?
-        let isOn: Bool?
-        let value: Int?
-        let branch: Bool?
-        let children: [WireNode]?
-
-        var node: ViewNode {
-            var fields: [String: String] = [:]
-            if let text { fields["text"] = text }
-            if let label { fields["label"] = label }
-            if let isOn { fields["isOn"] = isOn ? "true" : "false" }
-            if let value { fields["value"] = String(value) }
-            if let branch { fields["branch"] = branch ? "true" : "false" }
-            return ViewNode(type: type, id: id, fields: fields, children: (children ?? []).map(\.node))
-        }
-    }
-
     /// Every node, depth first.
     public var allNodes: [ViewNode] {
         [self] + children.flatMap(\.allNodes)
