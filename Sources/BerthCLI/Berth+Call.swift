@@ -12,6 +12,7 @@ extension Berth {
         @OptionGroup var folders: PluginFolderOptions
         @OptionGroup var output: OutputOptions
         @OptionGroup var isolation: IsolationOptions
+        @OptionGroup var signatures: SignatureOptions
 
         @Argument(help: "The plugin id.")
         var plugin: String
@@ -29,18 +30,19 @@ extension Berth {
             let plugin = plugin
             let json = output.json
             let settings = isolation.settings
+            let policy = signatures.policy
             let status: Int32 = MainActor.assumeIsolated {
-                Self.call(plugin: plugin, symbol: symbol, arguments: arguments, folders: folders, json: json, isolation: settings)
+                Self.call(plugin: plugin, symbol: symbol, arguments: arguments, folders: folders, json: json, isolation: settings, signatures: policy)
             }
             if status != 0 { throw ExitCode(status) }
         }
 
         @MainActor
         private static func call(plugin: String, symbol: String, arguments: [String], folders: [String], json: Bool,
-                                 isolation: IsolationSettings) -> Int32 {
+                                 isolation: IsolationSettings, signatures: SignaturePolicy) -> Int32 {
             let host: BerthHost
             do {
-                host = try makeHost(folders: folders, isolation: isolation)
+                host = try makeHost(folders: folders, isolation: isolation, signatures: signatures)
             } catch {
                 printError("\(error)")
                 return ExitStatus.failure.rawValue

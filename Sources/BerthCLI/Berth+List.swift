@@ -9,6 +9,7 @@ extension Berth {
 
         @OptionGroup var folders: PluginFolderOptions
         @OptionGroup var output: OutputOptions
+        @OptionGroup var signatures: SignatureOptions
 
         func validate() throws {
             // A folder that is not there is a mistake to report, not an empty list.
@@ -21,7 +22,7 @@ extension Berth {
         }
 
         func run() throws {
-            let result = PluginDiscovery.scan(folders.resolved)
+            let result = PluginDiscovery.scan(folders.resolved, signatures: signatures.policy)
             let rows = result.plugins.map(PluginListing.init(valid:)) + result.rejected.map(PluginListing.init(rejected:))
             if output.json {
                 emitLine(try JSONText.encode(rows))
@@ -31,12 +32,13 @@ extension Berth {
                 emitLine("no plugins in \(folders.resolved.joined(separator: ", "))")
                 return
             }
-            let table = TextTable(header: ["ID", "VERSION", "RUNTIME", "STATE", "ROUTES", "EXPORTS"])
+            let table = TextTable(header: ["ID", "VERSION", "RUNTIME", "STATE", "ROUTES", "EXPORTS", "SIGNER"])
             for row in rows {
                 table.add([row.id ?? "?", row.version ?? "-", row.runtime ?? "-", row.state.rawValue,
-                           row.routes.joined(separator: ","), String(row.exports)])
+                           row.routes.joined(separator: ","), String(row.exports), row.signer ?? "-"])
             }
             emitLine(table.render())
+            for problem in result.trustProblems { emitLine(problem.description) }
             for row in rows {
                 for problem in row.problems { emitLine(problem) }
             }
@@ -58,6 +60,10 @@ struct PluginListing: Encodable {
     var folder: String
     var routes: [String]
     var exports: Int
+    /// The signer's name, "unsigned", or why the signature is not trusted (nil: not validated).
+    var signer: String?
+    /// The signing key's fingerprint, when signed.
+    var key: String?
     var problems: [String]
 
     init(valid plugin: ValidatedPlugin) {
@@ -68,6 +74,8 @@ struct PluginListing: Encodable {
         folder = plugin.folder
         routes = plugin.manifest.routes
         exports = plugin.manifest.exports.count
+        signer = plugin.signature.description
+        key = plugin.signature.key?.fingerprint
         problems = plugin.warnings.map(\.description)
     }
 

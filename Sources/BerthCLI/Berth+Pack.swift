@@ -3,7 +3,8 @@ import BerthRuntime
 import Foundation
 
 extension Berth {
-    /// `berth pack PATH [--out DIR]`: a built library and its manifest → a drop-in folder.
+    /// `berth pack PATH [--out DIR] [--sign KEY]`: a built library and its manifest → a
+    /// drop-in folder, signed with KEY when given.
     struct Pack: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check a built plugin exactly as the host would, fill in its sha256, and write a drop-in plugin folder.",
@@ -16,10 +17,16 @@ extension Berth {
         @Option(help: ArgumentHelp("Where to write the plugin folder (it goes in OUT/<id>/).", valueName: "DIR"))
         var out = "plugins"
 
+        @Option(help: ArgumentHelp("Sign the packed plugin with this private key (from `berth keygen`): writes plugin.sig.", valueName: "DIR/NAME.private"))
+        var sign: String?
+
         func run() throws {
             do {
-                let packed = try PluginPacker.pack(path, into: out)
-                emitLine("packed \(packed.id) \(packed.version) → \(packed.folder) (sha256 \(packed.sha256))")
+                // The key is read first: a wrong path stops before anything is written.
+                let key = try sign.map { path throws(SigningKeyError) in try PluginSigningKey(contentsOf: path) }
+                let packed = try PluginPacker.pack(path, into: out, signingKey: key)
+                let signed = key.map { " signed by \($0.name) (key \($0.publicKey.shortFingerprint))" } ?? ""
+                emitLine("packed \(packed.id) \(packed.version) → \(packed.folder) (sha256 \(packed.sha256))\(signed)")
             } catch let failure as PluginValidationFailure {
                 for problem in failure.problems { printError(problem.description) }
                 throw ExitStatus.failure
@@ -41,7 +48,7 @@ enum PluginPacker {
         var sha256: String
     }
 
-    static func pack(_ path: String, into out: String) throws -> Packed {
+    static func pack(_ path: String, into out: String, signingKey: PluginSigningKey? = nil) throws -> Packed {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             throw PackError("\(path): no such file or folder")
@@ -68,7 +75,12 @@ enum PluginPacker {
         let checked = try PluginValidator.validate(path: staging).get()
         manifest["sha256"] = checked.librarySHA256
         try write(manifest, to: staging)
-        _ = try PluginValidator.validate(path: staging).get()
+        let pinned = try PluginValidator.validate(path: staging).get()
+        if let signingKey {
+            // Signs the manifest bytes as written, so the host checks exactly these.
+            try pinned.writeSignature(with: signingKey)
+            _ = try PluginValidator.validate(path: staging).get()
+        }
 
         let target = (out as NSString).appendingPathComponent(id)
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)

@@ -12,6 +12,7 @@ extension Berth {
 
         @OptionGroup var folders: PluginFolderOptions
         @OptionGroup var isolation: IsolationOptions
+        @OptionGroup var signatures: SignatureOptions
 
         @Option(name: .customLong("script"), help: ArgumentHelp("Run commands from FILE (- for stdin), then exit.", valueName: "FILE"))
         var script: String?
@@ -54,7 +55,7 @@ extension Berth {
                 folders: folders.resolved, script: script, stateDirectory: stateDirectory ?? Self.defaultStateDirectory(),
                 watch: watch, debounce: .milliseconds(debounceMilliseconds), keepState: keepState, socket: socket,
                 noSocket: noSocket, maxRetiredMB: maxRetiredMB, restore: restore, isolation: isolation,
-                screenLimits: .init(openScreens: maxScreens, stackDepth: maxStackDepth)
+                screenLimits: .init(openScreens: maxScreens, stackDepth: maxStackDepth), signatures: signatures.policy
             )
             let status = await HostRunner(options: options).run()
             if status != 0 { throw ExitCode(status) }

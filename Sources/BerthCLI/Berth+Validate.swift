@@ -13,6 +13,7 @@ extension Berth {
         var paths: [String]
 
         @OptionGroup var output: OutputOptions
+        @OptionGroup var signatures: SignatureOptions
 
         @OptionGroup var isolation: IsolationOptions
 
@@ -27,9 +28,10 @@ extension Berth {
             var reports: [ValidationReport] = []
             // A host loads the first folder with an id and rejects the rest, as `list` shows.
             var firstWithID: [String: String] = [:]
+            let policy = signatures.policy
             for path in paths {
                 var report: ValidationReport
-                switch PluginValidator.validate(path: path) {
+                switch PluginValidator.validate(path: path, signatures: policy) {
                 case .success(let plugin) where firstWithID[plugin.manifest.id] != nil:
                     let first = firstWithID[plugin.manifest.id] ?? ""
                     report = ValidationReport(path: path, id: plugin.manifest.id, valid: false, problems: [
@@ -38,6 +40,7 @@ extension Berth {
                 case .success(let plugin):
                     firstWithID[plugin.manifest.id] = path
                     report = ValidationReport(path: path, id: plugin.manifest.id, valid: true, problems: plugin.warnings.map(\.description))
+                    report.signature = plugin.signature == .unsigned ? "unsigned" : "signed by \(plugin.signature)"
                     report.isolation = isolation.settings.mode(for: plugin.manifest).rawValue
                 case .failure(let failure):
                     report = ValidationReport(path: path, id: nil, valid: false, problems: failure.problems.map(\.description))
@@ -54,7 +57,7 @@ extension Berth {
                 emitLine(try JSONText.encode(reports))
             } else {
                 for report in reports {
-                    if report.valid { emitLine("\(report.path): ok (\(report.id ?? ""))") }
+                    if report.valid { emitLine("\(report.path): ok (\(report.id ?? ""), \(report.signature ?? "unsigned"))") }
                     else if report.problems.isEmpty { emitLine("\(report.path): failed") }
                     for problem in report.problems { emitLine(problem) }
                     for check in report.checks ?? [] {
@@ -78,6 +81,8 @@ struct ValidationReport: Encodable {
     var problems: [String]
     /// The conformance checks, when they ran.
     var checks: [ConformanceResult]?
+    /// "unsigned", or who signed it ("signed by alice", "signed by unknown key …").
+    var signature: String?
     /// Where a host run with the same `--isolation` runs it (the checks run it there too).
     var isolation: String?
 }

@@ -63,6 +63,7 @@ final class HostRunner {
         var restore: String?
         var isolation = IsolationSettings()
         var screenLimits = BerthHost.Configuration.ScreenLimits()
+        var signatures = SignaturePolicy()
     }
 
     let options: Options
@@ -109,6 +110,7 @@ final class HostRunner {
             var configuration = BerthHost.Configuration(pluginFolders: options.folders, stateDirectory: options.stateDirectory,
                                                         logger: makeHostLogger(), isolation: options.isolation)
             configuration.screenLimits = options.screenLimits
+            configuration.signatures = options.signatures
             host = try BerthHost(configuration: configuration)
         } catch {
             printError("\(error)")
@@ -230,7 +232,7 @@ final class HostRunner {
                 return
             }
             guard let frame else { return }
-            guard let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(frame)), !request.args.isEmpty else {
+            guard let request = ControlRequest(frame: frame) else {
                 connection.reply(ControlReply(ok: false, errors: ["malformed request: expected a JSON object {\"args\": [\"command\", …]}"]))
                 return
             }

@@ -12,6 +12,20 @@ struct PluginFolderOptions: ParsableArguments {
     var resolved: [String] { folders.isEmpty ? ["plugins"] : folders }
 }
 
+/// `--trust DIR` and `--require-signature`: which signing keys the host trusts, and whether
+/// it loads only plugins signed by one of them (Docs/signing.md).
+struct SignatureOptions: ParsableArguments {
+    @Option(name: .customLong("trust"), help: ArgumentHelp("The trusted-keys folder: its *.public keys, minus those in its revoked-keys file (default: $XDG_CONFIG_HOME/berth/trusted-keys, else ~/.config/berth/trusted-keys).", valueName: "DIR"))
+    var trustedKeys: String?
+
+    @Flag(name: .customLong("require-signature"), help: "Refuse plugins that are unsigned, signed by a key not trusted, or by a revoked key.")
+    var requireSignature = false
+
+    var policy: SignaturePolicy {
+        SignaturePolicy(trustedKeysFolder: trustedKeys ?? SignaturePolicy.defaultTrustedKeysFolder(), requireSignature: requireSignature)
+    }
+}
+
 /// `--json`: machine-readable output on stdout.
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print JSON instead of text.")
@@ -54,8 +68,10 @@ struct PluginLogHandler: LogHandler {
 
 /// Makes a host over `folders` and discovers its plugins.
 @MainActor
-func makeHost(folders: [String], isolation: IsolationSettings = IsolationSettings()) throws -> BerthHost {
-    let host = try BerthHost(configuration: .init(pluginFolders: folders, logger: makeHostLogger(), isolation: isolation))
+func makeHost(folders: [String], isolation: IsolationSettings = IsolationSettings(), signatures: SignaturePolicy = SignaturePolicy()) throws -> BerthHost {
+    var configuration = BerthHost.Configuration(pluginFolders: folders, logger: makeHostLogger(), isolation: isolation)
+    configuration.signatures = signatures
+    let host = try BerthHost(configuration: configuration)
     host.discover()
     return host
 }

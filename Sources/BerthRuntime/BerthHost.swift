@@ -17,6 +17,9 @@ public final class BerthHost {
         public var logger: Logger
         /// Where plugins run, and the crash and hang policy for isolated ones.
         public var isolation: IsolationSettings
+        /// Trusted signing keys, and whether only plugins signed by one of them load. Every
+        /// validation (discovery, load, reload, watch) applies it before any code runs.
+        public var signatures = SignaturePolicy()
         /// How many screens may be open, and how deep one stack may grow: a plugin that opens
         /// itself in a loop gets an error at the limit instead of growing the tree forever.
         public var screenLimits = ScreenLimits()
@@ -106,8 +109,11 @@ public final class BerthHost {
     /// now rejected stays loaded until it is unloaded or reloaded.
     @discardableResult
     public func discover() -> DiscoveryResult {
-        let result = PluginDiscovery.scan(configuration.pluginFolders)
+        let result = PluginDiscovery.scan(configuration.pluginFolders, signatures: configuration.signatures)
         rejected = result.rejected
+        for problem in result.trustProblems {
+            emit(.rejected, "trust", problem.description)
+        }
         for plugin in result.plugins {
             if let record = registry[plugin.manifest.id] {
                 record.source = plugin
@@ -224,7 +230,7 @@ public final class BerthHost {
         }
         let previousSource = record.source
         let started = ContinuousClock.now
-        switch PluginValidator.validate(path: record.source.folder) {
+        switch PluginValidator.validate(path: record.source.folder, signatures: configuration.signatures) {
         case .success(let plugin):
             guard plugin.manifest.id == id else {
                 throw LoaderError(.invalid, plugin: id, "reload failed at validate: the manifest now says id '\(plugin.manifest.id)'; generation \(old.number) stays loaded")
@@ -389,7 +395,7 @@ public final class BerthHost {
     @discardableResult
     public func loadFolder(_ path: String) throws(LoaderError) -> PluginGeneration {
         let plugin: ValidatedPlugin
-        switch PluginValidator.validate(path: path) {
+        switch PluginValidator.validate(path: path, signatures: configuration.signatures) {
         case .success(let valid): plugin = valid
         case .failure(let failure):
             throw LoaderError(.invalid, plugin: path, failure.problems.map(\.description).joined(separator: "; "))

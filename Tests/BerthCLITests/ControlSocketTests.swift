@@ -211,3 +211,19 @@ struct ControlSocketTests {
         #expect(reply.errors == ["refused: the client runs as uid 65534, this host as uid 0"])
     }
 }
+
+/// The control-frame fuzz harness's inputs, replayed in the normal suite (Docs/fuzzing.md).
+@Suite("Control frame fuzz corpus replay")
+struct ControlFrameCorpusTests {
+    @Test("control-frame inputs decode into requests, stopping at the first broken frame")
+    func frames() throws {
+        let inputs = FuzzCorpus.inputs("control-frame")
+        #expect(inputs.count >= 5)
+        for (_, bytes) in inputs { _ = ControlByteStream.requests(in: bytes) }
+        #expect(ControlByteStream.requests(in: try #require(inputs["corpus/two-requests"])).map { $0?.args ?? [] }
+            == [["reload", "com.example.counter", "--keep-state"], ["events", "--follow"]])
+        #expect(ControlByteStream.requests(in: try #require(inputs["corpus/empty-args"])).map { $0 == nil } == [true, true])
+        #expect(ControlByteStream.requests(in: try #require(inputs["corpus/over-limit"])).isEmpty)
+        #expect(ControlByteStream.requests(in: try #require(inputs["corpus/cut-short"])).isEmpty)
+    }
+}

@@ -17,6 +17,8 @@ public struct BerthProcess {
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_RUNTIME_DIR"] = (directory as NSString).appendingPathComponent("run")
+        // The default trusted-keys folder is the test's own, never the user's.
+        environment["XDG_CONFIG_HOME"] = (directory as NSString).appendingPathComponent("config")
         process.environment = environment
         let stdout = Pipe()
         let stderr = Pipe()

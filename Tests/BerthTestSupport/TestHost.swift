@@ -28,9 +28,12 @@ extension PluginWorkspace {
     /// A host over this workspace's plugins folder, discovered, with its runtime folder
     /// inside the workspace and plugin logging silenced.
     @MainActor
-    public func makeHost(recorder: LogRecorder? = nil, isolation: IsolationSettings = TestIsolation.settings) throws -> BerthHost {
+    public func makeHost(recorder: LogRecorder? = nil, isolation: IsolationSettings = TestIsolation.settings,
+                         signatures: SignaturePolicy = SignaturePolicy()) throws -> BerthHost {
         let logger = recorder?.logger() ?? Logger(label: "berth.test") { _ in SwiftLogNoOpLogHandler() }
-        let host = try BerthHost(configuration: .init(pluginFolders: [plugins], runtimeBase: runtimeBase, logger: logger, isolation: isolation))
+        var configuration = BerthHost.Configuration(pluginFolders: [plugins], runtimeBase: runtimeBase, logger: logger, isolation: isolation)
+        configuration.signatures = signatures
+        let host = try BerthHost(configuration: configuration)
         host.discover()
         return host
     }
@@ -45,7 +48,7 @@ extension PluginWorkspace {
         let whens = ["create", "activate", "action", "render", "event", "task"]
         var manifest: [String: Any] = [
             "id": id, "name": "Crasher", "version": "1.0.0", "abi": "1.0", "library": "libBerthCrasher.so",
-            "entry": entry, "runtime": "c", "routes": ["ok", "loop-activate"] + hows.flatMap { how in whens.map { "\(how)-\($0)" } },
+            "entry": entry, "runtime": "c", "persist": ["n"], "routes": ["ok", "loop-activate"] + hows.flatMap { how in whens.map { "\(how)-\($0)" } },
             "exports": ["crasher_add", "crasher_segv", "crasher_abort", "crasher_exit", "crasher_hang",
                         "crasher_queue_on_main", "crasher_main_queue_runs"].map { symbol in
                 ["symbol": symbol, "returns": "int32", "params": symbol == "crasher_add" ? ["int32", "int32"] : [String]()] as [String: Any]

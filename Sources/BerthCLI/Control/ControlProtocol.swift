@@ -36,10 +36,17 @@ enum ControlProtocol {
     /// Reads one frame: nil at a clean end (the peer closed between frames); throws for a
     /// frame that is too large or cut short.
     static func readFrame(from descriptor: Int32) throws(ControlError) -> [UInt8]? {
-        guard let header = try readExactly(4, from: descriptor, allowEnd: true) else { return nil }
+        try readFrame { count, allowEnd throws(ControlError) in try readExactly(count, from: descriptor, allowEnd: allowEnd) }
+    }
+
+    /// The frame rules on any byte source: `read(count, allowEnd)` returns exactly `count`
+    /// bytes, nil at a clean end when `allowEnd`, or throws. The socket is one source; the
+    /// fuzzer's bytes (`ControlByteStream`) are another.
+    static func readFrame(_ read: (Int, Bool) throws(ControlError) -> [UInt8]?) throws(ControlError) -> [UInt8]? {
+        guard let header = try read(4, true) else { return nil }
         let length = header.reduce(0) { Int($0) << 8 | Int($1) }
         guard length <= maximumFrame else { throw ControlError("malformed request: a frame of \(length) bytes is over the \(maximumFrame)-byte limit") }
-        return try readExactly(length, from: descriptor, allowEnd: false) ?? []
+        return try read(length, false) ?? []
     }
 
     private static func readExactly(_ count: Int, from descriptor: Int32, allowEnd: Bool) throws(ControlError) -> [UInt8]? {
@@ -63,6 +70,39 @@ enum ControlProtocol {
 /// A request: the host command's words (`["reload", "com.example.counter", "--keep-state"]`).
 struct ControlRequest: Codable {
     var args: [String]
+
+    init(args: [String]) { self.args = args }
+
+    /// Decodes a request frame; nil for anything but a JSON object with a non-empty `args`.
+    init?(frame: [UInt8]) {
+        guard let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(frame)), !request.args.isEmpty else { return nil }
+        self = request
+    }
+}
+
+/// Bytes in memory read as a socket would deliver them (the fuzz harness and its tests).
+struct ControlByteStream {
+    private let bytes: [UInt8]
+    private var offset = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Every frame in the stream decoded as a request, until the stream ends or breaks a rule.
+    static func requests(in bytes: [UInt8]) -> [ControlRequest?] {
+        var stream = ControlByteStream(bytes)
+        var requests: [ControlRequest?] = []
+        while let frame = try? ControlProtocol.readFrame({ count, allowEnd throws(ControlError) in try stream.read(count, allowEnd: allowEnd) }) {
+            requests.append(ControlRequest(frame: frame))
+        }
+        return requests
+    }
+
+    mutating func read(_ count: Int, allowEnd: Bool) throws(ControlError) -> [UInt8]? {
+        if offset == bytes.count && allowEnd { return nil }
+        guard bytes.count - offset >= count else { throw ControlError("malformed request: the frame ended after \(bytes.count - offset) of \(count) bytes") }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
 }
 
 /// A reply: the command's output lines and error lines; or, while following, one event.

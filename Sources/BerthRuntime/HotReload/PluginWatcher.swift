@@ -101,7 +101,8 @@ final class PluginWatcher {
         waitingFor[folder] = nil
         // Validation reads and hashes the library: off the main actor, so the host answers meanwhile.
         let plugin: ValidatedPlugin
-        switch await Task.detached(operation: { PluginValidator.validate(path: folder) }).value {
+        let signatures = host.configuration.signatures
+        switch await Task.detached(operation: { PluginValidator.validate(path: folder, signatures: signatures) }).value {
         case .success(let valid): plugin = valid
         case .failure(let failure):
             guard FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)) else { return }

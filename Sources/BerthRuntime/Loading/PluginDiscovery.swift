@@ -5,6 +5,8 @@ import Foundation
 public struct DiscoveryResult: Sendable {
     public var plugins: [ValidatedPlugin] = []
     public var rejected: [RejectedPlugin] = []
+    /// Trusted-key files or revocation lines that could not be read.
+    public var trustProblems: [PluginProblem] = []
 }
 
 /// A plugin folder that did not validate. It is reported and skipped; the others load.
@@ -18,13 +20,16 @@ public struct RejectedPlugin: Sendable {
 
 /// Finds plugins: every sub-folder of a plugins folder that holds a `plugin.json`.
 public enum PluginDiscovery {
-    /// Scans `folders` in order. A second plugin with an id already found is rejected.
-    public static func scan(_ folders: [String]) -> DiscoveryResult {
+    /// Scans `folders` in order, judging signatures by `signatures`. A second plugin with
+    /// an id already found is rejected.
+    public static func scan(_ folders: [String], signatures: SignaturePolicy = SignaturePolicy()) -> DiscoveryResult {
         var result = DiscoveryResult()
+        let trust = signatures.loadTrustedKeys()
+        result.trustProblems = trust.problems
         var seen: [String: String] = [:]
         for folder in folders {
             for pluginFolder in pluginFolders(in: folder) {
-                switch PluginValidator.validate(path: pluginFolder) {
+                switch PluginValidator.validate(path: pluginFolder, trust: trust, requireSignature: signatures.requireSignature) {
                 case .success(let plugin):
                     if let first = seen[plugin.manifest.id] {
                         result.rejected.append(RejectedPlugin(folder: pluginFolder, id: plugin.manifest.id, problems: [

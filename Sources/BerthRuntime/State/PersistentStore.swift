@@ -53,6 +53,11 @@ final class PersistentStore: Sendable {
         }
     }
 
+    /// SQLite's own consistency check of the whole file: "ok", or what is broken.
+    func integrityCheck() throws -> String {
+        try database.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }
+    }
+
     /// Every persisted key with its size, per plugin (the `state` command).
     func keys() throws -> [(plugin: String, key: String, bytes: Int)] {
         try database.read { db in

@@ -4,6 +4,10 @@
  * (unbounded recursion) or hang; WHEN is create, activate, action, render, event or task.
  * The route "ok" never fails; "loop-activate" pushes itself again from activate, without end.
  * Exports crash the same ways when called.
+ *
+ * The action "persist" (payload: a count, in decimal) reads the persisted key "n" and
+ * writes n+1, n+2, … count times, logging "committed V" after each write the host
+ * accepted (durable when persist_write returns): the kill -9 durability tests.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -17,6 +21,7 @@
 #include "berth_crasher.h"
 
 static const berth_host_v1 *host_table;
+static berth_plugin_handle *plugin_handle;
 
 /* Load-time code: a copy loaded from a path naming "abort-on-load" aborts in its ELF
  * constructor, before any entry runs (the canary tests stage it under such an id). */
@@ -104,9 +109,51 @@ static void crasher_event(berth_instance *instance, int32_t event, int32_t flag)
     if (event == BERTH_EVENT_DID_APPEAR) maybe_fail(instance, "event");
 }
 
-static berth_status crasher_action(berth_instance *instance, const char *name, berth_bytes payload, berth_error *error) {
-    (void)name; (void)payload; (void)error;
+typedef struct text_buffer {
+    char text[32];
+    size_t length;
+} text_buffer;
+
+static berth_status collect_text(void *context, const uint8_t *data, uint64_t length) {
+    text_buffer *buffer = context;
+    size_t room = sizeof(buffer->text) - 1 - buffer->length;
+    size_t count = length < room ? (size_t)length : room;
+    memcpy(buffer->text + buffer->length, data, count);
+    buffer->length += count;
+    buffer->text[buffer->length] = '\0';
+    return BERTH_OK;
+}
+
+/* "persist COUNT": n+1 … n+COUNT into the key "n", each one logged once it is committed. */
+static berth_status persist_counting(crasher_instance *instance, berth_bytes payload, berth_error *error) {
+    char count_text[24] = {0};
+    if (payload.data != NULL) memcpy(count_text, payload.data, payload.length < sizeof(count_text) - 1 ? (size_t)payload.length : sizeof(count_text) - 1);
+    long long count = atoll(count_text);
+    text_buffer stored = {{0}, 0};
+    berth_sink sink = {sizeof(berth_sink), &stored, collect_text};
+    berth_status status = host_table->persist_read(instance->screen, "n", &sink, error);
+    if (status != BERTH_OK && status != BERTH_ERR_NOT_FOUND) return status; /* not found: start at 0 */
+    long long value = atoll(stored.text);
+    char line[64];
+    snprintf(line, sizeof line, "resumed at %lld", value);
+    host_table->log(plugin_handle, BERTH_LOG_INFO, line);
+    for (long long i = 0; i < count; i++) {
+        char text[24];
+        int length = snprintf(text, sizeof text, "%lld", value + 1);
+        berth_bytes bytes = {(const uint8_t *)text, (uint64_t)length};
+        status = host_table->persist_write(instance->screen, "n", bytes, error);
+        if (status != BERTH_OK) return status;
+        value += 1;
+        snprintf(line, sizeof line, "committed %lld", value);
+        host_table->log(plugin_handle, BERTH_LOG_INFO, line);
+    }
+    return BERTH_OK;
+}
+
+static berth_status crasher_action(berth_instance *opaque, const char *name, berth_bytes payload, berth_error *error) {
+    crasher_instance *instance = opaque;
     maybe_fail(instance, "action");
+    if (strcmp(name, "persist") == 0) return persist_counting(instance, payload, error);
     return BERTH_OK;
 }
 
@@ -131,8 +178,8 @@ static const berth_plugin_v1 crasher_table = {
 };
 
 const berth_plugin_v1 *berth_crasher_entry_v1(const berth_host_v1 *host, berth_plugin_handle *plugin) {
-    (void)plugin;
     host_table = host;
+    plugin_handle = plugin;
     return &crasher_table;
 }
 

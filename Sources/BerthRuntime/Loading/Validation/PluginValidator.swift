@@ -16,19 +16,27 @@ public struct ValidatedPlugin: Sendable {
     public var librarySHA256: String
     /// The manifest file's SHA-256 (a changed manifest means a reload under `--watch`).
     public var manifestSHA256: String
+    /// Who signed it, as the trusted keys see it (`plugin.sig`).
+    public var signature: SignatureStatus
     /// Warnings (unknown fields); never errors.
     public var warnings: [PluginProblem]
 }
 
 /// The checks a plugin must pass before any of its code runs: manifest schema and rules,
-/// library containment, ELF header, SHA-256 and exported symbols. One code path for the
-/// host, `berth validate` and `berth pack`.
+/// library containment, ELF header, SHA-256, exported symbols and the signature. One code
+/// path for the host, `berth validate` and `berth pack`.
 public enum PluginValidator {
     /// The manifest's file name inside a plugin folder.
     public static let manifestFileName = "plugin.json"
 
-    /// Validates the plugin in `folder` (a folder holding `plugin.json`) or a manifest file.
-    public static func validate(path: String) -> Result<ValidatedPlugin, PluginValidationFailure> {
+    /// Validates the plugin in `folder` (a folder holding `plugin.json`) or a manifest file,
+    /// judging its signature by `signatures`.
+    public static func validate(path: String, signatures: SignaturePolicy = SignaturePolicy()) -> Result<ValidatedPlugin, PluginValidationFailure> {
+        validate(path: path, trust: signatures.loadTrustedKeys(), requireSignature: signatures.requireSignature)
+    }
+
+    /// Validates with trusted keys already read (a scan reads the folder once).
+    static func validate(path: String, trust: TrustedKeys, requireSignature: Bool) -> Result<ValidatedPlugin, PluginValidationFailure> {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             return .failure(.init([PluginProblem(path: path, field: "path", message: "no such file or folder")]))
@@ -50,12 +58,26 @@ public enum PluginValidator {
         else { return .failure(.init(problems)) }
         guard let library = checkedLibrary(libraryPath, manifest: manifest, manifestData: manifestData, folder: folder, problems: &problems)
         else { return .failure(.init(problems)) }
+        // The signature is judged on every validation (the trust folder and plugin.sig can
+        // change while the library stays cached); a library changed after signing is one
+        // line, the signature's, not two.
+        let signature = SignatureStatus.check(folder: folder, manifestSHA256: decodedManifest.digest,
+                                              librarySHA256: library.digest, trust: trust)
+        if let problem = signature.problem(folder: folder, trust: trust, requireSignature: requireSignature) {
+            problems.append(problem)
+        }
+        if let expected = manifest.sha256, expected != library.digest, !signature.saysLibraryChanged {
+            problems.append(PluginProblem(
+                path: (folder as NSString).appendingPathComponent(manifest.library), field: "sha256",
+                message: "the library's SHA-256 is \(library.digest) but the manifest expects \(expected)"
+            ))
+        }
         problems += library.problems
         guard !problems.hasErrors else { return .failure(.init(problems)) }
         return .success(ValidatedPlugin(
             folder: folder, manifestPath: manifestPath, manifest: manifest, libraryPath: libraryPath,
             librarySize: library.size, librarySHA256: library.digest,
-            manifestSHA256: decodedManifest.digest, warnings: problems
+            manifestSHA256: decodedManifest.digest, signature: signature, warnings: problems
         ))
     }
 
@@ -73,12 +95,6 @@ public enum PluginValidator {
         let shownPath = (folder as NSString).appendingPathComponent(manifest.library)
         var libraryProblems: [PluginProblem] = []
         let digest = HexDigest.sha256(bytes)
-        if let expected = manifest.sha256, expected != digest {
-            libraryProblems.append(PluginProblem(
-                path: shownPath, field: "sha256",
-                message: "the library's SHA-256 is \(digest) but the manifest expects \(expected)"
-            ))
-        }
         checkImage(bytes, manifest: manifest, libraryPath: shownPath, problems: &libraryProblems)
         let library = ValidationCache.Library(
             identity: identity, manifestData: manifestData,
