@@ -204,7 +204,7 @@ struct ValidateStaticTests {
         workspace.stage("greeter.json", as: "two")
         let output = try BerthProcess.run(["validate", "--static", "plugins/one", "plugins/two"], in: workspace.root)
         #expect(output.status == 1)
-        #expect(output.standardOutput.contains("plugins/one: ok (com.example.greeter)"))
+        #expect(output.standardOutput.contains("plugins/one: ok (com.example.greeter, unsigned)"))
         #expect(output.standardOutput.contains("plugins/two/plugin.json: id: 'com.example.greeter' is already provided by plugins/one"), "\(output.standardOutput)")
     }
 }
