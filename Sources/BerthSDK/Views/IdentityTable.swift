@@ -5,24 +5,25 @@
 /// A view's identity is found from its parent's id and its position (child index and type,
 /// body and type, branch, or `ForEach` row id), so a steady render pass builds no strings.
 final class IdentityTable {
-    /// Where a view sits below its parent.
-    private struct Position: Hashable {
-        let parent: UInt32
-        /// A child index (>= 0), or one of the markers below.
+    /// A view below its parent: its child index (or a marker below), its type's name id
+    /// (or the branch taken), and its id.
+    private struct Child {
         let slot: Int32
-        /// The view type's name id (`ViewNames`), or the branch taken.
         let name: UInt32
+        let id: UInt32
     }
 
     private static let bodyMarker: Int32 = -1
     private static let branchMarker: Int32 = -2
-    private static let rootMarker: Int32 = -3
     /// Beyond this many identities per view rendered, the table starts over.
     private static let growthLimit = 4
 
     /// Every identity path, by id.
     private(set) var paths: [String] = []
-    private var ids: [Position: UInt32] = [:]
+    /// The known children of each identity, by parent id (a handful each: a scan beats hashing).
+    private var children: [[Child]] = []
+    /// The screen roots, by type name id.
+    private var roots: [UInt32: UInt32] = [:]
     private var rowTables: [UInt32: AnyObject] = [:]
     /// How many identities the host has been sent.
     private(set) var sentCount = 0
@@ -40,7 +41,8 @@ final class IdentityTable {
     func beginPass() {
         if paths.count > Self.growthLimit * max(lastPassUsed, 1_024) {
             paths.removeAll(keepingCapacity: true)
-            ids.removeAll(keepingCapacity: true)
+            children.removeAll(keepingCapacity: true)
+            roots.removeAll()
             rowTables.removeAll()
             claimedPass.removeAll()
             claimedRow.removeAll()
@@ -67,22 +69,25 @@ final class IdentityTable {
 
     /// The identity of the screen's root: `<Screen>`.
     func root(name: UInt32, path: () -> String) -> UInt32 {
-        intern(Position(parent: .max, slot: Self.rootMarker, name: name), path)
+        if let known = roots[name] { return known }
+        let id = append(path())
+        roots[name] = id
+        return id
     }
 
     /// `<parent>.<index>/<Type>`.
     func child(of parent: UInt32, index: Int, name: UInt32, type: () -> String) -> UInt32 {
-        intern(Position(parent: parent, slot: Int32(truncatingIfNeeded: index), name: name)) { "\(paths[Int(parent)]).\(index)/\(type())" }
+        intern(parent, slot: Int32(truncatingIfNeeded: index), name: name) { "\(paths[Int(parent)]).\(index)/\(type())" }
     }
 
     /// `<parent>/<BodyType>`.
     func body(of parent: UInt32, name: UInt32, type: () -> String) -> UInt32 {
-        intern(Position(parent: parent, slot: Self.bodyMarker, name: name)) { "\(paths[Int(parent)])/\(type())" }
+        intern(parent, slot: Self.bodyMarker, name: name) { "\(paths[Int(parent)])/\(type())" }
     }
 
     /// `<if>#true` or `<if>#false`.
     func branch(of parent: UInt32, taken: Bool) -> UInt32 {
-        intern(Position(parent: parent, slot: Self.branchMarker, name: taken ? 1 : 0)) { "\(paths[Int(parent)])#\(taken)" }
+        intern(parent, slot: Self.branchMarker, name: taken ? 1 : 0) { "\(paths[Int(parent)])#\(taken)" }
     }
 
     /// The row table of the `ForEach` at `forEach`, typed by its element ids.
@@ -95,13 +100,12 @@ final class IdentityTable {
 
     /// `<ForEach>.<row id>` (escaped), `~N` for the N-th repeat of an id.
     func row<ID: Hashable>(_ table: RowTable<ID>, of forEach: UInt32, id: ID, occurrence: Int) -> UInt32 {
-        let key = RowTable<ID>.Key(id: id, occurrence: occurrence)
-        if let known = table.ids[key] { return known }
+        if let known = table.lookup(id, occurrence: occurrence) { return known }
         var path = "\(paths[Int(forEach)]).\(RowIDs.escaped("\(id)"))"
         if occurrence > 0 { path += "~\(occurrence)" }
-        let id = append(path)
-        table.ids[key] = id
-        return id
+        let row = append(path)
+        table.store(id, occurrence: occurrence, row)
+        return row
     }
 
     /// The id of a path this table holds (input names its view by path).
@@ -118,25 +122,47 @@ final class IdentityTable {
     /// Acknowledges that the reset went out with a tree.
     func resetSent() { resetPending = false }
 
-    private func intern(_ position: Position, _ path: () -> String) -> UInt32 {
-        if let known = ids[position] { return known }
+    private func intern(_ parent: UInt32, slot: Int32, name: UInt32, _ path: () -> String) -> UInt32 {
+        let index = Int(parent)
+        for child in children[index] where child.slot == slot && child.name == name { return child.id }
         let id = append(path())
-        ids[position] = id
+        children[index].append(Child(slot: slot, name: name, id: id))
         return id
     }
 
     private func append(_ path: String) -> UInt32 {
         paths.append(path)
+        children.append([])
         return UInt32(paths.count - 1)
     }
 }
 
-/// The row identities of one `ForEach`, by element id and repeat.
+/// The row identities of one `ForEach`, by element id and repeat. `Int` and `String` ids
+/// (the common ones) get dictionaries of their own type, which the SDK's unspecialized
+/// generic code would otherwise hash through value witnesses.
 final class RowTable<ID: Hashable> {
-    struct Key: Hashable {
+    private struct Key: Hashable {
         let id: ID
         let occurrence: Int
     }
 
-    var ids: [Key: UInt32] = [:]
+    private var ints: [Int: UInt32] = [:]
+    private var strings: [String: UInt32] = [:]
+    private var others: [Key: UInt32] = [:]
+
+    func lookup(_ id: ID, occurrence: Int) -> UInt32? {
+        if occurrence == 0, ID.self == Int.self { return ints[unsafeBitCast(id, to: Int.self)] }
+        if occurrence == 0, ID.self == String.self { return strings[unsafeBitCast(id, to: String.self)] }
+        return others[Key(id: id, occurrence: occurrence)]
+    }
+
+    func store(_ id: ID, occurrence: Int, _ row: UInt32) {
+        if occurrence == 0, ID.self == Int.self {
+            ints[unsafeBitCast(id, to: Int.self)] = row
+        } else if occurrence == 0, ID.self == String.self {
+            strings[unsafeBitCast(id, to: String.self)] = row
+        } else {
+            others[Key(id: id, occurrence: occurrence)] = row
+        }
+    }
 }

@@ -34,7 +34,7 @@ public final class Renderer {
 
     /// Renders a screen: the root node is its body, at `<ScreenType>/<BodyType>`.
     func renderScreen<S: Screen>(_ screen: S) {
-        let type = ViewNames.entry(of: S.self)
+        let type = ViewTypes.info(of: S.self)
         let root = identities.root(name: type.id) { type.name }
         RenderScope.building(for: self.screen) {
             screen.body._render(self, identity: bodyIdentity(of: root, S.Body.self))
@@ -43,13 +43,13 @@ public final class Renderer {
 
     /// A composite view: its `@State` is bound to its own identity, then its body runs.
     func renderComposite<V: View>(_ view: V, identity: UInt32) {
-        StateFields.bind(view, identity: identity, renderer: self)
+        StateFields.bind(view, fields: ViewTypes.info(of: V.self).stateFields, identity: identity, renderer: self)
         view.body._render(self, identity: bodyIdentity(of: identity, V.Body.self))
     }
 
     /// One child of a container, at `<container>.<index>/<Type>`.
     func renderChild<V: View>(_ view: V, container: UInt32, index: Int) {
-        let type = ViewNames.entry(of: V.self)
+        let type = ViewTypes.info(of: V.self)
         identitiesUsed += 1
         view._render(self, identity: identities.child(of: container, index: index, name: type.id) { type.name })
     }
@@ -72,7 +72,7 @@ public final class Renderer {
     }
 
     private func bodyIdentity<Body: View>(of parent: UInt32, _ type: Body.Type) -> UInt32 {
-        let type = ViewNames.entry(of: Body.self)
+        let type = ViewTypes.info(of: Body.self)
         identitiesUsed += 1
         return identities.body(of: parent, name: type.id) { type.name }
     }
@@ -123,7 +123,9 @@ public final class Renderer {
         let table = identities.rows(of: forEach, ID.self)
         var repeats: [ID: [Int]] = [:]
         var repeatOrder: [ID] = []
-        for (position, element) in data.enumerated() {
+        var position = -1
+        for element in data {
+            position += 1
             let rowID = element[keyPath: id]
             var row = identities.row(table, of: forEach, id: rowID, occurrence: 0)
             if let first = identities.claim(row, row: position) {
@@ -185,23 +187,41 @@ enum ViewInput {
     case step(Binding<Int>, step: Int)
 }
 
-/// Short, stable view names for identities: the type name without generic arguments, and
-/// a number per type for interning.
-enum ViewNames {
-    // Render passes run on the host's main thread only (berth.h), one at a time.
-    nonisolated(unsafe) private static var cache: [ObjectIdentifier: (id: UInt32, name: String)] = [:]
-    nonisolated(unsafe) private static var nameIDs: [String: UInt32] = [:]
+/// What the renderer needs of each view type, found once: a short, stable name for
+/// identities (the type name without generic arguments), a number per name for interning,
+/// and the type's `@State` fields.
+enum ViewTypes {
+    struct Info {
+        let id: UInt32
+        let name: String
+        let stateFields: [StateFields.Field]
+    }
 
-    static func entry<V>(of type: V.Type) -> (id: UInt32, name: String) {
-        let key = ObjectIdentifier(type)
-        if let entry = cache[key] { return entry }
+    // Render passes run on the host's main thread only (berth.h), one at a time.
+    nonisolated(unsafe) private static var cache: [ObjectIdentifier: Info] = [:]
+    nonisolated(unsafe) private static var nameIDs: [String: UInt32] = [:]
+    /// A direct-mapped front for `cache`, by metadata address: a render looks up a type
+    /// several times per view, and a hit here costs no hashing.
+    nonisolated(unsafe) private static var recent = [(type: UnsafeRawPointer?, info: Info?)](repeating: (nil, nil), count: 256)
+
+    static func info<V>(of type: V.Type) -> Info {
+        let address = unsafeBitCast(type, to: UnsafeRawPointer.self)
+        let slot = Int(UInt(bitPattern: address) >> 4) & 255
+        if recent[slot].type == address, let info = recent[slot].info { return info }
+        let info = cache[ObjectIdentifier(type)] ?? make(type)
+        recent[slot] = (address, info)
+        return info
+    }
+
+    private static func make(_ type: Any.Type) -> Info {
         var name = String(describing: type)
         if let generic = name.firstIndex(of: "<") { name = String(name[..<generic]) }
         if name == "ConditionalView" || name == "Optional" { name = "if" }
         // Types with one name (VStack<A> and VStack<B>) share an id: identities name types by name.
         let id = nameIDs[name] ?? UInt32(nameIDs.count)
         nameIDs[name] = id
-        cache[key] = (id, name)
-        return (id, name)
+        let info = Info(id: id, name: name, stateFields: StateFields.fields(of: type))
+        cache[ObjectIdentifier(type)] = info
+        return info
     }
 }

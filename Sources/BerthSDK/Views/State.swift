@@ -28,10 +28,12 @@ public struct State<Value: StateCodable> {
 }
 
 extension State: StateProperty {
-    static func _bind(at address: UnsafeRawPointer, identity: UInt32, index: UInt32, renderer: Renderer) {
+    static func _bind(at address: UnsafeRawPointer, identity: UInt32, index: UInt32, fingerprint: UInt64, renderer: Renderer) {
         let slot = StateSlot(screen: renderer.screen, identity: renderer.path(identity), index: index)
-        address.load(as: State<Value>.self).box.bind(slot, stored: renderer.storedState(slot, identity: identity, fingerprint: Value.stateFingerprint))
+        address.load(as: State<Value>.self).box.bind(slot, stored: renderer.storedState(slot, identity: identity, fingerprint: fingerprint))
     }
+
+    static var _fingerprint: UInt64 { Value.stateFingerprint }
 }
 
 /// A read-write reference to a value owned elsewhere (a `@State`).

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 
 /// A value `@State` and `@Persisted` can keep in the host: bytes plus a type fingerprint.
 /// A slot whose stored fingerprint differs (the type changed) starts from its default.
@@ -13,7 +14,7 @@ public protocol StateCodable {
 }
 
 extension StateCodable {
-    public static var stateFingerprint: UInt64 { Fingerprint.of(String(reflecting: Self.self)) }
+    public static var stateFingerprint: UInt64 { Fingerprint.of(type: Self.self) }
 }
 
 extension StateCodable where Self: Codable {
@@ -65,6 +66,18 @@ extension String: StateCodable {
 
 /// FNV-1a, 64 bit: stable across processes and builds (Swift's `hashValue` is seeded).
 enum Fingerprint {
+    /// Each type's fingerprint, computed once: naming a type (`String(reflecting:)`) walks
+    /// its metadata and costs far more than a render pass can spend per `@State`.
+    private static let byType = Mutex<[ObjectIdentifier: UInt64]>([:])
+
+    static func of<T>(type: T.Type) -> UInt64 {
+        let key = ObjectIdentifier(type)
+        if let known = byType.withLock({ $0[key] }) { return known }
+        let fingerprint = of(String(reflecting: type))
+        byType.withLock { $0[key] = fingerprint }
+        return fingerprint
+    }
+
     static func of(_ text: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {

@@ -9,37 +9,37 @@
 /// The stored fields of each view type are read once from the type's reflection metadata
 /// (offset and type of each field) and cached, so a render pass never reflects a value.
 enum StateFields {
-    /// One `@State` field of a view type: where it lies in the value, and how to bind it.
-    private struct Field {
+    /// One `@State` field of a view type: where it lies in the value, how to bind it, and
+    /// its value type's fingerprint.
+    struct Field {
         let offset: Int
         let property: any StateProperty.Type
+        let fingerprint: UInt64
     }
 
-    // Render passes run on the host's main thread only (berth.h), one at a time.
-    nonisolated(unsafe) private static var cache: [ObjectIdentifier: [Field]] = [:]
-
-    /// Binds every `@State` of `view` to `identity`, reading the stored values.
-    static func bind<V: View>(_ view: V, identity: UInt32, renderer: Renderer) {
-        let fields = fields(of: V.self)
+    /// Binds every `@State` of `view` (its `fields`) to `identity`, reading the stored values.
+    static func bind<V: View>(_ view: V, fields: [Field], identity: UInt32, renderer: Renderer) {
         guard !fields.isEmpty else { return }
         withUnsafeBytes(of: view) { raw in
             guard let base = raw.baseAddress else { return }
-            for (index, field) in fields.enumerated() {
-                field.property._bind(at: base + field.offset, identity: identity, index: UInt32(index), renderer: renderer)
+            var index: UInt32 = 0
+            for field in fields {
+                field.property._bind(at: base + field.offset, identity: identity, index: index, fingerprint: field.fingerprint, renderer: renderer)
+                index += 1
             }
         }
     }
 
-    private static func fields<V>(of type: V.Type) -> [Field] {
-        let key = ObjectIdentifier(type)
-        if let known = cache[key] { return known }
+    /// The `@State` fields of a view type, read from its metadata (once per type, by `ViewTypes`).
+    static func fields(of type: Any.Type) -> [Field] {
         var found: [Field] = []
         // Structs only: a class or enum view keeps its @State local (nothing to bind).
         _ = _forEachField(of: type, options: []) { _, offset, fieldType, _ in
-            if let property = fieldType as? any StateProperty.Type { found.append(Field(offset: offset, property: property)) }
+            if let property = fieldType as? any StateProperty.Type {
+                found.append(Field(offset: offset, property: property, fingerprint: property._fingerprint))
+            }
             return true
         }
-        cache[key] = found
         return found
     }
 }
@@ -47,5 +47,7 @@ enum StateFields {
 /// A property wrapper the renderer binds to a slot in the host (`@State`).
 protocol StateProperty {
     /// Binds the wrapper stored at `address` to property `index` of the view at `identity`.
-    static func _bind(at address: UnsafeRawPointer, identity: UInt32, index: UInt32, renderer: Renderer)
+    static func _bind(at address: UnsafeRawPointer, identity: UInt32, index: UInt32, fingerprint: UInt64, renderer: Renderer)
+    /// The value type's `stateFingerprint`.
+    static var _fingerprint: UInt64 { get }
 }
