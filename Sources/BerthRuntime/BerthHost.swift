@@ -64,6 +64,8 @@ public final class BerthHost {
     /// generation in place (validation before it and ending the old one after it excluded).
     public private(set) var lastReloadDuration: Duration?
     private var warnedNoCanary = false
+    /// Set once the host warned that workers run without Landlock.
+    var warnedNoSandbox = false
     /// The plugins folders' watcher, while watching.
     private var watcher: PluginWatcher?
 
@@ -273,6 +275,7 @@ public final class BerthHost {
             switch mode {
             case .inProcess:
                 try trialLoad(record.source, generation: number)
+                warnUnenforceableGrants(of: record.source.manifest)
                 connection = try InProcessPlugin(
                     plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
                     logger: configuration.logger, host: self, onRetire: { bytes in
@@ -284,7 +287,9 @@ public final class BerthHost {
                 let isolated = try IsolatedPlugin(
                     plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
                     workerExecutable: configuration.isolation.resolvedWorkerExecutable,
-                    unresponsive: configuration.isolation.unresponsiveAfter, logger: configuration.logger)
+                    unresponsive: configuration.isolation.unresponsiveAfter, sandbox: try sandboxPolicy(for: record.source),
+                    logger: configuration.logger)
+                warnIfUnconfined(isolated.sandbox)
                 isolated.onFailure = { [weak self] failure in self?.workerFailed(failure, generation: number) }
                 connection = isolated
             }

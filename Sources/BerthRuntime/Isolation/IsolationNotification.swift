@@ -9,6 +9,9 @@ public enum IsolationNotification: Sendable, Equatable {
     /// `task_post`: deliver `action` to the task's screen as if sent by the user (the host
     /// drops it when the screen is no longer active, or when `task` has finished since).
     case taskPost(screen: UInt64, task: UInt64, action: String, payload: [UInt8])
+    /// The worker refused one of the plugin's calls it serves itself (`task_start`) for
+    /// want of `capability`; the host checks its own grant and reports it.
+    case denied(screen: UInt64, capability: String, call: String)
 
     var op: UInt16 {
         switch self {
@@ -16,6 +19,7 @@ public enum IsolationNotification: Sendable, Equatable {
         case .taskStarted: 201
         case .taskFinished: 202
         case .taskPost: 203
+        case .denied: 204
         }
     }
 
@@ -29,6 +33,8 @@ public enum IsolationNotification: Sendable, Equatable {
             writer.u64(screen); writer.string(key); writer.u64(task); writer.bool(cancelled)
         case .taskPost(let screen, let task, let action, let payload):
             writer.u64(screen); writer.u64(task); writer.string(action); writer.data(payload)
+        case .denied(let screen, let capability, let call):
+            writer.u64(screen); writer.string(capability); writer.string(call)
         }
     }
 
@@ -41,6 +47,7 @@ public enum IsolationNotification: Sendable, Equatable {
         case 202:
             notification = .taskFinished(screen: try reader.u64(), key: try reader.string(), task: try reader.u64(), cancelled: try reader.bool())
         case 203: notification = .taskPost(screen: try reader.u64(), task: try reader.u64(), action: try reader.string(), payload: try reader.data())
+        case 204: notification = .denied(screen: try reader.u64(), capability: try reader.string(), call: try reader.string())
         default: return nil
         }
         try reader.finish()

@@ -40,9 +40,14 @@ public final class RuntimeDirectory: Sendable {
         self.path = path
     }
 
+    /// The folder of plugin `id`'s shadow copies.
+    func folder(of id: String) -> String {
+        (path as NSString).appendingPathComponent(id)
+    }
+
     /// Copies `library` to a fresh shadow path for generation `generation` of plugin `id`.
     func shadowCopy(of library: String, id: String, generation: Int) throws(LoaderError) -> String {
-        let folder = (path as NSString).appendingPathComponent(id)
+        let folder = folder(of: id)
         let target = (folder as NSString).appendingPathComponent("gen-\(generation)-\((library as NSString).lastPathComponent)")
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -58,7 +58,7 @@ final class InProcessPlugin: PluginConnection {
         guard let entryAddress = image.symbol(manifest.entry) else {
             throw abandon(image, LoaderError(.symbolMissing, plugin: id, path: shadow, symbol: manifest.entry))
         }
-        let context = PluginContext(pluginID: id, generation: number, logger: logger, host: host)
+        let context = PluginContext(pluginID: id, generation: number, logger: logger, host: host, grant: CapabilityGrant(manifest: manifest))
         let handle = context.retainedHandle()
         let entry = unsafeBitCast(entryAddress, to: berth_entry_v1.self)
         let table: PluginTable

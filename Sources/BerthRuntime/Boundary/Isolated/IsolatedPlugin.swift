@@ -17,6 +17,8 @@ final class IsolatedPlugin: PluginConnection {
     let imagePath: String
     /// The worker's process id.
     let workerPID: Int32
+    /// Whether the worker confined itself before it opened the library.
+    let sandbox: SandboxStatus
     private let worker: WorkerProcess
     private let runtimeDirectory: RuntimeDirectory
     private let router: IsolatedCallRouter
@@ -28,7 +30,7 @@ final class IsolatedPlugin: PluginConnection {
 
     /// Spawns a worker, hands it the shadow copy and waits for its handshake.
     init(plugin: ValidatedPlugin, generation number: Int, runtimeDirectory: RuntimeDirectory, workerExecutable: String,
-         unresponsive: Duration, logger: Logger) throws(LoaderError) {
+         unresponsive: Duration, sandbox policy: SandboxPolicy? = nil, logger: Logger) throws(LoaderError) {
         let manifest = plugin.manifest
         let id = manifest.id
         pluginID = id
@@ -53,7 +55,7 @@ final class IsolatedPlugin: PluginConnection {
         spawned.channel.replyTimeout = unresponsive
         let reply: IsolationReply
         do {
-            reply = try spawned.channel.call(.hello(WorkerHello(manifest: manifest, libraryPath: shadow)))
+            reply = try spawned.channel.call(.hello(WorkerHello(manifest: manifest, libraryPath: shadow, sandbox: policy)))
         } catch {
             let failure = WorkerFailure(plugin: id, worker: spawned, channelError: error)
             runtimeDirectory.discard(shadowCopy: shadow)
@@ -63,6 +65,7 @@ final class IsolatedPlugin: PluginConnection {
         case .hello(let answer):
             handshake = PluginHandshake(abi: answer.abi, tableSize: Int(answer.tableSize),
                                         functions: answer.functions, tableAddress: UInt(answer.workerProcessID))
+            sandbox = answer.sandbox
         case .helloFailed(let error):
             Self.stop(spawned)
             runtimeDirectory.discard(shadowCopy: shadow)
