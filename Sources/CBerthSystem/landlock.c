@@ -98,7 +98,7 @@ int berth_landlock_create(int abi, int confine_network) {
     return fd < 0 ? -errno : (int)fd;
 }
 
-int berth_landlock_allow(int ruleset, int abi, const char *path, int writable) {
+int berth_landlock_allow(int ruleset, int abi, const char *path, int kind) {
     int fd = open(path, O_PATH | O_CLOEXEC);
     if (fd < 0) return errno;
     struct stat info;
@@ -107,7 +107,8 @@ int berth_landlock_allow(int ruleset, int abi, const char *path, int writable) {
         close(fd);
         return failure;
     }
-    uint64_t access = writable ? handled_fs(abi) : (FS_EXECUTE | FS_READ_FILE | FS_READ_DIR);
+    /* Never FS_EXECUTE: a worker runs no program, and mapping a library needs no execute right. */
+    uint64_t access = kind == BERTH_SANDBOX_READ_WRITE ? handled_fs(abi) & ~FS_EXECUTE : FS_READ_FILE | FS_READ_DIR;
     if (!S_ISDIR(info.st_mode)) access &= FS_FILE_ACCESS;
     struct berth_landlock_path_beneath_attr rule = {.allowed_access = access & handled_fs(abi), .parent_fd = fd};
     long status = syscall(__NR_landlock_add_rule, ruleset, BERTH_LANDLOCK_RULE_PATH_BENEATH, &rule, 0);

@@ -1,4 +1,4 @@
-import BerthRuntime
+@testable import BerthRuntime
 import Foundation
 import Testing
 
@@ -59,5 +59,21 @@ struct CapabilityManifestTests {
         let (bad, errors) = decode { $0["files"] = ["write": ["relative/path", "/a/../b"]]; $0["capabilities"] = ["files.write"] }
         #expect(bad == nil)
         #expect(errors.map(\.field) == ["files.write[0]", "files.write[1]"])
+    }
+
+    @Test("a granted ~/ path is below the host user's home; the worker's policy holds only granted lists")
+    func homeRelativeGrant() throws {
+        #expect(FileGrants.resolve("~/notes", home: "/home/ana") == "/home/ana/notes")
+        #expect(FileGrants.resolve("~", home: "/home/ana") == "/home/ana")
+        #expect(FileGrants.resolve("/srv/x", home: "/home/ana") == "/srv/x")
+        let manifest = try #require(decode {
+            $0["capabilities"] = ["files.read", "network"]
+            $0["files"] = ["read": ["~/notes"], "write": ["/srv/out"]]
+        }.0)
+        let plugin = ValidatedPlugin(folder: "/p", manifestPath: "/p/plugin.json", manifest: manifest, libraryPath: "/p/lib.so",
+                                     librarySize: 0, librarySHA256: "", manifestSHA256: "", warnings: [])
+        let policy = SandboxPolicy(plugin: plugin, shadowFolder: "/run/x", dataFolder: "/state/plugin-data/x", home: "/home/ana")
+        #expect(policy == SandboxPolicy(readPaths: ["/p", "/run/x", "/home/ana/notes"], writePaths: ["/state/plugin-data/x"],
+                                        dataFolder: "/state/plugin-data/x", network: true))
     }
 }

@@ -72,6 +72,13 @@ struct SandboxTests {
         #expect(try errno(generation, "probe_write", .string((home as NSString).appendingPathComponent("y"))) == EACCES)
     }
 
+    @Test("a sandboxed worker cannot run a program or signal the host, whatever it declares")
+    func noExecNoSignals() throws {
+        let (_, generation) = try probe(["files.read", "files.write", "network"], files: ["read": ["/usr/bin"]])
+        #expect(try errno(generation, "probe_exec", .string("/usr/bin/true")) == EACCES)
+        #expect(try errno(generation, "probe_signal", .int32(getpid())) == EPERM)
+    }
+
     @Test("a manifest without capabilities gets no file or network grant beyond the sandbox's defaults")
     func undeclared() throws {
         let listener = try LoopbackListener()

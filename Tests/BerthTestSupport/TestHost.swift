@@ -75,6 +75,8 @@ extension PluginWorkspace {
                 ["symbol": "probe_write_data", "params": ["string"], "returns": "int32"],
                 ["symbol": "probe_connect", "params": ["int32"], "returns": "int32"],
                 ["symbol": "probe_last_status", "params": [String](), "returns": "int32"],
+                ["symbol": "probe_exec", "params": ["string"], "returns": "int32"],
+                ["symbol": "probe_signal", "params": ["int32"], "returns": "int32"],
             ],
         ]
         edit(&manifest)

@@ -3,8 +3,8 @@ private import CBerthSystem
 
 /// The worker confining itself (Docs/security.md): no_new_privs, then a Landlock ruleset
 /// that allows reading the system's library folders, the Swift runtime, the worker
-/// executable and the policy's read paths, writing only the policy's write paths, and TCP
-/// only with `network`. Runs before the plugin's library is opened, because its
+/// executable and the policy's read paths, writing only the policy's write paths, executing
+/// nothing (mapping a library needs no execute right), and TCP only with `network`. Runs before the plugin's library is opened, because its
 /// constructors run inside `dlopen`; the libraries the worker itself links are mapped already.
 enum WorkerSandbox {
     /// Where a failed confinement stops the load.
@@ -31,9 +31,10 @@ enum WorkerSandbox {
         }
         let ruleset = berth_landlock_create(abi, policy.network ? 0 : 1)
         guard ruleset >= 0 else { throw Failure(message: "landlock_create_ruleset failed: \(errnoText(-ruleset))") }
-        let reads = systemReadPaths + runtimeReadPaths() + policy.readPaths
-        for (path, writable) in reads.map({ ($0, false) }) + policy.writePaths.map({ ($0, true) }) {
-            let status = berth_landlock_allow(ruleset, abi, path, writable ? 1 : 0)
+        let rules = (systemReadPaths + runtimeReadPaths() + policy.readPaths).map { ($0, Int32(BERTH_SANDBOX_READ)) }
+            + policy.writePaths.map { ($0, Int32(BERTH_SANDBOX_READ_WRITE)) }
+        for (path, kind) in rules {
+            let status = berth_landlock_allow(ruleset, abi, path, kind)
             // A path that does not exist is simply not granted.
             guard status == 0 || status == ENOENT else {
                 close(ruleset)

@@ -31,8 +31,14 @@ int berth_landlock_abi(void);
  */
 int berth_landlock_create(int abi, int confine_network);
 
-/** Allow reading (and executing) beneath `path`, or with `writable` every file access. 0 or errno. */
-int berth_landlock_allow(int ruleset, int abi, const char *path, int writable);
+/** What a sandbox rule allows beneath its path (never execute: a worker runs no program). */
+enum {
+    BERTH_SANDBOX_READ = 0,      /* read files and list folders */
+    BERTH_SANDBOX_READ_WRITE = 1 /* every file access but execute */
+};
+
+/** Allow `kind` (BERTH_SANDBOX_*) beneath `path`. 0 or errno. */
+int berth_landlock_allow(int ruleset, int abi, const char *path, int kind);
 
 /** prctl(PR_SET_NO_NEW_PRIVS): no exec can gain privileges again. 0 or errno. */
 int berth_set_no_new_privs(void);

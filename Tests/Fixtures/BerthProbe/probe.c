@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "berth_probe.h"
@@ -129,6 +131,25 @@ int32_t probe_write_data(const char *name) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", folder, name);
     return probe_write(path);
+}
+
+/* Runs `path` with no arguments: its exit status, or the errno execve failed with. */
+int32_t probe_exec(const char *path) {
+    pid_t child = fork();
+    if (child < 0) return errno;
+    if (child == 0) {
+        char *const arguments[] = {(char *)path, NULL};
+        execv(path, arguments);
+        _exit(errno);
+    }
+    int status = 0;
+    if (waitpid(child, &status, 0) < 0) return errno;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Whether this process may signal `pid` (signal 0 only checks). */
+int32_t probe_signal(int32_t pid) {
+    return kill((pid_t)pid, 0) == 0 ? 0 : errno;
 }
 
 int32_t probe_connect(int32_t port) {
