@@ -66,6 +66,9 @@ struct CapabilityTests {
     func undeclaredKeepsHostServices() throws {
         workspace.stageProbe()
         let host = try host()
+        // The probe is a C image: its task must be awaited (by closing its screen) before
+        // the image is unmapped.
+        defer { host.shutdown() }
         let screen = try host.push("probe")
         for action in ["push-own", "persist", "task"] {
             #expect(failure(host, screen, action) == nil, "\(action)")
