@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "BerthFixtures", type: .dynamic, targets: ["BerthFixtures"]),
         // Test fixture: a C plugin that crashes or hangs on purpose (isolation tests).
         .library(name: "BerthCrasher", type: .dynamic, targets: ["BerthCrasher"]),
+        // Test fixture: a C plugin that tries host services, files and sockets (capabilities, sandbox).
+        .library(name: "BerthProbe", type: .dynamic, targets: ["BerthProbe"]),
         // Test and benchmark fixture: a screen of many stateful views.
         .library(name: "BerthStress", type: .dynamic, targets: ["BerthStress"]),
     ],
@@ -70,6 +72,7 @@ let package = Package(
         .target(name: "BerthFixtures", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthFixtures"),
         .target(name: "BerthStress", dependencies: ["BerthSDK"], path: "Tests/Fixtures/BerthStress"),
         .target(name: "BerthCrasher", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthCrasher"),
+        .target(name: "BerthProbe", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthProbe"),
 
         // Tests find the built plugin libraries beside the test bundle; none links a plugin.
         .target(

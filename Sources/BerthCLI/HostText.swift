@@ -39,6 +39,7 @@ enum HostText {
     static func eventLine(_ event: HostEvent) -> String {
         switch event.kind {
         case .retiredLimitExceeded: "\(event): run `berth restart` to start a fresh process (persisted state and open screens are kept)"
+        case .denied: "\(event) (if you trust the plugin, add the capability to its plugin.json \"capabilities\")"
         default: event.description
         }
     }

@@ -45,7 +45,8 @@ struct PluginTemplate {
           "library": "\(library)",
           "entry": "\(entry)",
           "runtime": "\(language.rawValue)",
-          "routes": ["\(route)"]
+          "routes": ["\(route)"],
+          "capabilities": []
         }
 
         """
@@ -195,6 +196,10 @@ struct PluginTemplate {
         \(berthBinary) pack . --out ../plugins        # 2. check it as the host would, pin its sha256, make a drop-in folder
         \(berthBinary) run --plugins ../plugins       # 3. run a host, then type: load \(id), open \(route)
         ```
+
+        `plugin.json` declares no capabilities, because this code only logs and keeps view state.
+        When it starts to navigate, persist values or run tasks, add `navigate`, `state.persist`
+        or `tasks` to `"capabilities"` (the host refuses the call otherwise): \(berthRoot)/Docs/security.md.
 
         The tutorial is in the Berth checkout: \(berthRoot)/Docs/first-plugin.md.
 

@@ -71,6 +71,8 @@ public final class BerthHost {
     private var warnedNoCanary = false
     /// What the last trial load took (a reload's `canary` phase).
     private var lastCanaryDuration: Duration = .zero
+    /// Set once the host warned that workers run without Landlock.
+    var warnedNoSandbox = false
     /// The plugins folders' watcher, while watching.
     private var watcher: PluginWatcher?
 
@@ -292,6 +294,7 @@ public final class BerthHost {
             switch mode {
             case .inProcess:
                 try trialLoad(record.source, generation: number)
+                warnUnenforceableGrants(of: record.source.manifest)
                 connection = try InProcessPlugin(
                     plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
                     logger: configuration.logger, host: self, onRetire: { bytes in
@@ -304,7 +307,8 @@ public final class BerthHost {
                     plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
                     workerExecutable: configuration.isolation.resolvedWorkerExecutable,
                     unresponsive: configuration.isolation.unresponsiveAfter, keepWorkerReady: configuration.isolation.keepWorkerReady,
-                    logger: configuration.logger)
+                    sandbox: try sandboxPolicy(for: record.source), logger: configuration.logger)
+                warnIfUnconfined(isolated.sandbox)
                 isolated.onFailure = { [weak self] failure in self?.workerFailed(failure, generation: number) }
                 connection = isolated
             }

@@ -7,6 +7,8 @@ public struct HostEvent: Sendable, CustomStringConvertible {
         case retiredLimitExceeded
         /// A plugin's worker process died or stopped answering.
         case crashed
+        /// A plugin's call was refused: its manifest lacks the capability (subject: the plugin).
+        case denied
     }
 
     public var sequence: Int

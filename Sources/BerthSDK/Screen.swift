@@ -61,6 +61,9 @@ public enum ScreenEvent: Sendable, Equatable {
 public struct BerthError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: Int32, Sendable {
         case invalidArgument = 1, notFound, unsupported, state, failed, cancelled, decode
+        /// The host refused a call the plugin's manifest has no capability for; the message
+        /// names the capability to declare in `plugin.json`'s `"capabilities"`.
+        case denied
     }
 
     public var code: Code

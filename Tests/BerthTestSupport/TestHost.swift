@@ -59,3 +59,32 @@ extension PluginWorkspace {
         return folder
     }
 }
+
+extension PluginWorkspace {
+    /// Stages the probe fixture (Tests/Fixtures/BerthProbe) as `org.berth.probe` (or, with
+    /// `other`, as `org.berth.probe-other`), after `edit` changes its manifest.
+    @discardableResult
+    public func stageProbe(other: Bool = false, edit: (inout [String: Any]) -> Void = { _ in }) -> String {
+        let id = other ? "org.berth.probe-other" : "org.berth.probe"
+        let folder = (plugins as NSString).appendingPathComponent(id)
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try? FileManager.default.copyItem(atPath: BuildProducts.library("libBerthProbe.so"), toPath: (folder as NSString).appendingPathComponent("libBerthProbe.so"))
+        var manifest: [String: Any] = [
+            "id": id, "name": "Probe", "version": "1.0.0", "abi": "1.0", "library": "libBerthProbe.so",
+            "entry": other ? "berth_probe_other_entry_v1" : "berth_probe_entry_v1", "runtime": "c",
+            "routes": ["probe", "other"], "persist": ["note"],
+            "exports": [
+                ["symbol": "probe_read", "params": ["string"], "returns": "int32"],
+                ["symbol": "probe_write", "params": ["string"], "returns": "int32"],
+                ["symbol": "probe_write_data", "params": ["string"], "returns": "int32"],
+                ["symbol": "probe_connect", "params": ["int32"], "returns": "int32"],
+                ["symbol": "probe_last_status", "params": [String](), "returns": "int32"],
+                ["symbol": "probe_exec", "params": ["string"], "returns": "int32"],
+                ["symbol": "probe_signal", "params": ["int32"], "returns": "int32"],
+            ],
+        ]
+        edit(&manifest)
+        write(manifest: manifest, in: folder)
+        return folder
+    }
+}

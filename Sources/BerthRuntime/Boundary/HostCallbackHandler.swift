@@ -21,10 +21,41 @@ package struct HostCallbackHandler: HostCallbacks {
         HostRefusal(.notFound, "\(verb): the screen handle is not an open screen")
     }
 
+    // MARK: Capabilities
+
+    /// Every plugin → host call passes here first: a call outside the plugin's capabilities
+    /// is refused with BERTH_ERR_DENIED and reported as a `denied` event.
+    package func permit(_ grant: CapabilityGrant, host: BerthHost?, _ capability: Capability, call: String) -> Result<Void, HostRefusal> {
+        guard let denial = grant.check(capability, call: call) else { return .success(()) }
+        host?.report(denial)
+        return .failure(denial.refusal)
+    }
+
+    package func permit(_ handle: ScreenHandle, _ capability: Capability, call: String) -> Result<Void, HostRefusal> {
+        permit(handle.grant, host: handle.host, capability, call: call)
+    }
+
+    /// `navigate` for the plugin's own routes (bare, or `ITS-ID/route`), `navigate.any` for others'.
+    private func capability(for request: NavigationRequest, from module: ModuleInstance) -> Capability {
+        switch request {
+        case .push(let target), .present(let target):
+            let manifest = module.generation.manifest
+            var route = Substring(target)
+            if let slash = target.lastIndex(of: "/") {
+                guard target[..<slash] == manifest.id else { return .navigateAny }
+                route = target[target.index(after: slash)...]
+            }
+            return manifest.routes.contains(String(route)) ? .navigate : .navigateAny
+        case .pop, .dismiss, .popToRoot:
+            return .navigate
+        }
+    }
+
     // MARK: Navigation and delegate actions
 
     package func navigate(_ handle: ScreenHandle, _ request: NavigationRequest, argument: [UInt8]) -> Result<Int?, HostRefusal> {
         guard let (module, router, host) = screen(handle) else { return .failure(notOpen("navigate")) }
+        if case .failure(let refusal) = permit(handle, capability(for: request, from: module), call: "navigate") { return .failure(refusal) }
         guard module.isActive else {
             return .failure(HostRefusal(.state, "navigate: screen \(router.id) is \(module.state); only active screens navigate"))
         }
@@ -69,6 +100,7 @@ package struct HostCallbackHandler: HostCallbacks {
 
     package func observeDelegate(_ handle: ScreenHandle, child: Int) -> Result<Void, HostRefusal> {
         guard let (module, router, host) = screen(handle) else { return .failure(notOpen("observe_delegate")) }
+        if case .failure(let refusal) = permit(handle, .delegate, call: "observe_delegate") { return .failure(refusal) }
         guard module.isActive else { return .failure(HostRefusal(.state, "observe_delegate: screen \(router.id) is \(module.state)")) }
         // The child may still be queued (a push requested in this same call).
         host.navigator.enqueue { [weak host, weak router] in
@@ -84,6 +116,7 @@ package struct HostCallbackHandler: HostCallbacks {
 
     package func sendDelegate(_ handle: ScreenHandle, action: String, payload: [UInt8]) -> Result<Void, HostRefusal> {
         guard let (module, router, host) = screen(handle) else { return .failure(notOpen("send_delegate")) }
+        if case .failure(let refusal) = permit(handle, .delegate, call: "send_delegate") { return .failure(refusal) }
         guard module.isActive else { return .failure(HostRefusal(.state, "send_delegate: screen \(router.id) is \(module.state)")) }
         host.navigator.enqueue { [weak host, weak router] in
             guard let host, let router, !router.isReleased else { return }
@@ -96,18 +129,20 @@ package struct HostCallbackHandler: HostCallbacks {
 
     package func contextObserve(_ handle: ScreenHandle, type: String) -> Result<Void, HostRefusal> {
         guard let (router, host) = router(handle) else { return .failure(notOpen("context_observe")) }
+        if case .failure(let refusal) = permit(handle, .context, call: "context_observe") { return .failure(refusal) }
         guard !type.isEmpty else { return .failure(HostRefusal(.invalidArgument, "context_observe: the context type is empty")) }
         host.routeContext.addScreenObserver(type, on: router)
         return .success(())
     }
 
     package func contextUnobserve(_ handle: ScreenHandle, type: String) {
-        guard let (router, host) = router(handle) else { return }
+        guard let (router, host) = router(handle), handle.grant.capabilities.contains(.context) else { return }
         host.routeContext.removeScreenObserver(type, on: router)
     }
 
     package func contextSend(_ handle: ScreenHandle, type: String, payload: [UInt8], terminate: Bool) -> Result<Void, HostRefusal> {
         guard let (module, router, host) = screen(handle) else { return .failure(notOpen("context_send")) }
+        if case .failure(let refusal) = permit(handle, .context, call: "context_send") { return .failure(refusal) }
         guard !type.isEmpty else { return .failure(HostRefusal(.invalidArgument, "context_send: the context type is empty")) }
         guard module.isActive else {
             host.emit(.failed, "screen \(router.id)", "context \(type) not sent: the sending screen is \(module.state)")
@@ -126,6 +161,8 @@ package struct HostCallbackHandler: HostCallbacks {
 
     package func contextCanTerminate(_ handle: ScreenHandle, type: String) -> Bool {
         guard let (_, router, host) = screen(handle) else { return false }
+        // A boolean answer: without the capability it is "no" (and the refusal is reported).
+        guard case .success = permit(handle, .context, call: "context_can_terminate") else { return false }
         return host.canTerminate(type, from: router)
     }
 
@@ -167,6 +204,7 @@ package struct HostCallbackHandler: HostCallbacks {
     /// manifest's `persist` list declares, persistence on.
     private func persistTarget(_ handle: ScreenHandle, _ key: String, verb: String) -> Result<(PersistentStore, String), HostRefusal> {
         guard let (router, host) = router(handle) else { return .failure(notOpen(verb)) }
+        if case .failure(let refusal) = permit(handle, .statePersist, call: verb) { return .failure(refusal) }
         let plugin = router.pluginID
         guard host.plugins[plugin]?.source.manifest.persist.contains(key) == true else {
             return .failure(HostRefusal(.invalidArgument, "\(verb): key '\(key)' is not in \(plugin)'s manifest persist list"))
@@ -186,6 +224,8 @@ package struct HostCallbackHandler: HostCallbacks {
 
     package func taskPost(_ handle: ScreenHandle, action: String, payload: [UInt8]) {
         guard let module = handle.module, module.isActive, let host = module.host else { return }
+        // A worker's tasks run in its own process: the host refuses what they post.
+        guard case .success = permit(handle, .tasks, call: "task_post") else { return }
         do throws(ScreenError) {
             try host.topLevel { () throws(ScreenError) in try module.handle(action: action, payload: payload) }
         } catch {

@@ -14,6 +14,9 @@ public enum IsolationNotification: Sendable, Equatable {
     /// fewer per `@State` change in an action. The worker checks the handle itself; the host
     /// drops a write for a screen that closed meanwhile.
     case stateWrite(screen: UInt64, slot: IsolationStateSlot)
+    /// The worker refused one of the plugin's calls it serves itself (`task_start`) for
+    /// want of `capability`; the host checks its own grant and reports it.
+    case denied(screen: UInt64, capability: String, call: String)
 
     var op: UInt16 {
         switch self {
@@ -21,7 +24,8 @@ public enum IsolationNotification: Sendable, Equatable {
         case .taskStarted: 201
         case .taskFinished: 202
         case .taskPost: 203
-        case .stateWrite: 204
+        case .denied: 204
+        case .stateWrite: 205
         }
     }
 
@@ -37,6 +41,8 @@ public enum IsolationNotification: Sendable, Equatable {
             writer.u64(screen); writer.u64(task); writer.string(action); writer.data(payload)
         case .stateWrite(let screen, let slot):
             writer.u64(screen); slot.write(to: &writer)
+        case .denied(let screen, let capability, let call):
+            writer.u64(screen); writer.string(capability); writer.string(call)
         }
     }
 
@@ -49,7 +55,8 @@ public enum IsolationNotification: Sendable, Equatable {
         case 202:
             notification = .taskFinished(screen: try reader.u64(), key: try reader.string(), task: try reader.u64(), cancelled: try reader.bool())
         case 203: notification = .taskPost(screen: try reader.u64(), task: try reader.u64(), action: try reader.string(), payload: try reader.data())
-        case 204: notification = .stateWrite(screen: try reader.u64(), slot: try IsolationStateSlot.read(from: &reader))
+        case 204: notification = .denied(screen: try reader.u64(), capability: try reader.string(), call: try reader.string())
+        case 205: notification = .stateWrite(screen: try reader.u64(), slot: try IsolationStateSlot.read(from: &reader))
         default: return nil
         }
         try reader.finish()

@@ -11,6 +11,8 @@ public struct WorkerHandshake: Sendable, Equatable {
     package var functions: PluginHandshake.Functions
     /// The worker's own process id, as it sees itself.
     public var workerProcessID: Int32
+    /// Whether the worker confined itself before it opened the library.
+    public var sandbox: SandboxStatus = .off
 
     /// A handshake result as the worker read it.
     package init(abi: ABIVersion, tableSize: UInt32, pluginID: String, functions: PluginHandshake.Functions, workerProcessID: Int32) {
@@ -27,10 +29,13 @@ public struct WorkerHandshake: Sendable, Equatable {
         writer.string(pluginID)
         writer.u32(functions.rawValue)
         writer.i32(workerProcessID)
+        sandbox.write(to: &writer)
     }
 
     static func read(from reader: inout WireReader) throws(WireDecodingError) -> WorkerHandshake {
-        WorkerHandshake(abi: ABIVersion(packed: try reader.u32()), tableSize: try reader.u32(), pluginID: try reader.string(),
-                        functions: PluginHandshake.Functions(rawValue: try reader.u32()), workerProcessID: try reader.i32())
+        var handshake = WorkerHandshake(abi: ABIVersion(packed: try reader.u32()), tableSize: try reader.u32(), pluginID: try reader.string(),
+                                        functions: PluginHandshake.Functions(rawValue: try reader.u32()), workerProcessID: try reader.i32())
+        handshake.sandbox = try SandboxStatus.read(from: &reader)
+        return handshake
     }
 }

@@ -17,6 +17,10 @@ public struct WorkerHello: Sendable, Equatable {
     public var routes: [String]
     /// The manifest's exports, prepared for libffi calls in the worker.
     public var exports: [ExportSignature]
+    /// What the manifest grants (the worker refuses `task_start` without `tasks`).
+    public var capabilities: Set<Capability> = Capability.undeclaredDefault
+    /// The OS sandbox to enter before the library is opened; nil for none (a canary load).
+    public var sandbox: SandboxPolicy? = nil
 
     /// A hello spelled out field by field (tests, fixtures); hosts use `init(manifest:libraryPath:)`.
     public init(pluginID: String, libraryPath: String, entry: String, runtime: PluginRuntimeKind, abi: ABIVersion,
@@ -32,9 +36,11 @@ public struct WorkerHello: Sendable, Equatable {
     }
 
     /// The hello for a validated manifest whose library was copied to `libraryPath`.
-    public init(manifest: PluginManifest, libraryPath: String) {
+    public init(manifest: PluginManifest, libraryPath: String, sandbox: SandboxPolicy? = nil) {
         self.init(pluginID: manifest.id, libraryPath: libraryPath, entry: manifest.entry, runtime: manifest.runtime,
                   abi: manifest.abi, routes: manifest.routes, exports: manifest.exports)
+        self.capabilities = manifest.grantedCapabilities
+        self.sandbox = sandbox
     }
 
     /// The manifest fields the worker's handshake and libffi preparation read.
@@ -42,7 +48,7 @@ public struct WorkerHello: Sendable, Equatable {
         PluginManifest(
             id: pluginID, name: pluginID, version: SemanticVersion(major: 0, minor: 0, patch: 0), abi: abi,
             library: libraryPath, entry: entry, runtime: runtime, exports: exports, routes: routes,
-            requires: [], persist: [], sha256: nil, description: nil
+            requires: [], persist: [], sha256: nil, description: nil, capabilities: capabilities
         )
     }
 
@@ -59,6 +65,9 @@ public struct WorkerHello: Sendable, Equatable {
             writer.list(export.params) { $0.string($1.rawValue) }
             writer.string(export.returns.rawValue)
         }
+        writer.list(capabilities.sorted()) { $0.string($1.rawValue) }
+        writer.bool(sandbox != nil)
+        sandbox?.write(to: &writer)
     }
 
     static func read(from reader: inout WireReader) throws(WireDecodingError) -> WorkerHello {
@@ -77,8 +86,12 @@ public struct WorkerHello: Sendable, Equatable {
             let params = try reader.list(minimumElementSize: 4) { reader throws(WireDecodingError) in try valueType(&reader) }
             return ExportSignature(symbol: symbol, params: params, returns: try valueType(&reader))
         }
-        return WorkerHello(pluginID: pluginID, libraryPath: libraryPath, entry: entry, runtime: runtime, abi: abi,
-                           routes: routes, exports: exports, wireVersion: wireVersion)
+        var hello = WorkerHello(pluginID: pluginID, libraryPath: libraryPath, entry: entry, runtime: runtime, abi: abi,
+                                routes: routes, exports: exports, wireVersion: wireVersion)
+        let names = try reader.list(minimumElementSize: 4) { reader throws(WireDecodingError) in try reader.string() }
+        hello.capabilities = Set(names.compactMap(Capability.init(rawValue:)))
+        hello.sandbox = try reader.bool() ? try SandboxPolicy.read(from: &reader) : nil
+        return hello
     }
 
     private static func valueType(_ reader: inout WireReader) throws(WireDecodingError) -> ValueType {

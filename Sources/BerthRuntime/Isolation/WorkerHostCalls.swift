@@ -164,7 +164,7 @@ enum WorkerHostCalls {
     // MARK: Managed tasks
 
     static func taskStart(_ handle: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ task: UnsafePointer<berth_task_v1>?, _ error: ErrorPointer) -> berth_status {
-        onMainThread((handle, key, task, error), error: error) { arguments, _ in
+        onMainThread((handle, key, task, error), error: error) { arguments, session in
             let (handle, key, task, error) = arguments
             guard let task else { return HostServices.fill(error, BERTH_ERR_INVALID_ARGUMENT, "task_start: task is NULL") }
             var descriptor = berth_task_v1()
@@ -172,9 +172,16 @@ enum WorkerHostCalls {
                 let size = min(Int(task.pointee.struct_size), target.count)
                 target.copyMemory(from: UnsafeRawBufferPointer(start: task, count: size))
             }
-            guard let key, let instance = WorkerScreen.from(handle)?.instance else {
+            guard let key, let screen = WorkerScreen.from(handle), let instance = screen.instance else {
                 ManagedTask.releaseUnstarted(descriptor)
                 return HostServices.fill(error, BERTH_ERR_STATE, "task_start: the screen is not open")
+            }
+            // Checked here because the task runs in this process; the host reports the
+            // refusal, and refuses what an unchecked task would post anyway.
+            if let denial = session.grant?.check(.tasks, call: "task_start") {
+                ManagedTask.releaseUnstarted(descriptor)
+                session.shared.notify(.denied(screen: screen.hostScreenID, capability: denial.capability.rawValue, call: denial.call))
+                return HostServices.fill(error, Int(BERTH_ERR_DENIED), denial.message)
             }
             return finish(instance.startTask(key: String(cString: key), descriptor: descriptor), error)
         }

@@ -14,6 +14,8 @@ final class WorkerSession: IsolationChannelHandler {
     let channel: IsolationChannel
     let shared: WorkerShared
     private(set) var plugin: WorkerPlugin?
+    /// What the hello's manifest grants (the worker's own host functions check it).
+    private(set) var grant: CapabilityGrant?
     var instances: [UInt64: WorkerInstance] = [:]
     private var nextInstanceToken: UInt64 = 1
     /// The slot batches of the screens being rendered, by host screen id.
@@ -98,10 +100,22 @@ final class WorkerSession: IsolationChannelHandler {
             return .helloFailed(LoaderError(.handshakeFailed, plugin: hello.pluginID,
                                             "the host speaks channel version \(hello.wireVersion), this worker \(IsolationWire.version)"))
         }
+        // Confined before dlopen: the plugin's constructors run inside it.
+        var sandbox = SandboxStatus.off
+        if let policy = hello.sandbox {
+            do throws(WorkerSandbox.Failure) {
+                sandbox = try WorkerSandbox.apply(policy)
+            } catch {
+                return .helloFailed(LoaderError(.workerFailed, plugin: hello.pluginID, "the worker could not confine itself: \(error.message)"))
+            }
+        }
+        grant = CapabilityGrant(pluginID: hello.pluginID, capabilities: hello.capabilities)
         do {
             let loaded = try WorkerPlugin(hello: hello, pluginHandle: pluginHandle)
             plugin = loaded
-            return .hello(loaded.handshake)
+            var handshake = loaded.handshake
+            handshake.sandbox = sandbox
+            return .hello(handshake)
         } catch {
             return .helloFailed(error)
         }

@@ -12,11 +12,15 @@ package final class ScreenHandle {
     /// The registry and this screen's scope: immutable and thread-safe, so
     /// `service_resolve` (callable from any thread) reads them without the main actor.
     nonisolated let services: (registry: ScopeRegistry, screen: Scope)?
+    /// The plugin whose screen this is, and the capabilities its generation's manifest
+    /// grants: immutable, so any-thread calls check them without the main actor.
+    nonisolated let grant: CapabilityGrant
 
-    init(router: Router?, host: BerthHost?, services: (registry: ScopeRegistry, screen: Scope)?) {
+    init(router: Router?, host: BerthHost?, services: (registry: ScopeRegistry, screen: Scope)?, grant: CapabilityGrant) {
         self.router = router
         self.host = host
         self.services = services
+        self.grant = grant
     }
 
     package var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
@@ -78,7 +82,8 @@ public final class ModuleInstance {
         self.host = host
         let scope = host?.scopes.makeScreenScope(screen: id, owner: "\(generation.pluginID)/\(route)")
         self.screenScope = scope
-        let handle = ScreenHandle(router: router, host: host, services: host.flatMap { host in scope.map { (host.scopes, $0) } })
+        let handle = ScreenHandle(router: router, host: host, services: host.flatMap { host in scope.map { (host.scopes, $0) } },
+                                  grant: CapabilityGrant(manifest: generation.manifest))
         do {
             let plugin = generation.connection
             instance = try HostCall.run { () throws(PluginCallError) in try plugin.create(route: route, argument: argument, screen: handle) }

@@ -39,13 +39,18 @@ public final class RuntimeDirectory: Sendable {
         self.path = path
     }
 
+    /// The folder of plugin `id`'s shadow copies.
+    func folder(of id: String) -> String {
+        (path as NSString).appendingPathComponent(id)
+    }
+
     /// A shadow copy of `plugin`'s library for generation `generation`
     /// (`<id>/gen-<n>-<library>`), hashed while it is written and checked against the
     /// validated SHA-256: the file may have changed since it was validated, and only the
     /// bytes checked are ever loaded (in process or by a worker). The library is read once.
     func verifiedShadowCopy(of plugin: ValidatedPlugin, generation: Int) throws(LoaderError) -> String {
         let id = plugin.manifest.id
-        let folder = path + "/" + id
+        let folder = folder(of: id)
         let target = folder + "/gen-\(generation)-" + (plugin.libraryPath as NSString).lastPathComponent
         if mkdir(folder, 0o700) != 0 && errno != EEXIST {
             throw LoaderError(.copyFailed, plugin: id, path: folder, systemError: String(cString: strerror(errno)), detail: "cannot create the plugin's runtime folder")

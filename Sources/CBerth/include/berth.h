@@ -62,7 +62,10 @@ extern "C" {
  * Status codes and errors
  * ------------------------------------------------------------------------------------- */
 
-/** Result of every call that can fail. 0 is success; anything else comes with a message. */
+/**
+ * Result of every call that can fail. 0 is success; anything else comes with a message.
+ * Codes are only ever appended: treat a code you do not know as a failure.
+ */
 typedef int32_t berth_status;
 
 enum {
@@ -73,7 +76,9 @@ enum {
     BERTH_ERR_STATE = 4,            /* illegal in the current lifecycle state */
     BERTH_ERR_FAILED = 5,           /* the operation ran and failed */
     BERTH_ERR_CANCELLED = 6,        /* a managed task was cancelled */
-    BERTH_ERR_DECODE = 7            /* a payload could not be decoded */
+    BERTH_ERR_DECODE = 7,           /* a payload could not be decoded */
+    BERTH_ERR_DENIED = 8            /* the plugin's manifest does not declare the capability the
+                                       call needs; the message names it (appended in 1.0) */
 };
 
 #define BERTH_ERROR_MESSAGE_CAPACITY 512

@@ -29,4 +29,37 @@ int berth_main_queue_descriptor(void);
 /** Runs what is queued on the main dispatch queue. Main thread only. */
 void berth_drain_main_queue(void);
 
+/* ---- The worker sandbox (landlock.c) ---------------------------------------------- */
+
+/** The kernel's Landlock ABI version (>= 1), or -errno: -ENOSYS / -EOPNOTSUPP when Landlock is missing or off. */
+int berth_landlock_abi(void);
+
+/**
+ * A ruleset handling every file access `abi` knows (and, from ABI 4, TCP bind and connect
+ * when `confine_network` is non-zero; from ABI 6, abstract Unix sockets and signals
+ * outside the sandbox). The ruleset's descriptor, or -errno.
+ */
+int berth_landlock_create(int abi, int confine_network);
+
+/** What a sandbox rule allows beneath its path (never execute: a worker runs no program). */
+enum {
+    BERTH_SANDBOX_READ = 0,      /* read files and list folders */
+    BERTH_SANDBOX_READ_WRITE = 1 /* every file access but execute */
+};
+
+/** Allow `kind` (BERTH_SANDBOX_*) beneath `path`. 0 or errno. */
+int berth_landlock_allow(int ruleset, int abi, const char *path, int kind);
+
+/** prctl(PR_SET_NO_NEW_PRIVS): no exec can gain privileges again. 0 or errno. */
+int berth_set_no_new_privs(void);
+
+/** Confine the calling thread (and every thread it starts later) by `ruleset`, then close it. 0 or errno. */
+int berth_landlock_enforce(int ruleset);
+
+/** The path of the loaded image that defines `symbol` (owned by the loader), or NULL. */
+const char *berth_image_path_of_symbol(const char *symbol);
+
+/** Threads in this process (from /proc/self/task), or -errno. */
+int berth_thread_count(void);
+
 #endif

@@ -9,6 +9,7 @@ extension HostServices {
             guard let context = PluginContext.from(handle: handle), let host = context.host else {
                 return fill(error, BERTH_ERR_NOT_FOUND, "service_register: the plugin handle is not a loaded plugin")
             }
+            if let denied = refusal(context.grant, host: host, .servicesProvide, "service_register", error) { return denied }
             guard let service else { return fill(error, BERTH_ERR_INVALID_ARGUMENT, "service_register: service is NULL") }
             var copy = berth_service_v1()
             withUnsafeMutableBytes(of: &copy) { target in
@@ -55,8 +56,13 @@ extension HostServices {
                                _ error: ErrorPointer) -> berth_status {
         guard let key else { return fill(error, BERTH_ERR_INVALID_ARGUMENT, "service_resolve: key is NULL") }
         let name = String(cString: key)
-        guard let (registry, screenScope) = ScreenHandle.from(handle)?.services else {
+        guard let screen = ScreenHandle.from(handle), let (registry, screenScope) = screen.services else {
             return fill(error, BERTH_ERR_NOT_FOUND, "service_resolve \(name): the screen handle is not an open screen")
+        }
+        // Any thread: the grant is immutable; the event is emitted on the main actor.
+        if let denial = screen.grant.check(.servicesConsume, call: "service_resolve") {
+            Task { @MainActor in screen.host?.report(denial) }
+            return fill(error, Int(BERTH_ERR_DENIED), denial.message)
         }
         do throws(ScopeError) {
             let value = try registry.resolve(key: name, screen: screenScope)
@@ -70,9 +76,10 @@ extension HostServices {
 
     static func sessionBegin(_ handle: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ error: ErrorPointer) -> berth_status {
         onMainThread((handle, id, error), error: error) { handle, id, error in
-            guard let host = PluginContext.from(handle: handle)?.host else {
+            guard let context = PluginContext.from(handle: handle), let host = context.host else {
                 return fill(error, BERTH_ERR_NOT_FOUND, "session_begin: the plugin handle is not a loaded plugin")
             }
+            if let denied = refusal(context.grant, host: host, .session, "session_begin", error) { return denied }
             guard let id, !String(cString: id).isEmpty else { return fill(error, BERTH_ERR_INVALID_ARGUMENT, "session_begin: empty id") }
             host.beginSession(String(cString: id))
             return berth_status(BERTH_OK)
@@ -81,9 +88,10 @@ extension HostServices {
 
     static func sessionEnd(_ handle: OpaquePointer?, _ error: ErrorPointer) -> berth_status {
         onMainThread((handle, error), error: error) { handle, error in
-            guard let host = PluginContext.from(handle: handle)?.host else {
+            guard let context = PluginContext.from(handle: handle), let host = context.host else {
                 return fill(error, BERTH_ERR_NOT_FOUND, "session_end: the plugin handle is not a loaded plugin")
             }
+            if let denied = refusal(context.grant, host: host, .session, "session_end", error) { return denied }
             host.endSession()
             return berth_status(BERTH_OK)
         }

@@ -32,7 +32,15 @@ enum HostServices {
     }
 
     /// The host side of the seam (stateless: each call finds its screen through the handle).
-    @MainActor private static var callbacks: HostCallbackHandler { HostCallbackHandler() }
+    @MainActor static var callbacks: HostCallbackHandler { HostCallbackHandler() }
+
+    /// The capability check of a plugin-wide or pointer-carrying call: nil when granted,
+    /// else the refusal written into `error` (and reported by the host).
+    @MainActor
+    static func refusal(_ grant: CapabilityGrant, host: BerthHost?, _ capability: Capability, _ call: String, _ error: ErrorPointer) -> berth_status? {
+        guard case .failure(let refusal) = callbacks.permit(grant, host: host, capability, call: call) else { return nil }
+        return fill(error, Int(refusal.code.rawValue), refusal.message)
+    }
 
     /// Writes a refusal into the plugin's error buffer and returns its status.
     private static func refuse(_ refusal: HostRefusal, _ error: ErrorPointer) -> berth_status {
@@ -170,10 +178,14 @@ enum HostServices {
                 let size = min(Int(task.pointee.struct_size), target.count)
                 target.copyMemory(from: UnsafeRawBufferPointer(start: task, count: size))
             }
-            guard let key, let module = ScreenHandle.from(handle)?.module, let router = module.router, let host = module.host,
+            guard let key, let screen = ScreenHandle.from(handle), let module = screen.module, let router = module.router, let host = module.host,
                   let interactor = router.interactor else {
                 ManagedTask.releaseUnstarted(descriptor)
                 return fill(error, BERTH_ERR_STATE, "task_start: the screen is not open")
+            }
+            if let denied = refusal(screen.grant, host: host, .tasks, "task_start", error) {
+                ManagedTask.releaseUnstarted(descriptor)
+                return denied
             }
             let name = String(cString: key)
             do throws(ScreenError) {

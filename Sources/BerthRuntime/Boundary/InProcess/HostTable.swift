@@ -9,9 +9,12 @@ final class PluginContext: Sendable {
     let logger: Logger
     /// The host, for plugin-wide services (registration, sessions); used on the main actor.
     weak let host: BerthHost?
+    /// What the generation's manifest grants.
+    let grant: CapabilityGrant
 
-    init(pluginID: String, generation: Int, logger: Logger, host: BerthHost?) {
+    init(pluginID: String, generation: Int, logger: Logger, host: BerthHost?, grant: CapabilityGrant) {
         self.pluginID = pluginID
+        self.grant = grant
         self.generation = generation
         self.host = host
         var logger = logger

@@ -65,7 +65,7 @@ final class InProcessPlugin: PluginConnection {
         }
         timings.dlopen = phase.elapsed
         phase = .now
-        let context = PluginContext(pluginID: id, generation: number, logger: logger, host: host)
+        let context = PluginContext(pluginID: id, generation: number, logger: logger, host: host, grant: CapabilityGrant(manifest: manifest))
         let handle = context.retainedHandle()
         let entry = unsafeBitCast(entryAddress, to: berth_entry_v1.self)
         let table: PluginTable

@@ -28,7 +28,7 @@ enum CanaryLoad {
         }
         defer { _ = try? trial.end() }
         if let route = plugin.manifest.routes.first {
-            let screen = ScreenHandle(router: nil, host: nil, services: nil)
+            let screen = ScreenHandle(router: nil, host: nil, services: nil, grant: CapabilityGrant(manifest: plugin.manifest))
             // A plugin may refuse a screen it is asked for out of context; only a dead worker counts.
             if let instance = try? HostCall.run({ () throws(PluginCallError) in try trial.create(route: route, argument: [], screen: screen) }) {
                 HostCall.run { trial.destroy(instance) }

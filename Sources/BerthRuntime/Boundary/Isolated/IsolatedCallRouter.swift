@@ -76,6 +76,12 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
                 guard let screen = screens[token] else { return }
                 Task { @MainActor in HostCallbackHandler().taskPost(screen, action: action, payload: payload) }
             }
+        case .denied(let token, let name, let call):
+            // Reported only when the host's own grant agrees (a worker cannot forge refusals).
+            MainActor.assumeIsolated {
+                guard let screen = screens[token], let capability = Capability(rawValue: name) else { return }
+                _ = HostCallbackHandler().permit(screen, capability, call: call)
+            }
         }
     }
 

@@ -20,6 +20,8 @@ final class IsolatedPlugin: PluginConnection {
     let loadTimings: LoadTimings
     /// The worker's process id.
     let workerPID: Int32
+    /// Whether the worker confined itself before it opened the library.
+    let sandbox: SandboxStatus
     private let worker: WorkerProcess
     private let runtimeDirectory: RuntimeDirectory
     private let router: IsolatedCallRouter
@@ -32,7 +34,7 @@ final class IsolatedPlugin: PluginConnection {
     /// Takes a worker (a waiting one when `keepWorkerReady`, see `WorkerPool`), hands it the
     /// shadow copy and waits for its handshake.
     init(plugin: ValidatedPlugin, generation number: Int, runtimeDirectory: RuntimeDirectory, workerExecutable: String,
-         unresponsive: Duration, keepWorkerReady: Bool, logger: Logger) throws(LoaderError) {
+         unresponsive: Duration, keepWorkerReady: Bool, sandbox policy: SandboxPolicy? = nil, logger: Logger) throws(LoaderError) {
         let manifest = plugin.manifest
         let id = manifest.id
         pluginID = id
@@ -66,7 +68,7 @@ final class IsolatedPlugin: PluginConnection {
         do {
             // The load includes the worker's own start (the Swift runtime, Foundation), which a
             // busy machine slows: it gets at least `loadTimeout`, a call after it `unresponsive`.
-            reply = try spawned.channel.call(.hello(WorkerHello(manifest: manifest, libraryPath: shadow)),
+            reply = try spawned.channel.call(.hello(WorkerHello(manifest: manifest, libraryPath: shadow, sandbox: policy)),
                                              timeout: max(unresponsive, Self.loadTimeout))
         } catch {
             let failure = WorkerFailure(plugin: id, worker: spawned, channelError: error)
@@ -79,6 +81,7 @@ final class IsolatedPlugin: PluginConnection {
         case .hello(let answer):
             handshake = PluginHandshake(abi: answer.abi, tableSize: Int(answer.tableSize),
                                         functions: answer.functions, tableAddress: UInt(answer.workerProcessID))
+            sandbox = answer.sandbox
         case .helloFailed(let error):
             Self.stop(spawned)
             runtimeDirectory.discard(shadowCopy: shadow)

@@ -5,6 +5,7 @@ extension PluginManifest {
     static let knownFields: Set<String> = [
         "$schema", "id", "name", "version", "abi", "library", "entry", "runtime", "exports",
         "routes", "requires", "persist", "sha256", "description", "isolation",
+        "capabilities", "files",
     ]
 
     /// The sizes a manifest may have (Docs/manifest.md): larger ones are refused with one
@@ -105,12 +106,20 @@ private struct ManifestReader {
         let sha256 = readSHA256(fields)
         let description = optionalString(fields, "description")
         let isolation = readIsolation(fields)
+        let capabilities = readCapabilities(fields)
+        let files = readFiles(fields, capabilities: capabilities ?? Capability.undeclaredDefault)
+        if isolation == .inProcess, let capabilities {
+            for grant in capabilities.sorted() where grant.isSandboxGrant {
+                warn("capabilities", "'\(grant.rawValue)' cannot be enforced for a plugin that runs in-process (it has the host's own file and network access); run it with \"isolation\": \"process\"")
+            }
+        }
 
         guard let id, let name, let version, let abi, let library, let entry, let runtime else { return nil }
         return PluginManifest(
             id: id, name: name, version: version, abi: abi, library: library, entry: entry,
             runtime: runtime, exports: exports, routes: routes, requires: requires,
-            persist: persist, sha256: sha256, description: description, isolation: isolation
+            persist: persist, sha256: sha256, description: description, isolation: isolation,
+            capabilities: capabilities, files: files
         )
     }
 
@@ -161,6 +170,37 @@ private struct ManifestReader {
             return nil
         }
         return mode
+    }
+
+    private mutating func readCapabilities(_ fields: [String: Any]) -> Set<Capability>? {
+        guard fields["capabilities"] != nil else { return nil }
+        let names = readStringList(fields, "capabilities", rule: { Capability(rawValue: $0) != nil },
+                                   expected: "a capability (\(Capability.allCases.map(\.rawValue).joined(separator: ", ")))")
+        return Set(names.compactMap(Capability.init(rawValue:)))
+    }
+
+    /// `files.read` / `files.write`: each list needs its capability, or it is ignored.
+    private mutating func readFiles(_ fields: [String: Any], capabilities: Set<Capability>) -> FileGrants {
+        guard let value = fields["files"] else { return FileGrants() }
+        guard let object = value as? [String: Any] else {
+            fail("files", "must be an object with \"read\" and \"write\" lists of paths")
+            return FileGrants()
+        }
+        for unknown in object.keys.filter({ !["read", "write"].contains($0) }).sorted() {
+            warn("files.\(unknown)", "unknown field (expected \"read\" or \"write\")")
+        }
+        let expected = "an absolute path or one starting with ~/ (no '..')"
+        var grants = FileGrants(read: readStringList(object, "read", rule: FileGrants.isValidPath, expected: expected, prefix: "files."),
+                                write: readStringList(object, "write", rule: FileGrants.isValidPath, expected: expected, prefix: "files."))
+        if !grants.read.isEmpty && !capabilities.contains(.filesRead) {
+            warn("files.read", "ignored: the capabilities do not include 'files.read'")
+            grants.read = []
+        }
+        if !grants.write.isEmpty && !capabilities.contains(.filesWrite) {
+            warn("files.write", "ignored: the capabilities do not include 'files.write'")
+            grants.write = []
+        }
+        return grants
     }
 
     private mutating func readExports(_ fields: [String: Any]) -> [ExportSignature] {
@@ -293,10 +333,12 @@ private struct ManifestReader {
         return text
     }
 
+    /// A list of unique strings; `prefix` names the enclosing object in problem lines.
     private mutating func readStringList(
-        _ fields: [String: Any], _ field: String, rule: (String) -> Bool, expected: String
+        _ fields: [String: Any], _ name: String, rule: (String) -> Bool, expected: String, prefix: String = ""
     ) -> [String] {
-        guard let value = fields[field] else { return [] }
+        let field = prefix + name
+        guard let value = fields[name] else { return [] }
         guard let list = value as? [Any] else {
             fail(field, "must be an array of strings")
             return []

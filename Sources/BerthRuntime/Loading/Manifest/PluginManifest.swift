@@ -43,6 +43,13 @@ public struct PluginManifest: Sendable, Equatable {
     public var description: String?
     /// Where the plugin asks to run; nil leaves it to the host's default.
     public var isolation: IsolationMode? = nil
+    /// The capabilities the manifest declares; nil when it has no `capabilities` field.
+    public var capabilities: Set<Capability>? = nil
+    /// Paths an isolated plugin may read or write beyond its own folders (`files`).
+    public var files = FileGrants()
+
+    /// What the host grants: the declared capabilities, or `Capability.undeclaredDefault`.
+    public var grantedCapabilities: Set<Capability> { capabilities ?? Capability.undeclaredDefault }
 
     /// One entry of `requires`.
     public struct Dependency: Sendable, Equatable {

@@ -1,0 +1,65 @@
+/// What an isolated plugin's worker may touch once confined (Docs/security.md). The host
+/// builds it from the manifest (`SandboxPolicy(plugin:…)`) and sends it with the hello; the
+/// worker adds what it needs itself (system library folders, the Swift runtime, its own
+/// executable) and confines itself before it opens the plugin's library.
+public struct SandboxPolicy: Sendable, Equatable {
+    /// Folders and files the plugin may read beneath: its folder, its shadow copies, and
+    /// the `files.read` grants.
+    public var readPaths: [String]
+    /// Folders the plugin may read and write beneath: its data folder and the `files.write` grants.
+    public var writePaths: [String]
+    /// The plugin's own data folder (`BERTH_PLUGIN_DATA` in the worker's environment).
+    public var dataFolder: String
+    /// TCP bind and connect allowed (`network`).
+    public var network: Bool
+
+    public init(readPaths: [String], writePaths: [String], dataFolder: String, network: Bool) {
+        self.readPaths = readPaths
+        self.writePaths = writePaths
+        self.dataFolder = dataFolder
+        self.network = network
+    }
+
+    func write(to writer: inout WireWriter) {
+        writer.list(readPaths) { $0.string($1) }
+        writer.list(writePaths) { $0.string($1) }
+        writer.string(dataFolder)
+        writer.bool(network)
+    }
+
+    static func read(from reader: inout WireReader) throws(WireDecodingError) -> SandboxPolicy {
+        let read = try reader.list(minimumElementSize: 4) { reader throws(WireDecodingError) in try reader.string() }
+        let write = try reader.list(minimumElementSize: 4) { reader throws(WireDecodingError) in try reader.string() }
+        return SandboxPolicy(readPaths: read, writePaths: write, dataFolder: try reader.string(), network: try reader.bool())
+    }
+}
+
+/// Whether a worker confined itself, as its handshake reports it.
+public enum SandboxStatus: Sendable, Equatable {
+    /// No sandbox was asked for (a canary load of an in-process plugin).
+    case off
+    /// no_new_privs and a Landlock ruleset of this ABI are in force.
+    case enforced(landlockABI: Int32)
+    /// The kernel has no Landlock (or it is off): no_new_privs only, files and network open.
+    case unavailable(reason: String)
+
+    func write(to writer: inout WireWriter) {
+        switch self {
+        case .off: writer.u8(0); writer.i32(0); writer.string("")
+        case .enforced(let abi): writer.u8(1); writer.i32(abi); writer.string("")
+        case .unavailable(let reason): writer.u8(2); writer.i32(0); writer.string(reason)
+        }
+    }
+
+    static func read(from reader: inout WireReader) throws(WireDecodingError) -> SandboxStatus {
+        let kind = try reader.u8()
+        let abi = try reader.i32()
+        let reason = try reader.string()
+        switch kind {
+        case 0: return .off
+        case 1: return .enforced(landlockABI: abi)
+        case 2: return .unavailable(reason: reason)
+        default: throw WireDecodingError(detail: "unknown sandbox status \(kind)")
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+private import CBerthSystem
+
+/// The worker confining itself (Docs/security.md): no_new_privs, then a Landlock ruleset
+/// that allows reading the system's library folders, the Swift runtime, the worker
+/// executable and the policy's read paths, writing only the policy's write paths, executing
+/// nothing (mapping a library needs no execute right), and TCP only with `network`. Runs before the plugin's library is opened, because its
+/// constructors run inside `dlopen`; the libraries the worker itself links are mapped already.
+enum WorkerSandbox {
+    /// Where a failed confinement stops the load.
+    struct Failure: Error {
+        var message: String
+    }
+
+    /// Library folders every worker reads (those that exist).
+    static let systemReadPaths = ["/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/etc/ld.so.cache", "/dev/null", "/dev/urandom"]
+
+    /// Confines this process by `policy`. Landlock restricts the calling thread and the
+    /// threads it starts later, so it is refused while any other thread runs.
+    static func apply(_ policy: SandboxPolicy) throws(Failure) -> SandboxStatus {
+        setenv("BERTH_PLUGIN_DATA", policy.dataFolder, 1)
+        let noNewPrivileges = berth_set_no_new_privs()
+        guard noNewPrivileges == 0 else { throw Failure(message: "prctl(PR_SET_NO_NEW_PRIVS) failed: \(errnoText(noNewPrivileges))") }
+        let abi = berth_landlock_abi()
+        guard abi > 0 else {
+            return .unavailable(reason: "Landlock is not available in this kernel (\(errnoText(-abi)))")
+        }
+        let threads = berth_thread_count()
+        guard threads == 1 else {
+            throw Failure(message: "cannot confine the worker: \(threads) threads run already, and Landlock binds only the calling thread")
+        }
+        let ruleset = berth_landlock_create(abi, policy.network ? 0 : 1)
+        guard ruleset >= 0 else { throw Failure(message: "landlock_create_ruleset failed: \(errnoText(-ruleset))") }
+        let rules = (systemReadPaths + runtimeReadPaths() + policy.readPaths).map { ($0, Int32(BERTH_SANDBOX_READ)) }
+            + policy.writePaths.map { ($0, Int32(BERTH_SANDBOX_READ_WRITE)) }
+        for (path, kind) in rules {
+            let status = berth_landlock_allow(ruleset, abi, path, kind)
+            // A path that does not exist is simply not granted.
+            guard status == 0 || status == ENOENT else {
+                close(ruleset)
+                throw Failure(message: "landlock_add_rule for \(path) failed: \(errnoText(status))")
+            }
+        }
+        let enforced = berth_landlock_enforce(ruleset)
+        guard enforced == 0 else { throw Failure(message: "landlock_restrict_self failed: \(errnoText(enforced))") }
+        return .enforced(landlockABI: abi)
+    }
+
+    /// The Swift runtime's folder and this executable, found from what is mapped now.
+    private static func runtimeReadPaths() -> [String] {
+        var paths: [String] = []
+        if let file = berth_image_path_of_symbol("swift_retain") {
+            paths.append((String(cString: file) as NSString).deletingLastPathComponent)
+        }
+        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            paths.append(executable)
+        }
+        return paths
+    }
+
+    private static func errnoText(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// The manifest's `files`: paths an isolated plugin's sandbox lets it read (`files.read`
+/// capability) or write (`files.write`), beyond its own folders. A path is absolute or
+/// starts with `~/` (the home folder of the user running the host).
+public struct FileGrants: Sendable, Equatable {
+    public var read: [String]
+    public var write: [String]
+
+    public init(read: [String] = [], write: [String] = []) {
+        self.read = read
+        self.write = write
+    }
+
+    public var isEmpty: Bool { read.isEmpty && write.isEmpty }
+
+    /// A granted path as the sandbox gets it: `~/x` below `home`.
+    static func resolve(_ path: String, home: String) -> String {
+        guard path == "~" || path.hasPrefix("~/") else { return path }
+        return (home as NSString).appendingPathComponent(String(path.dropFirst(min(2, path.count))))
+    }
+
+    /// A valid entry: absolute or home-relative, without `..`.
+    static func isValidPath(_ path: String) -> Bool {
+        guard path.hasPrefix("/") || path == "~" || path.hasPrefix("~/") else { return false }
+        return !path.split(separator: "/").contains("..")
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+extension SandboxPolicy {
+    /// The sandbox of an isolated plugin: read its folder and its shadow copies, read and
+    /// write its data folder, plus the manifest's `files` grants (each only with its
+    /// capability; `~/` is `home`) and TCP only with `network`.
+    init(plugin: ValidatedPlugin, shadowFolder: String, dataFolder: String, home: String) {
+        let manifest = plugin.manifest
+        let granted = manifest.grantedCapabilities
+        let reads = granted.contains(.filesRead) ? manifest.files.read.map { FileGrants.resolve($0, home: home) } : []
+        let writes = granted.contains(.filesWrite) ? manifest.files.write.map { FileGrants.resolve($0, home: home) } : []
+        self.init(readPaths: [plugin.folder, shadowFolder] + reads, writePaths: [dataFolder] + writes,
+                  dataFolder: dataFolder, network: granted.contains(.network))
+    }
+}
+
+extension BerthHost {
+    /// The sandbox for `plugin`'s next worker, its data folder created (mode 0700):
+    /// `<state folder>/plugin-data/<id>` when the host persists state, else
+    /// `<runtime folder>/data/<id>` (gone when the host exits).
+    func sandboxPolicy(for plugin: ValidatedPlugin) throws(LoaderError) -> SandboxPolicy {
+        let id = plugin.manifest.id
+        let parent = configuration.stateDirectory.map { ($0 as NSString).appendingPathComponent("plugin-data") }
+            ?? (runtimeDirectory.path as NSString).appendingPathComponent("data")
+        let dataFolder = (parent as NSString).appendingPathComponent(id)
+        do {
+            try FileManager.default.createDirectory(atPath: dataFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw LoaderError(.copyFailed, plugin: id, path: dataFolder, systemError: error.localizedDescription, detail: "cannot create the plugin's data folder")
+        }
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        return SandboxPolicy(plugin: plugin, shadowFolder: runtimeDirectory.folder(of: id), dataFolder: dataFolder, home: home)
+    }
+}

@@ -1,0 +1,111 @@
+import BerthRuntime
+import BerthTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// The worker's OS sandbox (no_new_privs + Landlock), tried by the probe plugin's exports
+/// from inside its worker: a file in a temporary home folder, a file in /tmp outside the
+/// plugin's folders, and a TCP connection to a loopback listener the test opens. Each is
+/// denied without its capability and allowed with it.
+@MainActor
+@Suite("Worker sandbox")
+struct SandboxTests {
+    let workspace = PluginWorkspace()
+    /// A stand-in home folder holding a private file.
+    let home: String
+    let secret: String
+    /// A folder in /tmp the plugin was not given.
+    let outside: String
+
+    init() throws {
+        home = (workspace.root as NSString).appendingPathComponent("home")
+        outside = (workspace.root as NSString).appendingPathComponent("outside")
+        secret = (home as NSString).appendingPathComponent("secret.txt")
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try Data("private".utf8).write(to: URL(fileURLWithPath: secret))
+    }
+
+    /// Loads the probe in a worker with `capabilities` (nil: no field) and the `files` grants.
+    private func probe(_ capabilities: [String]?, files: [String: [String]]? = nil) throws -> (BerthHost, PluginGeneration) {
+        workspace.stageProbe {
+            $0["isolation"] = "process"
+            if let capabilities { $0["capabilities"] = capabilities }
+            if let files { $0["files"] = files }
+        }
+        let host = try workspace.makeHost()
+        let generation = try host.load("org.berth.probe")
+        return (host, generation)
+    }
+
+    private func errno(_ generation: PluginGeneration, _ symbol: String, _ argument: FFIValue) throws -> Int32 {
+        guard case .int32(let value) = try generation.call(symbol, arguments: [argument]) else {
+            Issue.record("\(symbol) did not return an int32")
+            return -1
+        }
+        return value
+    }
+
+    @Test("without capabilities the worker cannot read the home folder, write to /tmp or connect to a loopback port")
+    func denied() throws {
+        let listener = try LoopbackListener()
+        let (host, generation) = try probe([])
+        #expect(try errno(generation, "probe_read", .string(secret)) == EACCES)
+        #expect(try errno(generation, "probe_write", .string((outside as NSString).appendingPathComponent("x"))) == EACCES)
+        #expect(try errno(generation, "probe_connect", .int32(Int32(listener.port))) == EACCES)
+        // Its own folders stay usable: the manifest beside its library, and its data folder.
+        #expect(try errno(generation, "probe_read", .string((generation.source.folder as NSString).appendingPathComponent("plugin.json"))) == 0)
+        #expect(try errno(generation, "probe_write_data", .string("cache")) == 0)
+        #expect(FileManager.default.fileExists(atPath: (host.runtimeDirectory.path as NSString).appendingPathComponent("data/org.berth.probe/cache")))
+        #expect(!host.events.contains { $0.message.contains("without a file and network sandbox") })
+    }
+
+    @Test("files.read, files.write and network grant exactly those paths and TCP")
+    func granted() throws {
+        let listener = try LoopbackListener()
+        let (_, generation) = try probe(["files.read", "files.write", "network"], files: ["read": [home], "write": [outside]])
+        #expect(try errno(generation, "probe_read", .string(secret)) == 0)
+        #expect(try errno(generation, "probe_write", .string((outside as NSString).appendingPathComponent("x"))) == 0)
+        #expect(try errno(generation, "probe_connect", .int32(Int32(listener.port))) == 0)
+        // A write grant is not a read grant elsewhere, nor a write grant beside it.
+        #expect(try errno(generation, "probe_write", .string((home as NSString).appendingPathComponent("y"))) == EACCES)
+    }
+
+    @Test("a sandboxed worker cannot run a program or signal the host, whatever it declares")
+    func noExecNoSignals() throws {
+        let (_, generation) = try probe(["files.read", "files.write", "network"], files: ["read": ["/usr/bin"]])
+        #expect(try errno(generation, "probe_exec", .string("/usr/bin/true")) == EACCES)
+        #expect(try errno(generation, "probe_signal", .int32(getpid())) == EPERM)
+    }
+
+    @Test("a manifest without capabilities gets no file or network grant beyond the sandbox's defaults")
+    func undeclared() throws {
+        let listener = try LoopbackListener()
+        let (_, generation) = try probe(nil, files: ["read": [home]])
+        #expect(try errno(generation, "probe_read", .string(secret)) == EACCES)
+        #expect(try errno(generation, "probe_connect", .int32(Int32(listener.port))) == EACCES)
+    }
+}
+
+/// A TCP listener on 127.0.0.1 with a port the kernel picks; closed when released.
+final class LoopbackListener {
+    let descriptor: Int32
+    let port: UInt16
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.descriptor = descriptor
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && listen(descriptor, 8) == 0 && getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard bound else { throw POSIXError(POSIXErrorCode(rawValue: Glibc.errno) ?? .EIO) }
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit { close(descriptor) }
+}
