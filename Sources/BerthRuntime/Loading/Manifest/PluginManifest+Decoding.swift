@@ -5,6 +5,7 @@ extension PluginManifest {
     static let knownFields: Set<String> = [
         "$schema", "id", "name", "version", "abi", "library", "entry", "runtime", "exports",
         "routes", "requires", "persist", "sha256", "description", "isolation",
+        "activation",
     ]
 
     /// The sizes a manifest may have (Docs/manifest.md): larger ones are refused with one
@@ -105,12 +106,14 @@ private struct ManifestReader {
         let sha256 = readSHA256(fields)
         let description = optionalString(fields, "description")
         let isolation = readIsolation(fields)
+        let activation = readActivation(fields)
 
         guard let id, let name, let version, let abi, let library, let entry, let runtime else { return nil }
         return PluginManifest(
             id: id, name: name, version: version, abi: abi, library: library, entry: entry,
             runtime: runtime, exports: exports, routes: routes, requires: requires,
-            persist: persist, sha256: sha256, description: description, isolation: isolation
+            persist: persist, sha256: sha256, description: description, isolation: isolation,
+            activation: activation
         )
     }
 
@@ -161,6 +164,15 @@ private struct ManifestReader {
             return nil
         }
         return mode
+    }
+
+    private mutating func readActivation(_ fields: [String: Any]) -> PluginActivation? {
+        guard let value = fields["activation"] else { return nil }
+        guard let text = value as? String, let activation = PluginActivation(rawValue: text) else {
+            fail("activation", "\(quoted("\(value)")) is not an activation (expected \"eager\" or \"lazy\")")
+            return nil
+        }
+        return activation
     }
 
     private mutating func readExports(_ fields: [String: Any]) -> [ExportSignature] {
