@@ -13,7 +13,7 @@ extension Berth {
         @OptionGroup var output: OutputOptions
         @OptionGroup var isolation: IsolationOptions
 
-        @Argument(help: "The plugin id.")
+        @Argument(help: "The plugin id.", completion: ShellCompletion.pluginIDs)
         var plugin: String
 
         @Argument(parsing: .captureForPassthrough, help: "The export's symbol, then its arguments.")

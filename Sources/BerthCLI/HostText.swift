@@ -6,7 +6,8 @@ enum HostText {
     /// `state`: every slot of every open screen.
     static func stateLines(_ host: BerthHost) -> [String] {
         host.stateSlots.map { slot in
-            "\(slot.identity)[\(slot.index)]  fingerprint \(String(slot.fingerprint, radix: 16))  \(slot.bytes.count) byte(s)"
+            let value = StateValueText.decoded(fingerprint: slot.fingerprint, bytes: slot.bytes).map { "= \($0)" }
+            return "\(slot.identity)[\(slot.index)]  " + (value ?? "fingerprint \(String(slot.fingerprint, radix: 16))  \(slot.bytes.count) byte(s)")
         }
     }
 
