@@ -33,7 +33,7 @@ extension PluginManifest {
         do {
             object = try JSONSerialization.jsonObject(with: data)
         } catch {
-            reader.fail("json", "invalid JSON: \(jsonErrorText(error))")
+            reader.fail("json", "invalid JSON: \(jsonErrorText(error, in: data))")
             return (nil, reader.problems)
         }
         guard let fields = object as? [String: Any] else {
@@ -55,10 +55,28 @@ extension PluginManifest {
         return decode(data, path: path)
     }
 
-    private static func jsonErrorText(_ error: Error) -> String {
+    /// The parser's message, with its byte offset ("around character 31") given as the
+    /// line and column an editor shows.
+    private static func jsonErrorText(_ error: Error, in data: Data) -> String {
         let nsError = error as NSError
-        if let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String { return detail }
-        return nsError.localizedDescription
+        var detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String ?? nsError.localizedDescription
+        let offsetText = #/ around character (\d+)/#
+        let offset = (nsError.userInfo["NSJSONSerializationErrorIndex"] as? Int)
+            ?? detail.firstMatch(of: offsetText).flatMap { Int($0.1) }
+            ?? (detail.contains("end of file") ? data.count : nil)
+        guard let offset else { return detail }
+        detail = detail.replacing(offsetText, with: "")
+        if detail.hasSuffix(".") { detail.removeLast() }
+        let (line, column) = lineAndColumn(of: offset, in: data)
+        return "line \(line), column \(column): \(detail)"
+    }
+
+    /// 1-based line and column (in characters) of byte `offset` in UTF-8 `data`.
+    static func lineAndColumn(of offset: Int, in data: Data) -> (line: Int, column: Int) {
+        let before = data.prefix(max(0, min(offset, data.count)))
+        let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+        let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { before.index(after: $0) } ?? before.startIndex
+        return (line, String(decoding: before[lineStart...], as: UTF8.self).count + 1)
     }
 }
 
