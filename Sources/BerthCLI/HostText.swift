@@ -16,7 +16,11 @@ enum HostText {
         switch host.persistenceStatus {
         case .disabled: return ["persistence off (no --state-dir)"]
         case .failed(let reason): return ["persistence OFF: \(reason)"]
-        case .on(let path): return ["persisted in \(path)"] + host.persistedKeys().map { "  \($0.plugin)/\($0.key)  \($0.bytes) byte(s)" }
+        case .on(let path):
+            return ["persisted in \(path)"] + host.persistedKeys().map { entry in
+                let value = host.persistedValue(plugin: entry.plugin, key: entry.key).flatMap(StateValueText.persisted)
+                return "  \(entry.plugin)/\(entry.key)  " + (value.map { "= \($0)" } ?? "\(entry.bytes) byte(s)")
+            }
         }
     }
 

@@ -22,11 +22,20 @@ enum StateValueText {
         return TerminalText.visible(String(decoding: json, as: UTF8.self)) + " (JSON)"
     }
 
+    /// A persisted value: `@Persisted` stores its type's fingerprint (8 bytes, little-endian)
+    /// before the value. Only built-in types are decoded: a C plugin's bytes have no
+    /// fingerprint, and guessing JSON in them could show a value that is not there.
+    static func persisted(_ stored: [UInt8]) -> String? {
+        guard stored.count >= 8 else { return nil }
+        guard let builtin = builtins[littleEndian(stored.prefix(8))] else { return nil }
+        return builtinText(builtin.kind, Array(stored.dropFirst(8))).map { "\($0) (\(builtin.name))" }
+    }
+
     private static func builtinText(_ kind: Builtin, _ bytes: [UInt8]) -> String? {
         switch kind {
         case .integer, .double:
             guard bytes.count == 8 else { return nil }
-            let raw = bytes.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let raw = littleEndian(bytes[...])
             return kind == .integer ? String(Int64(bitPattern: raw)) : String(Double(bitPattern: raw))
         case .bool:
             guard bytes.count == 1 else { return nil }
@@ -34,6 +43,10 @@ enum StateValueText {
         case .string:
             return "\"" + TerminalText.visible(String(decoding: bytes, as: UTF8.self)) + "\""
         }
+    }
+
+    private static func littleEndian(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+        bytes.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
     }
 
     /// FNV-1a, 64 bit, as the SDK computes it.

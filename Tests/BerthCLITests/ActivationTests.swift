@@ -115,13 +115,15 @@ struct HumanOutputTests {
         #expect(!output.standardError.contains("\u{1B}") && !output.standardOutput.contains("\u{1B}"))
     }
 
-    @Test("state shows the values of built-in types")
+    @Test("state shows the values of built-in types, in view state and persisted")
     func stateValues() throws {
         let workspace = PluginWorkspace()
         workspace.stage("counter.json")
-        let output = try BerthProcess.run(["run", "--plugins", "plugins", "--script", "-"], in: workspace.root, input: "open counter\nstep 1 +\nstep 1 +\nstate\n")
+        let output = try BerthProcess.run(["run", "--plugins", "plugins", "--state-dir", "state", "--script", "-"], in: workspace.root,
+                                          input: "open counter\nstep 1 +\nstep 1 +\nstate\ntap 2\nstate\n")
         #expect(output.status == 0, "\(output.standardError)")
-        #expect(output.standardOutput.contains("= 2 (Int)"), "\(output.standardOutput)")
+        #expect(output.standardOutput.contains("com.example.counter#1/CounterScreen[0]  = 2 (Int)"), "\(output.standardOutput)")
+        #expect(output.standardOutput.contains("  com.example.counter/total  = 2 (Int)"), "\(output.standardOutput)")
     }
 
     @Test("berth host --help explains itself without a host")
