@@ -34,6 +34,12 @@ struct REPLTests {
         #expect(!terminal.text(since: mark).contains("^[[A"))
         #expect(terminal.waitFor("berth> ", since: mark))
 
+        // A second Tab lists the choices: the visible screen's interactive view numbers.
+        mark = terminal.mark
+        terminal.type("step \t\t")
+        #expect(terminal.waitFor("1  2  3  4", since: mark), "\(terminal.text(since: mark))")
+        terminal.type("\u{15}")
+
         terminal.type("\u{04}")
         #expect(terminal.waitForExit() == 0, "\(terminal.screen)")
         let history = try String(contentsOfFile: workspace.root + "/state/berth/history", encoding: .utf8)

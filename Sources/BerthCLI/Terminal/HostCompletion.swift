@@ -25,12 +25,20 @@ struct HostCompletion {
         case ("close", 1): return host.openRouters.map { String($0.id) }
         case ("send", 1): return host.openRouters.map { "#\($0.id)" }
         case ("screen", 1): return ["--json"]
+        case ("tap", 1), ("toggle", 1), ("type", 1), ("step", 1): return viewNumbers
+        case ("step", 2): return ["+", "-"]
         case ("session", 1): return ["begin", "end"]
         default: return []
         }
     }
 
     private var pluginIDs: [String] { Array(host.plugins.keys) }
+
+    /// The numbers `screen` gave the visible screen's interactive views in its last render.
+    private var viewNumbers: [String] {
+        let views = host.visibleRouter?.module?.lastTree?.allNodes.filter(\.isInteractive) ?? []
+        return views.indices.map { String($0 + 1) }
+    }
 
     /// Every route of every known plugin, bare and as PLUGIN/ROUTE.
     private var routes: [String] {
