@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "CBerth"),
         .target(name: "CBerthSystem"),
         .systemLibrary(name: "CFFI", pkgConfig: "libffi", providers: [.apt(["libffi-dev"])]),
+        // The REPL's line editor: libedit through its readline-compatible interface.
+        .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         .target(
             name: "BerthRuntime",
             dependencies: [
@@ -56,6 +58,7 @@ let package = Package(
             dependencies: [
                 "BerthRuntime",
                 "CBerthSystem",
+                "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -14,7 +14,7 @@ extension Berth {
         @OptionGroup var isolation: IsolationOptions
         @OptionGroup var signatures: SignatureOptions
 
-        @Argument(help: "The plugin id.")
+        @Argument(help: "The plugin id.", completion: ShellCompletion.pluginIDs)
         var plugin: String
 
         @Argument(parsing: .captureForPassthrough, help: "The export's symbol, then its arguments.")

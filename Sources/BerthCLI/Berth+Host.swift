@@ -10,7 +10,7 @@ extension Berth {
 
         @OptionGroup var socket: SocketOptions
 
-        @Argument(parsing: .captureForPassthrough, help: "The host command and its arguments.")
+        @Argument(parsing: .captureForPassthrough, help: "The host command and its arguments.", completion: ShellCompletion.hostCommand)
         var command: [String] = []
 
         func validate() throws {
@@ -18,6 +18,12 @@ extension Berth {
         }
 
         func run() throws {
+            // The words are passed through untouched, so help is answered here, no host needed.
+            if command == ["--help"] || command == ["-h"] {
+                emitLine(Self.helpMessage())
+                emitLine("\nHOST COMMANDS:\n" + HostShell.help)
+                return
+            }
             try RemoteCommand.perform(command, socket: socket)
         }
     }

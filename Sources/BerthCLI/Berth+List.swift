@@ -42,6 +42,18 @@ extension Berth {
             for row in rows {
                 for problem in row.problems { emitLine(problem) }
             }
+            for line in Self.duplicateRouteWarnings(result.plugins) { emitLine(line) }
+        }
+
+        /// One line per route that two or more valid plugins provide: a bare `open ROUTE`
+        /// of it is ambiguous.
+        static func duplicateRouteWarnings(_ plugins: [ValidatedPlugin]) -> [String] {
+            let owners = Dictionary(grouping: plugins.flatMap { plugin in plugin.manifest.routes.map { ($0, plugin.manifest.id) } }, by: \.0)
+            return owners.keys.sorted().compactMap { route in
+                let ids = owners[route, default: []].map(\.1).sorted()
+                guard ids.count > 1 else { return nil }
+                return "warning: route '\(route)' is provided by \(ids.joined(separator: " and ")); open it as PLUGIN/ROUTE"
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ extension Berth {
 
         @OptionGroup var socket: SocketOptions
 
-        @Argument(help: "The plugin folder (holding plugin.json).")
+        @Argument(help: "The plugin folder (holding plugin.json).", completion: .directory)
         var path: String
 
         func run() throws {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BerthRuntime
 import Foundation
 
 extension Berth {
@@ -38,11 +39,15 @@ extension Berth {
         }
 
         func run() throws {
+            let folder = path ?? name
+            // The README packs into ../plugins: the route must not be one a plugin there has.
+            let plugins = ((folder as NSString).deletingLastPathComponent as NSString).appendingPathComponent("plugins")
+            let taken = Set(PluginDiscovery.scan([plugins]).plugins.flatMap(\.manifest.routes))
             let template = PluginTemplate(
                 name: name, id: id ?? "com.example.\(name.lowercased())", language: lang,
-                berthRoot: berth ?? PluginTemplate.berthSourceRoot, berthBinary: PluginTemplate.berthBinary
+                berthRoot: berth ?? PluginTemplate.berthSourceRoot, berthBinary: PluginTemplate.berthBinary,
+                route: PluginTemplate.route(for: name, avoiding: taken)
             )
-            let folder = path ?? name
             guard !FileManager.default.fileExists(atPath: folder) else {
                 printError("\(folder) already exists; choose another --path")
                 throw ExitStatus.failure
@@ -52,7 +57,7 @@ extension Berth {
                 try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
                 try contents.write(toFile: target, atomically: true, encoding: .utf8)
             }
-            emitLine("created \(template.id) (\(lang.rawValue)) in \(folder):")
+            emitLine("created \(template.id) (\(lang.rawValue)) in \(folder), route '\(template.route)':")
             for file in template.files.map(\.path).sorted() { emitLine("  \(file)") }
             emitLine("next: see \(folder)/README.md (build, pack, load)")
         }

@@ -11,7 +11,7 @@ extension Berth {
             discussion: "PATH is a plugin package (holding plugin.json) or the manifest itself. The library is found next to the manifest, else in .build/debug or .build/release. Nothing is built."
         )
 
-        @Argument(help: "A plugin package folder or its plugin.json.")
+        @Argument(help: "A plugin package folder or its plugin.json.", completion: .file())
         var path: String
 
         @Option(help: ArgumentHelp("Where to write the plugin folder (it goes in OUT/<id>/).", valueName: "DIR"))

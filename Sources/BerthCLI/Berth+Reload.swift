@@ -7,7 +7,7 @@ extension Berth {
 
         @OptionGroup var socket: SocketOptions
 
-        @Argument(help: "The plugin id.")
+        @Argument(help: "The plugin id.", completion: ShellCompletion.pluginIDs)
         var plugin: String
 
         @Flag(name: .customLong("keep-state"), help: "Carry every @State whose identity and type still match into the new generation.")

@@ -7,7 +7,7 @@ extension Berth {
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the host: discover plugins, then read host commands (type help).",
-            discussion: "With --script FILE (or - for stdin) the commands run non-interactively, each echoed with '>', and the host exits at the end; the exit status is 1 when any command failed."
+            discussion: "Every valid plugin in the plugins folders loads at start (--lazy, or \"activation\": \"lazy\" in a manifest, defers it to its first use). With --script FILE (or - for stdin) the commands run non-interactively, each echoed with '>', and the host exits at the end; the exit status is 1 when any command failed."
         )
 
         @OptionGroup var folders: PluginFolderOptions
@@ -22,6 +22,9 @@ extension Berth {
 
         @Flag(help: "Watch the plugins folders: load new plugins, reload changed ones, unload removed ones.")
         var watch = false
+
+        @Flag(help: "Load each plugin on its first use (a route opened, an export called) instead of at start; a manifest's \"activation\" wins.")
+        var lazy = false
 
         @Option(name: .customLong("debounce-ms"), help: "How long a changed plugin folder must be quiet before it is checked (--watch).")
         var debounceMilliseconds = 200
@@ -53,7 +56,7 @@ extension Berth {
             isolation.keepWorkerReady = true
             let options = HostRunner.Options(
                 folders: folders.resolved, script: script, stateDirectory: stateDirectory ?? Self.defaultStateDirectory(),
-                watch: watch, debounce: .milliseconds(debounceMilliseconds), keepState: keepState, socket: socket,
+                watch: watch, lazy: lazy, debounce: .milliseconds(debounceMilliseconds), keepState: keepState, socket: socket,
                 noSocket: noSocket, maxRetiredMB: maxRetiredMB, restore: restore, isolation: isolation,
                 screenLimits: .init(openScreens: maxScreens, stackDepth: maxStackDepth), signatures: signatures.policy
             )

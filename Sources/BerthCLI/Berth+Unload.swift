@@ -7,7 +7,7 @@ extension Berth {
 
         @OptionGroup var socket: SocketOptions
 
-        @Argument(help: "The plugin id.")
+        @Argument(help: "The plugin id.", completion: ShellCompletion.pluginIDs)
         var plugin: String
 
         func run() throws {

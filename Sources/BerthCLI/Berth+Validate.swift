@@ -9,7 +9,7 @@ extension Berth {
             abstract: "Validate plugins: the static checks (one `path: field: message` line per problem), then ten named conformance checks, each in a child process."
         )
 
-        @Argument(help: "Plugin folders or plugin.json files.")
+        @Argument(help: "Plugin folders or plugin.json files.", completion: .file())
         var paths: [String]
 
         @OptionGroup var output: OutputOptions

@@ -40,7 +40,7 @@ final class LoopControl {
 }
 
 /// What the host loop waits for.
-private enum LoopInput: Sendable {
+enum LoopInput: Sendable {
     case line(String)
     case endOfInput
     case wake
@@ -55,6 +55,8 @@ final class HostRunner {
         var script: String?
         var stateDirectory: String
         var watch: Bool
+        /// Defer every plugin whose manifest names no activation until its first use.
+        var lazy = false
         var debounce: Duration
         var keepState: Bool
         var socket: String?
@@ -83,9 +85,13 @@ final class HostRunner {
         signal(SIGTERM) { _ in terminationRequested.store(true, ordering: .relaxed) }
 
         let interactive = options.script == nil && isatty(STDIN_FILENO) == 1
+        // A person at a terminal gets the line editor; piped output keeps the plain prompt.
+        let editing = interactive && isatty(STDOUT_FILENO) == 1
         // Open the script before anything runs, so a wrong path fails cleanly.
-        let lines: LineSource
+        let lines: LineSource?
         switch options.script {
+        case nil where editing:
+            lines = nil
         case nil, "-":
             guard let input = fdopen(STDIN_FILENO, "r") else {
                 printError("cannot read standard input")
@@ -99,7 +105,7 @@ final class HostRunner {
             }
             lines = LineSource(handle: file, owned: true)
         }
-        defer { lines.close() }
+        defer { lines?.close() }
         // The socket is bound before anything loads, so a path that cannot be used stops
         // the host at once; connections wait in the backlog until the host is ready.
         guard bindServerIfWanted() else { return ExitStatus.failure.rawValue }
@@ -118,16 +124,21 @@ final class HostRunner {
         }
         self.host = host
         host.retiredLimitBytes = options.maxRetiredMB * 1024 * 1024
-        host.onEvent = { event in emitLine("  · \(HostText.eventLine(event))") }
+        host.onEvent = { event in emitLine(TerminalStyle.event.paint("  · \(HostText.eventLine(event))", for: STDOUT_FILENO)) }
         let shell = HostShell(host: host, control: control)
         emitLine("berth host \(HostABI.version) · plugins: \(options.folders.joined(separator: ", "))")
         if case .failed(let reason) = host.persistenceStatus {
             printError("persistence is OFF, nothing will be saved: \(reason)")
         }
+        checkPluginFolders()
         host.discover()
-        if let restore = options.restore { restoreAfterRestart(from: restore) }
+        if let restore = options.restore {
+            restoreAfterRestart(from: restore)
+        } else {
+            // Dropped plugins are ready: each valid one loads now, or on first use if lazy.
+            for error in host.activateDiscovered(lazy: options.lazy) { printError(error.description) }
+        }
         if options.watch {
-            if options.restore == nil { for error in host.loadAll() { printError(error.description) } }
             do {
                 try host.startWatching(debounce: options.debounce, keepState: options.keepState)
             } catch {
@@ -142,11 +153,17 @@ final class HostRunner {
         // One stream for everything the loop acts on: lines (read on their own thread),
         // quit/restart from any shell, and signals (checked every 100 ms).
         let (inputs, feed) = AsyncStream.makeStream(of: LoopInput.self)
-        let reader = Thread {
-            while let line = lines.next() { feed.yield(.line(line)) }
-            feed.yield(.endOfInput)
+        var session: InteractiveSession?
+        if let lines {
+            let reader = Thread {
+                while let line = lines.next() { feed.yield(.line(line)) }
+                feed.yield(.endOfInput)
+            }
+            reader.start()
+        } else {
+            session = InteractiveSession(host: host, feed: feed)
         }
-        reader.start()
+        defer { session?.finish() }
         control.wake = { feed.yield(.wake) }
         let signals = Task {
             while !Task.isCancelled {
@@ -158,27 +175,48 @@ final class HostRunner {
         // A watching host, or one serving a socket it was asked for, outlives its input
         // (stdin at its end: a daemon). Piped commands end with their input.
         let outlivesInput = options.script == nil && (options.watch || (serving && options.socket != nil))
-        if interactive { FileHandleOutput.standardOutput("berth> ") }
+        let leaving = { [control] in control.finished || control.restartRequested || terminationRequested.load(ordering: .relaxed) }
+        if let session { session.start() } else if interactive { FileHandleOutput.standardOutput("berth> ") }
         loop: for await input in inputs {
             switch input {
             case .line(let line):
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if !interactive, !trimmed.isEmpty, !trimmed.hasPrefix("#") { emitLine("> \(trimmed)") }
-                await shell.execute(line)
-                if interactive && !control.finished { FileHandleOutput.standardOutput("berth> ") }
+                if !interactive, !trimmed.isEmpty, !trimmed.hasPrefix("#") { emitLine("> \(TerminalText.visible(trimmed))") }
+                if let session {
+                    await session.run({ await shell.execute(line) }, prompt: { !leaving() })
+                } else {
+                    await shell.execute(line)
+                    if interactive && !control.finished { FileHandleOutput.standardOutput("berth> ") }
+                }
             case .endOfInput:
-                if !outlivesInput { break loop }
+                // Ctrl-D at the editor always leaves; a daemon outlives its input.
+                if session != nil || !outlivesInput { break loop }
             case .wake:
                 break
             }
-            if control.finished || control.restartRequested || terminationRequested.load(ordering: .relaxed) { break }
+            if leaving() { break }
         }
-        if control.restartRequested { restart() }
+        if control.restartRequested {
+            session?.finish()
+            restart()
+        }
         server?.stop()
         defer { hostLoopEnded.store(true, ordering: .relaxed) }
         host.stopWatching()
         host.shutdown()
         return shell.failures > 0 && !interactive ? ExitStatus.failure.rawValue : 0
+    }
+
+    /// A missing plugins folder is a warning (nothing to load from it); a watching host
+    /// creates it, so plugins dropped there later load.
+    private func checkPluginFolders() {
+        for folder in options.folders where !FileManager.default.fileExists(atPath: folder) {
+            if options.watch, (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil {
+                emitLine("  · created the plugins folder \(folder) (watching it)")
+            } else {
+                printWarning("the plugins folder \(folder) does not exist")
+            }
+        }
     }
 
     // MARK: The control socket

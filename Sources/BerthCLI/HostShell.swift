@@ -31,7 +31,7 @@ final class HostShell {
         output.line(text)
     }
 
-    static let help = """
+    nonisolated static let help = """
         plugins                    list discovered plugins with state and generation
         discover                   scan the plugins folders again (new or fixed plugins)
         load ID|PATH|all           load a plugin by id, or a plugin folder from anywhere
@@ -67,6 +67,11 @@ final class HostShell {
         quit                       leave
         """
 
+    /// The command names, as `help` lists them (for completion and "did you mean").
+    nonisolated static let commandNames: [String] = help.split(separator: "\n").compactMap { line in
+        line.split(separator: " ").first.map(String.init)
+    }.filter { $0 != "##" } + ["help", "exit"]
+
     /// Runs one line. Blank lines and `#` comments do nothing; `## text` prints the text.
     func execute(_ line: String) async {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
@@ -98,7 +103,7 @@ final class HostShell {
             // Every host command runs in a request scope of its own.
             try host.inRequestScope("command \(command)") { try run(command, arguments) }
         } catch {
-            fail("\(error)")
+            fail("\(error)" + suggestion(command: command, arguments: arguments))
         }
     }
 
@@ -193,7 +198,9 @@ final class HostShell {
         case "restart":
             emitLine("restarting the host (persisted state and open screens are kept)")
             control.restartRequested = true
-        default: throw ShellError("unknown command '\(command)' (try help)")
+        default:
+            let hint = Suggestion.closest(to: command, among: Self.commandNames).map { "did you mean '\($0)'? " } ?? ""
+            throw ShellError("unknown command '\(command)' (\(hint)try help)")
         }
     }
 
@@ -203,7 +210,7 @@ final class HostShell {
             guard let record = host.plugins[id] else { continue }
             let manifest = record.source.manifest
             let mode = record.generation?.isolation ?? host.configuration.isolation.mode(for: manifest)
-            table.add([id, manifest.version.description, manifest.runtime.rawValue, record.state.name,
+            table.add([id, manifest.version.description, manifest.runtime.rawValue, record.stateName,
                        record.generation.map { String($0.number) } ?? "-", mode.rawValue,
                        record.generation?.workerPID.map { "pid \($0)" } ?? "-"])
         }
@@ -281,7 +288,7 @@ final class HostShell {
 
     private func fail(_ message: String) {
         failures += 1
-        output.error(message)
+        output.error(TerminalText.visible(message))
     }
 }
 

@@ -6,7 +6,8 @@ enum HostText {
     /// `state`: every slot of every open screen.
     static func stateLines(_ host: BerthHost) -> [String] {
         host.stateSlots.map { slot in
-            "\(slot.identity)[\(slot.index)]  fingerprint \(String(slot.fingerprint, radix: 16))  \(slot.bytes.count) byte(s)"
+            let value = StateValueText.decoded(fingerprint: slot.fingerprint, bytes: slot.bytes).map { "= \($0)" }
+            return "\(slot.identity)[\(slot.index)]  " + (value ?? "fingerprint \(String(slot.fingerprint, radix: 16))  \(slot.bytes.count) byte(s)")
         }
     }
 
@@ -15,7 +16,11 @@ enum HostText {
         switch host.persistenceStatus {
         case .disabled: return ["persistence off (no --state-dir)"]
         case .failed(let reason): return ["persistence OFF: \(reason)"]
-        case .on(let path): return ["persisted in \(path)"] + host.persistedKeys().map { "  \($0.plugin)/\($0.key)  \($0.bytes) byte(s)" }
+        case .on(let path):
+            return ["persisted in \(path)"] + host.persistedKeys().map { entry in
+                let value = host.persistedValue(plugin: entry.plugin, key: entry.key).flatMap(StateValueText.persisted)
+                return "  \(entry.plugin)/\(entry.key)  " + (value.map { "= \($0)" } ?? "\(entry.bytes) byte(s)")
+            }
         }
     }
 

@@ -5,7 +5,7 @@ import Logging
 
 /// `--plugins DIR` (repeatable): the folders whose sub-folders are plugins.
 struct PluginFolderOptions: ParsableArguments {
-    @Option(name: .customLong("plugins"), help: ArgumentHelp("A folder of plugin folders (repeatable).", valueName: "DIR"))
+    @Option(name: .customLong("plugins"), help: ArgumentHelp("A folder of plugin folders (repeatable).", valueName: "DIR"), completion: .directory)
     var folders: [String] = []
 
     /// The folders to scan: the ones given, else ./plugins.
@@ -35,7 +35,12 @@ struct OutputOptions: ParsableArguments {
 /// Writes a line to standard error (user errors: one line, no stack trace).
 func printError(_ message: String) {
     var standardError = StandardError()
-    print("error: \(message)", to: &standardError)
+    print("\(TerminalStyle.error.paint("error:", for: STDERR_FILENO)) \(TerminalText.visible(message))", to: &standardError)
+}
+
+/// Writes a warning line to standard error (the command goes on).
+func printWarning(_ message: String) {
+    FileHandleOutput.standardError("\(TerminalStyle.warning.paint("warning:", for: STDERR_FILENO)) \(TerminalText.visible(message))\n")
 }
 
 struct StandardError: TextOutputStream {

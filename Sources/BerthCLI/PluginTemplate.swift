@@ -9,6 +9,8 @@ struct PluginTemplate {
     let language: Berth.New.Language
     let berthRoot: String
     let berthBinary: String
+    /// The screen's route (`Berth.New` picks one no plugin beside it uses).
+    let route: String
 
     /// The Berth checkout this binary was built from (its sources are next to it).
     static var berthSourceRoot: String {
@@ -22,7 +24,14 @@ struct PluginTemplate {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "berth"
     }
 
-    var route: String { name.lowercased() }
+    /// The route for `name`: its lower-case form, numbered (`hello-2`) when a plugin in
+    /// `taken` already uses it.
+    static func route(for name: String, avoiding taken: Set<String>) -> String {
+        let base = name.lowercased()
+        guard taken.contains(base) else { return base }
+        return (2...).lazy.map { "\(base)-\($0)" }.first { !taken.contains($0) }!
+    }
+
     var entry: String { "berth_\(name.lowercased())_entry_v1" }
     var library: String { language == .swift ? "lib\(name).so" : "lib\(name.lowercased()).so" }
 
@@ -194,7 +203,7 @@ struct PluginTemplate {
         ```sh
         \(build)                                      # 1. build the library
         \(berthBinary) pack . --out ../plugins        # 2. check it as the host would, pin its sha256, make a drop-in folder
-        \(berthBinary) run --plugins ../plugins       # 3. run a host, then type: load \(id), open \(route)
+        \(berthBinary) run --plugins ../plugins       # 3. run a host (it loads the plugin), then type: open \(route)
         ```
 
         `plugin.json` declares no capabilities, because this code only logs and keeps view state.

@@ -147,6 +147,8 @@ public final class BerthHost {
             throw LoaderError(.workerFailed, plugin: id, detail: "failed: \(reason); reload or load it again")
         case .crashed:
             return try load(id)
+        case .discovered where record.deferred:
+            return try load(id)
         case .discovered, .loaded:
             return nil
         }
@@ -187,6 +189,23 @@ public final class BerthHost {
     public func loadAll() -> [LoaderError] {
         var errors: [LoaderError] = []
         for id in plugins.keys.sorted() where plugins[id]?.generation == nil {
+            do { try load(id) } catch { errors.append(error) }
+        }
+        return errors
+    }
+
+    /// Makes every discovered plugin ready, as `berth run` does at start: loads each one
+    /// whose activation is eager, and defers each lazy one (its manifest says so, or
+    /// `lazy` is set and the manifest says nothing) until its first use. Returns the errors
+    /// of those that failed to load.
+    public func activateDiscovered(lazy: Bool = false) -> [LoaderError] {
+        var errors: [LoaderError] = []
+        for id in plugins.keys.sorted() {
+            guard let record = plugins[id], record.generation == nil else { continue }
+            if (record.source.manifest.activation ?? (lazy ? .lazy : .eager)) == .lazy {
+                record.deferred = true
+                continue
+            }
             do { try load(id) } catch { errors.append(error) }
         }
         return errors
@@ -279,6 +298,7 @@ public final class BerthHost {
         do {
             if case .failed = record.state { record.clearCrashes() }
             record.generation = try makeGeneration(of: record)
+            record.deferred = false
         } catch {
             emit(.failed, id, error.message)
             throw error
@@ -406,7 +426,14 @@ public final class BerthHost {
         }
         let id = plugin.manifest.id
         if let existing = plugins[id] {
-            guard existing.generation == nil else { throw LoaderError(.alreadyLoaded, plugin: id, "is already loaded from \(existing.source.folder)") }
+            if let generation = existing.generation {
+                // The same folder, already loaded (at start, say): left as it is, like `load(id)`.
+                let folder = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
+                guard folder(existing.source.folder) == folder(plugin.folder) else {
+                    throw LoaderError(.alreadyLoaded, plugin: id, "is already loaded from \(existing.source.folder)")
+                }
+                return generation
+            }
             existing.source = plugin
         } else {
             registry.add(plugin)

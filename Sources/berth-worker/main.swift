@@ -11,6 +11,9 @@ import Glibc
 if berth_set_parent_death_signal(SIGKILL) != 0 {
     perror("berth-worker: prctl(PR_SET_PDEATHSIG)")
 }
+// Ctrl-C at the host's terminal reaches the whole foreground process group; it is the
+// host's to handle (the REPL cancels a line or a command), so a worker ignores it.
+signal(SIGINT, SIG_IGN)
 let status = IsolationWorker.run(arguments: Array(CommandLine.arguments.dropFirst()))
 // _exit, not exit: plugin threads may still run, and atexit handlers of plugin images
 // must not run under them.

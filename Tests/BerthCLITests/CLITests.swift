@@ -158,7 +158,7 @@ struct CLITests {
         #expect(output.status == 1)
         #expect(output.standardError.contains("error: com.example.nobody: no such plugin"))
         #expect(output.standardError.contains("error: unknown command 'frobnicate' (try help)"))
-        #expect(output.standardOutput.contains("com.example.greeter  1.2.0    c        loaded      1"))
+        #expect(output.standardOutput.contains("com.example.greeter  1.2.0    c        loaded  1"))
     }
 }
 

@@ -106,6 +106,15 @@ struct ManifestTests {
         #expect(problems.first?.description.hasPrefix("p/plugin.json: json: invalid JSON") == true)
     }
 
+    @Test("invalid JSON names the line and column where the parser stopped")
+    func invalidJSONPosition() {
+        let text = "{\n  \"id\": \"com.x.y\",\n  \"name\": oops\n}\n"
+        let (_, problems) = PluginManifest.decode(Data(text.utf8), path: "p/plugin.json")
+        #expect(problems.first?.message.hasPrefix("invalid JSON: line 3, column 11: ") == true, "\(problems)")
+        let (_, truncated) = PluginManifest.decode(Data("{\"id\": \"é\",\n \"a\": [1,".utf8), path: "p/plugin.json")
+        #expect(truncated.first?.message.hasPrefix("invalid JSON: line 2, column 10: ") == true, "\(truncated)")
+    }
+
     @Test("a JSON array is not a manifest")
     func notAnObject() {
         let (manifest, problems) = PluginManifest.decode(Data("[1]".utf8), path: "p/plugin.json")

@@ -16,6 +16,14 @@ public struct RejectedPlugin: Sendable {
     /// The manifest's id when it could be read.
     public var id: String?
     public var problems: [PluginProblem]
+    /// The routes its manifest names, when it could be read (so opening one can say why
+    /// the plugin is not there).
+    public var routes: [String] = []
+
+    /// Its first error, or its first problem.
+    public var reason: String {
+        (problems.first { $0.severity == .error } ?? problems.first)?.description ?? "invalid"
+    }
 }
 
 /// Finds plugins: every sub-folder of a plugins folder that holds a `plugin.json`.
@@ -41,7 +49,9 @@ public enum PluginDiscovery {
                     seen[plugin.manifest.id] = pluginFolder
                     result.plugins.append(plugin)
                 case .failure(let failure):
-                    result.rejected.append(RejectedPlugin(folder: pluginFolder, id: manifestID(in: pluginFolder), problems: failure.problems))
+                    let fields = manifestFields(in: pluginFolder)
+                    result.rejected.append(RejectedPlugin(folder: pluginFolder, id: fields?["id"] as? String, problems: failure.problems,
+                                                          routes: (fields?["routes"] as? [Any])?.compactMap { $0 as? String } ?? []))
                 }
             }
         }
@@ -67,12 +77,10 @@ public enum PluginDiscovery {
         }
     }
 
-    /// The `id` of a manifest that failed validation, when it has a readable one.
-    private static func manifestID(in folder: String) -> String? {
+    /// The top-level fields of a manifest that failed validation, when it is a JSON object.
+    private static func manifestFields(in folder: String) -> [String: Any]? {
         let path = (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)
-        guard let data = FileManager.default.contents(atPath: path),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { return nil }
-        return object["id"] as? String
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
     }
 }

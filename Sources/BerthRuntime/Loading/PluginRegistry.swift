@@ -31,6 +31,15 @@ public final class PluginRecord {
         self.source = source
     }
 
+    /// Lazy activation: valid and not loaded yet; its first use (a route opened, an export
+    /// called) loads it. Cleared by any load.
+    public internal(set) var deferred = false
+
+    /// The state as `plugins` shows it: `discovered (lazy)` for a deferred plugin.
+    public var stateName: String {
+        state == .discovered && deferred ? "discovered (lazy)" : state.name
+    }
+
     /// Recent worker crashes (isolated plugins).
     var crashes = CrashRecord()
     /// Set when the crash budget is spent.

@@ -126,6 +126,9 @@ public final class Navigator {
             throw ScreenError(.pluginNotLoaded, screen: 0, error.message)
         }
         guard let generation = available else {
+            if let invalid = host.rejected.first(where: { $0.id == pluginID }) {
+                throw ScreenError(.pluginNotLoaded, screen: 0, "\(pluginID) is invalid: \(invalid.reason)")
+            }
             throw ScreenError(.pluginNotLoaded, screen: 0, "\(pluginID) is not loaded (load it first)")
         }
         let routerID = id ?? takeRouterID()
@@ -466,15 +469,27 @@ public final class Navigator {
         if let slash = route.lastIndex(of: "/") {
             return (String(route[..<slash]), String(route[route.index(after: slash)...]))
         }
-        // Loaded plugins, and crashed ones (their next use starts them again).
-        let owners = host.plugins.values
-            .filter { $0.state != .discovered }
-            .filter { $0.source.manifest.routes.contains(route) }.map(\.source.manifest.id).sorted()
+        // Loaded plugins, crashed ones (their next use starts them again) and lazy ones
+        // (their first use loads them).
+        let providers = host.plugins.values.filter { $0.source.manifest.routes.contains(route) }
+        let owners = providers.filter { $0.state != .discovered || $0.deferred }.map(\.source.manifest.id).sorted()
         guard owners.count == 1, let owner = owners.first else {
-            let reason = owners.isEmpty ? "no loaded plugin provides route '\(route)'" : "route '\(route)' is provided by \(owners.joined(separator: " and ")); name one as PLUGIN/ROUTE"
-            throw ScreenError(.unknownRoute, screen: 0, reason)
+            throw ScreenError(.unknownRoute, screen: 0, owners.isEmpty
+                ? unavailableRouteReason(route, unloaded: providers.map(\.source.manifest.id).sorted())
+                : "route '\(route)' is provided by \(owners.joined(separator: " and ")); name one as PLUGIN/ROUTE")
         }
         return (owner, route)
+    }
+
+    /// Why no plugin can open `route`: its plugin is not loaded, or is invalid (and why).
+    private func unavailableRouteReason(_ route: String, unloaded: [String]) -> String {
+        if let id = unloaded.first {
+            return "route '\(route)' is provided by \(id), which is not loaded (load \(id))"
+        }
+        if let invalid = host.rejected.first(where: { $0.routes.contains(route) }) {
+            return "route '\(route)' is provided by \(invalid.id ?? invalid.folder), which is invalid: \(invalid.reason)"
+        }
+        return "no loaded plugin provides route '\(route)'"
     }
 
     func takeRouterID() -> Int {

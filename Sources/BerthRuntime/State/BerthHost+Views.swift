@@ -62,4 +62,10 @@ extension BerthHost {
     public func persistedKeys() -> [(plugin: String, key: String, bytes: Int)] {
         ((try? persistentStore?.keys()) ?? []).map { ($0.plugin, $0.key, $0.bytes) }
     }
+
+    /// The stored bytes of one persisted key, as the plugin wrote them (nil when absent or
+    /// persistence is off).
+    public func persistedValue(plugin: String, key: String) -> [UInt8]? {
+        try? persistentStore?.read(plugin: plugin, key: key)
+    }
 }

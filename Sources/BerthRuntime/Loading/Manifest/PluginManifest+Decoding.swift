@@ -5,7 +5,7 @@ extension PluginManifest {
     static let knownFields: Set<String> = [
         "$schema", "id", "name", "version", "abi", "library", "entry", "runtime", "exports",
         "routes", "requires", "persist", "sha256", "description", "isolation",
-        "capabilities", "files",
+        "capabilities", "files", "activation",
     ]
 
     /// The sizes a manifest may have (Docs/manifest.md): larger ones are refused with one
@@ -33,7 +33,7 @@ extension PluginManifest {
         do {
             object = try JSONSerialization.jsonObject(with: data)
         } catch {
-            reader.fail("json", "invalid JSON: \(jsonErrorText(error))")
+            reader.fail("json", "invalid JSON: \(jsonErrorText(error, in: data))")
             return (nil, reader.problems)
         }
         guard let fields = object as? [String: Any] else {
@@ -55,10 +55,28 @@ extension PluginManifest {
         return decode(data, path: path)
     }
 
-    private static func jsonErrorText(_ error: Error) -> String {
+    /// The parser's message, with its byte offset ("around character 31") given as the
+    /// line and column an editor shows.
+    private static func jsonErrorText(_ error: Error, in data: Data) -> String {
         let nsError = error as NSError
-        if let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String { return detail }
-        return nsError.localizedDescription
+        var detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String ?? nsError.localizedDescription
+        let offsetText = #/ around character (\d+)/#
+        let offset = (nsError.userInfo["NSJSONSerializationErrorIndex"] as? Int)
+            ?? detail.firstMatch(of: offsetText).flatMap { Int($0.1) }
+            ?? (detail.contains("end of file") ? data.count : nil)
+        guard let offset else { return detail }
+        detail = detail.replacing(offsetText, with: "")
+        if detail.hasSuffix(".") { detail.removeLast() }
+        let (line, column) = lineAndColumn(of: offset, in: data)
+        return "line \(line), column \(column): \(detail)"
+    }
+
+    /// 1-based line and column (in characters) of byte `offset` in UTF-8 `data`.
+    static func lineAndColumn(of offset: Int, in data: Data) -> (line: Int, column: Int) {
+        let before = data.prefix(max(0, min(offset, data.count)))
+        let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+        let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { before.index(after: $0) } ?? before.startIndex
+        return (line, String(decoding: before[lineStart...], as: UTF8.self).count + 1)
     }
 }
 
@@ -113,13 +131,14 @@ private struct ManifestReader {
                 warn("capabilities", "'\(grant.rawValue)' cannot be enforced for a plugin that runs in-process (it has the host's own file and network access); run it with \"isolation\": \"process\"")
             }
         }
+        let activation = readActivation(fields)
 
         guard let id, let name, let version, let abi, let library, let entry, let runtime else { return nil }
         return PluginManifest(
             id: id, name: name, version: version, abi: abi, library: library, entry: entry,
             runtime: runtime, exports: exports, routes: routes, requires: requires,
             persist: persist, sha256: sha256, description: description, isolation: isolation,
-            capabilities: capabilities, files: files
+            capabilities: capabilities, files: files, activation: activation
         )
     }
 
@@ -201,6 +220,15 @@ private struct ManifestReader {
             grants.write = []
         }
         return grants
+    }
+
+    private mutating func readActivation(_ fields: [String: Any]) -> PluginActivation? {
+        guard let value = fields["activation"] else { return nil }
+        guard let text = value as? String, let activation = PluginActivation(rawValue: text) else {
+            fail("activation", "\(quoted("\(value)")) is not an activation (expected \"eager\" or \"lazy\")")
+            return nil
+        }
+        return activation
     }
 
     private mutating func readExports(_ fields: [String: Any]) -> [ExportSignature] {

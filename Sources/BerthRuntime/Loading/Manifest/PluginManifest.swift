@@ -13,6 +13,14 @@ public enum IsolationMode: String, Sendable, Codable {
     case inProcess = "in-process"
 }
 
+/// When a host loads a plugin it discovered.
+public enum PluginActivation: String, Sendable, Codable {
+    /// At start (`berth run`), with every other valid plugin.
+    case eager
+    /// On first use: when one of its routes is opened or one of its exports is called.
+    case lazy
+}
+
 /// A plugin's manifest (`plugin.json`), version 1. See Docs/manifest.md for every field.
 public struct PluginManifest: Sendable, Equatable {
     /// Reverse-DNS identifier, unique among loaded plugins (`com.example.counter`).
@@ -50,6 +58,8 @@ public struct PluginManifest: Sendable, Equatable {
 
     /// What the host grants: the declared capabilities, or `Capability.undeclaredDefault`.
     public var grantedCapabilities: Set<Capability> { capabilities ?? Capability.undeclaredDefault }
+    /// When the host loads it; nil leaves it to the host (eager unless `--lazy`).
+    public var activation: PluginActivation? = nil
 
     /// One entry of `requires`.
     public struct Dependency: Sendable, Equatable {

@@ -1,0 +1,141 @@
+import Foundation
+
+/// The built `berth` binary in a real pseudo-terminal, as a person at a terminal runs it:
+/// the terminal is its controlling terminal (Ctrl-C is a signal from the terminal), keys
+/// are written to the master side, and the screen's bytes are read from it.
+public final class TerminalSession {
+    public let pid: pid_t
+    private let master: Int32
+    private var bytes: [UInt8] = []
+    /// Everything the program has written to the terminal so far.
+    public var screen: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// What it wrote since `mark`.
+    public func text(since mark: Int) -> String { String(decoding: bytes[mark...], as: UTF8.self) }
+
+    /// Starts `berth ARGUMENTS` in `directory` (HOME, XDG_STATE_HOME and XDG_RUNTIME_DIR
+    /// inside it, TERM=xterm; NO_COLOR set unless `colour`).
+    public init(_ arguments: [String], in directory: String, colour: Bool = false) throws {
+        master = PseudoTerminalCalls.openMaster(O_RDWR | O_NOCTTY)
+        guard master >= 0, PseudoTerminalCalls.grant(master) == 0, PseudoTerminalCalls.unlock(master) == 0,
+              let name = PseudoTerminalCalls.terminalName(master) else {
+            throw TerminalError("cannot open a pseudo-terminal: \(String(cString: strerror(errno)))")
+        }
+        let terminalPath = String(cString: name)
+        var size = winsize(ws_row: 40, ws_col: 120, ws_xpixel: 0, ws_ypixel: 0)
+        _ = ioctl(master, UInt(TIOCSWINSZ), &size)
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        // Opened after setsid: the terminal becomes the child's controlling terminal.
+        posix_spawn_file_actions_addopen(&actions, 0, terminalPath, O_RDWR, 0)
+        posix_spawn_file_actions_adddup2(&actions, 0, 1)
+        posix_spawn_file_actions_adddup2(&actions, 0, 2)
+        posix_spawn_file_actions_addclose(&actions, master)
+        _ = PseudoTerminalCalls.addChangeDirectory(&actions, directory)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // No signal blocked or ignored (a test thread's mask would be inherited), and
+        // POSIX_SPAWN_SETSID (glibc, 0x80): a session of its own, so the terminal can be its own.
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) | 0x80)
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["TERM"] = "xterm"
+        environment["HOME"] = directory
+        environment["XDG_STATE_HOME"] = (directory as NSString).appendingPathComponent("state")
+        environment["XDG_RUNTIME_DIR"] = (directory as NSString).appendingPathComponent("run")
+        environment["LANG"] = "C.UTF-8"
+        environment["NO_COLOR"] = colour ? nil : "1"
+        let argv = ([BuildProducts.berth] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child: pid_t = 0
+        let status = posix_spawn(&child, BuildProducts.berth, &actions, &attributes, argv, envp)
+        guard status == 0 else { throw TerminalError("cannot start berth: \(String(cString: strerror(status)))") }
+        pid = child
+    }
+
+    deinit {
+        if waitForExit(timeout: .zero) == nil {
+            kill(pid, SIGKILL)
+            _ = waitForExit(timeout: .seconds(5))
+        }
+        close(master)
+    }
+
+    /// Types `keys` (escape sequences and control characters as they are).
+    public func type(_ keys: String) {
+        let bytes = Array(keys.utf8)
+        _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+    }
+
+    /// Reads the terminal until its text since `mark` contains `text`; false on timeout.
+    @discardableResult
+    public func waitFor(_ text: String, since mark: Int = 0, timeout: Duration = .seconds(20)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if self.text(since: mark).contains(text) { return true }
+            guard ContinuousClock.now < deadline, readAvailable(waiting: 100) else {
+                if ContinuousClock.now >= deadline { return false }
+                continue
+            }
+        }
+    }
+
+    /// Where the screen's text ends now (for `waitFor(_:since:)`).
+    public var mark: Int { bytes.count }
+
+    /// The exit status once the program has exited, or nil after `timeout`.
+    public func waitForExit(timeout: Duration = .seconds(20)) -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            var status: Int32 = 0
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid { return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F) }
+            if result < 0 { return nil }
+            guard ContinuousClock.now < deadline else { return nil }
+            _ = readAvailable(waiting: 50)
+        }
+    }
+
+    /// Reads what is there, waiting up to `milliseconds`; false when nothing came.
+    private func readAvailable(waiting milliseconds: Int32) -> Bool {
+        var descriptor = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, milliseconds) > 0 else { return false }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = read(master, &buffer, buffer.count)
+        guard count > 0 else { return false }
+        bytes += buffer[..<count]
+        return true
+    }
+}
+
+/// glibc calls Swift's Glibc module does not declare (they need _XOPEN_SOURCE or
+/// _GNU_SOURCE), looked up by name in the C library already loaded.
+private enum PseudoTerminalCalls {
+    private static func function<T>(_ name: String, as type: T.Type) -> T {
+        guard let symbol = dlsym(nil, name) else { fatalError("\(name) is not in the C library") }
+        return unsafeBitCast(symbol, to: type)
+    }
+
+    static let openMaster = function("posix_openpt", as: (@convention(c) (Int32) -> Int32).self)
+    static let grant = function("grantpt", as: (@convention(c) (Int32) -> Int32).self)
+    static let unlock = function("unlockpt", as: (@convention(c) (Int32) -> Int32).self)
+    static let terminalName = function("ptsname", as: (@convention(c) (Int32) -> UnsafeMutablePointer<CChar>?).self)
+    static let addChangeDirectory = function("posix_spawn_file_actions_addchdir_np",
+                                             as: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32).self)
+}
+
+/// A pseudo-terminal could not be set up.
+public struct TerminalError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
