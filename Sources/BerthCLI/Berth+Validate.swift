@@ -25,9 +25,24 @@ extension Berth {
             var reports: [ValidationReport] = []
             // A host loads the first folder with an id and rejects the rest, as `list` shows.
             var firstWithID: [String: String] = [:]
+            var scratchFolders: [String] = []
+            defer { for folder in scratchFolders { try? FileManager.default.removeItem(atPath: folder) } }
             for path in paths {
                 var report: ValidationReport
-                switch PluginValidator.validate(path: path) {
+                // A package folder is checked as `berth pack` would pack it.
+                let checked: String
+                do {
+                    let staged = try PluginPacker.stagedForValidation(path)
+                    checked = staged?.folder ?? path
+                    if let staged { scratchFolders.append(staged.cleanup) }
+                } catch let failure as PluginValidationFailure {
+                    reports.append(ValidationReport(path: path, id: nil, valid: false, problems: failure.problems.map(\.description)))
+                    continue
+                } catch {
+                    reports.append(ValidationReport(path: path, id: nil, valid: false, problems: ["\(error)"]))
+                    continue
+                }
+                switch PluginValidator.validate(path: checked) {
                 case .success(let plugin) where firstWithID[plugin.manifest.id] != nil:
                     let first = firstWithID[plugin.manifest.id] ?? ""
                     report = ValidationReport(path: path, id: plugin.manifest.id, valid: false, problems: [
@@ -37,13 +52,21 @@ extension Berth {
                     firstWithID[plugin.manifest.id] = path
                     report = ValidationReport(path: path, id: plugin.manifest.id, valid: true, problems: plugin.warnings.map(\.description))
                     report.isolation = (plugin.manifest.isolation ?? .process).rawValue
+                    // The manifest against what the library's code reports (runs its code).
+                    if !staticOnly, let data = FileManager.default.contents(atPath: plugin.manifestPath),
+                       let manifest = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+                       let mismatches = ManifestFacts.mismatches(of: manifest, manifestPath: plugin.manifestPath, library: plugin.libraryPath),
+                       !mismatches.isEmpty {
+                        report.valid = false
+                        report.problems += mismatches
+                    }
                 case .failure(let failure):
                     report = ValidationReport(path: path, id: nil, valid: false, problems: failure.problems.map(\.description))
                 }
                 // The conformance checks run the plugin: for plugin folders, unless --static.
                 var isFolder: ObjCBool = false
-                if !staticOnly, FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
-                    report.checks = ConformanceSuite.run(folder: path)
+                if !staticOnly, FileManager.default.fileExists(atPath: checked, isDirectory: &isFolder), isFolder.boolValue {
+                    report.checks = ConformanceSuite.run(folder: checked)
                     if report.checks?.contains(where: { $0.status == .fail }) == true { report.valid = false }
                 }
                 reports.append(report)

@@ -71,6 +71,8 @@ final class HostRunner {
     private var server: ControlServer?
     /// One shell per socket connection, so `screen` numbers carry to the next `tap`.
     private var remoteShells: [ObjectIdentifier: HostShell] = [:]
+    /// Host commands under way (terminal or socket); a reload outside any is the watcher's.
+    private var commandsRunning = 0
 
     init(options: Options) {
         self.options = options
@@ -116,7 +118,13 @@ final class HostRunner {
         }
         self.host = host
         host.retiredLimitBytes = options.maxRetiredMB * 1024 * 1024
-        host.onEvent = { event in emitLine("  · \(HostText.eventLine(event))") }
+        host.onEvent = { event in
+            emitLine("  · \(HostText.eventLine(event))")
+            // A reload by --watch shows the screen it changed (a `reload` command does so itself).
+            if event.kind == .reloaded, self.commandsRunning == 0 {
+                Task { @MainActor in if let screen = VisibleScreenText.after(reloadOf: event.subject, in: host) { emitLine(screen) } }
+            }
+        }
         let shell = HostShell(host: host, control: control)
         emitLine("berth host \(HostABI.version) · plugins: \(options.folders.joined(separator: ", "))")
         if case .failed(let reason) = host.persistenceStatus {
@@ -162,7 +170,9 @@ final class HostRunner {
             case .line(let line):
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
                 if !interactive, !trimmed.isEmpty, !trimmed.hasPrefix("#") { emitLine("> \(trimmed)") }
+                commandsRunning += 1
                 await shell.execute(line)
+                commandsRunning -= 1
                 if interactive && !control.finished { FileHandleOutput.standardOutput("berth> ") }
             case .endOfInput:
                 if !outlivesInput { break loop }
@@ -258,7 +268,9 @@ final class HostRunner {
         shell.output = captured.sink
         // The events a command causes are part of its answer (what a reload did, and how long).
         let token = host.addEventObserver { event in captured.sink.line("  · \(HostText.eventLine(event))") }
+        commandsRunning += 1
         await shell.execute(words: args)
+        commandsRunning -= 1
         host.removeEventObserver(token)
         return ControlReply(ok: captured.errors.isEmpty, output: captured.lines, errors: captured.errors)
     }

@@ -120,6 +120,7 @@ final class HostShell {
         case "reload":
             let id = try argument(arguments.filter { $0 != "--keep-state" }, 0, "reload ID [--keep-state]")
             try host.reload(id, keepState: arguments.contains("--keep-state"))
+            if let screen = VisibleScreenText.after(reloadOf: id, in: host) { emitLine(screen) }
         case "screen":
             let tree = try host.render()
             if arguments.contains("--json") {

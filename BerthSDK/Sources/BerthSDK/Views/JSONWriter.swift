@@ -27,6 +27,12 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "]"))
     }
 
+    /// A string as an array element.
+    mutating func element(_ text: String) {
+        comma()
+        string(text)
+    }
+
     mutating func key(_ name: String) {
         comma()
         string(name)
