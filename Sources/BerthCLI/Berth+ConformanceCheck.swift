@@ -50,7 +50,7 @@ enum ConformanceSuite {
             return ConformanceResult(check: check.rawValue, status: .fail, message: "could not start the check: \(error)", milliseconds: 0)
         }
         if let crash = child.crash {
-            let reason = child.signal == SIGTERM ? "timed out after 30 s" : "the plugin crashed the check (\(crash))"
+            let reason = child.signal == SIGTERM ? "timed out after 30 s" : "the plugin crashed the check \(crash)"
             return ConformanceResult(check: check.rawValue, status: .fail, message: reason, milliseconds: 0)
         }
         guard let result = try? JSONDecoder().decode(ConformanceResult.self, from: child.standardOutput) else {

@@ -36,12 +36,12 @@ struct ChildBerth {
         return ChildBerth(standardOutput: stdout, standardError: stderr, signal: signal, status: process.terminationStatus)
     }
 
-    /// "the plugin crashed (signal 4, SIGILL): Fatal error: …" for a child ended by a
-    /// signal (with the child's last fatal-error line, which a Swift trap prints), else nil.
+    /// "(signal 4, SIGILL): …: Fatal error: …" for a child ended by a signal, with the
+    /// child's last fatal-error line (a Swift trap prints one before it dies); else nil.
     var crash: String? {
         guard let signal else { return nil }
         let fatal = standardError.split(separator: "\n").last { $0.contains("Fatal error") || $0.contains("fatal error") }
-        return "signal \(signal), \(WorkerTermination.name(ofSignal: signal))" + (fatal.map { ": \($0)" } ?? "")
+        return "(signal \(signal), \(WorkerTermination.name(ofSignal: signal)))" + (fatal.map { ": \($0)" } ?? "")
     }
 
     /// The child's last line on stderr, for a failure that printed no result.

@@ -130,7 +130,26 @@ struct ConformanceTests {
             static berth_plugin_v1 table = {sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.broken", crashing_create, ok_destroy};
             const berth_plugin_v1 *broken_entry_v1(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &table; }
             """, message: "the plugin crashed the check (signal 11, SIGSEGV)"),
+        // What a Swift trap does: print its fatal-error line, then execute a trap instruction.
+        Broken(check: "trap", body: """
+            #include <stdio.h>
+            static berth_status trapping_create(berth_screen_handle *s, const char *r, berth_bytes a, berth_instance **out, berth_error *e) {
+                (void)s; (void)r; (void)a; (void)out; (void)e;
+                fprintf(stderr, "Broken/Broken.swift:10: Fatal error: Index out of range\\n"); fflush(stderr); __builtin_trap();
+            }
+            static berth_plugin_v1 table = {sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.broken", trapping_create, ok_destroy};
+            const berth_plugin_v1 *broken_entry_v1(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &table; }
+            """, message: "the plugin crashed the check (signal \(trapSignal)): Broken/Broken.swift:10: Fatal error: Index out of range"),
     ]
+
+    /// The signal a trap instruction raises here, as validate names it.
+    static var trapSignal: String {
+        #if arch(x86_64)
+        "4, SIGILL"
+        #else
+        "5, SIGTRAP"
+        #endif
+    }
 
     @Test("a plugin broken in one way fails that named check", arguments: broken)
     func brokenFailsItsCheck(_ broken: Broken) throws {
@@ -141,7 +160,7 @@ struct ConformanceTests {
         }
         let (status, checks, text) = try validate(folder, in: workspace)
         #expect(status == 1, "\(text)")
-        let check = broken.check == "crash" ? "create-destroy-twice" : broken.check
+        let check = broken.check == "crash" || broken.check == "trap" ? "create-destroy-twice" : broken.check
         let result = try #require(checks[check], "\(text)")
         #expect(result.hasPrefix("fail"), "\(check): \(result)")
         #expect(result.contains(broken.message), "\(check): \(result)")

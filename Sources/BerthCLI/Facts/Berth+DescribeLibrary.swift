@@ -41,7 +41,7 @@ enum LibraryFacts {
     /// Describes `library` in a child `berth describe-library`.
     static func describe(_ library: String, entry: String?) throws -> LibraryDescription {
         let child = try ChildBerth.run(["describe-library", library] + (entry.map { ["--entry", $0] } ?? []))
-        if let crash = child.crash { throw PackError("\(library): the plugin crashed while describing itself (\(crash))") }
+        if let crash = child.crash { throw PackError("\(library): the plugin crashed while describing itself \(crash)") }
         guard child.status == 0, let description = try? JSONDecoder().decode(LibraryDescription.self, from: child.standardOutput) else {
             throw PackError(child.lastErrorLine.replacingOccurrences(of: "error: ", with: ""))
         }
