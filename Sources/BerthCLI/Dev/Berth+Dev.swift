@@ -10,7 +10,7 @@ extension Berth {
             discussion: "Talks to the host answering at --socket; when none does, runs one in this terminal (type host commands as in `berth run`). A failed build leaves the running generation as it was. Each round prints its build, pack and reload times."
         )
 
-        @Argument(help: "The plugin package: a SwiftPM package, or a folder with a Makefile (default: .).")
+        @Argument(help: "The plugin package: a SwiftPM package, or a folder with a Makefile.")
         var package = "."
 
         @OptionGroup var folders: PluginFolderOptions

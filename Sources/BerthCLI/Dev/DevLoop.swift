@@ -81,7 +81,8 @@ final class DevLoop: Sendable {
             show(reload)
             return nil
         }
-        guard let load = request(["load", packed.folder]) else { return nil }
+        // Absolute: a host started elsewhere resolves paths from its own folder.
+        guard let load = request(["load", URL(fileURLWithPath: packed.folder).standardizedFileURL.path]) else { return nil }
         show(load)
         guard load.ok else { return nil }
         if let route = Self.firstRoute(in: packed.folder), let open = request(["open", "\(packed.id)/\(route)"]) {
