@@ -1,14 +1,12 @@
 // swift-tools-version: 6.0
-// Berth: a plugin-hosting runtime for Swift on Linux. One package holds the runtime, the
-// plugin SDK, the CLI, the example plugins and the tests; Benchmarks/ is its own package.
+// Berth: a plugin-hosting runtime for Swift on Linux. This package holds the runtime, the
+// CLI, the example plugins and the tests; the plugin SDK and the C header are the package
+// in BerthSDK/ (what a plugin depends on); Benchmarks/ is its own package.
 import PackageDescription
 
 let package = Package(
     name: "Berth",
     products: [
-        // What a plugin author depends on: the Swift SDK, or the bare C header.
-        .library(name: "BerthSDK", targets: ["BerthSDK"]),
-        .library(name: "CBerth", targets: ["CBerth"]),
         // What an embedding host depends on.
         .library(name: "BerthRuntime", targets: ["BerthRuntime"]),
         .executable(name: "berth", targets: ["berth"]),
@@ -30,13 +28,13 @@ let package = Package(
         .library(name: "BerthStress", type: .dynamic, targets: ["BerthStress"]),
     ],
     dependencies: [
+        .package(path: "BerthSDK"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
-        .target(name: "CBerth"),
         .target(name: "CBerthSystem"),
         .systemLibrary(name: "CFFI", pkgConfig: "libffi", providers: [.apt(["libffi-dev"])]),
         // The REPL's line editor: libedit through its readline-compatible interface.
@@ -44,7 +42,7 @@ let package = Package(
         .target(
             name: "BerthRuntime",
             dependencies: [
-                "CBerth",
+                .product(name: "CBerth", package: "berthsdk"),
                 "CBerthSystem",
                 "CFFI",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -52,7 +50,6 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .target(name: "BerthSDK", dependencies: ["CBerth"]),
         .target(
             name: "BerthCLI",
             dependencies: [
@@ -66,16 +63,16 @@ let package = Package(
         .executableTarget(name: "berth-worker", dependencies: ["BerthRuntime", "CBerthSystem"]),
 
         // Plugins/ needs explicit paths: SwiftPM otherwise reserves it for package plugins.
-        .target(name: "Counter", dependencies: ["BerthSDK"], path: "Plugins/Counter"),
+        .target(name: "Counter", dependencies: [.product(name: "BerthSDK", package: "berthsdk")], path: "Plugins/Counter"),
         .target(name: "GreeterService", path: "Plugins/GreeterService"),
-        .target(name: "Greeter", dependencies: ["CBerth", "GreeterService"], path: "Plugins/Greeter"),
-        .target(name: "Inbox", dependencies: ["BerthSDK"], path: "Plugins/Inbox"),
-        .target(name: "UserPicker", dependencies: ["BerthSDK"], path: "Plugins/UserPicker"),
-        .target(name: "Profile", dependencies: ["BerthSDK", "GreeterService"], path: "Plugins/Profile"),
-        .target(name: "BerthFixtures", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthFixtures"),
-        .target(name: "BerthStress", dependencies: ["BerthSDK"], path: "Tests/Fixtures/BerthStress"),
-        .target(name: "BerthCrasher", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthCrasher"),
-        .target(name: "BerthProbe", dependencies: ["CBerth"], path: "Tests/Fixtures/BerthProbe"),
+        .target(name: "Greeter", dependencies: [.product(name: "CBerth", package: "berthsdk"), "GreeterService"], path: "Plugins/Greeter"),
+        .target(name: "Inbox", dependencies: [.product(name: "BerthSDK", package: "berthsdk")], path: "Plugins/Inbox"),
+        .target(name: "UserPicker", dependencies: [.product(name: "BerthSDK", package: "berthsdk")], path: "Plugins/UserPicker"),
+        .target(name: "Profile", dependencies: [.product(name: "BerthSDK", package: "berthsdk"), "GreeterService"], path: "Plugins/Profile"),
+        .target(name: "BerthFixtures", dependencies: [.product(name: "CBerth", package: "berthsdk")], path: "Tests/Fixtures/BerthFixtures"),
+        .target(name: "BerthStress", dependencies: [.product(name: "BerthSDK", package: "berthsdk")], path: "Tests/Fixtures/BerthStress"),
+        .target(name: "BerthCrasher", dependencies: [.product(name: "CBerth", package: "berthsdk")], path: "Tests/Fixtures/BerthCrasher"),
+        .target(name: "BerthProbe", dependencies: [.product(name: "CBerth", package: "berthsdk")], path: "Tests/Fixtures/BerthProbe"),
 
         // Tests find the built plugin libraries beside the test bundle; none links a plugin.
         .target(
@@ -83,7 +80,7 @@ let package = Package(
             dependencies: ["BerthRuntime", .product(name: "Logging", package: "swift-log")],
             path: "Tests/BerthTestSupport"
         ),
-        .testTarget(name: "BerthRuntimeTests", dependencies: ["BerthRuntime", "BerthTestSupport", "CBerth"]),
+        .testTarget(name: "BerthRuntimeTests", dependencies: ["BerthRuntime", "BerthTestSupport", .product(name: "CBerth", package: "berthsdk")]),
         .testTarget(name: "BerthCLITests", dependencies: ["BerthRuntime", "BerthCLI", "BerthTestSupport"], exclude: ["Expected"]),
     ]
 )

@@ -8,6 +8,7 @@ let package = Package(
     name: "BerthBenchmarks",
     dependencies: [
         .package(name: "Berth", path: ".."),
+        .package(path: "../BerthSDK"),
         // Only the MallocInterposer trait: malloc counts without jemalloc, and without the
         // default RuntimeInterposer trait (ARC counters), whose package is not needed here.
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
@@ -23,7 +24,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "package-benchmark"),
                 .product(name: "BerthRuntime", package: "Berth"),
-                .product(name: "CBerth", package: "Berth"),
+                .product(name: "CBerth", package: "berthsdk"),
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Logging", package: "swift-log"),
                 "RawFFI",

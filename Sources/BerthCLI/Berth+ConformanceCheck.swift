@@ -47,40 +47,18 @@ enum ConformanceSuite {
     }
 
     private static func runChild(_ check: ConformanceCheck, folder: String, isolation: IsolationOptions.Choice) -> ConformanceResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: PluginTemplate.berthBinary)
-        process.arguments = ["conformance-check", check.rawValue, folder, "--isolation", isolation.rawValue]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        var environment = ProcessInfo.processInfo.environment
-        let runtime = NSTemporaryDirectory() + "berth-validate-\(getuid())"
-        try? FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        environment["XDG_RUNTIME_DIR"] = runtime
-        process.environment = environment
+        let child: ChildBerth
         do {
-            try process.run()
+            child = try ChildBerth.run(["conformance-check", check.rawValue, folder, "--isolation", isolation.rawValue])
         } catch {
             return ConformanceResult(check: check.rawValue, status: .fail, message: "could not start the check: \(error)", milliseconds: 0)
         }
-        let timer = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: timer)
-        let stdout = output.fileHandleForReading.readDataToEndOfFile()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        timer.cancel()
-        if process.terminationReason == .uncaughtSignal {
-            let signal = process.terminationStatus
-            // The child's last fatal-error line (a Swift trap prints one before it dies).
-            let fatal = stderr.split(separator: "\n").last { $0.contains("Fatal error") || $0.contains("fatal error") }
-            let reason = signal == SIGTERM ? "timed out after 30 s"
-                : "the plugin crashed the check (signal \(signal), \(WorkerTermination.name(ofSignal: signal)))" + (fatal.map { ": \($0)" } ?? "")
+        if let crash = child.crash {
+            let reason = child.signal == SIGTERM ? "timed out after 30 s" : "the plugin crashed the check \(crash)"
             return ConformanceResult(check: check.rawValue, status: .fail, message: reason, milliseconds: 0)
         }
-        guard let result = try? JSONDecoder().decode(ConformanceResult.self, from: stdout) else {
-            let detail = stderr.split(separator: "\n").last.map(String.init) ?? "no output"
-            return ConformanceResult(check: check.rawValue, status: .fail, message: "the check exited with status \(process.terminationStatus): \(detail)", milliseconds: 0)
+        guard let result = try? JSONDecoder().decode(ConformanceResult.self, from: child.standardOutput) else {
+            return ConformanceResult(check: check.rawValue, status: .fail, message: "the check exited with status \(child.status): \(child.lastErrorLine)", milliseconds: 0)
         }
         return result
     }

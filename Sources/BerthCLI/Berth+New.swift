@@ -7,7 +7,7 @@ extension Berth {
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a plugin package that builds with no edits: one screen, an action, a @State, a lifecycle hook, a manifest.",
-            discussion: "Swift packages depend on this Berth checkout by path (--berth to choose another); C plugins build with make against berth.h."
+            discussion: "Swift packages depend on the SDK package of this Berth checkout (BerthSDK/, package berthsdk) by path, and on nothing else; --berth chooses another checkout. C plugins build with make against berth.h."
         )
 
         enum Language: String, ExpressibleByArgument, CaseIterable {
@@ -39,13 +39,18 @@ extension Berth {
         }
 
         func run() throws {
+            let root = berth.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? PluginTemplate.berthSourceRoot
+            if let problem = PluginTemplate.problem(withCheckout: root, for: lang) {
+                printError("--berth: \(problem)")
+                throw ExitStatus.usage
+            }
             let folder = path ?? name
             // The README packs into ../plugins: the route must not be one a plugin there has.
             let plugins = ((folder as NSString).deletingLastPathComponent as NSString).appendingPathComponent("plugins")
             let taken = Set(PluginDiscovery.scan([plugins]).plugins.flatMap(\.manifest.routes))
             let template = PluginTemplate(
                 name: name, id: id ?? "com.example.\(name.lowercased())", language: lang,
-                berthRoot: berth ?? PluginTemplate.berthSourceRoot, berthBinary: PluginTemplate.berthBinary,
+                berthRoot: root, berthBinary: PluginTemplate.berthBinary,
                 route: PluginTemplate.route(for: name, avoiding: taken)
             )
             guard !FileManager.default.fileExists(atPath: folder) else {

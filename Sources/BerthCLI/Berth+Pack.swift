@@ -8,7 +8,7 @@ extension Berth {
     struct Pack: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check a built plugin exactly as the host would, fill in its sha256, and write a drop-in plugin folder.",
-            discussion: "PATH is a plugin package (holding plugin.json) or the manifest itself. The library is found next to the manifest, else in .build/debug or .build/release. Nothing is built."
+            discussion: "PATH is a plugin package or its plugin.json. The library is found next to the manifest, else in .build/debug or .build/release; nothing is built. A Swift plugin's id, routes and persisted keys come from its code (berth_describe_v1, run in a child process): plugin.json is optional and may add a name, version, description or requirements. A C plugin's hand-written plugin.json is checked against what its library reports."
         )
 
         @Argument(help: "A plugin package folder or its plugin.json.", completion: .file())
@@ -29,6 +29,9 @@ extension Berth {
                 emitLine("packed \(packed.id) \(packed.version) → \(packed.folder) (sha256 \(packed.sha256))\(signed)")
             } catch let failure as PluginValidationFailure {
                 for problem in failure.problems { printError(problem.description) }
+                throw ExitStatus.failure
+            } catch let mismatches as FactMismatches {
+                for line in mismatches.lines { printError(line) }
                 throw ExitStatus.failure
             } catch {
                 printError("\(error)")
@@ -55,15 +58,30 @@ enum PluginPacker {
         }
         let package = isFolder.boolValue ? path : (path as NSString).deletingLastPathComponent
         let manifestPath = isFolder.boolValue ? (path as NSString).appendingPathComponent(PluginValidator.manifestFileName) : path
-        guard let data = FileManager.default.contents(atPath: manifestPath),
-              var manifest = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        else { throw PackError("\(manifestPath): cannot read a JSON manifest (run `berth validate` for details)") }
-        guard let library = manifest["library"] as? String, let id = manifest["id"] as? String else {
-            throw PluginValidationFailure(PluginManifest.decode(data, path: manifestPath).problems)
+        let isSwiftPackage = FileManager.default.fileExists(atPath: (package as NSString).appendingPathComponent("Package.swift"))
+        var manifest: [String: Any] = [:]
+        if let data = FileManager.default.contents(atPath: manifestPath) {
+            guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+                throw PackError("\(manifestPath): cannot read a JSON manifest (run `berth validate` for details)")
+            }
+            manifest = object
+        } else if !isSwiftPackage {
+            throw PackError("\(manifestPath): no manifest, and \(package) is not a Swift package whose library can describe itself")
         }
-        let candidates = [library, ".build/debug/\(library)", ".build/release/\(library)"].map { (package as NSString).appendingPathComponent($0) }
-        guard let built = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
-            throw PackError("\(manifestPath): library: '\(library)' is not built yet (looked in \(candidates.joined(separator: ", ")))")
+        let built = try builtLibrary(named: manifest["library"] as? String, in: package, manifestPath: manifestPath)
+        let library = (built as NSString).lastPathComponent
+        // The code's facts: generated into the manifest of a Swift package, checked against
+        // the hand-written one of a C plugin.
+        let generated = manifest.isEmpty || manifest["runtime"] as? String != PluginRuntimeKind.c.rawValue
+        if generated {
+            let description = try LibraryFacts.describe(built, entry: manifest["entry"] as? String)
+            let mismatches = ManifestFacts(description: description, manifestPath: manifestPath, library: built).fill(&manifest)
+            guard mismatches.isEmpty else { throw FactMismatches(lines: mismatches) }
+        } else if let mismatches = ManifestFacts.mismatches(of: manifest, manifestPath: manifestPath, library: built) {
+            guard mismatches.isEmpty else { throw FactMismatches(lines: mismatches) }
+        }
+        guard let id = manifest["id"] as? String, manifest["library"] as? String == library else {
+            throw PluginValidationFailure(PluginManifest.decode(Data(), path: manifestPath).problems)
         }
         // Stage, validate as the host would, then pin the hash and validate again.
         let staging = (NSTemporaryDirectory() as NSString).appendingPathComponent("berth-pack-\(UUID().uuidString.prefix(8))/\(id)")
@@ -89,10 +107,56 @@ enum PluginPacker {
         return Packed(id: id, version: checked.manifest.version.description, folder: target, sha256: checked.librarySHA256)
     }
 
+    /// The library to pack: the manifest's, beside it or in `.build`; without a manifest,
+    /// the one library in `.build/debug` (else `.build/release`) exporting an entry function.
+    private static func builtLibrary(named library: String?, in package: String, manifestPath: String) throws -> String {
+        if let library {
+            let candidates = libraryCandidates(library, in: package)
+            guard let built = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
+                throw PackError("\(manifestPath): library: '\(library)' is not built yet (looked in \(candidates.joined(separator: ", ")))")
+            }
+            return built
+        }
+        for configuration in ["debug", "release"] {
+            let folder = (package as NSString).appendingPathComponent(".build/\(configuration)")
+            let libraries = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("lib") && $0.hasSuffix(".so") }
+            let plugins = libraries.map { (folder as NSString).appendingPathComponent($0) }.filter { !((try? LibraryDescriber.entrySymbols(in: $0)) ?? []).isEmpty }
+            if plugins.count == 1, let plugin = plugins.first { return plugin }
+            if plugins.count > 1 { throw PackError("\(folder): \(plugins.count) plugin libraries (\(libraries.sorted().joined(separator: ", "))); name one in plugin.json's library") }
+        }
+        throw PackError("\(package): no plugin library is built yet (run swift build; looked in .build/debug and .build/release)")
+    }
+
+    /// Where a package's library may be: beside the manifest, else where SwiftPM builds it.
+    private static func libraryCandidates(_ library: String, in package: String) -> [String] {
+        [library, ".build/debug/\(library)", ".build/release/\(library)"].map { (package as NSString).appendingPathComponent($0) }
+    }
+
+    /// A package folder (a SwiftPM package, or a manifest whose library is not beside it):
+    /// packed into a temporary folder, so `validate` checks what `pack` would write. Nil
+    /// for a plugin folder, or anything else.
+    static func stagedForValidation(_ path: String) throws -> (folder: String, cleanup: String)? {
+        let manifestPath = (path as NSString).appendingPathComponent(PluginValidator.manifestFileName)
+        let library = FileManager.default.contents(atPath: manifestPath)
+            .flatMap { ((try? JSONSerialization.jsonObject(with: $0)) as? [String: Any])?["library"] as? String }
+        let isPackage = FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("Package.swift"))
+            || library.map { !FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent($0)) } == true
+        guard isPackage else { return nil }
+        let scratch = (NSTemporaryDirectory() as NSString).appendingPathComponent("berth-validate-\(UUID().uuidString.prefix(8))")
+        let packed = try pack(path, into: scratch)
+        return (packed.folder, scratch)
+    }
+
     private static func write(_ manifest: [String: Any], to folder: String) throws {
         let data = try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         try data.write(to: URL(fileURLWithPath: (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)))
     }
+}
+
+/// Facts the code and the manifest state differently: one line each.
+struct FactMismatches: Error, CustomStringConvertible {
+    var lines: [String]
+    var description: String { lines.joined(separator: "\n") }
 }
 
 struct PackError: Error, CustomStringConvertible {

@@ -29,9 +29,24 @@ extension Berth {
             // A host loads the first folder with an id and rejects the rest, as `list` shows.
             var firstWithID: [String: String] = [:]
             let policy = signatures.policy
+            var scratchFolders: [String] = []
+            defer { for folder in scratchFolders { try? FileManager.default.removeItem(atPath: folder) } }
             for path in paths {
                 var report: ValidationReport
-                switch PluginValidator.validate(path: path, signatures: policy) {
+                // A package folder is checked as `berth pack` would pack it.
+                let checked: String
+                do {
+                    let staged = try PluginPacker.stagedForValidation(path)
+                    checked = staged?.folder ?? path
+                    if let staged { scratchFolders.append(staged.cleanup) }
+                } catch let failure as PluginValidationFailure {
+                    reports.append(ValidationReport(path: path, id: nil, valid: false, problems: failure.problems.map(\.description)))
+                    continue
+                } catch {
+                    reports.append(ValidationReport(path: path, id: nil, valid: false, problems: ["\(error)"]))
+                    continue
+                }
+                switch PluginValidator.validate(path: checked, signatures: policy) {
                 case .success(let plugin) where firstWithID[plugin.manifest.id] != nil:
                     let first = firstWithID[plugin.manifest.id] ?? ""
                     report = ValidationReport(path: path, id: plugin.manifest.id, valid: false, problems: [
@@ -42,13 +57,21 @@ extension Berth {
                     report = ValidationReport(path: path, id: plugin.manifest.id, valid: true, problems: plugin.warnings.map(\.description))
                     report.signature = plugin.signature == .unsigned ? "unsigned" : "signed by \(plugin.signature)"
                     report.isolation = isolation.settings.mode(for: plugin.manifest).rawValue
+                    // The manifest against what the library's code reports (runs its code).
+                    if !staticOnly, let data = FileManager.default.contents(atPath: plugin.manifestPath),
+                       let manifest = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+                       let mismatches = ManifestFacts.mismatches(of: manifest, manifestPath: plugin.manifestPath, library: plugin.libraryPath),
+                       !mismatches.isEmpty {
+                        report.valid = false
+                        report.problems += mismatches
+                    }
                 case .failure(let failure):
                     report = ValidationReport(path: path, id: nil, valid: false, problems: failure.problems.map(\.description))
                 }
                 // The conformance checks run the plugin: for plugin folders, unless --static.
                 var isFolder: ObjCBool = false
-                if !staticOnly, FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
-                    report.checks = ConformanceSuite.run(folder: path, isolation: isolation.isolation)
+                if !staticOnly, FileManager.default.fileExists(atPath: checked, isDirectory: &isFolder), isFolder.boolValue {
+                    report.checks = ConformanceSuite.run(folder: checked, isolation: isolation.isolation)
                     if report.checks?.contains(where: { $0.status == .fail }) == true { report.valid = false }
                 }
                 reports.append(report)

@@ -8,9 +8,9 @@ public struct Berth: AsyncParsableCommand {
         abstract: "A plugin host for Swift on Linux: discover, load, call and hot-reload plugins.",
         version: "berth 0.3.0 (plugin ABI \(HostABI.version))",
         subcommands: [
-            List.self, Validate.self, Call.self, Run.self, New.self, Pack.self, Keygen.self,
+            List.self, Validate.self, Call.self, Run.self, New.self, Pack.self, Keygen.self, Dev.self,
             Status.self, Reload.self, Load.self, Unload.self, Tree.self, Events.self, Restart.self, Host.self,
-            ConformanceCheckCommand.self,
+            ConformanceCheckCommand.self, DescribeLibrary.self,
         ]
     )
 

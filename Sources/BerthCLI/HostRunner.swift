@@ -74,6 +74,8 @@ final class HostRunner {
     private var server: ControlServer?
     /// One shell per socket connection, so `screen` numbers carry to the next `tap`.
     private var remoteShells: [ObjectIdentifier: HostShell] = [:]
+    /// Host commands under way (terminal or socket); a reload outside any is the watcher's.
+    private var commandsRunning = 0
 
     init(options: Options) {
         self.options = options
@@ -124,7 +126,13 @@ final class HostRunner {
         }
         self.host = host
         host.retiredLimitBytes = options.maxRetiredMB * 1024 * 1024
-        host.onEvent = { event in emitLine(TerminalStyle.event.paint("  · \(HostText.eventLine(event))", for: STDOUT_FILENO)) }
+        host.onEvent = { event in
+            emitLine(TerminalStyle.event.paint("  · \(HostText.eventLine(event))", for: STDOUT_FILENO))
+            // A reload by --watch shows the screen it changed (a `reload` command does so itself).
+            if event.kind == .reloaded, self.commandsRunning == 0 {
+                Task { @MainActor in if let screen = VisibleScreenText.after(reloadOf: event.subject, in: host) { emitLine(screen) } }
+            }
+        }
         let shell = HostShell(host: host, control: control)
         emitLine("berth host \(HostABI.version) · plugins: \(options.folders.joined(separator: ", "))")
         if case .failed(let reason) = host.persistenceStatus {
@@ -182,6 +190,8 @@ final class HostRunner {
             case .line(let line):
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
                 if !interactive, !trimmed.isEmpty, !trimmed.hasPrefix("#") { emitLine("> \(TerminalText.visible(trimmed))") }
+                commandsRunning += 1
+                defer { commandsRunning -= 1 }
                 if let session {
                     await session.run({ await shell.execute(line) }, prompt: { !leaving() })
                 } else {
@@ -299,7 +309,9 @@ final class HostRunner {
         // The events a command causes are part of its answer (what a reload did, and how long).
         // Not with --json: the answer is then one JSON document for a script.
         let token = args.contains("--json") ? nil : host.addEventObserver { event in captured.sink.line("  · \(HostText.eventLine(event))") }
+        commandsRunning += 1
         await shell.execute(words: args)
+        commandsRunning -= 1
         if let token { host.removeEventObserver(token) }
         return ControlReply(ok: captured.errors.isEmpty, output: captured.lines, errors: captured.errors)
     }

@@ -129,6 +129,8 @@ final class HostShell {
             if arguments.contains("--json"), let timings = host.lastReloadTimings {
                 emitLine(try JSONText.encode(ReloadReport(generation: generation, timings: timings)))
             }
+            // The reloaded plugin's visible screen, as a UI would show it (not in a JSON answer).
+            if !arguments.contains("--json"), let screen = VisibleScreenText.after(reloadOf: id, in: host) { emitLine(screen) }
         case "screen":
             let tree = try host.render()
             if arguments.contains("--json") {

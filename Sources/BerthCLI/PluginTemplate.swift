@@ -1,8 +1,9 @@
 import Foundation
 
-/// The files of a new plugin package (`berth new`). The Swift and C templates are the
-/// smallest complete plugins: one screen, an action, a `@State` (Swift) or screen state (C),
-/// a lifecycle hook, and a manifest whose entry symbol matches the code.
+/// The files of a new plugin package (`berth new`). The Swift template is one screen with
+/// a `@State` and a button, and no manifest (`berth pack` generates it from the code); the
+/// C template is one screen with state, an action and a lifecycle hook, and a hand-written
+/// manifest whose entry symbol matches the code.
 struct PluginTemplate {
     let name: String
     let id: String
@@ -38,7 +39,8 @@ struct PluginTemplate {
     var files: [(path: String, contents: String)] {
         switch language {
         case .swift:
-            [("Package.swift", swiftPackage), ("Sources/\(name)/\(name).swift", swiftSource), ("plugin.json", manifest), ("README.md", readme)]
+            // No manifest: `berth pack` writes it from what the code states.
+            [("Package.swift", swiftPackage), ("Sources/\(name)/\(name).swift", swiftSource), ("README.md", readme)]
         case .c:
             [("Makefile", makefile), ("\(name.lowercased()).c", cSource), ("plugin.json", manifest), ("README.md", readme)]
         }
@@ -61,18 +63,30 @@ struct PluginTemplate {
         """
     }
 
+    /// Where, in a Berth checkout, the package a plugin depends on lives (the SDK and the
+    /// C header); SwiftPM names it `berthsdk` after that folder, wherever the checkout is.
+    static let sdkFolder = "BerthSDK"
+    static let sdkIdentity = "berthsdk"
+    /// The folder of berth.h, relative to a checkout.
+    static let headerFolder = "\(sdkFolder)/Sources/CBerth/include"
+
+    /// Why `root` cannot be the checkout a new package builds against, or nil when it can.
+    static func problem(withCheckout root: String, for language: Berth.New.Language) -> String? {
+        let needed = language == .swift ? "\(sdkFolder)/Package.swift" : "\(headerFolder)/berth.h"
+        let path = (root as NSString).appendingPathComponent(needed)
+        return FileManager.default.fileExists(atPath: path) ? nil : "\(root) is not a Berth checkout: \(path) does not exist"
+    }
+
     private var swiftPackage: String {
-        // A path dependency's package identity is its folder's name, lower-cased.
-        let identity = (berthRoot as NSString).lastPathComponent.lowercased()
-        return """
+        """
         // swift-tools-version: 6.0
         import PackageDescription
 
         let package = Package(
             name: "\(name)",
             products: [.library(name: "\(name)", type: .dynamic, targets: ["\(name)"])],
-            dependencies: [.package(path: "\(berthRoot)")],
-            targets: [.target(name: "\(name)", dependencies: [.product(name: "BerthSDK", package: "\(identity)")])]
+            dependencies: [.package(path: "\((berthRoot as NSString).appendingPathComponent(Self.sdkFolder))")],
+            targets: [.target(name: "\(name)", dependencies: [.product(name: "BerthSDK", package: "\(Self.sdkIdentity)")])]
         )
 
         """
@@ -82,31 +96,15 @@ struct PluginTemplate {
         """
         import BerthSDK
 
-        /// The \(route) screen: a view with its own state, and an action.
         final class \(name)Screen: Screen {
             static let route = "\(route)"
-            private let context: ScreenContext
-
-            init(context: ScreenContext) { self.context = context }
-
-            func activate() { context.log("\(route) is active") }
-
+            init(context: ScreenContext) {}
             var body: some View { WaveView() }
-
-            func handle(action: String, payload: [UInt8]) throws {
-                context.log("Hello, \\(String(decoding: payload, as: UTF8.self))!")
-            }
         }
 
         struct WaveView: View {
             @State var waves = 0
-
-            var body: some View {
-                VStack {
-                    Text("Waved \\(waves) time(s)")
-                    Button("Wave") { waves += 1 }
-                }
-            }
+            var body: some View { VStack { Text("Waved \\(waves) time(s)"); Button("Wave") { waves += 1 } } }
         }
 
         @_cdecl("\(entry)")
@@ -124,7 +122,7 @@ struct PluginTemplate {
         CFLAGS ?= -std=c11 -Wall -Wextra -O2
 
         \(library): \(name.lowercased()).c
-        \tcc $(CFLAGS) -fPIC -shared -I$(BERTH)/Sources/CBerth/include -o $@ $<
+        \tcc $(CFLAGS) -fPIC -shared -I$(BERTH)/\(Self.headerFolder) -o $@ $<
 
         clean:
         \trm -f \(library)
@@ -201,7 +199,9 @@ struct PluginTemplate {
         A Berth plugin (\(language == .swift ? "Swift" : "C")), id `\(id)`, with one route: `\(route)`.
 
         ```sh
-        \(build)                                      # 1. build the library
+        \(berthBinary) dev . --plugins ../plugins     # build, pack, show; again on every save
+
+        \(build)                                      # or step by step: 1. build the library
         \(berthBinary) pack . --out ../plugins        # 2. check it as the host would, pin its sha256, make a drop-in folder
         \(berthBinary) run --plugins ../plugins       # 3. run a host (it loads the plugin), then type: open \(route)
         ```

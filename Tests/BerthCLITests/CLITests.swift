@@ -185,6 +185,15 @@ struct CLIExitCodeTests {
         #expect(output.standardError.contains("cannot open script nope.berth"))
     }
 
+    @Test("new --berth with a folder that is not a Berth checkout exits 2, naming the file it lacks, and creates nothing")
+    func newChecksBerth() throws {
+        let workspace = PluginWorkspace()
+        let output = try BerthProcess.run(["new", "Hello", "--berth", "/nonexistent"], in: workspace.root)
+        #expect(output.status == 2)
+        #expect(output.standardError.contains("error: --berth: /nonexistent is not a Berth checkout: /nonexistent/BerthSDK/Package.swift does not exist"), "\(output.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.root + "/Hello"))
+    }
+
     @Test("call on a plugin that did not validate exits 1 and says why")
     func invalidPlugin() throws {
         let workspace = PluginWorkspace()

@@ -20,7 +20,7 @@ private func compileBrokenPlugin(_ workspace: PluginWorkspace, folder: String, b
     try source.write(toFile: path + "/broken.c", atomically: true, encoding: .utf8)
     let compiler = Process()
     compiler.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
-    compiler.arguments = ["-std=c11", "-fPIC", "-shared", "-I", BuildProducts.packageRoot + "/Sources/CBerth/include", "-o", path + "/libbroken.so", path + "/broken.c"]
+    compiler.arguments = ["-std=c11", "-fPIC", "-shared", "-I", BuildProducts.packageRoot + "/BerthSDK/Sources/CBerth/include", "-o", path + "/libbroken.so", path + "/broken.c"]
     try compiler.run()
     compiler.waitUntilExit()
     guard compiler.terminationStatus == 0 else { throw RunningHostError("cc failed for \(folder)") }
@@ -139,7 +139,27 @@ struct ConformanceTests {
             const berth_plugin_v1 *broken_entry_v1(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &table; }
             """, message: "the plugin crashed the check (signal 11, SIGSEGV)",
                isolatedMessage: "the worker of org.berth.broken crashed (SIGSEGV)"),
+        // What a Swift trap does: print its fatal-error line, then execute a trap instruction.
+        Broken(check: "trap", body: """
+            #include <stdio.h>
+            static berth_status trapping_create(berth_screen_handle *s, const char *r, berth_bytes a, berth_instance **out, berth_error *e) {
+                (void)s; (void)r; (void)a; (void)out; (void)e;
+                fprintf(stderr, "Broken/Broken.swift:10: Fatal error: Index out of range\\n"); fflush(stderr); __builtin_trap();
+            }
+            static berth_plugin_v1 table = {sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.broken", trapping_create, ok_destroy};
+            const berth_plugin_v1 *broken_entry_v1(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &table; }
+            """, message: "the plugin crashed the check (signal \(trapSignal)): Broken/Broken.swift:10: Fatal error: Index out of range",
+               isolatedMessage: "the worker of org.berth.broken crashed (\(trapSignal.split(separator: " ").last ?? "")): Broken/Broken.swift:10: Fatal error: Index out of range"),
     ]
+
+    /// The signal a trap instruction raises here, as validate names it.
+    static var trapSignal: String {
+        #if arch(x86_64)
+        "4, SIGILL"
+        #else
+        "5, SIGTRAP"
+        #endif
+    }
 
     @Test("a plugin broken in one way fails that named check, in its worker and in process", arguments: broken, ["process", "in-process"])
     func brokenFailsItsCheck(_ broken: Broken, isolation: String) throws {
@@ -151,7 +171,7 @@ struct ConformanceTests {
         let (status, checks, text) = try validate(folder, in: workspace, isolation: isolation)
         let passes = broken.passes(in: isolation)
         #expect(status == (passes ? 0 : 1), "\(text)")
-        let check = broken.check == "crash" ? "create-destroy-twice" : broken.check
+        let check = broken.check == "crash" || broken.check == "trap" ? "create-destroy-twice" : broken.check
         let result = try #require(checks[check], "\(text)")
         #expect(result.hasPrefix(passes ? "pass" : "fail"), "\(check): \(result)")
         let message = isolation == "process" ? broken.isolatedMessage ?? broken.message : broken.message
@@ -208,21 +228,89 @@ struct AuthorPathTests {
         #expect(validated.status == 0, "\(validated.standardOutput)")
     }
 
-    @Test("berth new for Swift: swift build with no edits, pack, load, open, tap, send")
+    @Test("a C plugin's hand-written manifest is checked against its berth_describe_v1: each mismatch one line naming the fact and both places")
+    func cManifestMismatch() throws {
+        let workspace = PluginWorkspace()
+        let created = try BerthProcess.run(["new", "Wave", "--lang", "c", "--path", "wave"], in: workspace.root)
+        try #require(created.status == 0, "\(created.standardError)")
+        let describe = """
+
+            berth_status berth_describe_v1(const berth_sink *out, berth_error *error) {
+                (void)error;
+                static const char json[] = "{\\"id\\": \\"com.example.wave\\", \\"routes\\": [\\"wave\\", \\"bye\\"], \\"persist\\": [\\"visits\\"]}";
+                return out->write(out->context, (const uint8_t *)json, sizeof json - 1);
+            }
+
+            """
+        let handle = try #require(FileHandle(forWritingAtPath: workspace.root + "/wave/wave.c"))
+        handle.seekToEndOfFile()
+        handle.write(Data(describe.utf8))
+        try handle.close()
+        let (made, makeLog) = try ToolProcess.run("/usr/bin/make", ["-C", workspace.root + "/wave"], in: workspace.root)
+        try #require(made == 0, "\(makeLog)")
+
+        let packed = try BerthProcess.run(["pack", "wave", "--out", "plugins"], in: workspace.root)
+        #expect(packed.status == 1)
+        #expect(packed.standardError.contains("wave/plugin.json: routes: libwave.so (berth_describe_v1) creates 'bye', plugin.json's routes do not list it"), "\(packed.standardError)")
+        #expect(packed.standardError.contains("wave/plugin.json: persist: libwave.so (berth_describe_v1) uses the persisted key 'visits', plugin.json's persist does not declare it"), "\(packed.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.plugins + "/com.example.wave"), "nothing is packed")
+
+        let validated = try BerthProcess.run(["validate", "wave"], in: workspace.root)
+        #expect(validated.status == 1)
+        #expect(validated.standardOutput.contains("routes: libwave.so (berth_describe_v1) creates 'bye'"), "\(validated.standardOutput)")
+    }
+
+    @Test("berth new for Swift: no manifest, swift build with no edits, pack writes the manifest from the code; a screen and a @Persisted key added only in Swift appear in it")
     func swiftPlugin() throws {
         let workspace = PluginWorkspace()
         let created = try BerthProcess.run(["new", "Hello", "--path", "hello"], in: workspace.root)
         #expect(created.status == 0, "\(created.standardError)")
-        let source = try String(contentsOfFile: workspace.root + "/hello/Sources/Hello/Hello.swift", encoding: .utf8)
-        #expect(source.contains("@State var waves = 0") && source.contains("func activate()") && source.contains("func handle(action:"))
+        #expect(!FileManager.default.fileExists(atPath: workspace.root + "/hello/plugin.json"), "no hand-written manifest")
+        let sourcePath = workspace.root + "/hello/Sources/Hello/Hello.swift"
+        let source = try String(contentsOfFile: sourcePath, encoding: .utf8)
+        #expect(source.contains("@State var waves = 0"))
+        #expect(source.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }.count <= 15, "\(source)")
+        let package = try String(contentsOfFile: workspace.root + "/hello/Package.swift", encoding: .utf8)
+        #expect(package.contains("/BerthSDK\")") && package.contains("package: \"berthsdk\""), "the package depends on the SDK package only: \(package)")
         let (built, buildLog) = try ToolProcess.run("/usr/bin/env", ["swift", "build", "--package-path", workspace.root + "/hello"], in: workspace.root)
-        #expect(built == 0, "\(buildLog)")
+        try #require(built == 0, "\(buildLog)")
+        let checkouts = (try? FileManager.default.contentsOfDirectory(atPath: workspace.root + "/hello/.build/checkouts")) ?? []
+        #expect(checkouts.isEmpty, "no remote package is resolved: \(checkouts)")
         let packed = try BerthProcess.run(["pack", "hello", "--out", "plugins"], in: workspace.root)
         #expect(packed.status == 0, "\(packed.standardError)")
+        #expect(try packedManifest(workspace)["routes"] as? [String] == ["hello"])
         let session = try BerthProcess.run(["run", "--plugins", "plugins", "--script", "-"], in: workspace.root,
-                                           input: "load com.example.hello\nopen hello\nscreen\ntap 1\nsend greet Grace\n")
+                                           input: "load com.example.hello\nopen hello\nscreen\ntap 1\n")
         #expect(session.status == 0, "\(session.standardError)")
         #expect(session.standardOutput.contains("\"Waved 1 time(s)\""))
-        #expect(session.standardError.contains("Hello, Grace!"))
+        let validated = try BerthProcess.run(["validate", "."], in: workspace.root + "/hello")
+        #expect(validated.status == 0, "validate works in the package folder: \(validated.standardOutput)\(validated.standardError)")
+
+        // A second screen, only in Swift: pack lists its route and its persisted key.
+        let bye = """
+
+            final class ByeScreen: Screen {
+                static let route = "bye"
+                @Persisted("visits") var visits = 0
+                init(context: ScreenContext) {}
+            }
+
+            """
+        try (source.replacingOccurrences(of: "screens: [HelloScreen.self]", with: "screens: [HelloScreen.self, ByeScreen.self]") + bye)
+            .write(toFile: sourcePath, atomically: true, encoding: .utf8)
+        let (rebuilt, rebuildLog) = try ToolProcess.run("/usr/bin/env", ["swift", "build", "--package-path", workspace.root + "/hello"], in: workspace.root)
+        try #require(rebuilt == 0, "\(rebuildLog)")
+        let repacked = try BerthProcess.run(["pack", "hello", "--out", "plugins"], in: workspace.root)
+        #expect(repacked.status == 0, "\(repacked.standardError)")
+        let manifest = try packedManifest(workspace)
+        #expect(manifest["routes"] as? [String] == ["hello", "bye"])
+        #expect(manifest["persist"] as? [String] == ["visits"])
+        let reopened = try BerthProcess.run(["run", "--plugins", "plugins", "--script", "-"], in: workspace.root, input: "load com.example.hello\nopen bye\n")
+        #expect(reopened.status == 0, "\(reopened.standardError)")
+    }
+
+    private func packedManifest(_ workspace: PluginWorkspace) throws -> [String: Any] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: workspace.plugins + "/com.example.hello/plugin.json"))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 }

@@ -13,11 +13,11 @@ import BerthTestSupport
 /// - Swift blocks are written into a SwiftPM package and built with `swift build`. When
 ///   the group has no `file=Package.swift` block, a Package.swift is generated: one
 ///   `.dynamic` library product per `Sources/<Target>/` folder, each target depending on
-///   BerthSDK from this checkout. A Package.swift the doc shows is used as written, except
-///   that its path dependency and package identity are pointed at this checkout (the doc
-///   shows the path of the checkout it was written in).
+///   BerthSDK from this checkout's BerthSDK/ package. A Package.swift the doc shows is used as written, except
+///   that its path dependency is pointed at this checkout's BerthSDK/ (the doc shows the
+///   path of the checkout it was written in).
 /// - C blocks are compiled together into one shared library with
-///   `cc -std=c11 -fPIC -shared -I <checkout>/Sources/CBerth/include`.
+///   `cc -std=c11 -fPIC -shared -I <checkout>/BerthSDK/Sources/CBerth/include`.
 ///
 /// The group `hello-world` is the tutorial's minimal plugin; it must stay within 25
 /// non-blank lines, its entry function included.
@@ -57,7 +57,7 @@ struct TutorialTests {
 
         let cFiles = blocks.filter { $0.language == "c" }.map { folder + "/" + $0.path }
         if !cFiles.isEmpty {
-            let include = BuildProducts.packageRoot + "/Sources/CBerth/include"
+            let include = BuildProducts.packageRoot + "/BerthSDK/Sources/CBerth/include"
             let (status, log) = try ToolProcess.run(
                 "/usr/bin/cc", ["-std=c11", "-fPIC", "-shared", "-I", include, "-o", folder + "/lib\(group).so"] + cFiles, in: folder
             )
@@ -128,8 +128,9 @@ private enum TutorialBlocks {
         return blocks
     }
 
-    /// The package identity SwiftPM gives this checkout as a path dependency.
-    static var checkoutIdentity: String { (BuildProducts.packageRoot as NSString).lastPathComponent.lowercased() }
+    /// The SDK package of this checkout, and the identity SwiftPM gives it as a path dependency.
+    static var sdkPackage: String { BuildProducts.packageRoot + "/BerthSDK" }
+    static let checkoutIdentity = "berthsdk"
 
     /// A Package.swift for Swift sources at `paths`: a `.dynamic` library per target.
     static func generatedPackage(for paths: [String]) throws -> String {
@@ -150,7 +151,7 @@ private enum TutorialBlocks {
             let package = Package(
                 name: "Tutorial",
                 products: [\(products.joined(separator: ", "))],
-                dependencies: [.package(path: "\(BuildProducts.packageRoot)")],
+                dependencies: [.package(path: "\(sdkPackage)")],
                 targets: [\(targetLines.joined(separator: ", "))]
             )
 
@@ -161,7 +162,7 @@ private enum TutorialBlocks {
     /// this checkout's.
     static func pointedAtCheckout(_ manifest: String) -> String {
         manifest
-            .replacingOccurrences(of: #"\.package\(path: "[^"]*"\)"#, with: ".package(path: \"\(BuildProducts.packageRoot)\")", options: .regularExpression)
+            .replacingOccurrences(of: #"\.package\(path: "[^"]*"\)"#, with: ".package(path: \"\(sdkPackage)\")", options: .regularExpression)
             .replacingOccurrences(of: #"package: "[^"]*"\)"#, with: "package: \"\(checkoutIdentity)\")", options: .regularExpression)
     }
 }

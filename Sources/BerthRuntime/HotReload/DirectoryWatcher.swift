@@ -8,7 +8,7 @@ internal import Glibc
 ///
 /// `@unchecked Sendable`: `watches` is guarded by `lock`; the descriptor is closed only
 /// after the reader thread has stopped.
-final class DirectoryWatcher: @unchecked Sendable {
+package final class DirectoryWatcher: @unchecked Sendable {
     private let descriptor: Int32
     private let lock = NSLock()
     private var watches: [Int32: String] = [:]
@@ -20,7 +20,7 @@ final class DirectoryWatcher: @unchecked Sendable {
     /// itself going away.
     private static let mask: UInt32 = UInt32(IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_MODIFY | IN_DELETE_SELF | IN_ATTRIB)
 
-    init() throws(WatchError) {
+    package init() throws(WatchError) {
         descriptor = inotify_init1(Int32(IN_CLOEXEC))
         guard descriptor >= 0 else {
             throw WatchError(.cannotStart, path: nil, systemError: String(cString: strerror(errno)))
@@ -33,7 +33,7 @@ final class DirectoryWatcher: @unchecked Sendable {
     }
 
     /// Adds a folder; watching one twice is harmless.
-    func watch(_ path: String) throws(WatchError) {
+    package func watch(_ path: String) throws(WatchError) {
         let watch = inotify_add_watch(descriptor, path, Self.mask)
         guard watch >= 0 else {
             throw WatchError(.cannotWatch, path: path, systemError: String(cString: strerror(errno)))
@@ -41,17 +41,17 @@ final class DirectoryWatcher: @unchecked Sendable {
         lock.withLock { watches[watch] = path }
     }
 
-    var watchedPaths: Set<String> { lock.withLock { Set(watches.values) } }
+    package var watchedPaths: Set<String> { lock.withLock { Set(watches.values) } }
 
     /// Starts the reader thread; `onChange(folder, name)` runs on it for every event.
-    func start(onChange: @escaping @Sendable (String, String) -> Void) {
+    package func start(onChange: @escaping @Sendable (String, String) -> Void) {
         let thread = Thread { [self] in readLoop(onChange) }
         thread.name = "berth.watch"
         self.thread = thread
         thread.start()
     }
 
-    func stop() {
+    package func stop() {
         lock.withLock { stopped = true }
     }
 

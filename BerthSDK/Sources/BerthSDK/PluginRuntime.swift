@@ -25,6 +25,9 @@ final class PluginRuntime: @unchecked Sendable {
     /// Route-context handlers declared by `.routerContext` in each screen's last render.
     var viewContextHandlers: [OpaquePointer?: [String: ([UInt8]) throws -> Void]] = [:]
 
+    /// While the plugin describes itself: the `@Persisted` keys its screens and views used.
+    var persistedKeysSeen: Set<String>?
+
     /// The plugin id as a C string the table points to; lives as long as the image.
     private var pluginID: UnsafeMutablePointer<CChar>?
 

@@ -33,6 +33,7 @@ final class PersistedBox<Value: StateCodable> {
         self.key = key
         self.screen = screen
         self.value = value
+        PluginRuntime.shared.persistedKeysSeen?.insert(key)
         guard let read = PluginRuntime.shared.hostFunction(\.persist_read) else { return }
         var collector = ByteCollector()
         let status = collector.collect { sink in read(screen, key, sink, nil) }

@@ -499,6 +499,24 @@ _Static_assert(offsetof(berth_state_slot, value) == 24, "berth_state_slot layout
 _Static_assert(sizeof(berth_render_input) == 24, "berth_render_input layout");
 _Static_assert(BERTH_HOST_V1_MIN_SIZE == sizeof(berth_host_v1), "v1.0 minimum is the whole v1.0 table");
 
+/* ---------------------------------------------------------------------------------------
+ * Describing a plugin (optional; added without changing any table)
+ * ------------------------------------------------------------------------------------- */
+
+/** The symbol a plugin may export to describe itself (BerthSDK exports it for Swift plugins). */
+#define BERTH_DESCRIBE_SYMBOL "berth_describe_v1"
+
+/**
+ * Writes what the plugin's code states about itself to `out`, as one UTF-8 JSON object:
+ * `{"id": "...", "routes": [...], "persist": [...], "services": [...], "exports": [...]}`
+ * (every field but `id` optional; Docs/manifest.md#generated-facts). Tools call it, never a
+ * running host: `berth pack` writes plugin.json from it, and `berth pack` and
+ * `berth validate` check a hand-written manifest against it. Called in a process of the
+ * tool's own, after the entry function returned a table, on the thread that called the
+ * entry, with no screen open and a host table whose functions are all NULL.
+ */
+typedef berth_status (*berth_describe_function_v1)(const berth_sink *out, berth_error *error);
+
 /** Fill an error (for C plugins): sets the code and a formatted-by-caller message. */
 static inline berth_status berth_error_set(berth_error *error, berth_status code, const char *message) {
     if (error != NULL) {

@@ -1,0 +1,20 @@
+// swift-tools-version: 6.0
+// What a Berth plugin depends on, and nothing else: the Swift SDK and the C header. A
+// package of its own, so a plugin resolves no dependency of the runtime or the CLI; the
+// root package depends on it by path. Referenced by path, its package identity is its
+// folder's name, `berthsdk`, wherever the checkout is.
+import PackageDescription
+
+let package = Package(
+    name: "BerthSDK",
+    products: [
+        // The Swift SDK: `Screen`, views, state, services, navigation.
+        .library(name: "BerthSDK", targets: ["BerthSDK"]),
+        // The bare C ABI (berth.h), for C plugins and for hosts.
+        .library(name: "CBerth", targets: ["CBerth"]),
+    ],
+    targets: [
+        .target(name: "CBerth"),
+        .target(name: "BerthSDK", dependencies: ["CBerth"]),
+    ]
+)

@@ -1,0 +1,63 @@
+import ArgumentParser
+import BerthRuntime
+import Foundation
+
+extension Berth {
+    /// `berth dev [PACKAGE] [--plugins DIR]`: the edit loop in one command.
+    struct Dev: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Build, pack and show a plugin, then do it again on every save: rebuild, pack, reload keeping state, show its screen.",
+            discussion: "Talks to the host answering at --socket; when none does, runs one in this terminal (type host commands as in `berth run`). A failed build leaves the running generation as it was. Each round prints its build, pack and reload times."
+        )
+
+        @Argument(help: "The plugin package: a SwiftPM package, or a folder with a Makefile.")
+        var package = "."
+
+        @OptionGroup var folders: PluginFolderOptions
+        @OptionGroup var isolation: IsolationOptions
+
+        @Option(help: ArgumentHelp("The control socket of the host to use or start (default: $XDG_RUNTIME_DIR/berth/control.sock, else /tmp/berth-UID/control.sock).", valueName: "PATH"))
+        var socket: String?
+
+        @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where a host started here keeps persisted values (default: as `berth run`).", valueName: "DIR"))
+        var stateDirectory: String?
+
+        @Flag(name: .customLong("fresh-state"), help: "Reload without carrying @State (screens start over on every save).")
+        var freshState = false
+
+        func run() async throws {
+            guard let build = PackageBuild(package: package) else {
+                printError("\(package): not a plugin package (no Package.swift or Makefile)")
+                throw ExitStatus.usage
+            }
+            let sources = build.tool == .swift ? (package as NSString).appendingPathComponent("Sources") : package
+            let watcher: SourceWatcher
+            do {
+                watcher = try SourceWatcher(root: sources)
+            } catch {
+                printError(error.description)
+                throw ExitStatus.failure
+            }
+            let pluginsFolder = folders.resolved[0]
+            try? FileManager.default.createDirectory(atPath: pluginsFolder, withIntermediateDirectories: true)
+            let socketPath = socket ?? ControlProtocol.defaultSocketPath()
+            let running = (try? ControlClient.request(["status"], socket: socketPath)) != nil
+            let loop = DevLoop(package: package, pluginsFolder: pluginsFolder, socket: socketPath, keepState: !freshState, hostPrintsEvents: !running)
+            if running {
+                emitLine("dev: using the host at \(socketPath); watching \(sources)")
+                loop.run(build: build, watcher: watcher)
+            }
+            emitLine("dev: watching \(sources); a host runs here (type host commands, quit to leave)")
+            let thread = Thread { loop.run(build: build, watcher: watcher) }
+            thread.name = "berth.dev"
+            thread.start()
+            let options = HostRunner.Options(
+                folders: folders.resolved, script: nil, stateDirectory: stateDirectory ?? Run.defaultStateDirectory(),
+                watch: false, debounce: .milliseconds(200), keepState: !freshState, socket: socketPath,
+                noSocket: false, maxRetiredMB: 256, restore: nil, isolation: isolation.settings
+            )
+            let status = await HostRunner(options: options).run()
+            if status != 0 { throw ExitCode(status) }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import BerthRuntime
+import Foundation
+
+/// `berth dev`'s loop: build the package, pack it into the plugins folder, and have the
+/// host load it (the first time, then open its first route) or reload it keeping state,
+/// which shows its visible screen again. It talks to the host over the control socket,
+/// whether the host runs in this process or in another terminal. A failed build or pack
+/// changes nothing in the host: the running generation stays.
+///
+/// Runs on a thread of its own: it blocks on the build, the watcher and the socket.
+final class DevLoop: Sendable {
+    let package: String
+    let pluginsFolder: String
+    let socket: String
+    let keepState: Bool
+    /// The host runs in this process and prints its own events: replies are shown without
+    /// their event lines, so nothing appears twice.
+    let hostPrintsEvents: Bool
+
+    init(package: String, pluginsFolder: String, socket: String, keepState: Bool, hostPrintsEvents: Bool) {
+        self.package = package
+        self.pluginsFolder = pluginsFolder
+        self.socket = socket
+        self.keepState = keepState
+        self.hostPrintsEvents = hostPrintsEvents
+    }
+
+    /// Builds and shows the plugin once, then again after every settled change under
+    /// `watcher`'s folder. Never returns.
+    func run(build: PackageBuild, watcher: SourceWatcher) -> Never {
+        watcher.start()
+        waitForHost()
+        cycle(build: build, savedAt: nil)
+        while true {
+            let savedAt = watcher.waitForChange(quiet: .milliseconds(30))
+            report("\(watcher.root) changed: rebuilding")
+            cycle(build: build, savedAt: savedAt)
+        }
+    }
+
+    /// One build → pack → (re)load. Prints the phases' times, and for a change the time from
+    /// the save to the screen shown again.
+    func cycle(build: PackageBuild, savedAt: ContinuousClock.Instant?) {
+        let built = build.run()
+        guard built.succeeded else {
+            FileHandleOutput.standardError(built.output.hasSuffix("\n") || built.output.isEmpty ? built.output : built.output + "\n")
+            report("build failed after \(Self.text(built.elapsed)) (\(build.commandLine.joined(separator: " "))); the running generation is unchanged")
+            return
+        }
+        let packStarted = ContinuousClock.now
+        let packed: PluginPacker.Packed
+        do {
+            packed = try PluginPacker.pack(package, into: pluginsFolder)
+        } catch let failure as PluginValidationFailure {
+            for problem in failure.problems { printError(problem.description) }
+            report("pack failed; the running generation is unchanged")
+            return
+        } catch {
+            printError("\(error)")
+            report("pack failed; the running generation is unchanged")
+            return
+        }
+        let packTime = ContinuousClock.now - packStarted
+        let reloadStarted = ContinuousClock.now
+        guard let verb = apply(packed) else { return }
+        let reloadTime = ContinuousClock.now - reloadStarted
+        var line = "build \(Self.text(built.elapsed)) · pack \(Self.text(packTime)) · \(verb) \(Self.text(reloadTime))"
+        if let savedAt { line += " · saved → shown \(Self.text(ContinuousClock.now - savedAt))" }
+        report(line)
+    }
+
+    /// Reloads the plugin in the host, or loads it and opens its first route when the host
+    /// does not have it loaded. Returns what was done, nil after printing why it failed.
+    private func apply(_ packed: PluginPacker.Packed) -> String? {
+        guard let reload = request(["reload", packed.id] + (keepState ? ["--keep-state"] : [])) else { return nil }
+        if reload.ok {
+            show(reload)
+            return "reload"
+        }
+        guard reload.errors.contains(where: { $0.contains("is not loaded") || $0.contains("no plugin") }) else {
+            show(reload)
+            return nil
+        }
+        // Absolute: a host started elsewhere resolves paths from its own folder.
+        guard let load = request(["load", URL(fileURLWithPath: packed.folder).standardizedFileURL.path]) else { return nil }
+        show(load)
+        guard load.ok else { return nil }
+        if let route = Self.firstRoute(in: packed.folder), let open = request(["open", "\(packed.id)/\(route)"]) {
+            show(open)
+            if open.ok, let screen = request(["screen"]) { show(screen) }
+        }
+        return "load"
+    }
+
+    /// A host started by this process binds its socket while this thread builds; wait for
+    /// it to answer (a few seconds at most) before the first request.
+    private func waitForHost() {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while (try? ControlClient.request(["status"], socket: socket)) == nil, ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    private func request(_ args: [String]) -> ControlReply? {
+        do {
+            return try ControlClient.request(args, socket: socket)
+        } catch {
+            printError(error.description)
+            return nil
+        }
+    }
+
+    private func show(_ reply: ControlReply) {
+        for line in reply.output where !(hostPrintsEvents && line.hasPrefix("  · ")) { emitLine(line) }
+        for error in reply.errors { printError(error) }
+    }
+
+    private func report(_ line: String) {
+        emitLine("dev: \(line)")
+    }
+
+    private static func firstRoute(in folder: String) -> String? {
+        PluginManifest.load(path: (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)).manifest?.routes.first
+    }
+
+    static func text(_ duration: Duration) -> String {
+        let seconds = SourceWatcher.seconds(duration)
+        return seconds < 1 ? "\(Int((seconds * 1000).rounded())) ms" : String(format: "%.2f s", seconds)
+    }
+}

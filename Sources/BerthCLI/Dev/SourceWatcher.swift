@@ -1,0 +1,88 @@
+import BerthRuntime
+import Foundation
+
+/// Watches a plugin package's source folder, and every folder below it, with inotify. A
+/// burst of events (an editor writes a temporary file, renames it, touches attributes) is
+/// one change; files that are not sources (editor droppings, build output) are no change.
+///
+/// `@unchecked Sendable`: `firstChange` is guarded by `condition`; the watcher reports from
+/// its own thread and the dev loop waits on another.
+final class SourceWatcher: @unchecked Sendable {
+    let root: String
+    private let watcher: DirectoryWatcher
+    private let condition = NSCondition()
+    /// When the oldest change not yet acted on was seen, and the newest.
+    private var firstChange: ContinuousClock.Instant?
+    private var lastChange: ContinuousClock.Instant?
+
+    init(root: String) throws(WatchError) {
+        self.root = root
+        watcher = try DirectoryWatcher()
+        for folder in Self.folders(under: root) { try watcher.watch(folder) }
+    }
+
+    func start() {
+        watcher.start { [self] folder, name in
+            let path = (folder as NSString).appendingPathComponent(name)
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+                for folder in Self.folders(under: path) { try? watcher.watch(folder) }
+                return
+            }
+            guard Self.isSourceChange(name) else { return }
+            condition.withLock {
+                let now = ContinuousClock.now
+                if firstChange == nil { firstChange = now }
+                lastChange = now
+                condition.broadcast()
+            }
+        }
+    }
+
+    func stop() { watcher.stop() }
+
+    /// Blocks until a source changed and then stayed quiet for `quiet`; returns when the
+    /// first change of that burst was seen (the save the user is waiting on).
+    func waitForChange(quiet: Duration) -> ContinuousClock.Instant {
+        condition.withLock {
+            while true {
+                guard let first = firstChange, let last = lastChange else {
+                    condition.wait()
+                    continue
+                }
+                let settled = last + quiet
+                if ContinuousClock.now >= settled {
+                    firstChange = nil
+                    lastChange = nil
+                    return first
+                }
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.seconds(settled - ContinuousClock.now)))
+            }
+        }
+    }
+
+    /// `root` and every folder below it.
+    private static func folders(under root: String) -> [String] {
+        var folders = [root]
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return folders }
+        while let relative = walker.nextObject() as? String {
+            var isFolder: ObjCBool = false
+            let path = (root as NSString).appendingPathComponent(relative)
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue { folders.append(path) }
+        }
+        return folders
+    }
+
+    /// The kinds of file a plugin is made of. Anything else (editor droppings such as
+    /// `.swp` or `4913`, a library `make` just wrote) is not a change to rebuild for.
+    private static let sourceExtensions: Set<String> = ["swift", "c", "h", "cc", "cpp", "m", "json"]
+
+    private static func isSourceChange(_ name: String) -> Bool {
+        !name.hasPrefix(".") && sourceExtensions.contains((name as NSString).pathExtension)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

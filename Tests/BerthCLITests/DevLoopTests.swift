@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+import BerthTestSupport
+
+/// `berth dev`: one command from a save to the screen showing it.
+@Suite("berth dev: build, pack, reload and show on every save", .serialized)
+struct DevLoopTests {
+    @Test("berth dev on a berth new package shows an edited label in the open screen, keeping its state; a broken build changes nothing")
+    func editedLabelShows() throws {
+        let workspace = PluginWorkspace()
+        let created = try BerthProcess.run(["new", "Hello", "--path", "hello"], in: workspace.root)
+        try #require(created.status == 0, "\(created.standardError)")
+        let dev = try DevProcess(workspace, package: "hello")
+        defer { dev.stop() }
+
+        // The first build is cold (the SDK too): generous, but no timing is asserted.
+        try dev.wait(for: "\"Waved 0 time(s)\"", timeout: 600)
+        #expect(dev.log.contains("dev: build "), "the phases' times are printed")
+        _ = try dev.command(["tap", "1"])
+
+        let source = workspace.root + "/hello/Sources/Hello/Hello.swift"
+        let original = try String(contentsOfFile: source, encoding: .utf8)
+        try (original + "\nthis is not Swift\n").write(toFile: source, atomically: true, encoding: .utf8)
+        try dev.wait(for: "dev: build failed", timeout: 300)
+        #expect(dev.log.contains("error:"), "the compiler's errors are shown")
+        #expect(try dev.command(["screen"]).contains("\"Waved 1 time(s)\""), "the running generation is untouched")
+
+        try original.replacingOccurrences(of: "Text(\"Waved", with: "Text(\"Edited").write(toFile: source, atomically: true, encoding: .utf8)
+        try dev.wait(for: "\"Edited 1 time(s)\"", timeout: 300)
+        #expect(dev.log.contains("saved → shown"), "the time from save to screen is printed")
+        #expect(try dev.command(["screen"]).contains("\"Edited 1 time(s)\""))
+    }
+}
+
+/// A `berth dev` process whose own host answers on a socket in the workspace.
+private final class DevProcess {
+    let process = Process()
+    let socket: String
+    private let input = Pipe()
+    private let outputFile: String
+
+    init(_ workspace: PluginWorkspace, package: String) throws {
+        socket = workspace.root + "/control.sock"
+        outputFile = workspace.root + "/dev.log"
+        FileManager.default.createFile(atPath: outputFile, contents: nil)
+        let log = FileHandle(forWritingAtPath: outputFile)!
+        process.executableURL = URL(fileURLWithPath: BuildProducts.berth)
+        process.arguments = ["dev", package, "--plugins", "plugins", "--socket", socket, "--state-dir", "state"]
+        process.currentDirectoryURL = URL(fileURLWithPath: workspace.root)
+        process.standardInput = input
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+    }
+
+    var log: String { (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? "" }
+
+    func command(_ args: [String]) throws -> String {
+        let connection = try ControlConnectionForTests(socket)
+        defer { connection.close() }
+        guard let reply = try connection.request(args) else { throw RunningHostError("no reply to \(args)") }
+        return reply
+    }
+
+    /// Waits until the terminal output shows `text`.
+    func wait(for text: String, timeout: Double) throws {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if log.contains(text) { return }
+            guard process.isRunning else { break }
+            usleep(100_000)
+        }
+        throw RunningHostError("'\(text)' was not shown; berth dev printed:\n\(log)")
+    }
+
+    func stop() {
+        if process.isRunning { _ = try? command(["quit"]) }
+        for _ in 0..<100 where process.isRunning { usleep(20_000) }
+        if process.isRunning { process.terminate() }
+        try? input.fileHandleForWriting.close()
+    }
+}
