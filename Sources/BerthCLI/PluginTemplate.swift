@@ -109,7 +109,7 @@ struct PluginTemplate {
 
         @_cdecl("\(entry)")
         public func entry(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPointer?) -> UnsafeRawPointer? {
-            Plugin(id: "\(id)", screens: [\(name)Screen.self]).export(host, plugin)
+            Plugin(id: "\(id)", screens: [\(name)Screen.self], capabilities: []).export(host, plugin)
         }
 
         """
@@ -206,9 +206,10 @@ struct PluginTemplate {
         \(berthBinary) run --plugins ../plugins       # 3. run a host (it loads the plugin), then type: open \(route)
         ```
 
-        `plugin.json` declares no capabilities, because this code only logs and keeps view state.
-        When it starts to navigate, persist values or run tasks, add `navigate`, `state.persist`
-        or `tasks` to `"capabilities"` (the host refuses the call otherwise): \(berthRoot)/Docs/security.md.
+        \(language == .swift ? "The code states `capabilities: []` (`pack` writes them into the manifest)" : "`plugin.json` declares no capabilities"),
+        because this code only keeps view state. When it starts to navigate, persist values or
+        run tasks, add \(language == .swift ? "`.navigate`, `.statePersist` or `.tasks` to `capabilities:`" : "`navigate`, `state.persist` or `tasks` to `\"capabilities\"`")
+        (the host refuses the call otherwise): \(berthRoot)/Docs/security.md.
 
         The tutorial is in the Berth checkout: \(berthRoot)/Docs/first-plugin.md.
 

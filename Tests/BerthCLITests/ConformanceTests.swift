@@ -279,6 +279,7 @@ struct AuthorPathTests {
         let packed = try BerthProcess.run(["pack", "hello", "--out", "plugins"], in: workspace.root)
         #expect(packed.status == 0, "\(packed.standardError)")
         #expect(try packedManifest(workspace)["routes"] as? [String] == ["hello"])
+        #expect(try packedManifest(workspace)["capabilities"] as? [String] == [], "the capabilities stated in code")
         let session = try BerthProcess.run(["run", "--plugins", "plugins", "--script", "-"], in: workspace.root,
                                            input: "load com.example.hello\nopen hello\nscreen\ntap 1\n")
         #expect(session.status == 0, "\(session.standardError)")
@@ -286,7 +287,8 @@ struct AuthorPathTests {
         let validated = try BerthProcess.run(["validate", "."], in: workspace.root + "/hello")
         #expect(validated.status == 0, "validate works in the package folder: \(validated.standardOutput)\(validated.standardError)")
 
-        // A second screen, only in Swift: pack lists its route and its persisted key.
+        // A second screen, only in Swift: pack lists its route and its persisted key, and the
+        // capability the code now states.
         let bye = """
 
             final class ByeScreen: Screen {
@@ -296,7 +298,8 @@ struct AuthorPathTests {
             }
 
             """
-        try (source.replacingOccurrences(of: "screens: [HelloScreen.self]", with: "screens: [HelloScreen.self, ByeScreen.self]") + bye)
+        try (source.replacingOccurrences(of: "screens: [HelloScreen.self], capabilities: []",
+                                         with: "screens: [HelloScreen.self, ByeScreen.self], capabilities: [.statePersist]") + bye)
             .write(toFile: sourcePath, atomically: true, encoding: .utf8)
         let (rebuilt, rebuildLog) = try ToolProcess.run("/usr/bin/env", ["swift", "build", "--package-path", workspace.root + "/hello"], in: workspace.root)
         try #require(rebuilt == 0, "\(rebuildLog)")
@@ -305,6 +308,7 @@ struct AuthorPathTests {
         let manifest = try packedManifest(workspace)
         #expect(manifest["routes"] as? [String] == ["hello", "bye"])
         #expect(manifest["persist"] as? [String] == ["visits"])
+        #expect(manifest["capabilities"] as? [String] == ["state.persist"])
         let reopened = try BerthProcess.run(["run", "--plugins", "plugins", "--script", "-"], in: workspace.root, input: "load com.example.hello\nopen bye\n")
         #expect(reopened.status == 0, "\(reopened.standardError)")
     }

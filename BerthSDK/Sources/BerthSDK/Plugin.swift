@@ -14,13 +14,20 @@ public struct Plugin {
     public var screens: [any Screen.Type]
     /// Services this plugin provides to its screens (registered when it loads).
     public var services: [Service]
+    /// The host services and OS resources its code uses; `berth pack` writes them into the
+    /// manifest's `capabilities`, and the host refuses every other call (Docs/security.md).
+    /// nil states nothing: the manifest then grants every host service.
+    public var capabilities: [Capability]?
     /// Called before the generation is retired or unloaded.
     public var onUnload: (@Sendable () -> Void)?
 
-    public init(id: String, screens: [any Screen.Type], services: [Service] = [], onUnload: (@Sendable () -> Void)? = nil) {
+    /// A plugin with `screens`, one per route, and the `capabilities` its code uses.
+    public init(id: String, screens: [any Screen.Type], services: [Service] = [], capabilities: [Capability]? = nil,
+                onUnload: (@Sendable () -> Void)? = nil) {
         self.id = id
         self.screens = screens
         self.services = services
+        self.capabilities = capabilities
         self.onUnload = onUnload
     }
 

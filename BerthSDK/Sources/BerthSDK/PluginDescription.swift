@@ -29,6 +29,12 @@ enum PluginDescription {
         writer.beginArray()
         for key in (runtime.persistedKeysSeen ?? []).sorted() { writer.element(key) }
         writer.endArray()
+        if let capabilities = plugin.capabilities {
+            writer.key("capabilities")
+            writer.beginArray()
+            for capability in capabilities { writer.element(capability.rawValue) }
+            writer.endArray()
+        }
         writer.key("services")
         writer.beginArray()
         for service in plugin.services { writer.element(ServiceKeys.key(pluginID: plugin.id, typeName: service.typeName)) }

@@ -24,6 +24,8 @@ struct ManifestFacts {
             ("routes", description.routes ?? []), ("persist", description.persist ?? []),
         ]
         for (field, value) in generated where manifest[field] == nil { manifest[field] = value }
+        // Stated in code (`Plugin(capabilities:)`): the manifest grants exactly those.
+        if manifest["capabilities"] == nil, let capabilities = description.capabilities { manifest["capabilities"] = capabilities }
         if manifest["name"] == nil { manifest["name"] = Self.libraryName(library) }
         if manifest["version"] == nil { manifest["version"] = "0.1.0" }
         if (manifest["persist"] as? [String])?.isEmpty == true { manifest["persist"] = nil }

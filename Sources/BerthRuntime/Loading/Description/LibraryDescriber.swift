@@ -62,6 +62,7 @@ package enum LibraryDescriber {
         description.routes = reported.routes
         description.persist = reported.persist
         description.services = reported.services
+        description.capabilities = reported.capabilities
         description.exports = reported.exports
         description.problems = reported.problems
         return description
@@ -76,6 +77,7 @@ extension LibraryDescription {
         var routes: [String]?
         var persist: [String]?
         var services: [String]?
+        var capabilities: [String]?
         var exports: [String]?
         var problems: [String]?
     }

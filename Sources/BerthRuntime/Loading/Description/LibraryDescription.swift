@@ -15,6 +15,8 @@ public struct LibraryDescription: Codable, Sendable, Equatable {
     public var routes: [String]?
     public var persist: [String]?
     public var services: [String]?
+    /// The capabilities the code states it uses (nil: it states none).
+    public var capabilities: [String]?
     public var exports: [String]?
     /// What the plugin could not describe (for example a screen whose init threw).
     public var problems: [String]?
