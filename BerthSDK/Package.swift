@@ -18,3 +18,12 @@ let package = Package(
         .target(name: "BerthSDK", dependencies: ["CBerth"]),
     ]
 )
+
+// The documentation plugin, only when asked for (`BERTH_DOCC=1 swift package
+// generate-documentation --target BerthSDK`). Plugins depend on this package, and a plugin
+// must resolve no remote package, so it is not a dependency by default.
+if Context.environment["BERTH_DOCC"] != nil {
+    package.dependencies.append(
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")
+    )
+}

@@ -33,18 +33,26 @@ public protocol Screen: AnyObject {
 }
 
 extension Screen where Body == EmptyView {
+    /// The default body for a screen that shows nothing.
     public var body: EmptyView { EmptyView() }
 }
 
 extension Screen {
+    /// Does nothing by default.
     public func activate() throws {}
+    /// Does nothing by default.
     public func deactivate() {}
+    /// Ignores the event by default.
     public func onEvent(_ event: ScreenEvent) {}
+    /// Throws `unsupported` by default: the screen handles no actions.
     public func handle(action: String, payload: [UInt8]) throws {
         throw BerthError(code: .unsupported, message: "\(Self.route) has no action '\(action)'")
     }
+    /// Ignores delegate actions by default.
     public func delegate(from child: ScreenID, action: String, payload: [UInt8]) throws {}
+    /// Returns no bytes by default: a reloaded screen starts fresh.
     public func saveState() throws -> [UInt8] { [] }
+    /// Does nothing by default.
     public func restoreState(_ bytes: [UInt8]) throws {}
 }
 
@@ -59,6 +67,7 @@ public enum ScreenEvent: Sendable, Equatable {
 
 /// An error crossing the plugin boundary: the host shows `message`.
 public struct BerthError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure this is, as the ABI's status code.
     public enum Code: Int32, Sendable {
         case invalidArgument = 1, notFound, unsupported, state, failed, cancelled, decode
         /// The host refused a call the plugin's manifest has no capability for; the message
@@ -66,13 +75,17 @@ public struct BerthError: Error, Sendable, Equatable, CustomStringConvertible {
         case denied
     }
 
+    /// The kind of failure.
     public var code: Code
+    /// The text the host shows.
     public var message: String
 
+    /// An error of kind `code` with the text the host shows.
     public init(code: Code, message: String) {
         self.code = code
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }

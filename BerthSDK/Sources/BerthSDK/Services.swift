@@ -20,6 +20,7 @@ public struct Service {
     let scope: ServiceScope
     let make: () throws -> AnyObject
 
+    /// A service of type `T` with one instance per `scope`, created by `make` on first use.
     public static func scoped<T: AnyObject>(_ type: T.Type, _ scope: ServiceScope, make: @escaping () throws -> T) -> Service {
         Service(typeName: String(reflecting: type), scope: scope, make: make)
     }

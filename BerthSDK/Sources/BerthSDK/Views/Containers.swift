@@ -2,10 +2,13 @@
 public struct VStack<Content: View>: PrimitiveView {
     let content: Content
 
+    /// A vertical stack of the views `content` builds.
     public init(@ViewBuilder content: () -> Content) {
         self.content = content()
     }
 
+    /// Renders a vertical stack node at `identity` and its children. Called by the
+    /// renderer, not by plugin code.
     public func _render(_ renderer: Renderer, identity: UInt32) {
         renderer.container(.vStack, identity: identity, content: content)
     }
@@ -15,10 +18,13 @@ public struct VStack<Content: View>: PrimitiveView {
 public struct HStack<Content: View>: PrimitiveView {
     let content: Content
 
+    /// A horizontal stack of the views `content` builds.
     public init(@ViewBuilder content: () -> Content) {
         self.content = content()
     }
 
+    /// Renders a horizontal stack node at `identity` and its children. Called by the
+    /// renderer, not by plugin code.
     public func _render(_ renderer: Renderer, identity: UInt32) {
         renderer.container(.hStack, identity: identity, content: content)
     }
@@ -28,10 +34,13 @@ public struct HStack<Content: View>: PrimitiveView {
 public struct List<Content: View>: PrimitiveView {
     let content: Content
 
+    /// A list of the views `content` builds.
     public init(@ViewBuilder content: () -> Content) {
         self.content = content()
     }
 
+    /// Renders a list node at `identity` and its rows. Called by the renderer, not by
+    /// plugin code.
     public func _render(_ renderer: Renderer, identity: UInt32) {
         renderer.container(.list, identity: identity, content: content)
     }
@@ -41,10 +50,13 @@ public struct List<Content: View>: PrimitiveView {
 public struct Group<Content: View>: PrimitiveView {
     let content: Content
 
+    /// A group of the views `content` builds.
     public init(@ViewBuilder content: () -> Content) {
         self.content = content()
     }
 
+    /// Renders a group node at `identity` and its children. Called by the renderer, not by
+    /// plugin code.
     public func _render(_ renderer: Renderer, identity: UInt32) {
         renderer.container(.group, identity: identity, content: content)
     }
@@ -57,12 +69,16 @@ public struct ForEach<Data: RandomAccessCollection, ID: Hashable, Content: View>
     let id: KeyPath<Data.Element, ID>
     let content: (Data.Element) -> Content
 
+    /// One row per element of `data`, built by `content` and identified by the element's
+    /// `id` key path.
     public init(_ data: Data, id: KeyPath<Data.Element, ID>, @ViewBuilder content: @escaping (Data.Element) -> Content) {
         self.data = data
         self.id = id
         self.content = content
     }
 
+    /// Renders a ForEach node at `identity`, one row per element keyed by its id. Called by
+    /// the renderer, not by plugin code.
     public func _render(_ renderer: Renderer, identity: UInt32) {
         renderer.container(.forEach, identity: identity) {
             renderer.rows(data, id: id, forEach: identity, content: content)
@@ -71,15 +87,21 @@ public struct ForEach<Data: RandomAccessCollection, ID: Hashable, Content: View>
 }
 
 extension ForEach where Data.Element: Identifiable, ID == Data.Element.ID {
+    /// One row per element of `data`, built by `content` and identified by the element's
+    /// `id`.
     public init(_ data: Data, @ViewBuilder content: @escaping (Data.Element) -> Content) {
         self.init(data, id: \.id, content: content)
     }
 }
 
 extension Optional: View where Wrapped: View {
+    /// An optional view is primitive: it has no body.
     public typealias Body = Never
+    /// An optional view has no body; calling this traps.
     public var body: Never { fatalError("Optional has no body") }
 
+    /// Renders the wrapped view when there is one, nothing otherwise, as two branches under
+    /// `identity`. Called by the renderer, not by plugin code.
     public func _render(_ renderer: Renderer, identity: UInt32) {
         switch self {
         case .some(let content): renderer.branch(identity: identity, taken: true, content: content)

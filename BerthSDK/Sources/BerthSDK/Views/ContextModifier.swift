@@ -15,11 +15,15 @@ public struct ContextObserving<Content: View, Context: RouteContext>: PrimitiveV
     let content: Content
     let perform: (Context) -> Void
 
+    /// Registers the context observer, then renders the content at `identity`. Called by
+    /// the renderer, not by plugin code.
     public func _render(_ renderer: Renderer, identity: UInt32) {
         renderer.observeContext(Context.contextType, handler)
         content._render(renderer, identity: identity)
     }
 
+    /// Registers the context observer, then renders the content as a container's children.
+    /// Called by the renderer, not by plugin code.
     public func _renderChildren(_ renderer: Renderer, container: UInt32, index: inout Int) {
         renderer.observeContext(Context.contextType, handler)
         content._renderChildren(renderer, container: container, index: &index)

@@ -14,11 +14,14 @@ public struct Persisted<Value: StateCodable> {
         box = PersistedBox(key: key, default: wrappedValue, screen: RenderScope.activeScreen ?? PluginRuntime.shared.currentScreen)
     }
 
+    /// The stored value, or the default when nothing is stored. Setting it writes to the
+    /// host.
     public var wrappedValue: Value {
         get { box.value }
         nonmutating set { box.set(newValue) }
     }
 
+    /// A binding for controls (`$total`).
     public var projectedValue: Binding<Value> {
         Binding(get: { box.value }, set: { box.set($0) })
     }

@@ -12,10 +12,12 @@ internal import CBerth
 public struct State<Value: StateCodable> {
     let box: StateBox<Value>
 
+    /// A state whose value is `wrappedValue` until the host has a stored one.
     public init(wrappedValue: Value) {
         box = StateBox(default: wrappedValue)
     }
 
+    /// The current value. Setting it writes to the host once the view is bound.
     public var wrappedValue: Value {
         get { box.value }
         nonmutating set { box.set(newValue) }
@@ -41,11 +43,13 @@ public struct Binding<Value> {
     private let getter: () -> Value
     private let setter: (Value) -> Void
 
+    /// A binding that reads with `get` and writes with `set`.
     public init(get: @escaping () -> Value, set: @escaping (Value) -> Void) {
         getter = get
         setter = set
     }
 
+    /// The referenced value; setting it calls the setter.
     public var wrappedValue: Value {
         get { getter() }
         nonmutating set { setter(newValue) }

@@ -14,11 +14,14 @@ public protocol StateCodable {
 }
 
 extension StateCodable {
+    /// A hash of the type's full name, the same in every build.
     public static var stateFingerprint: UInt64 { Fingerprint.of(type: Self.self) }
 }
 
 extension StateCodable where Self: Codable {
+    /// The value as JSON with sorted keys; empty if encoding fails.
     public var stateBytes: [UInt8] { (try? Array(StableJSON.encoder.encode(self))) ?? [] }
+    /// Decodes the JSON bytes; `nil` if they do not decode.
     public init?(stateBytes: [UInt8]) {
         guard let value = try? JSONDecoder().decode(Self.self, from: Data(stateBytes)) else { return nil }
         self = value
@@ -26,7 +29,9 @@ extension StateCodable where Self: Codable {
 }
 
 extension Int: StateCodable {
+    /// Eight bytes, little-endian (stored as `Int64`).
     public var stateBytes: [UInt8] { withUnsafeBytes(of: Int64(self).littleEndian, Array.init) }
+    /// Reads eight little-endian bytes; `nil` for any other length.
     public init?(stateBytes: [UInt8]) {
         guard stateBytes.count == 8 else { return nil }
         self = Int(Int64(littleEndian: stateBytes.withUnsafeBytes { $0.loadUnaligned(as: Int64.self) }))
@@ -34,7 +39,9 @@ extension Int: StateCodable {
 }
 
 extension Int64: StateCodable {
+    /// Eight bytes, little-endian.
     public var stateBytes: [UInt8] { withUnsafeBytes(of: littleEndian, Array.init) }
+    /// Reads eight little-endian bytes; `nil` for any other length.
     public init?(stateBytes: [UInt8]) {
         guard stateBytes.count == 8 else { return nil }
         self = Int64(littleEndian: stateBytes.withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
@@ -42,7 +49,9 @@ extension Int64: StateCodable {
 }
 
 extension Double: StateCodable {
+    /// The bit pattern, eight bytes, little-endian.
     public var stateBytes: [UInt8] { withUnsafeBytes(of: bitPattern.littleEndian, Array.init) }
+    /// Reads an eight-byte little-endian bit pattern; `nil` for any other length.
     public init?(stateBytes: [UInt8]) {
         guard stateBytes.count == 8 else { return nil }
         self = Double(bitPattern: UInt64(littleEndian: stateBytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }))
@@ -50,7 +59,9 @@ extension Double: StateCodable {
 }
 
 extension Bool: StateCodable {
+    /// One byte: 1 for true, 0 for false.
     public var stateBytes: [UInt8] { [self ? 1 : 0] }
+    /// Reads one byte, nonzero meaning true; `nil` for any other length.
     public init?(stateBytes: [UInt8]) {
         guard stateBytes.count == 1 else { return nil }
         self = stateBytes[0] != 0
@@ -58,7 +69,9 @@ extension Bool: StateCodable {
 }
 
 extension String: StateCodable {
+    /// The UTF-8 bytes.
     public var stateBytes: [UInt8] { Array(utf8) }
+    /// Decodes UTF-8, replacing invalid bytes.
     public init?(stateBytes: [UInt8]) {
         self = String(decoding: stateBytes, as: UTF8.self)
     }

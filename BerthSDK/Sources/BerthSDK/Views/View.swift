@@ -19,10 +19,14 @@ public protocol View {
 }
 
 extension View {
+    /// Binds the view's `@State` to `identity` and renders its `body`. Called by the
+    /// renderer, not by plugin code.
     public func _render(_ renderer: Renderer, identity: UInt32) {
         renderer.renderComposite(self, identity: identity)
     }
 
+    /// Renders the view as one child of `container` at `index`, then advances `index`.
+    /// Called by the renderer, not by plugin code.
     public func _renderChildren(_ renderer: Renderer, container: UInt32, index: inout Int) {
         renderer.renderChild(self, container: container, index: index)
         index += 1
@@ -30,6 +34,7 @@ extension View {
 }
 
 extension Never: View {
+    /// `Never` has no body; calling this traps.
     public var body: Never { fatalError("Never has no body") }
 }
 
@@ -37,28 +42,35 @@ extension Never: View {
 public protocol PrimitiveView: View where Body == Never {}
 
 extension PrimitiveView {
+    /// A primitive view has no body; calling this traps.
     public var body: Never { fatalError("\(Self.self) is a primitive view and has no body") }
 }
 
 /// The result builder behind `body`: blocks, `if`, `if … else`.
 @resultBuilder
 public enum ViewBuilder {
+    /// An empty block: no view.
     public static func buildBlock() -> EmptyView { EmptyView() }
 
+    /// A block with one view: that view.
     public static func buildBlock<Content: View>(_ content: Content) -> Content { content }
 
+    /// A block with several views: a `TupleView` of them, in order.
     public static func buildBlock<each Content: View>(_ content: repeat each Content) -> TupleView<repeat each Content> {
         TupleView(repeat each content)
     }
 
+    /// An `if` without `else`: the content, or nothing when the condition is false.
     public static func buildIf<Content: View>(_ content: Content?) -> ConditionalView<Content, EmptyView> {
         content.map { .trueBranch($0) } ?? .falseBranch(EmptyView())
     }
 
+    /// The `if` branch of an `if … else`.
     public static func buildEither<TrueContent: View, FalseContent: View>(first: TrueContent) -> ConditionalView<TrueContent, FalseContent> {
         .trueBranch(first)
     }
 
+    /// The `else` branch of an `if … else`.
     public static func buildEither<TrueContent: View, FalseContent: View>(second: FalseContent) -> ConditionalView<TrueContent, FalseContent> {
         .falseBranch(second)
     }
@@ -73,6 +85,8 @@ public struct TupleView<each Content: View>: PrimitiveView {
         self.content = (repeat each content)
     }
 
+    /// Renders the views as the children of a group at `identity`. Called by the renderer,
+    /// not by plugin code.
     public func _render(_ renderer: Renderer, identity: UInt32) {
         // Outside a container (a tuple as a whole body) it behaves like a Group.
         renderer.container(.group, identity: identity) {
@@ -81,6 +95,8 @@ public struct TupleView<each Content: View>: PrimitiveView {
         }
     }
 
+    /// Renders each view as a child of `container`, advancing `index` for each. Called by
+    /// the renderer, not by plugin code.
     public func _renderChildren(_ renderer: Renderer, container: UInt32, index: inout Int) {
         for element in repeat each content {
             element._renderChildren(renderer, container: container, index: &index)
@@ -94,6 +110,8 @@ public enum ConditionalView<TrueContent: View, FalseContent: View>: PrimitiveVie
     case trueBranch(TrueContent)
     case falseBranch(FalseContent)
 
+    /// Renders the branch taken under `identity`. Called by the renderer, not by plugin
+    /// code.
     public func _render(_ renderer: Renderer, identity: UInt32) {
         switch self {
         case .trueBranch(let content): renderer.branch(identity: identity, taken: true, content: content)
@@ -104,9 +122,13 @@ public enum ConditionalView<TrueContent: View, FalseContent: View>: PrimitiveVie
 
 /// Nothing. Renders no node.
 public struct EmptyView: PrimitiveView {
+    /// An empty view.
     public init() {}
 
+    /// Renders nothing. Called by the renderer, not by plugin code.
     public func _render(_ renderer: Renderer, identity: UInt32) {}
 
+    /// Adds no child and leaves `index` unchanged. Called by the renderer, not by plugin
+    /// code.
     public func _renderChildren(_ renderer: Renderer, container: UInt32, index: inout Int) {}
 }
