@@ -122,7 +122,7 @@ struct HumanOutputTests {
         let output = try BerthProcess.run(["run", "--plugins", "plugins", "--state-dir", "state", "--script", "-"], in: workspace.root,
                                           input: "open counter\nstep 1 +\nstep 1 +\nstate\ntap 2\nstate\n")
         #expect(output.status == 0, "\(output.standardError)")
-        #expect(output.standardOutput.contains("com.example.counter#1/CounterScreen[0]  = 2 (Int)"), "\(output.standardOutput)")
+        #expect(output.standardOutput.contains("com.example.counter#1/CounterScreen/VStack.1/CounterPanel[0]  = 2 (Int)"), "\(output.standardOutput)")
         #expect(output.standardOutput.contains("  com.example.counter/total  = 2 (Int)"), "\(output.standardOutput)")
     }
 

@@ -16,7 +16,7 @@ struct CapabilityCLITests {
         #expect(output.standardError.contains("navigate: org.berth.probe lacks the capability 'navigate' (declare it in plugin.json \"capabilities\")"),
                 "\(output.standardError)")
         #expect(output.standardOutput.contains(
-            "  · org.berth.probe: navigate refused: no capability 'navigate' (if you trust the plugin, add the capability to its plugin.json \"capabilities\")"),
+            "  · org.berth.probe: navigate refused: no capability 'navigate' (if you trust the plugin, grant the capability: Plugin(capabilities:) in Swift, \"capabilities\" in a C plugin's plugin.json)"),
                 "\(output.standardOutput)")
     }
 }

@@ -71,7 +71,7 @@ public struct BerthError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: Int32, Sendable {
         case invalidArgument = 1, notFound, unsupported, state, failed, cancelled, decode
         /// The host refused a call the plugin's manifest has no capability for; the message
-        /// names the capability to declare in `plugin.json`'s `"capabilities"`.
+        /// names the capability to state in `Plugin(capabilities:)` (or a C plugin's manifest).
         case denied
     }
 
