@@ -29,10 +29,21 @@ struct ManifestFacts {
         if manifest["name"] == nil { manifest["name"] = Self.libraryName(library) }
         if manifest["version"] == nil { manifest["version"] = "0.1.0" }
         if (manifest["persist"] as? [String])?.isEmpty == true { manifest["persist"] = nil }
-        if let stated = manifest["abi"] as? String, stated != description.abi, !problems.contains(where: { $0.contains(": abi: ") }) {
+        // A manifest may name an earlier minor than its library (minors only append), as the
+        // host's handshake allows.
+        if let stated = manifest["abi"] as? String, !Self.abi(stated, accepts: description.abi), !problems.contains(where: { $0.contains(": abi: ") }) {
             problems.append("\(manifestPath): abi: plugin.json says \(stated), \(source) reports \(description.abi)")
         }
         return problems
+    }
+
+    /// Whether a manifest naming ABI `stated` fits a library reporting `reported`: the same
+    /// major, and a minor no later than the library's.
+    static func abi(_ stated: String, accepts reported: String) -> Bool {
+        let parts = { (text: String) in text.split(separator: ".").compactMap { UInt32($0) } }
+        let (manifest, library) = (parts(stated), parts(reported))
+        guard manifest.count == 2, library.count == 2 else { return stated == reported }
+        return manifest[0] == library[0] && manifest[1] <= library[1]
     }
 
     /// The disagreements between the facts `manifest` states and the library's. With
