@@ -349,7 +349,7 @@ public final class BerthHost {
         let started = ContinuousClock.now
         defer { lastCanaryDuration = started.elapsed }
         let ran = try CanaryLoad.run(plugin, generation: number, runtimeDirectory: runtimeDirectory,
-                                     settings: configuration.isolation, logger: configuration.logger)
+                                     settings: configuration.isolation)
         if !ran && !warnedNoCanary {
             warnedNoCanary = true
             emit(.failed, "host", "no berth-worker at \(configuration.isolation.resolvedWorkerExecutable): in-process plugins load without a trial run")

@@ -9,8 +9,8 @@ import Logging
 enum CanaryLoad {
     /// Runs the trial; throws the reason it failed. Returns false when no worker executable
     /// is there to run it (the caller warns once and loads without the trial).
-    static func run(_ plugin: ValidatedPlugin, generation: Int, runtimeDirectory: RuntimeDirectory, settings: IsolationSettings,
-                    logger: Logger) throws(LoaderError) -> Bool {
+    static func run(_ plugin: ValidatedPlugin, generation: Int, runtimeDirectory: RuntimeDirectory,
+                    settings: IsolationSettings) throws(LoaderError) -> Bool {
         let executable = settings.resolvedWorkerExecutable
         guard FileManager.default.isExecutableFile(atPath: executable) else { return false }
         let id = plugin.manifest.id
@@ -18,7 +18,7 @@ enum CanaryLoad {
         do {
             trial = try IsolatedPlugin(plugin: plugin, generation: generation, runtimeDirectory: runtimeDirectory,
                                        workerExecutable: executable, unresponsive: settings.unresponsiveAfter,
-                                       keepWorkerReady: settings.keepWorkerReady, logger: logger)
+                                       keepWorkerReady: settings.keepWorkerReady, logger: Self.quiet)
         } catch where error.code == .workerFailed {
             throw refusal(id, error.message)
         } catch {
@@ -37,6 +37,11 @@ enum CanaryLoad {
         }
         return true
     }
+
+    /// The trial's own log lines are not the plugin's: what it says in a worker (a refused
+    /// service, say) would only repeat as errors on every load. A crash is still reported,
+    /// from the worker's stderr.
+    private static let quiet = Logger(label: "berth.canary") { _ in SwiftLogNoOpLogHandler() }
 
     private static func refusal(_ id: String, _ reason: String) -> LoaderError {
         LoaderError(.canaryFailed, plugin: id, detail: "its load-time code failed in a trial worker, so it was not loaded into the host: \(reason)")
