@@ -64,6 +64,9 @@ struct REPLTests {
         mark = terminal.mark
         terminal.type("sleep 600000\r")
         #expect(terminal.waitFor("sleep 600000\r\n", since: mark), "\(terminal.text(since: mark))")
+        // The echo comes before the editor hands the terminal back (signals on): a Ctrl-C
+        // typed in that instant is a key for the next prompt, not a SIGINT. Let the command start.
+        usleep(300_000)
         terminal.type("\u{03}")
         #expect(terminal.waitFor("interrupted", since: mark), "\(terminal.text(since: mark))")
         #expect(terminal.waitFor("berth> ", since: mark))
