@@ -53,4 +53,12 @@ struct FuzzCorpusTests {
         let wrongTypes = try #require(inputs["corpus/wrong-types.json"])
         #expect(throws: ViewTreeDecodingError.self) { try ViewTreeDecoder.decode(wrongTypes) }
     }
+
+    @Test("regression: a high surrogate followed by a \\u escape that is not a low surrogate is an error, not a trap")
+    func unpairedSurrogate() throws {
+        let input = try #require(FuzzCorpus.inputs("view-tree")["regressions/unpaired-surrogate.json"])
+        #expect { try ViewTreeDecoder.decode(input) } throws: { error in
+            (error as? ViewTreeDecodingError)?.reason.contains("unpaired surrogate") == true
+        }
+    }
 }

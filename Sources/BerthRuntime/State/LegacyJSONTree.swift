@@ -170,6 +170,10 @@ private struct JSONScanner {
         if (0xD800..<0xDC00).contains(scalar), bytes.count - offset >= 6, bytes[offset] == UInt8(ascii: "\\"), bytes[offset + 1] == UInt8(ascii: "u") {
             offset += 2
             let low = try hex4()
+            // Only a low surrogate completes the pair (found by fuzzing: `\uDA99\uDA91`).
+            guard (0xDC00..<0xE000).contains(low) else {
+                throw ViewTreeError("the text is not JSON: an unpaired surrogate in a \\u escape at byte \(offset - 6)")
+            }
             scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
         }
         return Array(String(Character(Unicode.Scalar(scalar) ?? "\u{FFFD}")).utf8)
