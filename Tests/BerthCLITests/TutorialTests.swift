@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BerthTestSupport
 
-/// Docs/first-plugin.md stays true: every source file it shows builds.
+/// Docs/first-plugin.md and Docs/common-tasks.md stay true: every source file they show builds.
 ///
 /// The convention the tutorial follows: a fenced code block whose info string carries
 /// `file=PATH` is a complete source file at PATH, for example
@@ -21,7 +21,7 @@ import BerthTestSupport
 ///
 /// The group `hello-world` is the tutorial's minimal plugin; it must stay within 25
 /// non-blank lines, its entry function included.
-@Suite("Docs/first-plugin.md: the tutorial's sources build", .serialized)
+@Suite("Docs/first-plugin.md and common-tasks.md: the tutorial's sources build", .serialized)
 struct TutorialTests {
     @Test("the tutorial has a Swift package, a C file, the hello world and the common tasks")
     func tutorialHasItsSamples() throws {
@@ -86,7 +86,8 @@ private struct TutorialBlock: Sendable {
 }
 
 private enum TutorialBlocks {
-    static let documentPath = BuildProducts.packageRoot + "/Docs/first-plugin.md"
+    /// The pages whose `file=` blocks are built; group names are shared across them.
+    static let documentPaths = ["first-plugin.md", "common-tasks.md"].map { BuildProducts.packageRoot + "/Docs/" + $0 }
 
     /// The group names, for the parameterized test (empty when the doc cannot be read,
     /// which `tutorialHasItsSamples` reports).
@@ -96,9 +97,12 @@ private enum TutorialBlocks {
         return names
     }
 
-    /// Every fenced block of the tutorial whose info string has `file=`.
+    /// Every fenced block of the tutorial pages whose info string has `file=`.
     static func load() throws -> [TutorialBlock] {
-        let text = try String(contentsOfFile: documentPath, encoding: .utf8)
+        try documentPaths.flatMap { try load(String(contentsOfFile: $0, encoding: .utf8)) }
+    }
+
+    private static func load(_ text: String) -> [TutorialBlock] {
         var blocks: [TutorialBlock] = []
         var current: TutorialBlock?
         var inFence = false
