@@ -50,6 +50,14 @@ struct FuzzCorpusTests {
         let counterBytes = try #require(inputs["corpus/counter.json"])
         let counter = try #require(try ViewTreeDecoder.decode(counterBytes))
         #expect(counter.allNodes.filter(\.isInteractive).map(\.type) == ["Stepper", "Toggle", "Button"])
+        // Binary seeds: the first render_tree pass of Counter (identity definitions included)
+        // and of the Stress grid with 3 rows, as the plugins wrote them.
+        let binaryCounterBytes = try #require(inputs["corpus/counter-binary.bin"])
+        let binaryCounter = try #require(try ViewTreeDecoder.decode(binaryCounterBytes))
+        #expect(binaryCounter.allNodes.filter(\.isInteractive).map(\.type) == ["Stepper", "Button", "Toggle", "Button"])
+        let gridBytes = try #require(inputs["corpus/grid-binary.bin"])
+        let grid = try #require(try ViewTreeDecoder.decode(gridBytes))
+        #expect(grid.allNodes.filter(\.isInteractive).count == 3)
         let wrongTypes = try #require(inputs["corpus/wrong-types.json"])
         #expect(throws: ViewTreeDecodingError.self) { try ViewTreeDecoder.decode(wrongTypes) }
     }
