@@ -4,6 +4,9 @@ extension HostShell {
     /// `actions [#SCREEN] [--json]`: the actions the visible screen (or screen N) declares,
     /// from its plugin's manifest, with their summaries.
     func listActions(_ arguments: [String]) throws {
+        guard arguments.allSatisfy({ $0 == "--json" || $0.hasPrefix("#") }) else {
+            throw ShellError("usage: actions [#SCREEN] [--json]")
+        }
         let router = try targetRouter(arguments.first { $0.hasPrefix("#") })
         let actions = host.declaredActions(of: router)
         if arguments.contains("--json") {

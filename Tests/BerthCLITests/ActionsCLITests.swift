@@ -30,6 +30,7 @@ struct ActionsCLITests {
             actions #1
             send shout
             actions #9
+            actions now
             """
         var output = try BerthProcess.run(["run", "--plugins", "plugins", "--no-socket", "--script", "-"], in: workspace.root, input: script)
         output.standardOutput = output.standardOutput.replacingOccurrences(of: #"pid [0-9]+"#, with: "pid _", options: .regularExpression)
@@ -41,6 +42,7 @@ struct ActionsCLITests {
             "error: com.example.counter/counter declares no action 'jump'; not sent (it declares increment, decrement, reset, report)",
             "error: com.example.greeter/hello action 'shout' failed: hello has only the action 'wave'",
             "error: no open screen 9",
+            "error: usage: actions [#SCREEN] [--json]",
         ], "\(output.standardError)")
         #expect(!output.standardError.contains("counter has no action"), "a refused action never reaches the screen")
         #expect(output.standardError.contains("count is 1") && output.standardError.contains("count is 0"), "\(output.standardError)")
