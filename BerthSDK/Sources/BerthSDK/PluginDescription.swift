@@ -2,9 +2,8 @@ internal import CBerth
 
 /// What this plugin's code states about itself, for the tools (`berth pack` writes the
 /// manifest from it): the id and the routes from `Plugin`, each screen's `actions`, the
-/// services it registers, and
-/// the `@Persisted` keys its screens use, found by creating each screen once and rendering
-/// its body with no host behind it.
+/// services it registers, and the `@Persisted` keys its screens use, found by creating each
+/// screen once and rendering its body with no host behind it.
 enum PluginDescription {
     static func json(of plugin: Plugin) -> [UInt8] {
         let runtime = PluginRuntime.shared

@@ -2,9 +2,9 @@ import BerthRuntime
 import Foundation
 
 /// The facts a plugin's code states (its id, routes, actions and persisted keys, its
-/// services and exports) set against a manifest. For a Swift plugin the code is the one place they
-/// are written, and `pack` writes them into the manifest; for a C plugin the manifest is
-/// hand-written and checked against what its `berth_describe_v1` reports. Each
+/// services and exports) set against a manifest. For a Swift plugin the code is the one
+/// place they are written, and `pack` writes them into the manifest; for a C plugin the
+/// manifest is hand-written and checked against what its `berth_describe_v1` reports. Each
 /// disagreement is one line naming the fact and both places.
 struct ManifestFacts {
     let description: LibraryDescription
@@ -24,8 +24,8 @@ struct ManifestFacts {
             ("routes", description.routes ?? []), ("persist", description.persist ?? []),
         ]
         for (field, value) in generated where manifest[field] == nil { manifest[field] = value }
-        // Stated in code (`Plugin(capabilities:)`): the manifest grants exactly those.
         if manifest["actions"] == nil, let actions = generatedActions { manifest["actions"] = actions }
+        // Stated in code (`Plugin(capabilities:)`): the manifest grants exactly those.
         if manifest["capabilities"] == nil, let capabilities = description.capabilities { manifest["capabilities"] = capabilities }
         if manifest["name"] == nil { manifest["name"] = Self.libraryName(library) }
         if manifest["version"] == nil { manifest["version"] = "0.1.0" }
