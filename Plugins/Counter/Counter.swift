@@ -5,6 +5,11 @@ import Synchronization
 /// and a ticking managed effect the host cancels when the screen closes.
 final class CounterScreen: Screen {
     static let route = "counter"
+    /// What `send` may name. `tick` is left out: only this screen's own effect posts it.
+    static let actions: [ScreenAction] = [
+        "increment", "decrement", "reset",
+        ScreenAction("report", summary: "Logs the count, the ticks and the persisted total"),
+    ]
 
     /// Kept by the host outside this screen: survives reopen, reload and restart.
     @Persisted("total") var total = 0

@@ -5,6 +5,14 @@ import BerthSDK
 /// screen (another plugin, another language) and observes it the same way.
 final class InboxScreen: Screen {
     static let route = "inbox"
+    static let actions: [ScreenAction] = [
+        ScreenAction("compose", summary: "Presents the compose screen and hears what it sends"),
+        ScreenAction("greet", summary: "Pushes the C Greeter's hello screen and hears its waves"),
+        ScreenAction("list", summary: "Logs the messages received"),
+        // Declared so the demonstration can be sent from the shell; the host refuses the push.
+        ScreenAction("push-from-task", summary: "Navigates from a Swift Task, breaking the thread rule on purpose"),
+        ScreenAction("rotate", summary: "Moves the first row to the end (row state follows its id)"),
+    ]
 
     private let context: ScreenContext
     private var messages: [String] = []
@@ -101,6 +109,11 @@ struct Badge: View {
 /// The compose flow: type a draft, send it up the delegate channel, and close itself.
 final class ComposeScreen: Screen {
     static let route = "compose"
+    static let actions: [ScreenAction] = [
+        ScreenAction("type", summary: "Replaces the draft with TEXT"),
+        ScreenAction("send", summary: "Sends the draft to the opener and closes"),
+        ScreenAction("cancel", summary: "Closes without sending"),
+    ]
 
     private let context: ScreenContext
     /// Created with the screen, outside any render: a plain local box, not host state.

@@ -12,6 +12,15 @@ struct UserSelection: RouteContext {
 /// A profile that asks another plugin's picker for a user and shows the answer.
 final class ProfileScreen: Screen {
     static let route = "profile"
+    static let actions: [ScreenAction] = [
+        ScreenAction("pick", summary: "Presents the user picker"),
+        ScreenAction("pick-inline", summary: "Pushes the user picker on this stack"),
+        ScreenAction("forget", summary: "Stops observing the selection"),
+        ScreenAction("show", summary: "Logs the selected user"),
+        ScreenAction("request", summary: "Resolves a request-scoped service twice"),
+        ScreenAction("session", summary: "Logs the current user session"),
+        ScreenAction("greet", summary: "Greets the selected user through the Greeter's service"),
+    ]
     private let context: ScreenContext
     private var selected: UserSelection?
 
@@ -50,7 +59,7 @@ final class ProfileScreen: Screen {
                 throw BerthError(code: .failed, message: "the greeting service gave no greeting")
             }
             context.log("profile: \(String(cString: line))")
-        default: throw BerthError(code: .notFound, message: "profile has no action '\(action)' (pick, pick-inline, forget, show, session, greet)")
+        default: throw BerthError(code: .notFound, message: "profile has no action '\(action)' (pick, pick-inline, forget, show, request, session, greet)")
         }
     }
 }
@@ -59,6 +68,10 @@ final class ProfileScreen: Screen {
 /// it is rendered, and goes away when a render no longer contains it (`mute`).
 final class ProfileCardScreen: Screen {
     static let route = "profile-card"
+    static let actions: [ScreenAction] = [
+        ScreenAction("pick", summary: "Presents the user picker"),
+        ScreenAction("mute", summary: "Stops rendering the view that observes the selection"),
+    ]
     private let context: ScreenContext
     private var selected: UserSelection?
     private var listening = true

@@ -14,6 +14,7 @@ let directory: [(id: String, name: String)] = [("ada", "Ada Lovelace"), ("grace"
 /// Step one: the list. `open ID` pushes the detail screen for that person.
 final class UsersScreen: Screen {
     static let route = "users"
+    static let actions: [ScreenAction] = [ScreenAction("open", summary: "Pushes the detail screen of user ID (TEXT)")]
     private let context: ScreenContext
 
     init(context: ScreenContext) {
@@ -37,6 +38,10 @@ final class UsersScreen: Screen {
 /// Step two: one person. `choose` ends the flow with `terminate(UserSelection)`.
 final class UserDetailScreen: Screen {
     static let route = "user-detail"
+    static let actions: [ScreenAction] = [
+        ScreenAction("choose", summary: "Ends the flow with this user (terminate)"),
+        ScreenAction("preview", summary: "Sends this user upstream without closing"),
+    ]
     private let context: ScreenContext
     /// The user this screen shows; nil when it was opened without a known id (it then
     /// says so and offers nothing to choose).

@@ -8,7 +8,7 @@ extension Berth {
     struct Pack: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check a built plugin exactly as the host would, fill in its sha256, and write a drop-in plugin folder.",
-            discussion: "PATH is a plugin package or its plugin.json. The library is found next to the manifest, else in .build/debug or .build/release; nothing is built. A Swift plugin's id, routes and persisted keys come from its code (berth_describe_v1, run in a child process): plugin.json is optional and may add a name, version, description or requirements. A C plugin's hand-written plugin.json is checked against what its library reports."
+            discussion: "PATH is a plugin package or its plugin.json. The library is found next to the manifest, else in .build/debug or .build/release; nothing is built. A Swift plugin's id, routes, actions and persisted keys come from its code (berth_describe_v1, run in a child process): plugin.json is optional and may add a name, version, description or requirements. A C plugin's hand-written plugin.json is checked against what its library reports."
         )
 
         @Argument(help: "A plugin package folder or its plugin.json.", completion: .file())

@@ -27,7 +27,7 @@ final class HostShell {
         await run(command: command, arguments: Array(words.dropFirst()))
     }
 
-    private func emitLine(_ text: String) {
+    func emitLine(_ text: String) {
         output.line(text)
     }
 
@@ -46,6 +46,7 @@ final class HostShell {
         close SCREEN               close a screen programmatically (pop, or dismiss its modal)
         pop-to-root                pop the visible stack to its root
         send ACTION [TEXT]         send an action to the visible screen (#N ACTION: to screen N)
+        actions [#N] [--json]      the actions the visible screen (or screen N) declares
         context TYPE [PAYLOAD]     send a route context from the visible screen (navigation unchanged)
         terminate TYPE [PAYLOAD]   send it, then pop to the nearest anchor, dismiss, or go back
         observers                  who observes which context type, where
@@ -167,6 +168,7 @@ final class HostShell {
             guard let router = host.router(id) else { throw ShellError("no open screen \(id)") }
             host.close(router)
         case "send": try send(arguments)
+        case "actions": try listActions(arguments)
         case "context", "terminate":
             let type = try argument(arguments, 0, "\(command) TYPE [PAYLOAD]")
             guard let sender = host.visibleRouter else { throw ShellError("no screen is open to send from") }
@@ -223,6 +225,7 @@ final class HostShell {
     }
 
     /// `send ACTION [TEXT]` to the visible screen, or `send #N ACTION [TEXT]` to screen N.
+    /// A name the screen does not declare is refused, when it declares some.
     private func send(_ arguments: [String]) throws {
         var arguments = arguments
         var target = host.visibleRouter?.id
@@ -232,6 +235,7 @@ final class HostShell {
         }
         let action = try argument(arguments, 0, "send [#SCREEN] ACTION [TEXT]")
         guard let target else { throw ShellError("no screen is open") }
+        if let router = host.router(target) { try checkDeclared(action, by: router) }
         try host.send(screen: target, action: action, payload: Array(arguments.dropFirst().joined(separator: " ").utf8))
     }
 
@@ -283,7 +287,7 @@ final class HostShell {
         return arguments[index]
     }
 
-    private func screenID(_ text: String) throws -> Int {
+    func screenID(_ text: String) throws -> Int {
         guard let id = Int(text) else { throw ShellError("'\(text)' is not a screen number (see screens)") }
         return id
     }

@@ -228,7 +228,7 @@ struct AuthorPathTests {
         #expect(validated.status == 0, "\(validated.standardOutput)")
     }
 
-    @Test("a C plugin's hand-written manifest is checked against its berth_describe_v1: each mismatch one line naming the fact and both places")
+    @Test("a C plugin's hand-written manifest is checked against its berth_describe_v1 (routes, persisted keys, actions): each mismatch one line naming the fact and both places")
     func cManifestMismatch() throws {
         let workspace = PluginWorkspace()
         let created = try BerthProcess.run(["new", "Wave", "--lang", "c", "--path", "wave"], in: workspace.root)
@@ -237,7 +237,7 @@ struct AuthorPathTests {
 
             berth_status berth_describe_v1(const berth_sink *out, berth_error *error) {
                 (void)error;
-                static const char json[] = "{\\"id\\": \\"com.example.wave\\", \\"routes\\": [\\"wave\\", \\"bye\\"], \\"persist\\": [\\"visits\\"]}";
+                static const char json[] = "{\\"id\\": \\"com.example.wave\\", \\"routes\\": [\\"wave\\", \\"bye\\"], \\"persist\\": [\\"visits\\"], \\"actions\\": {\\"wave\\": [\\"wave\\"]}}";
                 return out->write(out->context, (const uint8_t *)json, sizeof json - 1);
             }
 
@@ -253,6 +253,7 @@ struct AuthorPathTests {
         #expect(packed.status == 1)
         #expect(packed.standardError.contains("wave/plugin.json: routes: libwave.so (berth_describe_v1) creates 'bye', plugin.json's routes do not list it"), "\(packed.standardError)")
         #expect(packed.standardError.contains("wave/plugin.json: persist: libwave.so (berth_describe_v1) uses the persisted key 'visits', plugin.json's persist does not declare it"), "\(packed.standardError)")
+        #expect(packed.standardError.contains("wave/plugin.json: actions: libwave.so (berth_describe_v1) declares the action 'wave' for 'wave', plugin.json's actions do not list it"), "\(packed.standardError)")
         #expect(!FileManager.default.fileExists(atPath: workspace.plugins + "/com.example.wave"), "nothing is packed")
 
         let validated = try BerthProcess.run(["validate", "wave"], in: workspace.root)
@@ -260,7 +261,7 @@ struct AuthorPathTests {
         #expect(validated.standardOutput.contains("routes: libwave.so (berth_describe_v1) creates 'bye'"), "\(validated.standardOutput)")
     }
 
-    @Test("berth new for Swift: no manifest, swift build with no edits, pack writes the manifest from the code; a screen and a @Persisted key added only in Swift appear in it")
+    @Test("berth new for Swift: no manifest, swift build with no edits, pack writes the manifest from the code; a screen, its actions and a @Persisted key added only in Swift appear in it")
     func swiftPlugin() throws {
         let workspace = PluginWorkspace()
         let created = try BerthProcess.run(["new", "Hello", "--path", "hello"], in: workspace.root)
@@ -293,6 +294,7 @@ struct AuthorPathTests {
 
             final class ByeScreen: Screen {
                 static let route = "bye"
+                static let actions: [ScreenAction] = ["wave", ScreenAction("leave", summary: "Says goodbye")]
                 @Persisted("visits") var visits = 0
                 init(context: ScreenContext) {}
             }
@@ -309,8 +311,14 @@ struct AuthorPathTests {
         #expect(manifest["routes"] as? [String] == ["hello", "bye"])
         #expect(manifest["persist"] as? [String] == ["visits"])
         #expect(manifest["capabilities"] as? [String] == ["state.persist"])
-        let reopened = try BerthProcess.run(["run", "--plugins", "plugins", "--script", "-"], in: workspace.root, input: "load com.example.hello\nopen bye\n")
+        // Only the screen that declares actions has an entry; a summary makes it an object.
+        let actions = try #require(manifest["actions"] as? [String: [Any]], "\(manifest)")
+        #expect(Array(actions.keys) == ["bye"])
+        #expect(actions["bye"]?.first as? String == "wave")
+        #expect(actions["bye"]?.last as? [String: String] == ["name": "leave", "summary": "Says goodbye"])
+        let reopened = try BerthProcess.run(["run", "--plugins", "plugins", "--script", "-"], in: workspace.root, input: "load com.example.hello\nopen bye\nactions\n")
         #expect(reopened.status == 0, "\(reopened.standardError)")
+        #expect(RunningHost.squeezed(reopened.standardOutput).contains("leave Says goodbye"), "\(reopened.standardOutput)")
     }
 
     private func packedManifest(_ workspace: PluginWorkspace) throws -> [String: Any] {

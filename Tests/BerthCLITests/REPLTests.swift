@@ -12,17 +12,22 @@ struct REPLTests {
         return terminal
     }
 
+    /// Types `open ROUTE` and waits for the screen and the next prompt.
+    private func open(_ route: String, in terminal: TerminalSession) {
+        let mark = terminal.mark
+        terminal.type("open \(route)\r")
+        #expect(terminal.waitFor("screen 1: active", since: mark), "\(terminal.text(since: mark))")
+        #expect(terminal.waitFor("berth> ", since: mark))
+    }
+
     @Test("Tab completes scr to screen, Up recalls the last command, Ctrl-D leaves with exit 0")
     func editing() throws {
         let workspace = PluginWorkspace()
         let terminal = try host(in: workspace)
-        var mark = terminal.mark
-        terminal.type("open counter\r")
-        #expect(terminal.waitFor("screen 1: active", since: mark), "\(terminal.text(since: mark))")
-        #expect(terminal.waitFor("berth> ", since: mark))
+        open("counter", in: terminal)
 
         // `scr` completes to the common prefix of screen and screens: Enter runs `screen`.
-        mark = terminal.mark
+        var mark = terminal.mark
         terminal.type("scr\t")
         terminal.type("\r")
         #expect(terminal.waitFor("screen 1 com.example.counter/counter", since: mark), "\(terminal.text(since: mark))")
@@ -77,6 +82,18 @@ struct REPLTests {
         #expect(!terminal.screen.contains("unknown command 'frobnicate'"))
         terminal.type("quit\r")
         #expect(terminal.waitForExit() == 0, "\(terminal.screen)")
+    }
+
+    @Test("Tab after send completes the visible screen's declared actions")
+    func completesActions() throws {
+        let workspace = PluginWorkspace()
+        let terminal = try host(in: workspace)
+        open("counter", in: terminal)
+        let mark = terminal.mark
+        terminal.type("send rep\t\r")
+        #expect(terminal.waitFor("count 0, ticks", since: mark), "\(terminal.text(since: mark))")
+        terminal.type("quit\r")
+        #expect(terminal.waitForExit() == 0)
     }
 
     @Test("an unknown command gets the closest known one")

@@ -65,6 +65,22 @@ private let brokenRules: [BrokenRule] = [
     },
     BrokenRule(name: "sha256 not hex", field: "sha256", message: "64 lower-case hexadecimal digits") { $0["sha256"] = "XYZ" },
     BrokenRule(name: "persist not strings", field: "persist[0]", message: "is not a non-empty key") { $0["persist"] = [""] },
+    BrokenRule(name: "actions not an object", field: "actions", message: "must be an object mapping routes") { $0["actions"] = ["go"] },
+    BrokenRule(name: "actions for a route not listed", field: "actions.other",
+               message: "'other' is not a route this manifest lists (routes: main)") { $0["actions"] = ["other": ["go"]] },
+    BrokenRule(name: "actions of a route not a list", field: "actions.main", message: "must be an array") { $0["actions"] = ["main": "go"] },
+    BrokenRule(name: "action name invalid", field: "actions.main[1]", message: "'#go' is not an action name") {
+        $0["actions"] = ["main": ["stop", "#go"]]
+    },
+    BrokenRule(name: "action listed twice", field: "actions.main[1]", message: "'go' is listed twice") {
+        $0["actions"] = ["main": ["go", ["name": "go", "summary": "again"]]]
+    },
+    BrokenRule(name: "action object without a name", field: "actions.main[0].name", message: "(missing) is not an action name") {
+        $0["actions"] = ["main": [["summary": "nameless"]]]
+    },
+    BrokenRule(name: "action summary of two lines", field: "actions.main[0].summary", message: "must be one line of text") {
+        $0["actions"] = ["main": [["name": "go", "summary": "one\ntwo"]]]
+    },
 ]
 
 @Suite("Manifest v1")
@@ -95,6 +111,18 @@ struct ManifestTests {
         #expect(errors.first?.field == rule.field)
         #expect(errors.first?.message.contains(rule.message) == true, "\(errors.first?.message ?? "none")")
         #expect(errors.first?.description.hasPrefix("x/plugin.json: \(rule.field): ") == true)
+    }
+
+    @Test("actions decode per route, as names or {name, summary}; a route without them declares none")
+    func actionsDecode() throws {
+        var fields = validManifest
+        fields["routes"] = ["main", "about"]
+        fields["actions"] = ["main": ["go", ["name": "stop", "summary": "Stops it"]]]
+        let (manifest, problems) = decode(fields)
+        #expect(problems.isEmpty, "\(problems)")
+        let decoded = try #require(manifest)
+        #expect(decoded.declaredActions(of: "main") == [DeclaredAction(name: "go"), DeclaredAction(name: "stop", summary: "Stops it")])
+        #expect(decoded.declaredActions(of: "about").isEmpty)
     }
 
     @Test("invalid JSON is one error naming the file")

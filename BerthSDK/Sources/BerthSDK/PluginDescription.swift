@@ -1,9 +1,9 @@
 internal import CBerth
 
 /// What this plugin's code states about itself, for the tools (`berth pack` writes the
-/// manifest from it): the id and the routes from `Plugin`, the services it registers, and
-/// the `@Persisted` keys its screens use, found by creating each screen once and rendering
-/// its body with no host behind it.
+/// manifest from it): the id and the routes from `Plugin`, each screen's `actions`, the
+/// services it registers, and the `@Persisted` keys its screens use, found by creating each
+/// screen once and rendering its body with no host behind it.
 enum PluginDescription {
     static func json(of plugin: Plugin) -> [UInt8] {
         let runtime = PluginRuntime.shared
@@ -35,6 +35,7 @@ enum PluginDescription {
             for capability in capabilities { writer.element(capability.rawValue) }
             writer.endArray()
         }
+        writeActions(of: plugin, into: &writer)
         writer.key("services")
         writer.beginArray()
         for service in plugin.services { writer.element(ServiceKeys.key(pluginID: plugin.id, typeName: service.typeName)) }
@@ -45,6 +46,23 @@ enum PluginDescription {
         writer.endArray()
         writer.endObject()
         return writer.bytes
+    }
+
+    /// `"actions": {route: [{"name", "summary"}]}`, for the screens that declare some.
+    private static func writeActions(of plugin: Plugin, into writer: inout JSONWriter) {
+        writer.beginObject(field: "actions")
+        for type in plugin.screens where !type.actions.isEmpty {
+            writer.key(type.route)
+            writer.beginArray()
+            for action in type.actions {
+                writer.beginObject()
+                writer.field("name", .string(action.name))
+                if let summary = action.summary { writer.field("summary", .string(summary)) }
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+        writer.endObject()
     }
 
     /// Creates one instance with no host behind it and renders its body once, so every

@@ -9,6 +9,12 @@ public protocol Screen: AnyObject {
     /// The route name, as listed in the manifest's `routes`.
     static var route: String { get }
 
+    /// The actions `handle(action:payload:)` accepts, as `berth pack` writes them into the
+    /// manifest's `actions`. None by default, and then the host sends any name; once some
+    /// are declared, the host refuses the others before they reach the screen. Leave out
+    /// actions only the screen itself posts (an effect's result).
+    static var actions: [ScreenAction] { get }
+
     /// What the screen shows, rebuilt on every render pass.
     @ViewBuilder var body: Body { get }
 
@@ -38,6 +44,8 @@ extension Screen where Body == EmptyView {
 }
 
 extension Screen {
+    /// None by default: the host sends any action name.
+    public static var actions: [ScreenAction] { [] }
     /// Does nothing by default.
     public func activate() throws {}
     /// Does nothing by default.

@@ -1,10 +1,10 @@
 import BerthRuntime
 import Foundation
 
-/// The facts a plugin's code states (its id, routes and persisted keys, its services and
-/// exports) set against a manifest. For a Swift plugin the code is the one place they
-/// are written, and `pack` writes them into the manifest; for a C plugin the manifest is
-/// hand-written and checked against what its `berth_describe_v1` reports. Each
+/// The facts a plugin's code states (its id, routes, actions and persisted keys, its
+/// services and exports) set against a manifest. For a Swift plugin the code is the one
+/// place they are written, and `pack` writes them into the manifest; for a C plugin the
+/// manifest is hand-written and checked against what its `berth_describe_v1` reports. Each
 /// disagreement is one line naming the fact and both places.
 struct ManifestFacts {
     let description: LibraryDescription
@@ -12,7 +12,7 @@ struct ManifestFacts {
     let manifestPath: String
     let library: String
 
-    private var source: String { "\((library as NSString).lastPathComponent) (\(description.describes ? "berth_describe_v1" : "its table"))" }
+    var source: String { "\((library as NSString).lastPathComponent) (\(description.describes ? "berth_describe_v1" : "its table"))" }
 
     /// Writes the generated facts into `manifest`: a fact it already states must agree
     /// with the code. Returns the disagreements.
@@ -24,6 +24,7 @@ struct ManifestFacts {
             ("routes", description.routes ?? []), ("persist", description.persist ?? []),
         ]
         for (field, value) in generated where manifest[field] == nil { manifest[field] = value }
+        if manifest["actions"] == nil, let actions = generatedActions { manifest["actions"] = actions }
         // Stated in code (`Plugin(capabilities:)`): the manifest grants exactly those.
         if manifest["capabilities"] == nil, let capabilities = description.capabilities { manifest["capabilities"] = capabilities }
         if manifest["name"] == nil { manifest["name"] = Self.libraryName(library) }
@@ -71,6 +72,7 @@ struct ManifestFacts {
                 problems.append("\(manifestPath): persist: \(source) uses the persisted key '\(key)', plugin.json's persist does not declare it")
             }
         }
+        problems += actionMismatches(manifest, absentIsEmpty: absentIsEmpty)
         let exported = Set((manifest["exports"] as? [[String: Any]] ?? []).compactMap { $0["symbol"] as? String })
         for symbol in description.exports ?? [] where !exported.contains(symbol) {
             problems.append("\(manifestPath): exports: \(source) reports the export '\(symbol)', plugin.json's exports do not list it")
@@ -95,7 +97,7 @@ struct ManifestFacts {
         return absentIsEmpty ? [] : nil
     }
 
-    private static func list(_ names: [String]) -> String {
+    static func list(_ names: [String]) -> String {
         names.isEmpty ? "none" : names.map { "'\($0)'" }.joined(separator: ", ")
     }
 

@@ -1,8 +1,8 @@
 import BerthRuntime
 
 /// What Tab offers at the REPL: command names for the first word, then what the command
-/// takes there — routes, plugin ids, export symbols, screen ids, flags — from the host as
-/// it is now.
+/// takes there — routes, plugin ids, export symbols, screen ids, declared actions, flags —
+/// from the host as it is now.
 @MainActor
 struct HostCompletion {
     let host: BerthHost
@@ -23,7 +23,9 @@ struct HostCompletion {
         case ("reload", 2): return ["--keep-state"]
         case ("call", 2): return host.plugins[words[1]]?.source.manifest.exports.map(\.symbol) ?? []
         case ("close", 1): return host.openRouters.map { String($0.id) }
-        case ("send", 1): return host.openRouters.map { "#\($0.id)" }
+        case ("send", 1): return screenNumbers + actions(of: host.visibleRouter)
+        case ("send", 2) where words[1].hasPrefix("#"): return actions(of: Int(words[1].dropFirst()).flatMap(host.router))
+        case ("actions", 1): return screenNumbers + ["--json"]
         case ("screen", 1): return ["--json"]
         case ("tap", 1), ("toggle", 1), ("type", 1), ("step", 1): return viewNumbers
         case ("step", 2): return ["+", "-"]
@@ -33,6 +35,14 @@ struct HostCompletion {
     }
 
     private var pluginIDs: [String] { Array(host.plugins.keys) }
+
+    /// `#N` for every open screen.
+    private var screenNumbers: [String] { host.openRouters.map { "#\($0.id)" } }
+
+    /// The action names a screen declares.
+    private func actions(of router: Router?) -> [String] {
+        router.map { host.declaredActions(of: $0).map(\.name) } ?? []
+    }
 
     /// The numbers `screen` gave the visible screen's interactive views in its last render.
     private var viewNumbers: [String] {

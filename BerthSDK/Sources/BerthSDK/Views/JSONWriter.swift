@@ -4,9 +4,16 @@ struct JSONWriter {
     private(set) var bytes: [UInt8] = []
     private var needsComma = [false]
 
-    /// An object as an array element (objects are never field values in the view tree).
+    /// An object as an array element.
     mutating func beginObject() {
         comma()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma.append(false)
+    }
+
+    /// An object as a field value: `"name": {`.
+    mutating func beginObject(field name: String) {
+        key(name)
         bytes.append(UInt8(ascii: "{"))
         needsComma.append(false)
     }

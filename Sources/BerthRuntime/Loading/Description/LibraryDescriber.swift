@@ -64,6 +64,7 @@ package enum LibraryDescriber {
         description.services = reported.services
         description.capabilities = reported.capabilities
         description.exports = reported.exports
+        description.actions = reported.actions
         description.problems = reported.problems
         return description
     }
@@ -79,6 +80,7 @@ extension LibraryDescription {
         var services: [String]?
         var capabilities: [String]?
         var exports: [String]?
+        var actions: [String: [DeclaredAction]]?
         var problems: [String]?
     }
 }

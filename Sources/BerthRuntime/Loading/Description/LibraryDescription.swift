@@ -18,6 +18,9 @@ public struct LibraryDescription: Codable, Sendable, Equatable {
     /// The capabilities the code states it uses (nil: it states none).
     public var capabilities: [String]?
     public var exports: [String]?
+    /// The actions each route's screen declares (nil when the description has no `actions`:
+    /// a C plugin's describe may leave them out, and then they are not checked).
+    public var actions: [String: [DeclaredAction]]?
     /// What the plugin could not describe (for example a screen whose init threw).
     public var problems: [String]?
 

@@ -5,7 +5,7 @@ extension PluginManifest {
     static let knownFields: Set<String> = [
         "$schema", "id", "name", "version", "abi", "library", "entry", "runtime", "exports",
         "routes", "requires", "persist", "sha256", "description", "isolation",
-        "capabilities", "files", "activation",
+        "capabilities", "files", "activation", "actions",
     ]
 
     /// The sizes a manifest may have (Docs/manifest.md): larger ones are refused with one
@@ -82,7 +82,7 @@ extension PluginManifest {
 
 /// Field-by-field reader that records a problem for each broken rule and keeps going, so one
 /// `validate` run lists everything wrong with a manifest.
-private struct ManifestReader {
+struct ManifestReader {
     let path: String
     var problems: [PluginProblem] = []
 
@@ -132,13 +132,14 @@ private struct ManifestReader {
             }
         }
         let activation = readActivation(fields)
+        let actions = readActions(fields, routes: routes)
 
         guard let id, let name, let version, let abi, let library, let entry, let runtime else { return nil }
         return PluginManifest(
             id: id, name: name, version: version, abi: abi, library: library, entry: entry,
             runtime: runtime, exports: exports, routes: routes, requires: requires,
             persist: persist, sha256: sha256, description: description, isolation: isolation,
-            capabilities: capabilities, files: files, activation: activation
+            capabilities: capabilities, files: files, activation: activation, actions: actions
         )
     }
 

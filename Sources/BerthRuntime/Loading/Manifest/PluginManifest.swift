@@ -60,6 +60,9 @@ public struct PluginManifest: Sendable, Equatable {
     public var grantedCapabilities: Set<Capability> { capabilities ?? Capability.undeclaredDefault }
     /// When the host loads it; nil leaves it to the host (eager unless `--lazy`).
     public var activation: PluginActivation? = nil
+    /// The actions each route's screen declares (`actions`); a route missing here declares
+    /// none, and accepts any action name.
+    public var actions: [String: [DeclaredAction]] = [:]
 
     /// One entry of `requires`.
     public struct Dependency: Sendable, Equatable {
