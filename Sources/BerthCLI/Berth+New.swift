@@ -46,7 +46,7 @@ extension Berth {
             }
             let folder = path ?? name
             // The README packs into ../plugins: the route must not be one a plugin there has.
-            let plugins = ((folder as NSString).deletingLastPathComponent as NSString).appendingPathComponent("plugins")
+            let plugins = (ParentPath.of(folder) as NSString).appendingPathComponent("plugins")
             let taken = Set(PluginDiscovery.scan([plugins]).plugins.flatMap(\.manifest.routes))
             let template = PluginTemplate(
                 name: name, id: id ?? "com.example.\(name.lowercased())", language: lang,
@@ -59,7 +59,7 @@ extension Berth {
             }
             for (file, contents) in template.files {
                 let target = (folder as NSString).appendingPathComponent(file)
-                try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: ParentPath.of(target), withIntermediateDirectories: true)
                 try contents.write(toFile: target, atomically: true, encoding: .utf8)
             }
             emitLine("created \(template.id) (\(lang.rawValue)) in \(folder), route '\(template.route)':")

@@ -56,7 +56,7 @@ enum PluginPacker {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             throw PackError("\(path): no such file or folder")
         }
-        let package = isFolder.boolValue ? path : (path as NSString).deletingLastPathComponent
+        let package = isFolder.boolValue ? path : ParentPath.of(path)
         let manifestPath = isFolder.boolValue ? (path as NSString).appendingPathComponent(PluginValidator.manifestFileName) : path
         let isSwiftPackage = FileManager.default.fileExists(atPath: (package as NSString).appendingPathComponent("Package.swift"))
         var manifest: [String: Any] = [:]
@@ -85,7 +85,7 @@ enum PluginPacker {
         }
         // Stage, validate as the host would, then pin the hash and validate again.
         let staging = (NSTemporaryDirectory() as NSString).appendingPathComponent("berth-pack-\(UUID().uuidString.prefix(8))/\(id)")
-        defer { try? FileManager.default.removeItem(atPath: (staging as NSString).deletingLastPathComponent) }
+        defer { try? FileManager.default.removeItem(atPath: ParentPath.of(staging)) }
         try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: built, toPath: (staging as NSString).appendingPathComponent(library))
         manifest["sha256"] = nil

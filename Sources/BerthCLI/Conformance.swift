@@ -215,7 +215,7 @@ enum ConformanceRunner {
     /// A host holding `folder`'s plugin and, for its dependencies, the plugins beside it.
     private static func hostWith(_ folder: String, policy: IsolationSettings.Policy) throws -> (BerthHost, ValidatedPlugin) {
         let plugin = try validated(folder)
-        let parent = (folder as NSString).deletingLastPathComponent
+        let parent = ParentPath.of(folder)
         // Each check already runs in a child process of its own: no trial worker before it.
         let host = try BerthHost(configuration: .init(pluginFolders: [parent.isEmpty ? "." : parent],
                                                       logger: Logger(label: "berth.validate") { _ in SwiftLogNoOpLogHandler() },

@@ -379,8 +379,8 @@ final class HostRunner {
         guard let host else { return }
         let plan = RestartPlan(loaded: host.plugins.values.compactMap(\.generation).map(\.pluginID).sorted(), screens: host.openRouteReplay())
         // Beside the host's own runtime folder (private to this user).
-        let file = (host.runtimeDirectory.path as NSString).deletingLastPathComponent + "/restart-\(getpid()).json"
-        try? FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let file = ParentPath.of(host.runtimeDirectory.path) + "/restart-\(getpid()).json"
+        try? FileManager.default.createDirectory(atPath: ParentPath.of(file), withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: file, contents: Data(ControlProtocol.encode(plan)))
         emitLine("  · restarting: \(plan.loaded.count) plugin(s), \(plan.screens.count) screen(s) to reopen")
         server?.stop()

@@ -1,3 +1,4 @@
+import BerthRuntime
 import Foundation
 
 /// The files of a new plugin package (`berth new`). The Swift template is one screen with
@@ -15,9 +16,9 @@ struct PluginTemplate {
 
     /// The Berth checkout this binary was built from (its sources are next to it).
     static var berthSourceRoot: String {
-        var folder = (#filePath as NSString).deletingLastPathComponent // Sources/BerthCLI
-        folder = (folder as NSString).deletingLastPathComponent         // Sources
-        return (folder as NSString).deletingLastPathComponent
+        var folder = ParentPath.of(#filePath) // Sources/BerthCLI
+        folder = ParentPath.of(folder)         // Sources
+        return ParentPath.of(folder)
     }
 
     /// This `berth` executable, for the README's commands.

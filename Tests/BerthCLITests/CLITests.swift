@@ -194,6 +194,17 @@ struct CLIExitCodeTests {
         #expect(!FileManager.default.fileExists(atPath: workspace.root + "/Hello"))
     }
 
+    @Test("new, validate and run take one-character paths (Foundation's deletingLastPathComponent traps on them)")
+    func oneCharacterPaths() throws {
+        let workspace = PluginWorkspace()
+        let created = try BerthProcess.run(["new", "Hello", "--path", "h"], in: workspace.root)
+        #expect(created.status == 0, "\(created.standardError)")
+        #expect(FileManager.default.fileExists(atPath: workspace.root + "/h/Sources/Hello/Hello.swift"))
+        let socket = try BerthProcess.run(["run", "--plugins", "h", "--socket", "s", "--script", "-"], in: workspace.root, input: "status\n")
+        #expect(socket.status == 0, "\(socket.standardError)")
+        #expect(socket.standardOutput.contains("control socket: s"), "\(socket.standardOutput)")
+    }
+
     @Test("call on a plugin that did not validate exits 1 and says why")
     func invalidPlugin() throws {
         let workspace = PluginWorkspace()

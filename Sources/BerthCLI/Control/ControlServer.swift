@@ -56,7 +56,7 @@ final class ControlServer: @unchecked Sendable {
         } catch {
             throw .unusable(error.description)
         }
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = ParentPath.of(path)
         if !folder.isEmpty {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }

@@ -1,4 +1,5 @@
 private import CEditLine
+import BerthRuntime
 import Foundation
 
 /// The REPL's history: `$XDG_STATE_HOME/berth/history` (or `~/.local/state/berth/history`),
@@ -33,7 +34,7 @@ final class CommandHistory {
     }
 
     func save() {
-        try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(atPath: ParentPath.of(path), withIntermediateDirectories: true)
         _ = write_history(path)
     }
 }

@@ -11,11 +11,11 @@ extension WorkerProcess {
         }
         var folders: [String] = []
         let running = (try? files.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first ?? ""
-        var folder = (running as NSString).deletingLastPathComponent
+        var folder = ParentPath.of(running)
         folders.append(folder)
         // A test runner inside a `.xctest` bundle: the products are beside the bundle.
         while folder.contains(".xctest") {
-            folder = (folder as NSString).deletingLastPathComponent
+            folder = ParentPath.of(folder)
             folders.append(folder)
         }
         let current = files.currentDirectoryPath

@@ -50,7 +50,7 @@ enum WorkerSandbox {
     private static func runtimeReadPaths() -> [String] {
         var paths: [String] = []
         if let file = berth_image_path_of_symbol("swift_retain") {
-            paths.append((String(cString: file) as NSString).deletingLastPathComponent)
+            paths.append(ParentPath.of(String(cString: file)))
         }
         if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             paths.append(executable)

@@ -42,7 +42,7 @@ public enum PluginValidator {
             return .failure(.init([PluginProblem(path: path, field: "path", message: "no such file or folder")]))
         }
         let manifestPath = isFolder.boolValue ? (path as NSString).appendingPathComponent(manifestFileName) : path
-        let folder = isFolder.boolValue ? path : (path as NSString).deletingLastPathComponent
+        let folder = isFolder.boolValue ? path : ParentPath.of(path)
         guard FileManager.default.fileExists(atPath: manifestPath) else {
             return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "no plugin.json in this folder")]))
         }
