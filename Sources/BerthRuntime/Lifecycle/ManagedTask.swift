@@ -44,8 +44,9 @@ final class ManagedTask: @unchecked Sendable {
             hasFinished.store(true, ordering: .releasing)
             condition.lock()
             finished = true
-            condition.broadcast()
             condition.unlock()
+            // Woken after the unlock, a waiter does not wake only to block on the lock.
+            condition.broadcast()
         }
     }
 
@@ -63,8 +64,8 @@ final class ManagedTask: @unchecked Sendable {
         condition.lock()
         let first = !cancelled
         cancelled = true
-        condition.broadcast()
         condition.unlock()
+        condition.broadcast()
         if first, let cancel = descriptor.cancel { cancel(descriptor.context) }
     }
 
