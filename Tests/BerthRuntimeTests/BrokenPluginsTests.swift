@@ -102,6 +102,19 @@ struct BrokenPluginsTests {
         #expect(PluginDiscovery.scan([good.plugins]).plugins.count == 2)
     }
 
+    @Test("a folder without plugin.json and a manifest naming a missing library each get their own line")
+    func missingManifestAndLibrary() throws {
+        let workspace = PluginWorkspace()
+        let missingLibrary = workspace.stage("greeter.json", as: "no-library") { $0["library"] = "libNobody.so" }
+        let empty = (workspace.plugins as NSString).appendingPathComponent("empty")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        guard case .failure(let noManifest) = PluginValidator.validate(path: empty) else { Issue.record("an empty folder validated"); return }
+        #expect(noManifest.problems.map(\.message) == ["no plugin.json in this folder"])
+        guard case .failure(let noLibrary) = PluginValidator.validate(path: missingLibrary) else { Issue.record("a missing library validated"); return }
+        #expect(noLibrary.problems.first?.field == "library")
+        #expect(noLibrary.problems.first?.message == "'libNobody.so' does not exist in \(missingLibrary)")
+    }
+
     @Test("two folders with the same id: the second is rejected naming the first")
     func duplicateIDs() {
         let workspace = PluginWorkspace()

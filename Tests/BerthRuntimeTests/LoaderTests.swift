@@ -23,6 +23,20 @@ struct LoaderTests {
         #expect(!FileManager.default.fileExists(atPath: host.runtimeDirectory.path))
     }
 
+    @Test("a hashing copy replaces a leftover file of the same name and hashes what it wrote")
+    func hashingCopyReplacesLeftover() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("berth-copy-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = folder + "/libThing.so", target = folder + "/gen-1-libThing.so"
+        try Data("new bytes".utf8).write(to: URL(fileURLWithPath: source))
+        try Data("a stale leftover, longer than the new bytes".utf8).write(to: URL(fileURLWithPath: target))
+        let digest = try HashingCopy.copy(from: source, to: target)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == Data("new bytes".utf8))
+        // sha256("new bytes")
+        #expect(digest == "11e2defd59f47c7f2aac84d6a5d6747e98e785afffb72c8bb7b05ec74e1d663c")
+    }
+
     @Test("a reload of the Swift plugin gives fresh globals")
     func swiftReloadHasFreshGlobals() throws {
         let workspace = PluginWorkspace()

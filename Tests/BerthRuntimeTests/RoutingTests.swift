@@ -131,6 +131,25 @@ struct CancellationLeakTests {
         #expect(probe.ran == 0)
     }
 
+    @Test("a task whose body returns on its own leaves the table and is released once; close releases it no more")
+    func taskReturningOnItsOwn() async throws {
+        let plugins = try ExamplePlugins()
+        let counter = try plugins.host.push("counter", argument: Array("1000".utf8))
+        let interactor = try #require(counter.interactor)
+        let probe = TaskProbe()
+        try interactor.startTask(key: "once", descriptor: probe.descriptor)
+        // The body returns at once; the table hears of it on the main actor, which this test shares.
+        for _ in 0..<500 where interactor.liveTaskCount > 1 {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        #expect(interactor.liveTaskCount == 1)
+        #expect(probe.ran == 1)
+        #expect(probe.released == 1)
+        plugins.host.close(counter)
+        #expect(interactor.liveTaskCount == 0)
+        #expect(probe.released == 1)
+    }
+
     @Test("1,000 open/close cycles leave 0 live tasks, routers, interactors and module instances")
     func thousandCycles() async throws {
         let plugins = try ExamplePlugins()

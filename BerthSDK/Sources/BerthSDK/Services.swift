@@ -22,7 +22,7 @@ public struct Service {
 
     /// A service of type `T` with one instance per `scope`, created by `make` on first use.
     public static func scoped<T: AnyObject>(_ type: T.Type, _ scope: ServiceScope, make: @escaping () throws -> T) -> Service {
-        Service(typeName: String(reflecting: type), scope: scope, make: make)
+        Service(typeName: _typeName(type, qualified: true), scope: scope, make: make)
     }
 }
 
@@ -34,7 +34,7 @@ enum ServiceKeys {
     }
 
     static func key<T>(for type: T.Type) -> String {
-        key(pluginID: PluginRuntime.shared.plugin?.id ?? "", typeName: String(reflecting: type))
+        key(pluginID: PluginRuntime.shared.plugin?.id ?? "", typeName: _typeName(type, qualified: true))
     }
 }
 

@@ -76,6 +76,9 @@ public final class Interactor {
         task.owner = self
         tasks[key] = task
         task.start { finished in
+            // A cancelled task left the table when it was cancelled, and whoever cancelled
+            // it awaits and releases it: nothing is left for the main actor to do.
+            guard !finished.isCancelled else { return }
             // Weak: a task already cancelled and released by deactivate must not be kept
             // alive by this completion job waiting for the main actor.
             Task { @MainActor [weak finished] in

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 internal import CBerth
 
 /// One managed task: a plugin's `berth_task_v1` running on a thread of the shared
@@ -6,7 +7,8 @@ internal import CBerth
 /// wakes early (`task_sleep`); the optional `cancel` callback is told once.
 ///
 /// `@unchecked Sendable`: the descriptor and key are immutable after init; `cancelled`
-/// and `finished` are guarded by `condition`; `owner` is touched on the main actor only.
+/// and `finished` are guarded by `condition` (`hasFinished` mirrors `finished` for a
+/// lock-free look); `owner` is touched on the main actor only.
 final class ManagedTask: @unchecked Sendable {
     let key: String
     let screenID: Int
@@ -14,6 +16,7 @@ final class ManagedTask: @unchecked Sendable {
     private let condition = NSCondition()
     private var cancelled = false
     private var finished = false
+    private let hasFinished = Atomic<Bool>(false)
     private var released = false
     /// Set on the main actor; used by `task_post` to reach the screen.
     weak var owner: Interactor?
@@ -38,12 +41,17 @@ final class ManagedTask: @unchecked Sendable {
         TaskThreadPool.shared.run { [self] in
             if let run = descriptor.run { run(descriptor.context, handle) }
             whenFinished(self)
+            hasFinished.store(true, ordering: .releasing)
             condition.lock()
             finished = true
-            condition.broadcast()
             condition.unlock()
+            // Woken after the unlock, a waiter does not wake only to block on the lock.
+            condition.broadcast()
         }
     }
+
+    /// How long `waitUntilFinished` yields before it sleeps on the condition.
+    private static let spinBeforeBlocking: Duration = .microseconds(50)
 
     var isCancelled: Bool {
         condition.lock()
@@ -56,8 +64,8 @@ final class ManagedTask: @unchecked Sendable {
         condition.lock()
         let first = !cancelled
         cancelled = true
-        condition.broadcast()
         condition.unlock()
+        condition.broadcast()
         if first, let cancel = descriptor.cancel { cancel(descriptor.context) }
     }
 
@@ -72,8 +80,16 @@ final class ManagedTask: @unchecked Sendable {
         return false
     }
 
-    /// Blocks until the body has returned.
+    /// Blocks until the body has returned. A cancelled body usually returns within a few
+    /// microseconds (it wakes from `task_sleep` or sees the flag), less than it takes to put
+    /// this thread to sleep and wake it again, so it yields briefly before it blocks.
     func waitUntilFinished() {
+        let spinUntil = ContinuousClock.now + Self.spinBeforeBlocking
+        while !hasFinished.load(ordering: .acquiring) {
+            guard ContinuousClock.now < spinUntil else { break }
+            sched_yield()
+        }
+        guard !hasFinished.load(ordering: .acquiring) else { return }
         condition.lock()
         while !finished { condition.wait() }
         condition.unlock()

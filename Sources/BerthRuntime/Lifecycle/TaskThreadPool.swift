@@ -28,9 +28,13 @@ final class TaskThreadPool: @unchecked Sendable {
         condition.lock()
         waiting.append(body)
         let startsThread = waiting.count > idle
-        if startsThread { threads += 1 } else { condition.signal() }
+        if startsThread { threads += 1 }
         condition.unlock()
-        guard startsThread else { return }
+        guard startsThread else {
+            // Signalled after the unlock: the woken thread finds the lock free.
+            condition.signal()
+            return
+        }
         let thread = Thread { [self] in serve() }
         thread.name = "berth.tasks"
         thread.start()

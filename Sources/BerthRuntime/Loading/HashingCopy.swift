@@ -19,8 +19,14 @@ enum HashingCopy {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw Failure(path: source, systemError: Self.systemError()) }
         defer { close(input) }
-        unlink(target)
-        let output = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
+        var output = open(target, flags, 0o600)
+        // A leftover file of that name is replaced (unlinked only when there is one: a new
+        // generation's name is new, and a failed unlink still costs a path lookup).
+        if output < 0 && errno == EEXIST {
+            unlink(target)
+            output = open(target, flags, 0o600)
+        }
         guard output >= 0 else { throw Failure(path: target, systemError: Self.systemError()) }
         defer { close(output) }
 

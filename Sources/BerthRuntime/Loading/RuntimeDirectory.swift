@@ -51,7 +51,9 @@ public final class RuntimeDirectory: Sendable {
     func verifiedShadowCopy(of plugin: ValidatedPlugin, generation: Int) throws(LoaderError) -> String {
         let id = plugin.manifest.id
         let folder = folder(of: id)
-        let target = folder + "/gen-\(generation)-" + (plugin.libraryPath as NSString).lastPathComponent
+        // The file name by hand: NSString's path methods bridge the string both ways.
+        let fileName = plugin.libraryPath.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? plugin.libraryPath
+        let target = folder + "/gen-\(generation)-" + fileName
         if mkdir(folder, 0o700) != 0 && errno != EEXIST {
             throw LoaderError(.copyFailed, plugin: id, path: folder, systemError: String(cString: strerror(errno)), detail: "cannot create the plugin's runtime folder")
         }

@@ -214,7 +214,10 @@ enum ViewTypes {
     }
 
     private static func make(_ type: Any.Type) -> Info {
-        var name = String(describing: type)
+        // `_typeName` is what `String(describing:)` prints for a type, without first asking
+        // the metatype for `CustomStringConvertible` and friends: those dynamic casts miss
+        // for every type of a freshly loaded image and scan every image's conformances.
+        var name = _typeName(type, qualified: false)
         if let generic = name.firstIndex(of: "<") { name = String(name[..<generic]) }
         if name == "ConditionalView" || name == "Optional" { name = "if" }
         // Types with one name (VStack<A> and VStack<B>) share an id: identities name types by name.

@@ -79,14 +79,15 @@ extension String: StateCodable {
 
 /// FNV-1a, 64 bit: stable across processes and builds (Swift's `hashValue` is seeded).
 enum Fingerprint {
-    /// Each type's fingerprint, computed once: naming a type (`String(reflecting:)`) walks
-    /// its metadata and costs far more than a render pass can spend per `@State`.
+    /// Each type's fingerprint, computed once: naming a type walks its metadata and costs
+    /// far more than a render pass can spend per `@State`. `_typeName` names it as
+    /// `String(reflecting:)` does, without that call's conformance scans.
     private static let byType = Mutex<[ObjectIdentifier: UInt64]>([:])
 
     static func of<T>(type: T.Type) -> UInt64 {
         let key = ObjectIdentifier(type)
         if let known = byType.withLock({ $0[key] }) { return known }
-        let fingerprint = of(String(reflecting: type))
+        let fingerprint = of(_typeName(type, qualified: true))
         byType.withLock { $0[key] = fingerprint }
         return fingerprint
     }

@@ -43,11 +43,12 @@ public enum PluginValidator {
         }
         let manifestPath = isFolder.boolValue ? (path as NSString).appendingPathComponent(manifestFileName) : path
         let folder = isFolder.boolValue ? path : ParentPath.of(path)
-        guard FileManager.default.fileExists(atPath: manifestPath) else {
-            return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "no plugin.json in this folder")]))
-        }
-        // One read serves both the decoding and the manifest's digest.
+        // One read serves both the decoding and the manifest's digest; only a failed read
+        // asks whether the file is there at all.
         guard let manifestData = FileManager.default.contents(atPath: manifestPath) else {
+            guard FileManager.default.fileExists(atPath: manifestPath) else {
+                return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "no plugin.json in this folder")]))
+            }
             return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "cannot read the manifest")]))
         }
         let decodedManifest = ValidationCache.manifest(manifestData, path: manifestPath)
@@ -114,12 +115,19 @@ public enum PluginValidator {
         _ library: String, folder: String, manifestPath: String, problems: inout [PluginProblem]
     ) -> String? {
         let candidate = (folder as NSString).appendingPathComponent(library)
-        guard FileManager.default.fileExists(atPath: candidate) else {
-            problems.append(PluginProblem(path: manifestPath, field: "library", message: "'\(library)' does not exist in \(folder)"))
-            return nil
+        // A library that resolves exists; only one that does not is looked at again.
+        let realLibrary: String
+        if let resolved = realpath(candidate, nil) {
+            realLibrary = String(cString: resolved)
+            free(resolved)
+        } else {
+            guard FileManager.default.fileExists(atPath: candidate) else {
+                problems.append(PluginProblem(path: manifestPath, field: "library", message: "'\(library)' does not exist in \(folder)"))
+                return nil
+            }
+            realLibrary = candidate
         }
         let realFolder = realPath(folder)
-        let realLibrary = realPath(candidate)
         guard realLibrary.hasPrefix(realFolder + "/") else {
             problems.append(PluginProblem(
                 path: manifestPath, field: "library",
