@@ -94,6 +94,26 @@ struct StructuralIdentityTests {
         #expect(slotIdentities(screen) == ["DuplicatesScreen/List.0/ForEach.a~1.0/Banner[0]", "DuplicatesScreen/List.0/ForEach.b~1.0/Banner[0]"])
     }
 
+    @Test("ForEach rows keyed by Int ids keep their state by id: small, negative, large and repeated ids")
+    func intRowIDs() throws {
+        let plugins = try plugins()
+        let host = plugins.host
+        let screen = try host.push("org.berth.stress/int-rows")
+        let row = "IntRowsScreen/List.0/ForEach"
+        #expect(try host.render()?.allNodes.filter { $0.type == "Button" }.map(\.id) == [
+            "\(row).5.0/Banner/Button", "\(row).-3.0/Banner/Button", "\(row).2000000.0/Banner/Button",
+            "\(row).0.0/Banner/Button", "\(row).5~1.0/Banner/Button",
+        ])
+        try tap(host, "row -3 seen 0")
+        try tap(host, "row 2000000 seen 0")
+        try tap(host, "row 2000000 seen 1")
+        try tap(host, "row 0 seen 0")
+        #expect(try buttons(host) == ["row 5 seen 0", "row -3 seen 1", "row 2000000 seen 2", "row 0 seen 1", "row 5 seen 0"])
+        try host.send(screen: screen.id, action: "reverse", payload: [])
+        #expect(try buttons(host) == ["row 5 seen 0", "row 0 seen 1", "row 2000000 seen 2", "row -3 seen 1", "row 5 seen 0"])
+        #expect(slotIdentities(screen) == ["\(row).-3.0/Banner[0]", "\(row).2000000.0/Banner[0]", "\(row).0.0/Banner[0]"])
+    }
+
     @Test("reload --keep-state keeps nested state at each view's own identity")
     func keepStateReload() throws {
         let plugins = try plugins()

@@ -107,3 +107,25 @@ final class DuplicatesScreen: Screen {
         }
     }
 }
+
+/// A `ForEach` keyed by `Int` ids of every range the SDK's row table keeps apart (small,
+/// negative, beyond its dense range, repeated); `send reverse` reverses the rows.
+final class IntRowsScreen: Screen {
+    static let route = "int-rows"
+    private var ids = [5, -3, 2_000_000, 0, 5]
+
+    init(context: ScreenContext) {}
+
+    var body: some View {
+        List {
+            ForEach(ids, id: \.self) { id in
+                Banner(name: "row \(id)")
+            }
+        }
+    }
+
+    func handle(action: String, payload: [UInt8]) throws {
+        guard action == "reverse" else { throw BerthError(code: .unsupported, message: "int-rows has no action '\(action)'") }
+        ids.reverse()
+    }
+}

@@ -19,9 +19,9 @@ final class IdentityTable {
     private static let growthLimit = 4
 
     /// Every identity path, by id.
-    private(set) var paths: [String] = []
+    @exclusivity(unchecked) private(set) var paths: [String] = []
     /// The known children of each identity, by parent id (a handful each: a scan beats hashing).
-    private var children: [[Child]] = []
+    @exclusivity(unchecked) private var children: [[Child]] = []
     /// The screen roots, by type name id.
     private var roots: [UInt32: UInt32] = [:]
     private var rowTables: [UInt32: AnyObject] = [:]
@@ -30,9 +30,9 @@ final class IdentityTable {
     /// True when the host must forget every id before the next tree's definitions.
     private(set) var resetPending = false
     /// The pass each row identity was last claimed in, and at which row.
-    private var claimedPass: [UInt32] = []
-    private var claimedRow: [Int32] = []
-    private var pass: UInt32 = 0
+    @exclusivity(unchecked) private var claimedPass: [UInt32] = []
+    @exclusivity(unchecked) private var claimedRow: [Int32] = []
+    @exclusivity(unchecked) private var pass: UInt32 = 0
     /// Identities the last pass used.
     var lastPassUsed = 0
 
@@ -146,19 +146,36 @@ final class RowTable<ID: Hashable> {
         let occurrence: Int
     }
 
-    private var ints: [Int: UInt32] = [:]
-    private var strings: [String: UInt32] = [:]
+    /// Rows of small non-negative `Int` ids (row numbers, indices), by id: no hashing.
+    @exclusivity(unchecked) private var smallInts: [UInt32] = []
+    @exclusivity(unchecked) private var ints: [Int: UInt32] = [:]
+    @exclusivity(unchecked) private var strings: [String: UInt32] = [:]
     private var others: [Key: UInt32] = [:]
+    /// `smallInts` covers ids below this (4 bytes per id up to it, 4 MB at most).
+    private static var smallIntLimit: Int { 1 << 20 }
+    private static var absent: UInt32 { .max }
 
     func lookup(_ id: ID, occurrence: Int) -> UInt32? {
-        if occurrence == 0, ID.self == Int.self { return ints[unsafeBitCast(id, to: Int.self)] }
+        if occurrence == 0, ID.self == Int.self {
+            let int = unsafeBitCast(id, to: Int.self)
+            guard int >= 0, int < Self.smallIntLimit else { return ints[int] }
+            return int < smallInts.count && smallInts[int] != Self.absent ? smallInts[int] : nil
+        }
         if occurrence == 0, ID.self == String.self { return strings[unsafeBitCast(id, to: String.self)] }
         return others[Key(id: id, occurrence: occurrence)]
     }
 
     func store(_ id: ID, occurrence: Int, _ row: UInt32) {
         if occurrence == 0, ID.self == Int.self {
-            ints[unsafeBitCast(id, to: Int.self)] = row
+            let int = unsafeBitCast(id, to: Int.self)
+            guard int >= 0, int < Self.smallIntLimit else {
+                ints[int] = row
+                return
+            }
+            if int >= smallInts.count {
+                smallInts.append(contentsOf: repeatElement(Self.absent, count: max(int + 1, smallInts.count * 2) - smallInts.count))
+            }
+            smallInts[int] = row
         } else if occurrence == 0, ID.self == String.self {
             strings[unsafeBitCast(id, to: String.self)] = row
         } else {

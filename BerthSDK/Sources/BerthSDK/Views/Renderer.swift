@@ -13,17 +13,17 @@ public final class Renderer {
     let identities: IdentityTable
     /// The state slots the host sent with the pass; nil: read each through `state_read`.
     let batch: SlotBatch?
-    private(set) var writer = TreeWriter()
+    @exclusivity(unchecked) private(set) var writer = TreeWriter()
     /// Input handlers of the interactive views, by identity id, in tree order.
-    private(set) var inputs: [(identity: UInt32, input: ViewInput)] = []
+    @exclusivity(unchecked) private(set) var inputs: [(identity: UInt32, input: ViewInput)] = []
     /// Route-context observers declared by `.routerContext` in this render, by type.
     private(set) var contextObservers: [String: ([UInt8]) throws -> Void] = [:]
     /// Problems found while rendering (duplicate `ForEach` ids), one line each.
     private(set) var diagnostics: [String] = []
     /// Nodes written so far as children of the container being written.
-    private var siblings = 0
+    @exclusivity(unchecked) private var siblings = 0
     /// Identities this pass used (to bound the identity table).
-    private(set) var identitiesUsed = 0
+    @exclusivity(unchecked) private(set) var identitiesUsed = 0
 
     init(screen: OpaquePointer?, identities: IdentityTable, batch: SlotBatch?) {
         self.screen = screen
@@ -198,11 +198,11 @@ enum ViewTypes {
     }
 
     // Render passes run on the host's main thread only (berth.h), one at a time.
-    nonisolated(unsafe) private static var cache: [ObjectIdentifier: Info] = [:]
-    nonisolated(unsafe) private static var nameIDs: [String: UInt32] = [:]
+    @exclusivity(unchecked) nonisolated(unsafe) private static var cache: [ObjectIdentifier: Info] = [:]
+    @exclusivity(unchecked) nonisolated(unsafe) private static var nameIDs: [String: UInt32] = [:]
     /// A direct-mapped front for `cache`, by metadata address: a render looks up a type
     /// several times per view, and a hit here costs no hashing.
-    nonisolated(unsafe) private static var recent = [(type: UnsafeRawPointer?, info: Info?)](repeating: (nil, nil), count: 256)
+    @exclusivity(unchecked) nonisolated(unsafe) private static var recent = [(type: UnsafeRawPointer?, info: Info?)](repeating: (nil, nil), count: 256)
 
     static func info<V>(of type: V.Type) -> Info {
         let address = unsafeBitCast(type, to: UnsafeRawPointer.self)

@@ -6,12 +6,12 @@ internal import CBerth
 final class SlotBatch {
     private let slots: UnsafeBufferPointer<berth_state_slot>
     /// First slot position per identity id (-1: none); `next` chains further indices.
-    private var first: [Int32]
-    private var next: [Int32]
+    @exclusivity(unchecked) private var first: [Int32]
+    @exclusivity(unchecked) private var next: [Int32]
     /// Slots the host could name only by path, by path.
     private var byPath: [String: [Int]] = [:]
     /// Bit i set when slot i was used.
-    private(set) var alive: [UInt8]
+    @exclusivity(unchecked) private(set) var alive: [UInt8]
 
     init(_ input: UnsafePointer<berth_render_input>?) {
         guard let input, input.pointee.struct_size >= UInt32(MemoryLayout<berth_render_input>.size), let base = input.pointee.slots else {

@@ -10,9 +10,12 @@ internal import CBerth
 /// stored property) keeps a plain local value.
 @propertyWrapper
 public struct State<Value: StateCodable> {
-    let box: StateBox<Value>
+    @usableFromInline let box: StateBox<Value>
 
-    /// A state whose value is `wrappedValue` until the host has a stored one.
+    /// A state whose value is `wrappedValue` until the host has a stored one. Inlinable, so a
+    /// view's `@State` is built by code specialized in the plugin (no generic metadata lookup
+    /// per view per render pass).
+    @inlinable
     public init(wrappedValue: Value) {
         box = StateBox(default: wrappedValue)
     }
@@ -70,10 +73,12 @@ struct StateSlot {
 
 /// The value of one `@State`, cached in the view value and written through to the host
 /// once the renderer has bound it to its slot.
+@usableFromInline
 final class StateBox<Value: StateCodable> {
-    private(set) var value: Value
-    private(set) var slot: StateSlot?
+    @exclusivity(unchecked) private(set) var value: Value
+    @exclusivity(unchecked) private(set) var slot: StateSlot?
 
+    @usableFromInline
     init(default value: Value) {
         self.value = value
     }
@@ -97,7 +102,7 @@ final class StateBox<Value: StateCodable> {
 enum RenderScope {
     // Render passes run on the host's main thread only (berth.h), one at a time; nested
     // bodies save and restore it.
-    nonisolated(unsafe) private(set) static var activeScreen: OpaquePointer?
+    @exclusivity(unchecked) nonisolated(unsafe) private(set) static var activeScreen: OpaquePointer?
 
     /// Runs `body` (a view's `body`, a `ForEach` row) with `screen` as the active screen.
     static func building<T>(for screen: OpaquePointer?, _ body: () -> T) -> T {
