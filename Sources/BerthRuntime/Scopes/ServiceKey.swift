@@ -9,7 +9,10 @@ struct ServiceKey: Hashable, Sendable {
 
     private let identity: Identity
 
+    private init(identity: Identity) { self.identity = identity }
+
     static func type<T>(_ type: T.Type) -> ServiceKey { ServiceKey(identity: .type(ObjectIdentifier(type))) }
+    init(type: ObjectIdentifier) { identity = .type(type) }
     static func named(_ name: String) -> ServiceKey { ServiceKey(identity: .name(name)) }
 
     /// A type key: the registration's factory makes exactly that type.
