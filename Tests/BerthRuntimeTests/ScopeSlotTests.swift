@@ -68,4 +68,31 @@ struct ScopeSlotTests {
         #expect(log.all == ["cache"])
         #expect { try registry.resolve(key: "cache", screen: nil) } throws: { ($0 as! ScopeError).code == .providerUnloaded }
     }
+
+    @Test("request scopes are listed while they run, and each leaves the list when it ends, in any order")
+    func liveRequests() async throws {
+        let registry = ScopeRegistry()
+        let baseline = registry.liveScopes.count
+        registry.withRequestScope(owner: "outer") {
+            registry.withRequestScope(owner: "middle") {
+                registry.withRequestScope(owner: "inner") {
+                    #expect(Set(registry.liveScopes.filter { $0.kind == .request }.map(\.owner)) == ["outer", "middle", "inner"])
+                }
+                #expect(Set(registry.liveScopes.filter { $0.kind == .request }.map(\.owner)) == ["outer", "middle"])
+            }
+        }
+        #expect(registry.liveScopes.count == baseline)
+        // Overlapping requests that end in whatever order their tasks finish.
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<50 {
+                group.addTask {
+                    await registry.withRequestScope(owner: "task \(index)") {
+                        for _ in 0..<(index % 7) { await Task.yield() }
+                        #expect(registry.liveScopes.contains { $0.owner == "task \(index)" })
+                    }
+                }
+            }
+        }
+        #expect(registry.liveScopes.count == baseline)
+    }
 }

@@ -59,6 +59,9 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
     /// instance in one critical section.
     private let lock: NSLock
     private var state = State()
+    /// A live request scope's place among the registry's (`LiveScopes`), else -1.
+    /// Guarded by the lock.
+    var requestIndexLockHeld = -1
     /// Runs with the lock held, once, when the scope ends (the registry forgets it).
     private let onEnd: @Sendable (Scope) -> Void
 

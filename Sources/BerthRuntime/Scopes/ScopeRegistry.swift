@@ -220,7 +220,7 @@ public final class ScopeRegistry: @unchecked Sendable {
     /// there, all under the one lock.
     private func lookup(_ key: ServiceKey, name: @autoclosure () -> String, screen: Scope?) throws(ScopeError) -> Lookup {
         try withLock { state throws(ScopeError) -> Lookup in
-            let direct = state.slots[key]
+            let direct = key.typeIdentity.map { state.typeSlots[$0] } ?? state.slots[key]
             let registrations = state.registrations
             let inForce = { (slot: Int) in registrations[slot].last.map { (slot, $0) } }
             guard let (slot, registration) = direct.flatMap(inForce) ?? state.typesByName[name()].flatMap(inForce) else {
@@ -295,7 +295,7 @@ public final class ScopeRegistry: @unchecked Sendable {
         withLock { state in
             state.requestsStarted += 1
             let scope = Scope(kind: .request, name: .number(state.requestsStarted), owner: owner, lock: lock, onEnd: untrackLockHeld)
-            live.insertLockHeld(scope)
+            live.insertRequestLockHeld(scope)
             return scope
         }
     }

@@ -15,6 +15,12 @@ struct ServiceKey: Hashable, Sendable {
     init(type: ObjectIdentifier) { identity = .type(type) }
     static func named(_ name: String) -> ServiceKey { ServiceKey(identity: .name(name)) }
 
+    /// A type key's type.
+    var typeIdentity: ObjectIdentifier? {
+        if case .type(let type) = identity { return type }
+        return nil
+    }
+
     /// A type key: the registration's factory makes exactly that type.
     var isType: Bool {
         if case .type = identity { return true }
