@@ -52,7 +52,12 @@ public final class ScopeRegistry: @unchecked Sendable {
         /// Per slot, the registrations of each generation that made one, oldest first; the
         /// newest is in force. Ending a generation removes only its own, so a rolled-back
         /// reload finds the old generation's registration again.
-        var registrations: [[Registration]] = []
+        var registrations: [[Registration]] = [] {
+            didSet { kindsInForce = registrations.map { $0.last?.kind } }
+        }
+        /// Per slot, the scope kind of the registration in force: what the cached path reads
+        /// (reading the registration itself would copy it, retaining each of its fields).
+        private(set) var kindsInForce: [ScopeKind?] = []
         /// A type registered by the host, by its name, so a plugin's key finds it too.
         var typesByName: [String: Int] = [:]
         /// Slots whose provider was unloaded, with that provider, so they fail clearly.
@@ -170,7 +175,7 @@ public final class ScopeRegistry: @unchecked Sendable {
     /// scope, or nil (not registered, no current scope, not made yet: the full path says why).
     private func cachedObject(of type: ObjectIdentifier, screen: Scope?) -> AnyObject? {
         withLock { state in
-            guard let slot = state.typeSlots[type], let kind = state.registrations[slot].last?.kind,
+            guard let slot = state.typeSlots[type], let kind = state.kindsInForce[slot],
                   let scope = currentScopeIfAny(of: kind, screen: screen, session: state.session),
                   case .object(let object)? = scope.cachedValueLockHeld(slot) else { return nil }
             return object
