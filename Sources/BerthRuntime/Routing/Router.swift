@@ -20,13 +20,7 @@ public final class Router {
     public let route: String
     /// The screen's interactor; replaced in place when its plugin reloads.
     public internal(set) var interactor: Interactor?
-    /// The router this one is attached under. Kept unretained rather than weak: a router
-    /// is in its parent's `children` exactly while the link is set (attach sets it; detach,
-    /// the parent's release and the parent's deinit clear it), so it never dangles, and
-    /// with no weak references to them routers keep no side table, whose slow reference
-    /// counting every walk up the tree (context dispatch, the visible screen) paid.
-    public var parent: Router? { parentLink?.takeUnretainedValue() }
-    private var parentLink: Unmanaged<Router>?
+    public private(set) weak var parent: Router?
     public private(set) var children: [Router] = []
     /// The stack holding this router (nil for the launch router).
     weak var stack: NavigationStack?
@@ -47,10 +41,6 @@ public final class Router {
         self.route = route
     }
 
-    isolated deinit {
-        for child in children { child.parentLink = nil }
-    }
-
     /// True when this router is the root of a stack presented by `presenter`.
     public func isPresented(from presenter: Router) -> Bool {
         presenter.presentedStack != nil && presenter.presentedStack === stack && stack?.routers.first === self
@@ -65,7 +55,7 @@ public final class Router {
     func attachChild(_ child: Router) -> Bool {
         guard !children.contains(where: { $0 === child }) else { return false }
         children.append(child)
-        child.parentLink = .passUnretained(self)
+        child.parent = self
         return true
     }
 
@@ -77,7 +67,7 @@ public final class Router {
             router.interactor?.deactivate()
         }
         children.remove(at: index)
-        child.parentLink = nil
+        child.parent = nil
     }
 
     /// This router and its descendants, deepest first (reverse pre-order).
@@ -102,7 +92,6 @@ public final class Router {
         interactor = nil
         delegateObservers.removeAll()
         contextObservers.removeAll()
-        for child in children { child.parentLink = nil }
         children.removeAll()
         presentedStack = nil
         let callback = onRelease
