@@ -117,6 +117,7 @@ struct RouteContextDispatcher {
             return []
         }
         var receivers: [Int] = []
+        receivers.reserveCapacity(4)
         walkContextChain(from: sender) { router in
             for observer in router.contextObservers where observer.type == type {
                 if let handler = observer.hostHandler {
@@ -137,8 +138,21 @@ struct RouteContextDispatcher {
             let observed = walkContextChain(from: sender) { $0.contextObservers.contains { $0.type == type } }
             host.emit(.event, "screen \(sender.id)", observed ? "context \(type) reached no observer (each one refused it)" : "context \(type) has no observer")
         } else {
-            host.emit(.event, "screen \(sender.id)", "context \(type) → screen(s) \(receivers.map(String.init).joined(separator: ", "))")
+            host.emit(.event, "screen \(sender.id)", Self.deliveredMessage(type, to: receivers))
         }
         return receivers
+    }
+
+    /// "context T → screen(s) 9, 8, 4", built in one string (one allocation).
+    private static func deliveredMessage(_ type: String, to receivers: [Int]) -> String {
+        var message = "context "
+        message.reserveCapacity(24 + type.utf8.count + receivers.count * 8)
+        message += type
+        message += " → screen(s) "
+        for (position, receiver) in receivers.enumerated() {
+            if position > 0 { message += ", " }
+            message += String(receiver)
+        }
+        return message
     }
 }

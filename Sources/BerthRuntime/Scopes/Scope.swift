@@ -5,15 +5,30 @@ import Foundation
 ///
 /// Ending a scope releases its instances in reverse creation order (their deinit runs, or
 /// their C release callback) and refuses later resolves. Nothing of it is kept afterwards.
-public final class Scope: Sendable, CustomStringConvertible {
+public final class Scope: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked: `state` is only read or written while `lock` (the registry's) is held.
     public let kind: ScopeKind
-    /// A name for people (`session alice`, `screen 7`, `request 12`).
-    public let id: String
+    private let name: Name
     /// Who it belongs to (`host`, a screen, a plugin).
     public let owner: String
 
+    /// A name for people (`session alice`, `screen 7`, `request 12`).
+    public var id: String {
+        switch name {
+        case .text(let text): text
+        case .number(let number): String(number)
+        }
+    }
+
+    /// A request or screen is named by its number, formatted only when someone reads it.
+    enum Name {
+        case text(String)
+        case number(Int)
+    }
+
     struct Entry {
-        let key: ServiceKey
+        /// The key's dense index (the registry's), where `instances` holds this entry's value.
+        let slot: Int
         /// The key as people read it (a type's name or a plugin's key).
         let name: String
         let provider: String
@@ -24,63 +39,72 @@ public final class Scope: Sendable, CustomStringConvertible {
     private struct State {
         /// Creation order, for release in reverse.
         var entries: [Entry] = []
-        /// The same instances by key: a cached resolve is one hash lookup.
-        var index: [ServiceKey: ScopedValue] = [:]
-        var inFlight: [ServiceKey: Task<ScopedValue, any Error>] = [:]
+        /// The same instances by slot: a cached resolve is one array read.
+        var instances: [ScopedValue?] = []
+        var inFlight: [Int: Task<ScopedValue, any Error>] = [:]
         var ended = false
 
         mutating func store(_ entry: Entry) {
             entries.append(entry)
-            index[entry.key] = entry.value
+            if instances.count <= entry.slot { instances.append(contentsOf: repeatElement(nil, count: entry.slot + 1 - instances.count)) }
+            instances[entry.slot] = entry.value
+        }
+
+        mutating func removeInstance(at slot: Int) {
+            if slot < instances.count { instances[slot] = nil }
         }
     }
 
-    private let state: Locked<State>
-    /// Runs with the scope's lock held, once, when the scope ends (the registry forgets it).
+    /// The registry's lock: a cached resolve reads the registration and this scope's
+    /// instance in one critical section.
+    private let lock: NSLock
+    private var state = State()
+    /// A live request scope's place among the registry's (`LiveScopes`), else -1.
+    /// Guarded by the lock.
+    var requestIndexLockHeld = -1
+    /// Runs with the lock held, once, when the scope ends (the registry forgets it).
     private let onEnd: @Sendable (Scope) -> Void
 
-    /// `lock` is the registry's: a cached resolve reads the registration and this scope's
-    /// instance in one critical section.
-    init(kind: ScopeKind, id: String, owner: String, lock: NSLock = NSLock(), onEnd: @escaping @Sendable (Scope) -> Void = { _ in }) {
+    init(kind: ScopeKind, name: Name, owner: String, lock: NSLock = NSLock(), onEnd: @escaping @Sendable (Scope) -> Void = { _ in }) {
         self.kind = kind
-        self.id = id
+        self.name = name
         self.owner = owner
-        self.state = Locked(State(), lock: lock)
+        self.lock = lock
         self.onEnd = onEnd
     }
 
     public var description: String { "\(kind) \(id)" }
 
-    public var isEnded: Bool { state.withLock { $0.ended } }
+    public var isEnded: Bool { withLock { $0.ended } }
 
     /// The keys of the instances held now, in creation order.
-    public var keys: [String] { state.withLock { $0.entries.map(\.name) } }
+    public var keys: [String] { withLock { $0.entries.map(\.name) } }
 
-    /// The instance already made for `key`, for a caller holding the shared lock.
-    func cachedValueLockHeld(_ key: ServiceKey) -> ScopedValue? {
-        state.withLockHeld { $0.ended ? nil : $0.index[key] }
+    private func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
     }
 
-    /// The instance for `key` in this scope, made by `factory` the first time (outside the
-    /// lock). When two threads race, the first instance stored wins and the other is
-    /// released at once.
-    func resolve(
-        key serviceKey: ServiceKey, name key: String, provider: String, release: @escaping @Sendable (ScopedValue) -> Void,
-        factory: () throws(ScopeError) -> ScopedValue
+    /// For a caller holding the shared lock: whether the scope ended.
+    var isEndedLockHeld: Bool { state.ended }
+
+    /// The instance already made in `slot`, for a caller holding the shared lock (an ended
+    /// scope holds none).
+    func cachedValueLockHeld(_ slot: Int) -> ScopedValue? {
+        slot < state.instances.count ? state.instances[slot] : nil
+    }
+
+    /// Keeps `made` (a factory's instance, made outside the lock) for `slot`. When two
+    /// threads raced, the first instance stored wins and the other is released at once;
+    /// when the scope ended meanwhile, `made` is released and the resolve fails.
+    func keep(
+        _ made: ScopedValue, slot: Int, name key: String, provider: String, release: @escaping @Sendable (ScopedValue) -> Void
     ) throws(ScopeError) -> ScopedValue {
-        switch state.withLock({ state -> Result<ScopedValue?, ScopeError> in
-            if state.ended { return .failure(ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) has ended")) }
-            return .success(state.index[serviceKey])
-        }) {
-        case .failure(let error): throw error
-        case .success(let existing?): return existing
-        case .success(nil): break
-        }
-        let made = try factory()
-        let kept: Result<ScopedValue, ScopeError> = state.withLock { state in
+        let kept: Result<ScopedValue, ScopeError> = withLock { state in
             if state.ended { return .failure(ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) ended while \(key) was being made")) }
-            if let winner = state.index[serviceKey] { return .success(winner) }
-            state.store(Entry(key: serviceKey, name: key, provider: provider, value: made, release: release))
+            if slot < state.instances.count, let winner = state.instances[slot] { return .success(winner) }
+            state.store(Entry(slot: slot, name: key, provider: provider, value: made, release: release))
             return .success(made)
         }
         switch kept {
@@ -93,36 +117,36 @@ public final class Scope: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Like `resolve`, for an async factory: concurrent resolves of one key in this scope
-    /// share a single call of the factory and all get its instance.
+    /// Like a sync resolve, for an async factory: concurrent resolves of one key in this
+    /// scope share a single call of the factory and all get its instance.
     func resolveAsync(
-        key serviceKey: ServiceKey, name key: String, provider: String, release: @escaping @Sendable (ScopedValue) -> Void,
+        slot: Int, name key: String, provider: String, release: @escaping @Sendable (ScopedValue) -> Void,
         factory: @escaping @Sendable () async throws -> ScopedValue
     ) async throws -> ScopedValue {
-        let task: Task<ScopedValue, any Error> = try state.withLock { state in
+        let task: Task<ScopedValue, any Error> = try withLock { state in
             if state.ended { throw ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) has ended") }
-            if let existing = state.index[serviceKey] {
+            if slot < state.instances.count, let existing = state.instances[slot] {
                 return Task { existing }
             }
-            if let running = state.inFlight[serviceKey] { return running }
+            if let running = state.inFlight[slot] { return running }
             let running = Task { try await factory() }
-            state.inFlight[serviceKey] = running
+            state.inFlight[slot] = running
             return running
         }
         let value: ScopedValue
         do {
             value = try await task.value
         } catch {
-            state.withLock { $0.inFlight[serviceKey] = nil }
+            withLock { $0.inFlight[slot] = nil }
             throw ScopeError(.factoryFailed, key: key, "the factory failed: \(error)")
         }
         // Exactly one waiter (the one that takes the in-flight entry) stores the instance,
         // or releases it when the scope ended meanwhile; the others only read.
         enum Outcome { case stored, shared, endedOwner, endedOther }
-        let outcome: Outcome = state.withLock { state in
-            let owner = state.inFlight.removeValue(forKey: serviceKey) != nil
+        let outcome: Outcome = withLock { state in
+            let owner = state.inFlight.removeValue(forKey: slot) != nil
             if state.ended { return owner ? .endedOwner : .endedOther }
-            if owner { state.store(Entry(key: serviceKey, name: key, provider: provider, value: value, release: release)) }
+            if owner { state.store(Entry(slot: slot, name: key, provider: provider, value: value, release: release)) }
             return owner ? .stored : .shared
         }
         switch outcome {
@@ -139,14 +163,14 @@ public final class Scope: Sendable, CustomStringConvertible {
     /// Ends the scope: releases every instance in reverse creation order. Idempotent.
     func end() {
         var remaining: [Entry] = []
-        let endsNow: Bool = state.withLock { state in
+        let endsNow: Bool = withLock { state in
             guard !state.ended else { return false }
             state.ended = true
             // In-flight factories are cancelled; their one owning waiter releases whatever
             // they still make (the entries stay so that waiter can be told apart).
             for task in state.inFlight.values { task.cancel() }
             swap(&remaining, &state.entries)
-            state.index.removeAll()
+            state.instances.removeAll()
             onEnd(self)
             return true
         }
@@ -158,10 +182,10 @@ public final class Scope: Sendable, CustomStringConvertible {
 
     /// Releases the instances `provider` made (its plugin is unloading); the scope goes on.
     func releaseInstances(of provider: String) -> Int {
-        var released: [Entry] = state.withLock { state in
+        var released: [Entry] = withLock { state in
             let mine = state.entries.filter { $0.provider == provider }
             state.entries.removeAll { $0.provider == provider }
-            for entry in mine { state.index[entry.key] = nil }
+            for entry in mine { state.removeInstance(at: entry.slot) }
             return mine
         }
         let count = released.count

@@ -6,13 +6,15 @@ import Foundation
 /// other's instances: child tasks inherit it, detached tasks do not. (The seed kept one
 /// process-wide "current id" per kind, so concurrent requests overwrote each other.)
 /// Resolution and registration are thread-safe, and no lock is held while a factory runs.
-public final class ScopeRegistry: Sendable {
+public final class ScopeRegistry: @unchecked Sendable {
     /// How a key's instances are made and released.
     struct Registration: Sendable {
         /// The key as people read it (a type's name, a plugin's key).
         let key: String
         /// What it is found by.
         let serviceKey: ServiceKey
+        /// For a type key, the type (its identity finds the slot without hashing the key).
+        let type: ObjectIdentifier?
         let kind: ScopeKind
         /// `host`, or the plugin id whose generation registered it.
         let plugin: String
@@ -28,10 +30,11 @@ public final class ScopeRegistry: Sendable {
             case async(@Sendable () async throws -> ScopedValue)
         }
 
-        init(key: String, serviceKey: ServiceKey? = nil, kind: ScopeKind, plugin: String, generation: Int, make: Factory,
+        init(key: String, type: ObjectIdentifier? = nil, kind: ScopeKind, plugin: String, generation: Int, make: Factory,
              release: @escaping @Sendable (ScopedValue) -> Void) {
             self.key = key
-            self.serviceKey = serviceKey ?? .named(key)
+            self.type = type
+            self.serviceKey = type.map { ServiceKey(type: $0) } ?? .named(key)
             self.kind = kind
             self.plugin = plugin
             self.generation = generation
@@ -41,27 +44,45 @@ public final class ScopeRegistry: Sendable {
     }
 
     private struct State {
-        /// Per key, the registrations of each generation that made one, oldest first; the
+        /// Every key ever registered, by its slot: a dense index that also places its
+        /// instances in each scope's table. A slot is never reused.
+        var slots: [ServiceKey: Int] = [:]
+        /// The same slots for type keys, found without hashing a `ServiceKey`.
+        var typeSlots = TypeSlotTable()
+        /// Per slot, the registrations of each generation that made one, oldest first; the
         /// newest is in force. Ending a generation removes only its own, so a rolled-back
         /// reload finds the old generation's registration again.
-        var registrations: [ServiceKey: [Registration]] = [:]
+        var registrations: [[Registration]] = [] {
+            didSet { kindsInForce = registrations.map { $0.last?.kind } }
+        }
+        /// Per slot, the scope kind of the registration in force: what the cached path reads
+        /// (reading the registration itself would copy it, retaining each of its fields).
+        private(set) var kindsInForce: [ScopeKind?] = []
         /// A type registered by the host, by its name, so a plugin's key finds it too.
-        var typesByName: [String: ServiceKey] = [:]
-        /// Keys whose provider was unloaded, with that provider, so they fail clearly.
-        var unloaded: [ServiceKey: String] = [:]
+        var typesByName: [String: Int] = [:]
+        /// Slots whose provider was unloaded, with that provider, so they fail clearly.
+        var unloaded: [Int: String] = [:]
         var session: Scope?
-        /// Every scope alive now, weakly (request scopes too, while their task runs).
-        var live: [ObjectIdentifier: WeakScope] = [:]
         var requestsStarted = 0
-    }
 
-    private struct WeakScope {
-        weak var scope: Scope?
+        /// The slot of `key`, assigned now if it has none.
+        mutating func slot(for key: ServiceKey, type: ObjectIdentifier?) -> Int {
+            if let slot = slots[key] { return slot }
+            let slot = registrations.count
+            slots[key] = slot
+            if let type { typeSlots.insert(type, slot: slot) }
+            registrations.append([])
+            return slot
+        }
     }
 
     /// One lock for the registry and every scope it makes: a cached resolve takes it once.
     private let lock = NSLock()
-    private let state: Locked<State>
+    // @unchecked Sendable: `state` and `live` are only touched while `lock` is held.
+    private var state = State()
+    private let live = LiveScopes()
+    /// Every scope's `onEnd` (made once): runs inside the shared lock.
+    private let untrackLockHeld: @Sendable (Scope) -> Void
     /// The host-lifetime scope.
     public let singleton: Scope
 
@@ -71,9 +92,15 @@ public final class ScopeRegistry: Sendable {
     @TaskLocal static var currentScreen: Scope?
 
     public init() {
-        state = Locked(State(), lock: lock)
-        singleton = Scope(kind: .singleton, id: "host", owner: "host", lock: lock)
+        singleton = Scope(kind: .singleton, name: .text("host"), owner: "host", lock: lock)
+        untrackLockHeld = { [live] ended in live.removeLockHeld(ended) }
         track(singleton)
+    }
+
+    private func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
     }
 
     // MARK: Registration
@@ -81,31 +108,31 @@ public final class ScopeRegistry: Sendable {
     /// Registers `key` with a factory and a release (replacing an earlier registration of
     /// the same provider; a key of another provider is refused).
     func register(_ registration: Registration) throws(ScopeError) {
-        try state.withLock { state throws(ScopeError) in
-            let key = registration.serviceKey
-            if let existing = state.registrations[key]?.last, existing.plugin != registration.plugin {
+        try withLock { state throws(ScopeError) in
+            if let slot = state.slots[registration.serviceKey], let existing = state.registrations[slot].last, existing.plugin != registration.plugin {
                 throw ScopeError(.duplicate, key: registration.key, "already provided by \(existing.plugin)")
             }
-            var list = state.registrations[key] ?? []
+            let slot = state.slot(for: registration.serviceKey, type: registration.type)
+            var list = state.registrations[slot]
             list.removeAll { $0.generation == registration.generation }
             list.append(registration)
-            state.registrations[key] = list.sorted { $0.generation < $1.generation }
-            state.unloaded[key] = nil
-            if key.isType { state.typesByName[registration.key] = key }
+            state.registrations[slot] = list.sorted { $0.generation < $1.generation }
+            state.unloaded[slot] = nil
+            if registration.type != nil { state.typesByName[registration.key] = slot }
         }
     }
 
     /// Registers a Swift type for the host (an embedding app): `key` defaults to the type.
     public func registerScoped<T: AnyObject & Sendable>(_ type: T.Type, scope: ScopeKind, key: String? = nil,
                                                         factory: @escaping @Sendable () throws -> T) throws(ScopeError) {
-        try register(Registration(key: key ?? Self.key(for: type), serviceKey: key.map(ServiceKey.named) ?? .type(type),
+        try register(Registration(key: key ?? Self.key(for: type), type: key == nil ? ObjectIdentifier(type) : nil,
                                   kind: scope, plugin: "host", generation: 0, make: .sync { .object(try factory()) }, release: { _ in }))
     }
 
     /// Registers a Swift type with an async factory; resolves in one scope share one call.
     public func registerAsyncScoped<T: AnyObject & Sendable>(_ type: T.Type, scope: ScopeKind, key: String? = nil,
                                                              factory: @escaping @Sendable () async throws -> T) throws(ScopeError) {
-        try register(Registration(key: key ?? Self.key(for: type), serviceKey: key.map(ServiceKey.named) ?? .type(type),
+        try register(Registration(key: key ?? Self.key(for: type), type: key == nil ? ObjectIdentifier(type) : nil,
                                   kind: scope, plugin: "host", generation: 0, make: .async { .object(try await factory()) }, release: { _ in }))
     }
 
@@ -119,25 +146,40 @@ public final class ScopeRegistry: Sendable {
     /// The instance of `T` in the current scope of its kind. When no such scope is current
     /// it throws a `ScopeError` saying so (the diagnostic), never a silent new instance.
     ///
-    /// An instance already made is found under the one lock, by the type's identity: no
-    /// string is built and, for a type key, no dynamic cast is made.
+    /// An instance already made is found under the one lock by the type's slot (one
+    /// multiply, one probe, one array read): no string is built, nothing is hashed or
+    /// allocated and, for a type key, no dynamic cast is made.
     public func resolve<T: AnyObject>(_ type: T.Type, key: String? = nil, screen: Scope? = nil) throws(ScopeError) -> T {
+        if key == nil, let cached = cachedObject(of: ObjectIdentifier(type), screen: screen) {
+            // A type key's factory was registered for exactly `T` (registerScoped).
+            return unsafeDowncast(cached, to: T.self)
+        }
         let serviceKey = key.map(ServiceKey.named) ?? .type(type)
         let object: AnyObject
         switch try lookup(serviceKey, name: key ?? Self.key(for: type), screen: screen) {
         case .cached(.object(let cached)):
             object = cached
-        case .make(let registration, let scope):
-            guard case .object(let made) = try make(registration, in: scope) else { throw Self.wrongType(T.self, key: registration.key) }
+        case .make(let registration, let slot, let scope):
+            guard case .object(let made) = try make(registration, slot: slot, in: scope) else { throw Self.wrongType(T.self, key: registration.key) }
             object = made
         case .cached(.pointer):
             throw Self.wrongType(T.self, key: key ?? Self.key(for: type))
         }
-        // A type key's factory was registered for exactly `T` (registerScoped), so the
-        // checked cast is needed only for a key a caller chose.
+        // The checked cast is needed only for a key a caller chose.
         if serviceKey.isType { return unsafeDowncast(object, to: T.self) }
         guard let typed = object as? T else { throw Self.wrongType(T.self, key: key ?? Self.key(for: type)) }
         return typed
+    }
+
+    /// The cached path of `resolve`: the instance of a type key already made in its current
+    /// scope, or nil (not registered, no current scope, not made yet: the full path says why).
+    private func cachedObject(of type: ObjectIdentifier, screen: Scope?) -> AnyObject? {
+        withLock { state in
+            guard let slot = state.typeSlots[type], let kind = state.kindsInForce[slot],
+                  let scope = currentScopeIfAny(of: kind, screen: screen, session: state.session),
+                  case .object(let object)? = scope.cachedValueLockHeld(slot) else { return nil }
+            return object
+        }
     }
 
     /// Async form: works for sync and async factories; async ones are single-flight.
@@ -147,13 +189,13 @@ public final class ScopeRegistry: Sendable {
         switch try lookup(serviceKey, name: key ?? Self.key(for: type), screen: screen) {
         case .cached(let cached):
             value = cached
-        case .make(let registration, let scope):
+        case .make(let registration, let slot, let scope):
             switch registration.make {
             case .async(let factory):
-                value = try await scope.resolveAsync(key: registration.serviceKey, name: registration.key, provider: registration.provider,
+                value = try await scope.resolveAsync(slot: slot, name: registration.key, provider: registration.provider,
                                                      release: registration.release, factory: factory)
             case .sync:
-                value = try make(registration, in: scope)
+                value = try make(registration, slot: slot, in: scope)
             }
         }
         guard case .object(let object) = value, let typed = object as? T else {
@@ -167,68 +209,73 @@ public final class ScopeRegistry: Sendable {
     func resolve(key: String, screen: Scope?) throws(ScopeError) -> ScopedValue {
         switch try lookup(.named(key), name: key, screen: screen) {
         case .cached(let value): return value
-        case .make(let registration, let scope): return try make(registration, in: scope)
+        case .make(let registration, let slot, let scope): return try make(registration, slot: slot, in: scope)
         }
     }
 
     private enum Lookup {
         /// Made before, in the current scope.
         case cached(ScopedValue)
-        /// Not made yet in `Scope`: the registration's factory runs outside the lock.
-        case make(Registration, Scope)
+        /// Not made yet in `Scope` (which has not ended): the registration's factory runs
+        /// outside the lock.
+        case make(Registration, slot: Int, Scope)
     }
 
     /// The registration in force for `key`, its current scope and the instance already
     /// there, all under the one lock.
     private func lookup(_ key: ServiceKey, name: @autoclosure () -> String, screen: Scope?) throws(ScopeError) -> Lookup {
-        try state.withLock { state throws(ScopeError) -> Lookup in
-            guard let registration = state.registrations[key]?.last
-                ?? state.typesByName[name()].flatMap({ state.registrations[$0]?.last }) else {
-                if let provider = state.unloaded[key] {
+        try withLock { state throws(ScopeError) -> Lookup in
+            let direct = key.typeIdentity.map { state.typeSlots[$0] } ?? state.slots[key]
+            let registrations = state.registrations
+            let inForce = { (slot: Int) in registrations[slot].last.map { (slot, $0) } }
+            guard let (slot, registration) = direct.flatMap(inForce) ?? state.typesByName[name()].flatMap(inForce) else {
+                if let provider = direct.flatMap({ state.unloaded[$0] }) {
                     throw ScopeError(.providerUnloaded, key: name(), "its provider \(provider) was unloaded; nothing of it is called")
                 }
                 throw ScopeError(.notRegistered, key: name(), "no plugin or host registered this service")
             }
             let scope = try currentScope(of: registration.kind, for: registration.key, screen: screen, session: state.session)
-            if let value = scope.cachedValueLockHeld(registration.serviceKey) { return .cached(value) }
-            return .make(registration, scope)
+            if scope.isEndedLockHeld { throw ScopeError(.scopeEnded, key: registration.key, "the \(scope.kind) scope \(scope.id) has ended") }
+            if let value = scope.cachedValueLockHeld(slot) { return .cached(value) }
+            return .make(registration, slot: slot, scope)
         }
     }
 
     /// Runs a sync factory (outside the lock) and keeps its instance in `scope`.
-    private func make(_ registration: Registration, in scope: Scope) throws(ScopeError) -> ScopedValue {
+    private func make(_ registration: Registration, slot: Int, in scope: Scope) throws(ScopeError) -> ScopedValue {
         guard case .sync(let factory) = registration.make else {
             throw ScopeError(.factoryFailed, key: registration.key, "has an async factory; resolve it with resolveAsync")
         }
-        let key = registration.key
-        return try scope.resolve(key: registration.serviceKey, name: key, provider: registration.provider, release: registration.release) { () throws(ScopeError) in
-            do { return try factory() } catch { throw ScopeError(.factoryFailed, key: key, "the factory failed: \(error)") }
-        }
+        let made: ScopedValue
+        do { made = try factory() } catch { throw ScopeError(.factoryFailed, key: registration.key, "the factory failed: \(error)") }
+        return try scope.keep(made, slot: slot, name: registration.key, provider: registration.provider, release: registration.release)
     }
 
     private static func wrongType<T>(_ type: T.Type, key: String) -> ScopeError {
         ScopeError(.wrongType, key: key, "the instance is not a \(T.self)")
     }
 
+    /// The current scope of `kind`, or nil when none is (the cached path: no diagnostic).
+    private func currentScopeIfAny(of kind: ScopeKind, screen: Scope?, session: Scope?) -> Scope? {
+        switch kind {
+        case .singleton: singleton
+        case .screen: screen ?? Self.currentScreen
+        case .session: session
+        case .request: Self.currentRequest
+        }
+    }
+
     private func currentScope(of kind: ScopeKind, for key: String, screen: Scope?, session: Scope?) throws(ScopeError) -> Scope {
+        if let scope = currentScopeIfAny(of: kind, screen: screen, session: session) { return scope }
         switch kind {
         case .singleton:
             return singleton
         case .screen:
-            guard let scope = screen ?? Self.currentScreen else {
-                throw ScopeError(.noCurrentScope, key: key, "is screen-scoped but no screen is current (resolve it from a screen)")
-            }
-            return scope
+            throw ScopeError(.noCurrentScope, key: key, "is screen-scoped but no screen is current (resolve it from a screen)")
         case .session:
-            guard let session else {
-                throw ScopeError(.noCurrentScope, key: key, "is session-scoped but no session is current (session begin ID)")
-            }
-            return session
+            throw ScopeError(.noCurrentScope, key: key, "is session-scoped but no session is current (session begin ID)")
         case .request:
-            guard let scope = Self.currentRequest else {
-                throw ScopeError(.noCurrentScope, key: key, "is request-scoped but no request is current (resolve it while handling an action or command)")
-            }
-            return scope
+            throw ScopeError(.noCurrentScope, key: key, "is request-scoped but no request is current (resolve it while handling an action or command)")
         }
     }
 
@@ -250,41 +297,36 @@ public final class ScopeRegistry: Sendable {
 
     /// One critical section: the request's number and its place among the live scopes.
     private func makeRequestScope(owner: String) -> Scope {
-        state.withLock { state in
+        withLock { state in
             state.requestsStarted += 1
-            let scope = Scope(kind: .request, id: String(state.requestsStarted), owner: owner, lock: lock, onEnd: untrackLockHeld)
-            state.live[ObjectIdentifier(scope)] = WeakScope(scope: scope)
+            let scope = Scope(kind: .request, name: .number(state.requestsStarted), owner: owner, lock: lock, onEnd: untrackLockHeld)
+            live.insertRequestLockHeld(scope)
             return scope
         }
     }
 
     /// A new screen scope for a module instance; ended when the screen is removed for good.
     func makeScreenScope(screen: Int, owner: String) -> Scope {
-        let scope = Scope(kind: .screen, id: String(screen), owner: owner, lock: lock, onEnd: untrackLockHeld)
+        let scope = Scope(kind: .screen, name: .number(screen), owner: owner, lock: lock, onEnd: untrackLockHeld)
         track(scope)
         return scope
     }
 
     /// Begins session `id`, ending the current one first (its instances released).
     public func beginSession(_ id: String) {
-        let scope = Scope(kind: .session, id: id, owner: "host", lock: lock, onEnd: untrackLockHeld)
-        let previous = state.withLock { state in
-            state.live[ObjectIdentifier(scope)] = WeakScope(scope: scope)
+        let scope = Scope(kind: .session, name: .text(id), owner: "host", lock: lock, onEnd: untrackLockHeld)
+        let previous = withLock { state in
+            live.insertLockHeld(scope)
             defer { state.session = scope }
             return state.session
         }
         previous?.end()
     }
 
-    /// A scope's `onEnd`: runs inside the scope's (shared) lock.
-    private var untrackLockHeld: @Sendable (Scope) -> Void {
-        { [weak self] ended in self?.state.withLockHeld { _ = $0.live.removeValue(forKey: ObjectIdentifier(ended)) } }
-    }
-
     /// Ends the current session, releasing every session instance. Returns its id.
     @discardableResult
     public func endSession() -> String? {
-        let ended = state.withLock { state in
+        let ended = withLock { state in
             defer { state.session = nil }
             return state.session
         }
@@ -292,16 +334,16 @@ public final class ScopeRegistry: Sendable {
         return ended?.id
     }
 
-    public var currentSession: Scope? { state.withLock { $0.session } }
+    public var currentSession: Scope? { withLock { $0.session } }
 
     /// Every scope alive now (the `scopes` command; the memory checks).
     public var liveScopes: [Scope] {
-        state.withLock { state in state.live.values.compactMap(\.scope) }
+        withLock { _ in live.allLockHeld }
     }
 
     /// Keys registered, with kind and provider.
     public var registrations: [(key: String, kind: ScopeKind, provider: String)] {
-        state.withLock { $0.registrations.values.compactMap(\.last).map { ($0.key, $0.kind, $0.provider) } }.sorted { $0.key < $1.key }
+        withLock { $0.registrations.compactMap(\.last).map { ($0.key, $0.kind, $0.provider) } }.sorted { $0.key < $1.key }
     }
 
     /// A plugin generation is going away: every instance its factories made is released in
@@ -311,13 +353,13 @@ public final class ScopeRegistry: Sendable {
     @discardableResult
     func unloadProvider(plugin: String, generation: Int) -> Int {
         let provider = "\(plugin)#\(generation)"
-        let scopes: [Scope] = state.withLock { state in
-            for (key, list) in state.registrations where list.contains(where: { $0.plugin == plugin && $0.generation == generation }) {
+        let scopes: [Scope] = withLock { state in
+            for (slot, list) in state.registrations.enumerated() where list.contains(where: { $0.plugin == plugin && $0.generation == generation }) {
                 let remaining = list.filter { $0.generation != generation }
-                state.registrations[key] = remaining.isEmpty ? nil : remaining
-                if remaining.isEmpty { state.unloaded[key] = plugin }
+                state.registrations[slot] = remaining
+                if remaining.isEmpty { state.unloaded[slot] = plugin }
             }
-            return state.live.values.compactMap(\.scope)
+            return live.allLockHeld
         }
         return scopes.reduce(0) { $0 + $1.releaseInstances(of: provider) }
     }
@@ -330,7 +372,6 @@ public final class ScopeRegistry: Sendable {
     }
 
     private func track(_ scope: Scope) {
-        state.withLock { $0.live[ObjectIdentifier(scope)] = WeakScope(scope: scope) }
+        withLock { _ in live.insertLockHeld(scope) }
     }
-
 }

@@ -9,8 +9,17 @@ struct ServiceKey: Hashable, Sendable {
 
     private let identity: Identity
 
+    private init(identity: Identity) { self.identity = identity }
+
     static func type<T>(_ type: T.Type) -> ServiceKey { ServiceKey(identity: .type(ObjectIdentifier(type))) }
+    init(type: ObjectIdentifier) { identity = .type(type) }
     static func named(_ name: String) -> ServiceKey { ServiceKey(identity: .name(name)) }
+
+    /// A type key's type.
+    var typeIdentity: ObjectIdentifier? {
+        if case .type(let type) = identity { return type }
+        return nil
+    }
 
     /// A type key: the registration's factory makes exactly that type.
     var isType: Bool {
