@@ -55,7 +55,7 @@ final class HostShell {
         toggle N|ID                flip a toggle
         type N|ID TEXT             replace a text field's text
         step N|ID +|-              move a stepper
-        state                      the state storage: identities, indices, fingerprints, sizes, persisted keys
+        state                      the state storage: each slot's identity and decoded value, persisted keys
         scopes                     live scopes (kind, id, owner, instances) and the services provided
         session begin ID|end       begin or end the session scope (ending releases its instances)
         tree                       the router tree: plugin, generation, state, live tasks
