@@ -61,7 +61,7 @@ final class CounterScreen: Screen {
             context.log("count \(count), ticks \(ticks), total \(total)")
             return
         default:
-            throw BerthError(code: .notFound, message: "counter has no action '\(action)' (increment, decrement, reset, report)")
+            throw BerthError(code: .notFound, message: "counter has no action '\(action)' (\(Self.actions.map(\.name).joined(separator: ", ")))")
         }
         context.log("count is \(count)")
     }

@@ -63,7 +63,7 @@ final class InboxScreen: Screen {
         case "rotate":
             rows = Array(rows.dropFirst()) + rows.prefix(1)
         default:
-            throw BerthError(code: .notFound, message: "inbox has no action '\(action)' (compose, greet, list, rotate)")
+            throw BerthError(code: .notFound, message: "inbox has no action '\(action)' (\(Self.actions.map(\.name).joined(separator: ", ")))")
         }
     }
 
@@ -133,7 +133,7 @@ final class ComposeScreen: Screen {
         case "cancel":
             try context.dismiss()
         default:
-            throw BerthError(code: .notFound, message: "compose has no action '\(action)' (type, send, cancel)")
+            throw BerthError(code: .notFound, message: "compose has no action '\(action)' (\(Self.actions.map(\.name).joined(separator: ", ")))")
         }
     }
 }

@@ -59,7 +59,7 @@ final class ProfileScreen: Screen {
                 throw BerthError(code: .failed, message: "the greeting service gave no greeting")
             }
             context.log("profile: \(String(cString: line))")
-        default: throw BerthError(code: .notFound, message: "profile has no action '\(action)' (pick, pick-inline, forget, show, request, session, greet)")
+        default: throw BerthError(code: .notFound, message: "profile has no action '\(action)' (\(Self.actions.map(\.name).joined(separator: ", ")))")
         }
     }
 }
@@ -98,7 +98,7 @@ final class ProfileCardScreen: Screen {
         switch action {
         case "pick": try context.present("com.example.users/users")
         case "mute": listening = false
-        default: throw BerthError(code: .notFound, message: "profile-card has no action '\(action)' (pick, mute)")
+        default: throw BerthError(code: .notFound, message: "profile-card has no action '\(action)' (\(Self.actions.map(\.name).joined(separator: ", ")))")
         }
     }
 }

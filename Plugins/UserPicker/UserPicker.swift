@@ -30,7 +30,7 @@ final class UsersScreen: Screen {
             }
             try context.push("user-detail", argument: Array(id.utf8))
         default:
-            throw BerthError(code: .notFound, message: "users has no action '\(action)' (open ID)")
+            throw BerthError(code: .notFound, message: "users has no action '\(action)' (\(Self.actions.map(\.name).joined(separator: ", ")))")
         }
     }
 }
@@ -67,7 +67,7 @@ final class UserDetailScreen: Screen {
         case "preview":
             try context.context(selection)
         default:
-            throw BerthError(code: .notFound, message: "user-detail has no action '\(action)' (choose, preview)")
+            throw BerthError(code: .notFound, message: "user-detail has no action '\(action)' (\(Self.actions.map(\.name).joined(separator: ", ")))")
         }
     }
 }

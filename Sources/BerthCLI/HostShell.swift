@@ -164,9 +164,7 @@ final class HostShell {
         case "dismiss": try host.userDismiss()
         case "pop-to-root": try host.popToRoot()
         case "close":
-            let id = try screenID(try argument(arguments, 0, "close SCREEN"))
-            guard let router = host.router(id) else { throw ShellError("no open screen \(id)") }
-            host.close(router)
+            host.close(try targetRouter("#" + (try argument(arguments, 0, "close SCREEN"))))
         case "send": try send(arguments)
         case "actions": try listActions(arguments)
         case "context", "terminate":
@@ -228,15 +226,11 @@ final class HostShell {
     /// A name the screen does not declare is refused, when it declares some.
     private func send(_ arguments: [String]) throws {
         var arguments = arguments
-        var target = host.visibleRouter?.id
-        if let first = arguments.first, first.hasPrefix("#") {
-            target = try screenID(String(first.dropFirst()))
-            arguments.removeFirst()
-        }
+        let screen = arguments.first?.hasPrefix("#") == true ? arguments.removeFirst() : nil
         let action = try argument(arguments, 0, "send [#SCREEN] ACTION [TEXT]")
-        guard let target else { throw ShellError("no screen is open") }
-        if let router = host.router(target) { try checkDeclared(action, by: router) }
-        try host.send(screen: target, action: action, payload: Array(arguments.dropFirst().joined(separator: " ").utf8))
+        let router = try targetRouter(screen)
+        try checkDeclared(action, by: router)
+        try host.send(screen: router.id, action: action, payload: Array(arguments.dropFirst().joined(separator: " ").utf8))
     }
 
     private func listScreens() {
