@@ -23,6 +23,30 @@ struct LoaderTests {
         #expect(!FileManager.default.fileExists(atPath: host.runtimeDirectory.path))
     }
 
+    @Test("a plugin's runtime folder removed under a loaded plugin is made again by the next reload; one that cannot be made is named")
+    func runtimeFolderMadeOnDemand() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        let host = try workspace.makeHost()
+        defer { host.shutdown() }
+        try host.load("com.example.greeter")
+        let folder = host.runtimeDirectory.folder(of: "com.example.greeter")
+        try FileManager.default.removeItem(atPath: folder)
+        let second = try host.reload("com.example.greeter")
+        #expect(second.shadowPath.hasPrefix(folder + "/gen-2-"))
+        #expect(try second.call("greeter_add", arguments: [.int32(2), .int32(3)]) == .int32(5))
+
+        // A file where the folder should be: the reload fails naming it, the old generation stays.
+        try FileManager.default.removeItem(atPath: folder)
+        try Data("not a folder".utf8).write(to: URL(fileURLWithPath: folder))
+        #expect {
+            try host.reload("com.example.greeter")
+        } throws: { error in
+            "\(error)".contains(folder) && "\(error)".contains("cannot")
+        }
+        #expect(host.generation(of: "com.example.greeter")?.number == 2)
+    }
+
     @Test("a hashing copy replaces a leftover file of the same name and hashes what it wrote")
     func hashingCopyReplacesLeftover() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("berth-copy-\(UUID().uuidString)").path

@@ -10,14 +10,23 @@ enum HashingCopy {
     /// What went wrong, with the path it happened on and the system's text.
     struct Failure: Error {
         let path: String
+        /// The `errno` value.
+        let code: Int32
         let systemError: String
+
+        /// A failure on `path` of the system call that just set `errno`.
+        init(path: String) {
+            self.path = path
+            code = errno
+            systemError = String(cString: strerror(code))
+        }
     }
 
     /// Copies `source` to a new file `target` (mode 0600; an existing file is replaced) and
     /// returns the lower-case hex SHA-256 of the bytes written.
     static func copy(from source: String, to target: String) throws(Failure) -> String {
         let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw Failure(path: source, systemError: Self.systemError()) }
+        guard input >= 0 else { throw Failure(path: source) }
         defer { close(input) }
         let flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
         var output = open(target, flags, 0o600)
@@ -27,7 +36,7 @@ enum HashingCopy {
             unlink(target)
             output = open(target, flags, 0o600)
         }
-        guard output >= 0 else { throw Failure(path: target, systemError: Self.systemError()) }
+        guard output >= 0 else { throw Failure(path: target) }
         defer { close(output) }
 
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkBytes, alignment: 16)
@@ -37,7 +46,7 @@ enum HashingCopy {
             let got = read(input, buffer.baseAddress, chunkBytes)
             if got < 0 {
                 if errno == EINTR { continue }
-                throw Failure(path: source, systemError: Self.systemError())
+                throw Failure(path: source)
             }
             if got == 0 { break }
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<got])
@@ -47,15 +56,11 @@ enum HashingCopy {
                 let wrote = write(output, chunk.baseAddress! + written, got - written)
                 if wrote < 0 {
                     if errno == EINTR { continue }
-                    throw Failure(path: target, systemError: Self.systemError())
+                    throw Failure(path: target)
                 }
                 written += wrote
             }
         }
         return HexDigest.hex(hasher.finalize())
-    }
-
-    private static func systemError() -> String {
-        String(cString: strerror(errno))
     }
 }

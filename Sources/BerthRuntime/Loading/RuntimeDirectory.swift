@@ -51,24 +51,35 @@ public final class RuntimeDirectory: Sendable {
     func verifiedShadowCopy(of plugin: ValidatedPlugin, generation: Int) throws(LoaderError) -> String {
         let id = plugin.manifest.id
         let folder = folder(of: id)
-        // The file name by hand: NSString's path methods bridge the string both ways.
-        let fileName = plugin.libraryPath.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? plugin.libraryPath
+        // The file name by hand: NSString's path methods bridge the string both ways. The
+        // library path is a resolved one: absolute, no trailing slash.
+        let libraryPath = plugin.libraryPath
+        let fileName = libraryPath.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(libraryPath[libraryPath.utf8.index(after: $0)...]) } ?? libraryPath
         let target = folder + "/gen-\(generation)-" + fileName
-        if mkdir(folder, 0o700) != 0 && errno != EEXIST {
-            throw LoaderError(.copyFailed, plugin: id, path: folder, systemError: String(cString: strerror(errno)), detail: "cannot create the plugin's runtime folder")
-        }
         let digest: String
         do {
-            digest = try HashingCopy.copy(from: plugin.libraryPath, to: target)
+            digest = try copyMakingFolder(from: libraryPath, to: target, folder: folder)
         } catch {
             discard(shadowCopy: target)
-            throw LoaderError(.copyFailed, plugin: id, path: error.path, systemError: error.systemError, detail: "cannot copy \(plugin.libraryPath) to \(target)")
+            let detail = error.path == folder ? "cannot create the plugin's runtime folder" : "cannot copy \(libraryPath) to \(target)"
+            throw LoaderError(.copyFailed, plugin: id, path: error.path, systemError: error.systemError, detail: detail)
         }
         guard digest == plugin.librarySHA256 else {
             discard(shadowCopy: target)
             throw LoaderError(.changedSinceValidation, plugin: id, path: plugin.libraryPath)
         }
         return target
+    }
+
+    /// Copies and hashes; the plugin's folder is made on its first copy (and again if
+    /// someone removed it), not tried on every reload.
+    private func copyMakingFolder(from source: String, to target: String, folder: String) throws(HashingCopy.Failure) -> String {
+        do {
+            return try HashingCopy.copy(from: source, to: target)
+        } catch where error.code == ENOENT && error.path == target {
+            if mkdir(folder, 0o700) != 0 && errno != EEXIST { throw HashingCopy.Failure(path: folder) }
+            return try HashingCopy.copy(from: source, to: target)
+        }
     }
 
     /// Deletes a shadow copy once its image is closed or retired (a mapping outlives its file).

@@ -76,6 +76,7 @@ final class InProcessPlugin: PluginConnection {
             throw abandon(image, error)
         }
         var exports: [String: ForeignFunction] = [:]
+        exports.reserveCapacity(manifest.exports.count)
         for signature in manifest.exports {
             guard let address = image.symbol(signature.symbol) else {
                 PluginContext.releaseHandle(handle)

@@ -42,8 +42,8 @@ struct PluginSignature: Codable, Sendable {
     /// The signature file in `folder`, nil when there is none.
     static func read(in folder: String) throws(SignatureFault) -> PluginSignature? {
         let path = (folder as NSString).appendingPathComponent(fileName)
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path), data.count <= 64 * 1024 else {
+        guard RawFile.exists(path) else { return nil }
+        guard let data = RawFile.contents(path, limit: 64 * 1024) else {
             throw .unreadable("cannot read it")
         }
         guard let decoded = try? JSONDecoder().decode(PluginSignature.self, from: data) else {

@@ -37,16 +37,16 @@ public enum PluginValidator {
 
     /// Validates with trusted keys already read (a scan reads the folder once).
     static func validate(path: String, trust: TrustedKeys, requireSignature: Bool) -> Result<ValidatedPlugin, PluginValidationFailure> {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+        guard let kind = RawFile.kind(path) else {
             return .failure(.init([PluginProblem(path: path, field: "path", message: "no such file or folder")]))
         }
-        let manifestPath = isFolder.boolValue ? (path as NSString).appendingPathComponent(manifestFileName) : path
-        let folder = isFolder.boolValue ? path : ParentPath.of(path)
+        let isFolder = kind == .folder
+        let manifestPath = isFolder ? (path as NSString).appendingPathComponent(manifestFileName) : path
+        let folder = isFolder ? path : ParentPath.of(path)
         // One read serves both the decoding and the manifest's digest; only a failed read
         // asks whether the file is there at all.
-        guard let manifestData = FileManager.default.contents(atPath: manifestPath) else {
-            guard FileManager.default.fileExists(atPath: manifestPath) else {
+        guard let manifestData = RawFile.contents(manifestPath) else {
+            guard RawFile.exists(manifestPath) else {
                 return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "no plugin.json in this folder")]))
             }
             return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "cannot read the manifest")]))
@@ -121,7 +121,7 @@ public enum PluginValidator {
             realLibrary = String(cString: resolved)
             free(resolved)
         } else {
-            guard FileManager.default.fileExists(atPath: candidate) else {
+            guard RawFile.exists(candidate) else {
                 problems.append(PluginProblem(path: manifestPath, field: "library", message: "'\(library)' does not exist in \(folder)"))
                 return nil
             }
@@ -139,7 +139,7 @@ public enum PluginValidator {
     }
 
     private static func readLibrary(_ path: String, problems: inout [PluginProblem]) -> [UInt8]? {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let data = RawFile.contents(path) else {
             problems.append(PluginProblem(path: path, field: "library", message: "cannot read the library"))
             return nil
         }

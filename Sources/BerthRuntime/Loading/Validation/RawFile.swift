@@ -1,0 +1,55 @@
+import Foundation
+
+/// Whole-file reads and existence checks made with plain system calls. Validation runs them
+/// on every load and reload, where `FileManager`'s versions (path bridging, attribute
+/// dictionaries) cost several times the system call itself.
+enum RawFile {
+    /// What is at a path.
+    enum Kind {
+        case file, folder, other
+    }
+
+    /// What is at `path` (symlinks followed), nil when nothing is.
+    static func kind(_ path: String) -> Kind? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .file
+        case S_IFDIR: return .folder
+        default: return .other
+        }
+    }
+
+    /// Whether anything is at `path`.
+    static func exists(_ path: String) -> Bool {
+        kind(path) != nil
+    }
+
+    /// The file's bytes, read to its end; nil when it cannot be opened or read (`errno`
+    /// says why), or when it is longer than `limit`.
+    static func contents(_ path: String, limit: Int = .max) -> Data? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT != S_IFDIR else { return nil }
+        // The size is a hint: a file still being written is read to wherever its end is.
+        var data = Data(count: max(Int(info.st_size), 0) + 1)
+        var length = 0
+        while true {
+            if length == data.count { data.count = data.count * 2 }
+            let got = data.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress! + length, buffer.count - length)
+            }
+            if got < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if got == 0 { break }
+            length += got
+            if length > limit { return nil }
+        }
+        data.count = length
+        return data
+    }
+}
