@@ -61,6 +61,21 @@ struct LoaderTests {
         #expect(digest == "11e2defd59f47c7f2aac84d6a5d6747e98e785afffb72c8bb7b05ec74e1d663c")
     }
 
+    @Test("a large library (hashed on a second thread while it is written) copies byte for byte with the one-pass digest")
+    func hashingCopyOfLargeLibrary() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("berth-copy-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = folder + "/libLarge.so", target = folder + "/gen-1-libLarge.so"
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<(3 * 1024 * 1024 + 7)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        try Data(bytes).write(to: URL(fileURLWithPath: source))
+        let digest = try HashingCopy.copy(from: source, to: target)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == Data(bytes))
+        #expect(digest == HexDigest.sha256(bytes))
+        #expect(throws: HashingCopy.Failure.self) { try HashingCopy.copy(from: source, to: folder + "/missing/gen-2-libLarge.so") }
+    }
+
     @Test("a reload of the Swift plugin gives fresh globals")
     func swiftReloadHasFreshGlobals() throws {
         let workspace = PluginWorkspace()

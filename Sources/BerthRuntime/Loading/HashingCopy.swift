@@ -6,6 +6,10 @@ import Foundation
 enum HashingCopy {
     /// Bytes read and written per system call.
     private static let chunkBytes = 256 * 1024
+    /// From this size a library is read whole, then hashed on a second thread while the
+    /// calling one writes it: SHA-256 of a Swift plugin (a megabyte or more) costs about
+    /// what writing it does, so the copy takes the longer of the two instead of their sum.
+    private static let overlapBytes = 512 * 1024
 
     /// What went wrong, with the path it happened on and the system's text.
     struct Failure: Error {
@@ -39,6 +43,10 @@ enum HashingCopy {
         guard output >= 0 else { throw Failure(path: target) }
         defer { close(output) }
 
+        var info = stat()
+        if fstat(input, &info) == 0, Int(info.st_size) >= overlapBytes {
+            return try copyOverlapped(input, to: output, sizeHint: Int(info.st_size), source: source, target: target)
+        }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkBytes, alignment: 16)
         defer { buffer.deallocate() }
         var hasher = SHA256()
@@ -51,16 +59,71 @@ enum HashingCopy {
             if got == 0 { break }
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<got])
             hasher.update(bufferPointer: chunk)
-            var written = 0
-            while written < got {
-                let wrote = write(output, chunk.baseAddress! + written, got - written)
-                if wrote < 0 {
-                    if errno == EINTR { continue }
-                    throw Failure(path: target)
-                }
-                written += wrote
-            }
+            if let failure = writeAll(chunk, to: output, target: target) { throw failure }
         }
         return HexDigest.hex(hasher.finalize())
+    }
+
+    private static func copyOverlapped(
+        _ input: Int32, to output: Int32, sizeHint: Int, source: String, target: String
+    ) throws(Failure) -> String {
+        // The size is a hint: a file still being written is read to wherever its end is
+        // (and then refused by the digest check).
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: sizeHint + 1, alignment: 16)
+        defer { buffer.deallocate() }
+        var length = 0
+        while true {
+            if length == buffer.count {
+                let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: buffer.count * 2, alignment: 16)
+                larger.copyMemory(from: UnsafeRawBufferPointer(buffer))
+                buffer.deallocate()
+                buffer = larger
+            }
+            let got = read(input, buffer.baseAddress! + length, buffer.count - length)
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw Failure(path: source)
+            }
+            if got == 0 { break }
+            length += got
+        }
+        let overlap = Overlap(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            if part == 0 {
+                var hasher = SHA256()
+                hasher.update(bufferPointer: overlap.bytes)
+                overlap.digest = HexDigest.hex(hasher.finalize())
+            } else {
+                overlap.failure = writeAll(overlap.bytes, to: output, target: target)
+            }
+        }
+        if let failure = overlap.failure { throw failure }
+        return overlap.digest
+    }
+
+    /// The bytes both halves of an overlapped copy read, and what each produced. Each field
+    /// is written by one half only, and read after `concurrentPerform` has joined both.
+    private final class Overlap: @unchecked Sendable {
+        let bytes: UnsafeRawBufferPointer
+        var digest = ""
+        var failure: Failure?
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            self.bytes = bytes
+        }
+    }
+
+    /// Writes all of `bytes`; the failure, if any.
+    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to output: Int32, target: String) -> Failure? {
+        var written = 0
+        while written < bytes.count {
+            let wrote = write(output, bytes.baseAddress! + written, bytes.count - written)
+            if wrote < 0 {
+                if errno == EINTR { continue }
+                return Failure(path: target)
+            }
+            written += wrote
+        }
+        return nil
     }
 }

@@ -35,12 +35,30 @@ enum StateFields {
         var found: [Field] = []
         // Structs only: a class or enum view keeps its @State local (nothing to bind).
         _ = _forEachField(of: type, options: []) { _, offset, fieldType, _ in
-            if let property = fieldType as? any StateProperty.Type {
+            if isState(fieldType), let property = fieldType as? any StateProperty.Type {
                 found.append(Field(offset: offset, property: property, fingerprint: property._fingerprint))
             }
             return true
         }
         return found
+    }
+
+    /// Whether `type` is some `State<…>`, told by its nominal type descriptor. Only such a
+    /// field is then cast: the runtime answers `as? StateProperty.Type` for a type of a
+    /// freshly loaded image by scanning the conformance records of every loaded image, and
+    /// most fields (strings, closures, child views) are not `@State`.
+    static func isState(_ type: Any.Type) -> Bool {
+        nominalDescriptor(of: type).map { $0 == stateDescriptor } ?? false
+    }
+
+    private static let stateDescriptor = nominalDescriptor(of: State<Int>.self)
+
+    /// A struct's nominal type descriptor: struct metadata (kind 0x200) holds it in its
+    /// second word (the Swift ABI's TypeMetadata layout); its address, nil for any other kind.
+    private static func nominalDescriptor(of type: Any.Type) -> UInt? {
+        let metadata = unsafeBitCast(type, to: UnsafeRawPointer.self)
+        guard metadata.load(as: UInt.self) == 0x200 else { return nil }
+        return metadata.load(fromByteOffset: MemoryLayout<UInt>.stride, as: UInt.self)
     }
 }
 
