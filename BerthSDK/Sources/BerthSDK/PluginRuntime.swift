@@ -232,7 +232,7 @@ private final class ScreenBox {
     /// The identities of this screen's views, kept across render passes.
     let identities = IdentityTable()
     /// The input handlers of the last render, by identity id.
-    var inputs: [(identity: UInt32, input: ViewInput)] = []
+    var inputs = ViewInputs()
     init(screen: any Screen, handle: OpaquePointer?) {
         self.screen = screen
         self.handle = handle
@@ -292,8 +292,7 @@ extension ScreenEvent {
     }
 }
 
-/// Opens the existential to render a screen of any concrete type.
+/// Renders a screen of any concrete type.
 private func renderAny(_ screen: any Screen, _ renderer: Renderer) {
-    func open<S: Screen>(_ screen: S) { renderer.renderScreen(screen) }
-    open(screen)
+    renderer.renderScreen(screen)
 }

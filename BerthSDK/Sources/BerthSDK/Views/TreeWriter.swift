@@ -76,6 +76,7 @@ struct TreeWriter {
 }
 
 /// The view kinds of the binary format (`BERTH_VIEW_*`).
+@usableFromInline
 enum ViewKind: UInt8 {
     case vStack = 1, hStack, list, group, forEach, conditional, text, button, toggle, textField, stepper
 }
