@@ -181,7 +181,8 @@ final class PluginRuntime: @unchecked Sendable {
                 guard let out, let write = out.pointee.write else { return }
                 let (prefix, nodes) = renderer.finish()
                 for part in [prefix, nodes] {
-                    let status = part.withUnsafeBufferPointer { write(out.pointee.context, $0.baseAddress, UInt64($0.count)) }
+                    let bytes = part.written
+                    let status = write(out.pointee.context, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
                     guard status == BERTH_OK else { throw BerthError(code: .failed, message: "the host refused the rendered tree (status \(status))") }
                 }
             }

@@ -43,6 +43,8 @@ final class IdentityTable {
     @exclusivity(unchecked) private var pass: UInt32 = 0
     /// Identities the last pass used.
     var lastPassUsed = 0
+    /// Bytes of the last pass's nodes.
+    var lastPassBytes = 0
 
     /// Starts a render pass. A table grown far beyond what the screen showed last time
     /// (rows that came and went) starts over first, and the next tree says so.

@@ -13,7 +13,9 @@ public final class Renderer {
     let identities: IdentityTable
     /// The state slots the host sent with the pass; nil: read each through `state_read`.
     let batch: SlotBatch?
-    @exclusivity(unchecked) private(set) var writer = TreeWriter()
+    /// What the renderer knows of each view type.
+    let types = ViewTypes.shared
+    @exclusivity(unchecked) private(set) var writer: TreeWriter
     /// Input handlers of the interactive views and their identity ids, in tree order.
     @exclusivity(unchecked) private(set) var inputs = ViewInputs()
     /// Route-context observers declared by `.routerContext` in this render, by type.
@@ -29,6 +31,8 @@ public final class Renderer {
         self.screen = screen
         self.identities = identities
         self.batch = batch
+        // Room for a tree like the last one, so a steady screen's tree never regrows.
+        writer = TreeWriter(capacity: identities.lastPassBytes + identities.lastPassBytes / 8 + 4_096)
         identities.beginPass()
     }
 
@@ -56,16 +60,16 @@ public final class Renderer {
 
     /// `<parent>/<BodyType>`.
     func bodyIdentity(of parent: UInt32, _ type: Any.Type) -> UInt32 {
-        let type = ViewTypes.info(of: type)
+        let type = types.info(of: type)
         identitiesUsed += 1
-        return identities.body(of: parent, name: type.id) { ViewTypes.name(type) }
+        return identities.body(of: parent, name: type.id) { types.name(type) }
     }
 
     /// `<container>.<index>/<Type>`.
     func childIdentity(of container: UInt32, index: Int, _ type: Any.Type) -> UInt32 {
-        let type = ViewTypes.info(of: type)
+        let type = types.info(of: type)
         identitiesUsed += 1
-        return identities.child(of: container, index: index, name: type.id) { ViewTypes.name(type) }
+        return identities.child(of: container, index: index, name: type.id) { types.name(type) }
     }
 
     /// `<if>#true` or `<if>#false`.
@@ -113,13 +117,14 @@ public final class Renderer {
     }
 
     /// The tree as the host reads it: the header and definitions, then the nodes.
-    func finish() -> (prefix: [UInt8], nodes: [UInt8]) {
+    func finish() -> (prefix: ByteBuffer, nodes: ByteBuffer) {
         let reset = identities.resetPending
         let first = identities.sentCount
         let prefix = writer.prefix(definitions: identities.takeUnsent(), firstID: first, reset: reset, alive: batch?.alive ?? [])
         identities.resetSent()
         identities.lastPassUsed = identitiesUsed
-        return (prefix, writer.nodes)
+        identities.lastPassBytes = writer.bytes.count
+        return (prefix, writer.bytes)
     }
 }
 

@@ -7,8 +7,8 @@ extension Renderer {
     /// the identity it is given, `<ScreenType>/<BodyType>`, with the screen's views building.
     @usableFromInline
     func _screen(_ type: Any.Type, body: Any.Type, _ render: (UInt32) -> Void) {
-        let info = ViewTypes.info(of: type)
-        let root = identities.root(name: info.id) { ViewTypes.name(info) }
+        let info = types.info(of: type)
+        let root = identities.root(name: info.id) { types.name(info) }
         RenderScope.building(for: screen) {
             render(bodyIdentity(of: root, body))
         }
@@ -18,7 +18,7 @@ extension Renderer {
     /// `identity`, then returns its body's identity, `<identity>/<BodyType>`.
     @usableFromInline
     func _composite(at view: UnsafeRawPointer?, _ type: Any.Type, identity: UInt32, body: Any.Type) -> UInt32 {
-        let info = ViewTypes.info(of: type)
+        let info = types.info(of: type)
         if info.fieldCount > 0, let view {
             StateFields.bind(view, fields: info, identity: identity, renderer: self)
         }

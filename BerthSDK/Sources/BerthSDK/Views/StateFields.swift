@@ -22,7 +22,7 @@ enum StateFields {
         let first = Int(type.firstField)
         let paths = renderer.identities.paths
         for index in 0..<Int(type.fieldCount) {
-            let field = ViewTypes.fields[first + index]
+            let field = renderer.types.fields[first + index]
             let slot = StateSlot(screen: renderer.screen, paths: paths, id: identity, index: UInt32(index))
             let stored = renderer.storedState(slot, fingerprint: field.fingerprint)
             // Every `@State` is one reference to its box, which the view holds while it binds.

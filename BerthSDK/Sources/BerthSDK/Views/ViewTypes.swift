@@ -1,7 +1,7 @@
 /// What the renderer needs of each view type, found once: a short, stable name for
 /// identities (the type name without generic arguments), a number per name for interning,
 /// and the type's `@State` fields.
-enum ViewTypes {
+final class ViewTypes {
     /// A view type as the renderer sees it: plain numbers, so a lookup copies no reference.
     struct Info {
         /// The type's name id (types with one name share it).
@@ -11,20 +11,26 @@ enum ViewTypes {
         let fieldCount: Int32
     }
 
-    // Render passes run on the host's main thread only (berth.h), one at a time.
-    @exclusivity(unchecked) nonisolated(unsafe) private static var cache: [ObjectIdentifier: Info] = [:]
-    @exclusivity(unchecked) nonisolated(unsafe) private static var nameIDs: [String: UInt32] = [:]
+    /// The one table, which every renderer holds (so a lookup needs no global's lazy
+    /// initialization check). Render passes run on the host's main thread only (berth.h),
+    /// one at a time.
+    nonisolated(unsafe) static let shared = ViewTypes()
+
+    @exclusivity(unchecked) private var cache: [ObjectIdentifier: Info] = [:]
+    @exclusivity(unchecked) private var nameIDs: [String: UInt32] = [:]
     /// Each name, by name id.
-    @exclusivity(unchecked) nonisolated(unsafe) private static var names: [String] = []
+    @exclusivity(unchecked) private var names: [String] = []
     /// The `@State` fields of every type seen, each type's together.
-    @exclusivity(unchecked) nonisolated(unsafe) private(set) static var fields: [StateFields.Field] = []
+    @exclusivity(unchecked) private(set) var fields: [StateFields.Field] = []
     /// A direct-mapped front for `cache`, by metadata address: a render looks up a type
     /// several times per view, and a hit here costs no hashing.
-    @exclusivity(unchecked) nonisolated(unsafe) private static var recent = [(type: UnsafeRawPointer?, info: Info)](
+    @exclusivity(unchecked) private var recent = [(type: UnsafeRawPointer?, info: Info)](
         repeating: (nil, Info(id: 0, firstField: 0, fieldCount: 0)), count: 256
     )
 
-    static func info(of type: Any.Type) -> Info {
+    private init() {}
+
+    func info(of type: Any.Type) -> Info {
         let address = unsafeBitCast(type, to: UnsafeRawPointer.self)
         let slot = Int(UInt(bitPattern: address) >> 4) & 255
         if recent[slot].type == address { return recent[slot].info }
@@ -34,11 +40,11 @@ enum ViewTypes {
     }
 
     /// The identity name of a type.
-    static func name(_ info: Info) -> String {
+    func name(_ info: Info) -> String {
         names[Int(info.id)]
     }
 
-    private static func make(_ type: Any.Type) -> Info {
+    private func make(_ type: Any.Type) -> Info {
         // `_typeName` is what `String(describing:)` prints for a type, without first asking
         // the metatype for `CustomStringConvertible` and friends: those dynamic casts miss
         // for every type of a freshly loaded image and scan every image's conformances.
