@@ -21,7 +21,7 @@ public protocol View {
 // The defaults below, and the render methods of the SDK's generic views, are inlinable: a
 // plugin's compiler specializes them for its own view types, so a render pass makes no
 // generic metadata lookups and no value-witness copies per view. They reach the renderer
-// only through its non-generic entry points (`Renderer+Entry.swift`). Plugins build the SDK
+// only through its non-generic entry points (RendererEntry.swift). Plugins build the SDK
 // from source, so inlining fixes no ABI.
 extension View {
     /// Binds the view's `@State` to `identity` and renders its `body`. Called by the
