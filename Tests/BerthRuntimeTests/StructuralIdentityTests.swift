@@ -114,6 +114,47 @@ struct StructuralIdentityTests {
         #expect(slotIdentities(screen) == ["\(row).-3.0/Banner[0]", "\(row).2000000.0/Banner[0]", "\(row).0.0/Banner[0]"])
     }
 
+    @Test("ForEach rows keyed by the plugin's own Hashable type keep their state by id; a repeat is reported once")
+    func customRowIDs() throws {
+        let plugins = try plugins()
+        let host = plugins.host
+        let screen = try host.push("org.berth.stress/keyed-rows")
+        try tap(host, "a1 seen 0")
+        try tap(host, "b2 seen 0")
+        try tap(host, "b2 seen 1")
+        #expect(try buttons(host) == ["a1 seen 1", "b2 seen 2", "a1 seen 0", "c3 seen 0"])
+        try host.send(screen: screen.id, action: "reverse", payload: [])
+        // The first a1 in data order is the id's first occurrence, whichever element it is.
+        #expect(try buttons(host) == ["c3 seen 0", "a1 seen 1", "b2 seen 2", "a1 seen 0"])
+        let reports = plugins.recorder.matching("ForEach KeyedRowsScreen/List.0/ForEach has duplicate ids: 'Key(shelf: 1, name: \"a\")' at rows 0, 2")
+        #expect(reports.count == 1, "\(plugins.recorder.all)")
+    }
+
+    @Test("a screen whose identity table starts over keeps its views' state and input (rows keyed by a key path)")
+    func identitiesStartOver() throws {
+        let plugins = try plugins()
+        let host = plugins.host
+        let screen = try host.push("org.berth.stress/churn")
+        try tap(host, "taps: 0")
+        try tap(host, "item 5 seen 0")
+        var known = screen.module?.stateStorage.identityPaths.count ?? 0
+        var startedOver = false
+        for _ in 0..<8 {
+            try host.send(screen: screen.id, action: "shift", payload: [])
+            _ = try host.render()
+            let count = screen.module?.stateStorage.identityPaths.count ?? 0
+            startedOver = startedOver || count < known
+            known = count
+        }
+        #expect(startedOver, "the identity table never started over (\(known) identities)")
+        #expect(try buttons(host).prefix(2) == ["taps: 1", "item 4800 seen 0"])
+        try tap(host, "taps: 1")
+        try tap(host, "item 4805 seen 0")
+        #expect(try buttons(host).first == "taps: 2")
+        #expect(try buttons(host).contains("item 4805 seen 1"))
+        #expect(slotIdentities(screen) == ["ChurnScreen/VStack.0/Badge[0]", "ChurnScreen/VStack.1/List.0/ForEach.4805.0/Banner[0]"])
+    }
+
     @Test("reload --keep-state keeps nested state at each view's own identity")
     func keepStateReload() throws {
         let plugins = try plugins()

@@ -71,8 +71,7 @@ enum PluginDescription {
         let context = ScreenContext(handle: nil, route: type.route, argument: [])
         let screen = try PluginRuntime.shared.within(nil) { try type.init(context: context) }
         let renderer = Renderer(screen: nil, identities: IdentityTable(), batch: nil)
-        func open<S: Screen>(_ screen: S) { renderer.renderScreen(screen) }
-        PluginRuntime.shared.within(nil) { open(screen) }
+        PluginRuntime.shared.within(nil) { renderer.renderScreen(screen) }
     }
 }
 

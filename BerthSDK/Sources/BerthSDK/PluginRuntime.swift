@@ -181,7 +181,8 @@ final class PluginRuntime: @unchecked Sendable {
                 guard let out, let write = out.pointee.write else { return }
                 let (prefix, nodes) = renderer.finish()
                 for part in [prefix, nodes] {
-                    let status = part.withUnsafeBufferPointer { write(out.pointee.context, $0.baseAddress, UInt64($0.count)) }
+                    let bytes = part.written
+                    let status = write(out.pointee.context, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
                     guard status == BERTH_OK else { throw BerthError(code: .failed, message: "the host refused the rendered tree (status \(status))") }
                 }
             }
@@ -232,7 +233,7 @@ private final class ScreenBox {
     /// The identities of this screen's views, kept across render passes.
     let identities = IdentityTable()
     /// The input handlers of the last render, by identity id.
-    var inputs: [(identity: UInt32, input: ViewInput)] = []
+    var inputs = ViewInputs()
     init(screen: any Screen, handle: OpaquePointer?) {
         self.screen = screen
         self.handle = handle
@@ -292,8 +293,7 @@ extension ScreenEvent {
     }
 }
 
-/// Opens the existential to render a screen of any concrete type.
+/// Renders a screen of any concrete type.
 private func renderAny(_ screen: any Screen, _ renderer: Renderer) {
-    func open<S: Screen>(_ screen: S) { renderer.renderScreen(screen) }
-    open(screen)
+    renderer.renderScreen(screen)
 }

@@ -36,6 +36,20 @@ public protocol Screen: AnyObject {
     func saveState() throws -> [UInt8]
     /// What `saveState` wrote, handed to a fresh instance before it activates.
     func restoreState(_ bytes: [UInt8]) throws
+
+    /// Renders `body` as the screen's root. The SDK implements it (inlinable, so each
+    /// screen's render is specialized for its own views); screens do not.
+    func _render(_ renderer: Renderer)
+}
+
+extension Screen {
+    /// Renders `body` at `<ScreenType>/<BodyType>`. Called by the SDK, not by plugin code.
+    @inlinable
+    public func _render(_ renderer: Renderer) {
+        renderer._screen(Self.self, body: Body.self) { identity in
+            body._render(renderer, identity: identity)
+        }
+    }
 }
 
 extension Screen where Body == EmptyView {

@@ -129,3 +129,60 @@ final class IntRowsScreen: Screen {
         ids.reverse()
     }
 }
+
+/// A `Badge`, then 600 rows keyed by `\.number` (a key path, not `\.self`) that `send shift`
+/// replaces with 600 new ones: the screen's identity table outgrows what it shows and
+/// starts over every few shifts.
+final class ChurnScreen: Screen {
+    static let route = "churn"
+    struct Item {
+        let number: Int
+    }
+
+    private var base = 0
+
+    init(context: ScreenContext) {}
+
+    var body: some View {
+        VStack {
+            Badge()
+            List {
+                ForEach((base..<base + 600).map(Item.init), id: \.number) { item in
+                    Banner(name: "item \(item.number)")
+                }
+            }
+        }
+    }
+
+    func handle(action: String, payload: [UInt8]) throws {
+        guard action == "shift" else { throw BerthError(code: .unsupported, message: "churn has no action '\(action)'") }
+        base += 600
+    }
+}
+
+/// A `ForEach` keyed by ids of the plugin's own `Hashable` type (neither `Int` nor
+/// `String`), one of them repeated; `send reverse` reverses the rows.
+final class KeyedRowsScreen: Screen {
+    static let route = "keyed-rows"
+    struct Key: Hashable {
+        let shelf: Int
+        let name: String
+    }
+
+    private var keys = [Key(shelf: 1, name: "a"), Key(shelf: 2, name: "b"), Key(shelf: 1, name: "a"), Key(shelf: 3, name: "c")]
+
+    init(context: ScreenContext) {}
+
+    var body: some View {
+        List {
+            ForEach(keys, id: \.self) { key in
+                Banner(name: "\(key.name)\(key.shelf)")
+            }
+        }
+    }
+
+    func handle(action: String, payload: [UInt8]) throws {
+        guard action == "reverse" else { throw BerthError(code: .unsupported, message: "keyed-rows has no action '\(action)'") }
+        keys.reverse()
+    }
+}

@@ -1,76 +1,85 @@
 /// Children top to bottom.
 public struct VStack<Content: View>: PrimitiveView {
-    let content: Content
+    @usableFromInline let content: Content
 
     /// A vertical stack of the views `content` builds.
+    @inlinable
     public init(@ViewBuilder content: () -> Content) {
         self.content = content()
     }
 
     /// Renders a vertical stack node at `identity` and its children. Called by the
     /// renderer, not by plugin code.
+    @inlinable
     public func _render(_ renderer: Renderer, identity: UInt32) {
-        renderer.container(.vStack, identity: identity, content: content)
+        renderer._container(.vStack, identity: identity, content: content)
     }
 }
 
 /// Children left to right.
 public struct HStack<Content: View>: PrimitiveView {
-    let content: Content
+    @usableFromInline let content: Content
 
     /// A horizontal stack of the views `content` builds.
+    @inlinable
     public init(@ViewBuilder content: () -> Content) {
         self.content = content()
     }
 
     /// Renders a horizontal stack node at `identity` and its children. Called by the
     /// renderer, not by plugin code.
+    @inlinable
     public func _render(_ renderer: Renderer, identity: UInt32) {
-        renderer.container(.hStack, identity: identity, content: content)
+        renderer._container(.hStack, identity: identity, content: content)
     }
 }
 
 /// A list of rows (usually a `ForEach`).
 public struct List<Content: View>: PrimitiveView {
-    let content: Content
+    @usableFromInline let content: Content
 
     /// A list of the views `content` builds.
+    @inlinable
     public init(@ViewBuilder content: () -> Content) {
         self.content = content()
     }
 
     /// Renders a list node at `identity` and its rows. Called by the renderer, not by
     /// plugin code.
+    @inlinable
     public func _render(_ renderer: Renderer, identity: UInt32) {
-        renderer.container(.list, identity: identity, content: content)
+        renderer._container(.list, identity: identity, content: content)
     }
 }
 
 /// Groups views without laying them out.
 public struct Group<Content: View>: PrimitiveView {
-    let content: Content
+    @usableFromInline let content: Content
 
     /// A group of the views `content` builds.
+    @inlinable
     public init(@ViewBuilder content: () -> Content) {
         self.content = content()
     }
 
     /// Renders a group node at `identity` and its children. Called by the renderer, not by
     /// plugin code.
+    @inlinable
     public func _render(_ renderer: Renderer, identity: UInt32) {
-        renderer.container(.group, identity: identity, content: content)
+        renderer._container(.group, identity: identity, content: content)
     }
 }
 
 /// One row per element, identified by an explicit id: a row's identity (and its state)
 /// follows the element, not its position, so reordering keeps each row's state.
 public struct ForEach<Data: RandomAccessCollection, ID: Hashable, Content: View>: PrimitiveView {
-    let data: Data
-    let id: KeyPath<Data.Element, ID>
-    let content: (Data.Element) -> Content
+    @usableFromInline let data: Data
+    @usableFromInline let id: KeyPath<Data.Element, ID>
+    @usableFromInline let content: (Data.Element) -> Content
 
     /// One row per element of `data`, built by `content` and identified by the element's
     /// `id` key path.
+    @inlinable
     public init(_ data: Data, id: KeyPath<Data.Element, ID>, @ViewBuilder content: @escaping (Data.Element) -> Content) {
         self.data = data
         self.id = id
@@ -79,9 +88,10 @@ public struct ForEach<Data: RandomAccessCollection, ID: Hashable, Content: View>
 
     /// Renders a ForEach node at `identity`, one row per element keyed by its id. Called by
     /// the renderer, not by plugin code.
+    @inlinable
     public func _render(_ renderer: Renderer, identity: UInt32) {
-        renderer.container(.forEach, identity: identity) {
-            renderer.rows(data, id: id, forEach: identity, content: content)
+        renderer._container(.forEach, identity: identity) {
+            renderer._rows(data, id: id, forEach: identity, content: content)
         }
     }
 }
@@ -89,6 +99,7 @@ public struct ForEach<Data: RandomAccessCollection, ID: Hashable, Content: View>
 extension ForEach where Data.Element: Identifiable, ID == Data.Element.ID {
     /// One row per element of `data`, built by `content` and identified by the element's
     /// `id`.
+    @inlinable
     public init(_ data: Data, @ViewBuilder content: @escaping (Data.Element) -> Content) {
         self.init(data, id: \.id, content: content)
     }
@@ -102,10 +113,11 @@ extension Optional: View where Wrapped: View {
 
     /// Renders the wrapped view when there is one, nothing otherwise, as two branches under
     /// `identity`. Called by the renderer, not by plugin code.
+    @inlinable
     public func _render(_ renderer: Renderer, identity: UInt32) {
         switch self {
-        case .some(let content): renderer.branch(identity: identity, taken: true, content: content)
-        case .none: renderer.branch(identity: identity, taken: false, content: EmptyView())
+        case .some(let content): renderer._branch(identity: identity, taken: true, content: content)
+        case .none: renderer._branch(identity: identity, taken: false, content: EmptyView())
         }
     }
 }

@@ -11,6 +11,9 @@ final class IdentityTable {
         let slot: Int32
         let name: UInt32
         let id: UInt32
+
+        /// No child yet (no slot is `Int32.min`).
+        static var none: Child { Child(slot: .min, name: .max, id: .max) }
     }
 
     private static let bodyMarker: Int32 = -1
@@ -18,10 +21,15 @@ final class IdentityTable {
     /// Beyond this many identities per view rendered, the table starts over.
     private static let growthLimit = 4
 
-    /// Every identity path, by id.
-    @exclusivity(unchecked) private(set) var paths: [String] = []
-    /// The known children of each identity, by parent id (a handful each: a scan beats hashing).
-    @exclusivity(unchecked) private var children: [[Child]] = []
+    /// Every identity path, by id. A table that starts over gets a fresh store, so a
+    /// `@State` bound before keeps naming its own path.
+    @exclusivity(unchecked) private(set) var paths = IdentityPaths()
+    /// The first known child of each identity, by parent id, in one array: most views have
+    /// one child (a composite's body, a row's view), found with no pointer to chase.
+    @exclusivity(unchecked) private var firstChildren: [Child] = []
+    /// The further children of identities with several, by parent id (a handful each: a
+    /// scan beats hashing).
+    @exclusivity(unchecked) private var moreChildren: [UInt32: [Child]] = [:]
     /// The screen roots, by type name id.
     private var roots: [UInt32: UInt32] = [:]
     private var rowTables: [UInt32: AnyObject] = [:]
@@ -35,13 +43,16 @@ final class IdentityTable {
     @exclusivity(unchecked) private var pass: UInt32 = 0
     /// Identities the last pass used.
     var lastPassUsed = 0
+    /// Bytes of the last pass's nodes.
+    var lastPassBytes = 0
 
     /// Starts a render pass. A table grown far beyond what the screen showed last time
     /// (rows that came and went) starts over first, and the next tree says so.
     func beginPass() {
         if paths.count > Self.growthLimit * max(lastPassUsed, 1_024) {
-            paths.removeAll(keepingCapacity: true)
-            children.removeAll(keepingCapacity: true)
+            paths = IdentityPaths()
+            firstChildren.removeAll(keepingCapacity: true)
+            moreChildren.removeAll()
             roots.removeAll()
             rowTables.removeAll()
             claimedPass.removeAll()
@@ -77,17 +88,17 @@ final class IdentityTable {
 
     /// `<parent>.<index>/<Type>`.
     func child(of parent: UInt32, index: Int, name: UInt32, type: () -> String) -> UInt32 {
-        intern(parent, slot: Int32(truncatingIfNeeded: index), name: name) { "\(paths[Int(parent)]).\(index)/\(type())" }
+        intern(parent, slot: Int32(truncatingIfNeeded: index), name: name) { "\(paths[parent]).\(index)/\(type())" }
     }
 
     /// `<parent>/<BodyType>`.
     func body(of parent: UInt32, name: UInt32, type: () -> String) -> UInt32 {
-        intern(parent, slot: Self.bodyMarker, name: name) { "\(paths[Int(parent)])/\(type())" }
+        intern(parent, slot: Self.bodyMarker, name: name) { "\(paths[parent])/\(type())" }
     }
 
     /// `<if>#true` or `<if>#false`.
     func branch(of parent: UInt32, taken: Bool) -> UInt32 {
-        intern(parent, slot: Self.branchMarker, name: taken ? 1 : 0) { "\(paths[Int(parent)])#\(taken)" }
+        intern(parent, slot: Self.branchMarker, name: taken ? 1 : 0) { "\(paths[parent])#\(taken)" }
     }
 
     /// The row table of the `ForEach` at `forEach`, typed by its element ids.
@@ -101,7 +112,7 @@ final class IdentityTable {
     /// `<ForEach>.<row id>` (escaped), `~N` for the N-th repeat of an id.
     func row<ID: Hashable>(_ table: RowTable<ID>, of forEach: UInt32, id: ID, occurrence: Int) -> UInt32 {
         if let known = table.lookup(id, occurrence: occurrence) { return known }
-        var path = "\(paths[Int(forEach)]).\(RowIDs.escaped("\(id)"))"
+        var path = "\(paths[forEach]).\(RowIDs.escaped("\(id)"))"
         if occurrence > 0 { path += "~\(occurrence)" }
         let row = append(path)
         table.store(id, occurrence: occurrence, row)
@@ -110,31 +121,52 @@ final class IdentityTable {
 
     /// The id of a path this table holds (input names its view by path).
     func id(of path: String) -> UInt32? {
-        paths.firstIndex(of: path).map { UInt32($0) }
+        paths.all.firstIndex(of: path).map { UInt32($0) }
     }
 
     /// The definitions the host has not seen yet (id, path), marked as sent.
     func takeUnsent() -> ArraySlice<String> {
         defer { sentCount = paths.count }
-        return paths[sentCount...]
+        return paths.all[sentCount...]
     }
 
     /// Acknowledges that the reset went out with a tree.
     func resetSent() { resetPending = false }
 
     private func intern(_ parent: UInt32, slot: Int32, name: UInt32, _ path: () -> String) -> UInt32 {
-        let index = Int(parent)
-        for child in children[index] where child.slot == slot && child.name == name { return child.id }
+        let first = firstChildren[Int(parent)]
+        if first.slot == slot && first.name == name { return first.id }
+        if first.id == Child.none.id {
+            let id = append(path())
+            firstChildren[Int(parent)] = Child(slot: slot, name: name, id: id)
+            return id
+        }
+        if let more = moreChildren[parent] {
+            for child in more where child.slot == slot && child.name == name { return child.id }
+        }
         let id = append(path())
-        children[index].append(Child(slot: slot, name: name, id: id))
+        moreChildren[parent, default: []].append(Child(slot: slot, name: name, id: id))
         return id
     }
 
     private func append(_ path: String) -> UInt32 {
         paths.append(path)
-        children.append([])
+        firstChildren.append(.none)
         return UInt32(paths.count - 1)
     }
+}
+
+/// The identity paths of one screen, by id: appended to as identities are interned, never
+/// changed. A bound `@State` names its path by this store and id (one reference every
+/// `@State` of the screen shares, instead of a reference to its own path string).
+final class IdentityPaths {
+    @exclusivity(unchecked) private(set) var all: [String] = []
+
+    var count: Int { all.count }
+
+    subscript(id: UInt32) -> String { all[Int(id)] }
+
+    func append(_ path: String) { all.append(path) }
 }
 
 /// The row identities of one `ForEach`, by element id and repeat. `Int` and `String` ids

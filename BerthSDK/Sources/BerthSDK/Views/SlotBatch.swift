@@ -40,8 +40,8 @@ final class SlotBatch {
 
     /// The bytes of slot (identity, index) when its fingerprint matches; the slot counts as
     /// used either way, as a `state_read` would.
-    func read(identity: UInt32, path: String, index: UInt32, fingerprint: UInt64) -> [UInt8]? {
-        guard let position = position(identity: identity, path: path, index: index) else { return nil }
+    func read(_ slot: StateSlot, fingerprint: UInt64) -> [UInt8]? {
+        guard let position = position(of: slot) else { return nil }
         alive[position >> 3] |= 1 << UInt8(position & 7)
         let slot = slots[position]
         guard slot.fingerprint == fingerprint else { return nil }
@@ -49,15 +49,15 @@ final class SlotBatch {
         return Array(UnsafeBufferPointer(start: data, count: Int(slot.value.length)))
     }
 
-    private func position(identity: UInt32, path: String, index: UInt32) -> Int? {
-        if Int(identity) < first.count {
-            var position = first[Int(identity)]
+    private func position(of slot: StateSlot) -> Int? {
+        if Int(slot.id) < first.count {
+            var position = first[Int(slot.id)]
             while position >= 0 {
-                if slots[Int(position)].index == index { return Int(position) }
+                if slots[Int(position)].index == slot.index { return Int(position) }
                 position = next[Int(position)]
             }
         }
-        guard !byPath.isEmpty, let candidates = byPath[path] else { return nil }
-        return candidates.first { slots[$0].index == index }
+        guard !byPath.isEmpty, let candidates = byPath[slot.identity] else { return nil }
+        return candidates.first { slots[$0].index == slot.index }
     }
 }

@@ -33,11 +33,6 @@ public struct State<Value: StateCodable> {
 }
 
 extension State: StateProperty {
-    static func _bind(at address: UnsafeRawPointer, identity: UInt32, index: UInt32, fingerprint: UInt64, renderer: Renderer) {
-        let slot = StateSlot(screen: renderer.screen, identity: renderer.path(identity), index: index)
-        address.load(as: State<Value>.self).box.bind(slot, stored: renderer.storedState(slot, identity: identity, fingerprint: fingerprint))
-    }
-
     static var _fingerprint: UInt64 { Value.stateFingerprint }
 }
 
@@ -67,28 +62,47 @@ public struct Binding<Value> {
 /// Where a hydrated `@State` lives in the host: its screen, identity and property index.
 struct StateSlot {
     let screen: OpaquePointer?
-    let identity: String
+    /// The screen's identity paths and the view's id in them.
+    let paths: IdentityPaths
+    let id: UInt32
     let index: UInt32
+
+    /// The view's identity path.
+    var identity: String { paths[id] }
+}
+
+/// Where one `@State` is bound, apart from its value's type: the renderer binds every
+/// `@State` of a view through this class, with no generic code per view.
+@usableFromInline
+class AnyStateBox {
+    @exclusivity(unchecked) final private(set) var slot: StateSlot?
+
+    @usableFromInline
+    init() {}
+
+    /// Binds to `slot` and takes the value stored there, if any (else keeps the default).
+    final func bind(_ slot: StateSlot, stored: [UInt8]?) {
+        self.slot = slot
+        if let stored { take(stored) }
+    }
+
+    /// Takes `stored` as the value when it decodes.
+    func take(_ stored: [UInt8]) {}
 }
 
 /// The value of one `@State`, cached in the view value and written through to the host
 /// once the renderer has bound it to its slot.
 @usableFromInline
-final class StateBox<Value: StateCodable> {
+final class StateBox<Value: StateCodable>: AnyStateBox {
     @exclusivity(unchecked) private(set) var value: Value
-    @exclusivity(unchecked) private(set) var slot: StateSlot?
 
     @usableFromInline
     init(default value: Value) {
         self.value = value
     }
 
-    /// Binds to `slot` and takes the value stored there, if any (else keeps the default).
-    func bind(_ slot: StateSlot, stored: [UInt8]?) {
-        self.slot = slot
-        if let stored, let decoded = Value(stateBytes: stored) {
-            value = decoded
-        }
+    override func take(_ stored: [UInt8]) {
+        if let decoded = Value(stateBytes: stored) { value = decoded }
     }
 
     func set(_ newValue: Value) {

@@ -9,23 +9,25 @@
 /// The stored fields of each view type are read once from the type's reflection metadata
 /// (offset and type of each field) and cached, so a render pass never reflects a value.
 enum StateFields {
-    /// One `@State` field of a view type: where it lies in the value, how to bind it, and
-    /// its value type's fingerprint.
+    /// One `@State` field of a view type: where it lies in the value and its value type's
+    /// fingerprint.
     struct Field {
         let offset: Int
-        let property: any StateProperty.Type
         let fingerprint: UInt64
     }
 
-    /// Binds every `@State` of `view` (its `fields`) to `identity`, reading the stored values.
-    static func bind<V: View>(_ view: V, fields: [Field], identity: UInt32, renderer: Renderer) {
-        guard !fields.isEmpty else { return }
-        withUnsafeBytes(of: view) { raw in
-            guard let base = raw.baseAddress else { return }
-            var index: UInt32 = 0
-            for field in fields {
-                field.property._bind(at: base + field.offset, identity: identity, index: index, fingerprint: field.fingerprint, renderer: renderer)
-                index += 1
+    /// Binds every `@State` of the view whose bytes are at `view` (a type with `fields`) to
+    /// `identity`, reading the stored values.
+    static func bind(_ view: UnsafeRawPointer, fields type: ViewTypes.Info, identity: UInt32, renderer: Renderer) {
+        let first = Int(type.firstField)
+        let paths = renderer.identities.paths
+        for index in 0..<Int(type.fieldCount) {
+            let field = renderer.types.fields[first + index]
+            let slot = StateSlot(screen: renderer.screen, paths: paths, id: identity, index: UInt32(index))
+            let stored = renderer.storedState(slot, fingerprint: field.fingerprint)
+            // Every `@State` is one reference to its box, which the view holds while it binds.
+            view.load(fromByteOffset: field.offset, as: Unmanaged<AnyStateBox>.self)._withUnsafeGuaranteedRef { box in
+                box.bind(slot, stored: stored)
             }
         }
     }
@@ -36,7 +38,7 @@ enum StateFields {
         // Structs only: a class or enum view keeps its @State local (nothing to bind).
         _ = _forEachField(of: type, options: []) { _, offset, fieldType, _ in
             if isState(fieldType), let property = fieldType as? any StateProperty.Type {
-                found.append(Field(offset: offset, property: property, fingerprint: property._fingerprint))
+                found.append(Field(offset: offset, fingerprint: property._fingerprint))
             }
             return true
         }
@@ -62,10 +64,9 @@ enum StateFields {
     }
 }
 
-/// A property wrapper the renderer binds to a slot in the host (`@State`).
+/// A property wrapper the renderer binds to a slot in the host (`@State`): stored as one
+/// reference to an `AnyStateBox`.
 protocol StateProperty {
-    /// Binds the wrapper stored at `address` to property `index` of the view at `identity`.
-    static func _bind(at address: UnsafeRawPointer, identity: UInt32, index: UInt32, fingerprint: UInt64, renderer: Renderer)
     /// The value type's `stateFingerprint`.
     static var _fingerprint: UInt64 { get }
 }

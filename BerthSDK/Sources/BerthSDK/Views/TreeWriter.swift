@@ -4,11 +4,12 @@ internal import CBerth
 /// nodes as they are rendered, then a header with the new identity definitions and the
 /// bitmap of used state slots in front of them.
 struct TreeWriter {
-    private(set) var nodes: [UInt8] = []
+    /// The bytes written so far.
+    let bytes: ByteBuffer
     private(set) var nodeCount = 0
 
-    init() {
-        nodes.reserveCapacity(4_096)
+    init(capacity: Int = 4_096) {
+        bytes = ByteBuffer(capacity: capacity)
     }
 
     /// A node without its children; returns where its child count goes (see `setChildCount`).
@@ -20,33 +21,29 @@ struct TreeWriter {
         if isOn != nil { fields |= UInt8(BERTH_VIEW_FIELD_IS_ON) }
         if value != nil { fields |= UInt8(BERTH_VIEW_FIELD_VALUE) }
         if branch != nil { fields |= UInt8(BERTH_VIEW_FIELD_BRANCH) }
-        nodes.append(kind.rawValue)
-        nodes.append(fields)
-        nodes.append(0)
-        nodes.append(0)
-        u32(identity)
-        let childCount = nodes.count
-        u32(0)
+        // kind, fields, two reserved bytes, identity, child count.
+        let header = bytes.append(12)
+        header.storeBytes(of: (UInt32(kind.rawValue) | UInt32(fields) << 8).littleEndian, as: UInt32.self)
+        header.storeBytes(of: identity.littleEndian, toByteOffset: 4, as: UInt32.self)
+        header.storeBytes(of: 0, toByteOffset: 8, as: UInt32.self)
+        let childCount = bytes.count - 4
         if let text { string(text) }
         if let label { string(label) }
-        if let isOn { nodes.append(isOn ? 1 : 0) }
-        if let value { withUnsafeBytes(of: Int64(value).littleEndian) { nodes.append(contentsOf: $0) } }
-        if let branch { nodes.append(branch ? 1 : 0) }
+        if let isOn { byte(isOn ? 1 : 0) }
+        if let value { bytes.append(8).storeBytes(of: Int64(value).littleEndian, as: Int64.self) }
+        if let branch { byte(branch ? 1 : 0) }
         nodeCount += 1
         return childCount
     }
 
-    mutating func setChildCount(at position: Int, _ count: Int) {
-        withUnsafeBytes(of: UInt32(count).littleEndian) { bytes in
-            for offset in 0..<4 { nodes[position + offset] = bytes[offset] }
-        }
+    func setChildCount(at position: Int, _ count: Int) {
+        bytes.store(UInt32(count), at: position)
     }
 
     /// Everything in front of the nodes: the header, the definitions (ids from `firstID`)
     /// and the used-slots bitmap.
-    func prefix(definitions: ArraySlice<String>, firstID: Int, reset: Bool, alive: [UInt8]) -> [UInt8] {
-        var out = Self()
-        out.nodes.reserveCapacity(28 + alive.count + definitions.reduce(0) { $0 + 8 + $1.utf8.count })
+    func prefix(definitions: ArraySlice<String>, firstID: Int, reset: Bool, alive: [UInt8]) -> ByteBuffer {
+        var out = Self(capacity: 28 + alive.count + definitions.reduce(0) { $0 + 8 + $1.utf8.count })
         out.u32(BERTH_VIEW_TREE_MAGIC)
         out.u32(UInt32(BERTH_VIEW_TREE_VERSION))
         out.u32(24)
@@ -58,24 +55,75 @@ struct TreeWriter {
             out.string(path)
         }
         out.u32(UInt32(alive.count))
-        out.nodes.append(contentsOf: alive)
-        return out.nodes
+        alive.withUnsafeBytes { out.bytes.append($0) }
+        return out.bytes
     }
 
     private mutating func u32(_ value: UInt32) {
-        withUnsafeBytes(of: value.littleEndian) { nodes.append(contentsOf: $0) }
+        bytes.append(4).storeBytes(of: value.littleEndian, as: UInt32.self)
+    }
+
+    private mutating func byte(_ value: UInt8) {
+        bytes.append(1).storeBytes(of: value, as: UInt8.self)
     }
 
     private mutating func string(_ text: String) {
         var text = text
         text.withUTF8 { utf8 in
             u32(UInt32(utf8.count))
-            nodes.append(contentsOf: utf8)
+            bytes.append(UnsafeRawBufferPointer(utf8))
         }
     }
 }
 
+/// A growable run of bytes written in place: a render writes a few bytes at a time, tens of
+/// thousands of times, and an array's per-append checks and copies cost more than the bytes.
+final class ByteBuffer {
+    private var base: UnsafeMutableRawPointer
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 16)
+        base = .allocate(byteCount: self.capacity, alignment: 8)
+    }
+
+    deinit { base.deallocate() }
+
+    /// The bytes written, valid while this buffer lives and is not written to.
+    var written: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    /// Room for `length` more bytes at the end; returns where they start (valid until the
+    /// next append).
+    func append(_ length: Int) -> UnsafeMutableRawPointer {
+        if count + length > capacity { grow(to: count + length) }
+        let start = base + count
+        count += length
+        return start
+    }
+
+    func append(_ source: UnsafeRawBufferPointer) {
+        guard let from = source.baseAddress, !source.isEmpty else { return }
+        append(source.count).copyMemory(from: from, byteCount: source.count)
+    }
+
+    /// Overwrites the four bytes at `position` with `value`, little-endian.
+    func store(_ value: UInt32, at position: Int) {
+        precondition(position >= 0 && position + 4 <= count)
+        (base + position).storeBytes(of: value.littleEndian, as: UInt32.self)
+    }
+
+    private func grow(to needed: Int) {
+        capacity = max(needed, capacity * 2)
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        grown.copyMemory(from: base, byteCount: count)
+        base.deallocate()
+        base = grown
+    }
+}
+
 /// The view kinds of the binary format (`BERTH_VIEW_*`).
+@usableFromInline
 enum ViewKind: UInt8 {
     case vStack = 1, hStack, list, group, forEach, conditional, text, button, toggle, textField, stepper
 }

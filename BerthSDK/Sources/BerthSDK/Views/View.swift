@@ -18,17 +18,27 @@ public protocol View {
     func _renderChildren(_ renderer: Renderer, container: UInt32, index: inout Int)
 }
 
+// The defaults below, and the render methods of the SDK's generic views, are inlinable: a
+// plugin's compiler specializes them for its own view types, so a render pass makes no
+// generic metadata lookups and no value-witness copies per view. They reach the renderer
+// only through its non-generic entry points (RendererEntry.swift). Plugins build the SDK
+// from source, so inlining fixes no ABI.
 extension View {
     /// Binds the view's `@State` to `identity` and renders its `body`. Called by the
     /// renderer, not by plugin code.
+    @inlinable
     public func _render(_ renderer: Renderer, identity: UInt32) {
-        renderer.renderComposite(self, identity: identity)
+        let bodyIdentity = withUnsafeBytes(of: self) { view in
+            renderer._composite(at: view.baseAddress, Self.self, identity: identity, body: Body.self)
+        }
+        body._render(renderer, identity: bodyIdentity)
     }
 
     /// Renders the view as one child of `container` at `index`, then advances `index`.
     /// Called by the renderer, not by plugin code.
+    @inlinable
     public func _renderChildren(_ renderer: Renderer, container: UInt32, index: inout Int) {
-        renderer.renderChild(self, container: container, index: index)
+        _render(renderer, identity: renderer._child(of: container, index: index, Self.self))
         index += 1
     }
 }
@@ -50,27 +60,33 @@ extension PrimitiveView {
 @resultBuilder
 public enum ViewBuilder {
     /// An empty block: no view.
+    @inlinable
     public static func buildBlock() -> EmptyView { EmptyView() }
 
     /// A block with one view: that view.
+    @inlinable
     public static func buildBlock<Content: View>(_ content: Content) -> Content { content }
 
     /// A block with several views: a `TupleView` of them, in order.
+    @inlinable
     public static func buildBlock<each Content: View>(_ content: repeat each Content) -> TupleView<repeat each Content> {
         TupleView(repeat each content)
     }
 
     /// An `if` without `else`: the content, or nothing when the condition is false.
+    @inlinable
     public static func buildIf<Content: View>(_ content: Content?) -> ConditionalView<Content, EmptyView> {
         content.map { .trueBranch($0) } ?? .falseBranch(EmptyView())
     }
 
     /// The `if` branch of an `if … else`.
+    @inlinable
     public static func buildEither<TrueContent: View, FalseContent: View>(first: TrueContent) -> ConditionalView<TrueContent, FalseContent> {
         .trueBranch(first)
     }
 
     /// The `else` branch of an `if … else`.
+    @inlinable
     public static func buildEither<TrueContent: View, FalseContent: View>(second: FalseContent) -> ConditionalView<TrueContent, FalseContent> {
         .falseBranch(second)
     }
@@ -79,24 +95,24 @@ public enum ViewBuilder {
 /// Several views in a row, as a builder block makes them. Transparent: its elements become
 /// children of the enclosing container.
 public struct TupleView<each Content: View>: PrimitiveView {
-    let content: (repeat each Content)
+    @usableFromInline let content: (repeat each Content)
 
+    @usableFromInline
     init(_ content: repeat each Content) {
         self.content = (repeat each content)
     }
 
     /// Renders the views as the children of a group at `identity`. Called by the renderer,
     /// not by plugin code.
+    @inlinable
     public func _render(_ renderer: Renderer, identity: UInt32) {
         // Outside a container (a tuple as a whole body) it behaves like a Group.
-        renderer.container(.group, identity: identity) {
-            var index = 0
-            _renderChildren(renderer, container: identity, index: &index)
-        }
+        renderer._container(.group, identity: identity, content: self)
     }
 
     /// Renders each view as a child of `container`, advancing `index` for each. Called by
     /// the renderer, not by plugin code.
+    @inlinable
     public func _renderChildren(_ renderer: Renderer, container: UInt32, index: inout Int) {
         for element in repeat each content {
             element._renderChildren(renderer, container: container, index: &index)
@@ -112,10 +128,11 @@ public enum ConditionalView<TrueContent: View, FalseContent: View>: PrimitiveVie
 
     /// Renders the branch taken under `identity`. Called by the renderer, not by plugin
     /// code.
+    @inlinable
     public func _render(_ renderer: Renderer, identity: UInt32) {
         switch self {
-        case .trueBranch(let content): renderer.branch(identity: identity, taken: true, content: content)
-        case .falseBranch(let content): renderer.branch(identity: identity, taken: false, content: content)
+        case .trueBranch(let content): renderer._branch(identity: identity, taken: true, content: content)
+        case .falseBranch(let content): renderer._branch(identity: identity, taken: false, content: content)
         }
     }
 }
@@ -123,12 +140,15 @@ public enum ConditionalView<TrueContent: View, FalseContent: View>: PrimitiveVie
 /// Nothing. Renders no node.
 public struct EmptyView: PrimitiveView {
     /// An empty view.
+    @inlinable
     public init() {}
 
     /// Renders nothing. Called by the renderer, not by plugin code.
+    @inlinable
     public func _render(_ renderer: Renderer, identity: UInt32) {}
 
     /// Adds no child and leaves `index` unchanged. Called by the renderer, not by plugin
     /// code.
+    @inlinable
     public func _renderChildren(_ renderer: Renderer, container: UInt32, index: inout Int) {}
 }

@@ -4,11 +4,11 @@
 enum ViewInputAction {
     static let prefix = "berth."
 
-    static func deliver(_ action: String, payload: [UInt8], inputs: [(identity: UInt32, input: ViewInput)], identities: IdentityTable) throws {
+    static func deliver(_ action: String, payload: [UInt8], inputs: ViewInputs, identities: IdentityTable) throws {
         let parts = payload.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false)
         let identity = String(decoding: parts.first ?? [], as: UTF8.self)
         let value = parts.count > 1 ? String(decoding: parts[1], as: UTF8.self) : ""
-        guard let id = identities.id(of: identity), let input = inputs.first(where: { $0.identity == id })?.input else {
+        guard let id = identities.id(of: identity), let input = inputs.input(at: id) else {
             throw BerthError(code: .notFound, message: "no interactive view at \(identity) in the last render")
         }
         switch (action, input) {
@@ -24,5 +24,23 @@ enum ViewInputAction {
         default:
             throw BerthError(code: .invalidArgument, message: "\(identity) does not take \(action.dropFirst(prefix.count))")
         }
+    }
+}
+
+/// The input handlers of one render's interactive views and their identity ids, in tree
+/// order. Two arrays, not one of pairs: the next render frees all of them at once, and an
+/// array of enums is freed without walking a tuple's layout per element.
+struct ViewInputs {
+    private var identities: [UInt32] = []
+    private var handlers: [ViewInput] = []
+
+    mutating func append(_ input: ViewInput, identity: UInt32) {
+        identities.append(identity)
+        handlers.append(input)
+    }
+
+    /// The handler of the view with identity id `identity`, if it is interactive.
+    func input(at identity: UInt32) -> ViewInput? {
+        identities.firstIndex(of: identity).map { handlers[$0] }
     }
 }

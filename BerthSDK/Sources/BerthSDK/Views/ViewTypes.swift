@@ -1,0 +1,69 @@
+/// What the renderer needs of each view type, found once: a short, stable name for
+/// identities (the type name without generic arguments), a number per name for interning,
+/// and the type's `@State` fields.
+final class ViewTypes {
+    /// A view type as the renderer sees it: plain numbers, so a lookup copies no reference.
+    struct Info {
+        /// The type's name id (types with one name share it).
+        let id: UInt32
+        /// The type's `@State` fields: `fields[firstField..<firstField + fieldCount]`.
+        let firstField: Int32
+        let fieldCount: Int32
+    }
+
+    /// The one table, which every renderer holds (so a lookup needs no global's lazy
+    /// initialization check). Render passes run on the host's main thread only (berth.h),
+    /// one at a time.
+    nonisolated(unsafe) static let shared = ViewTypes()
+
+    @exclusivity(unchecked) private var cache: [ObjectIdentifier: Info] = [:]
+    @exclusivity(unchecked) private var nameIDs: [String: UInt32] = [:]
+    /// Each name, by name id.
+    @exclusivity(unchecked) private var names: [String] = []
+    /// The `@State` fields of every type seen, each type's together.
+    @exclusivity(unchecked) private(set) var fields: [StateFields.Field] = []
+    /// A direct-mapped front for `cache`, by metadata address: a render looks up a type
+    /// several times per view, and a hit here costs no hashing.
+    @exclusivity(unchecked) private var recent = [(type: UnsafeRawPointer?, info: Info)](
+        repeating: (nil, Info(id: 0, firstField: 0, fieldCount: 0)), count: 256
+    )
+
+    private init() {}
+
+    func info(of type: Any.Type) -> Info {
+        let address = unsafeBitCast(type, to: UnsafeRawPointer.self)
+        let slot = Int(UInt(bitPattern: address) >> 4) & 255
+        if recent[slot].type == address { return recent[slot].info }
+        let info = cache[ObjectIdentifier(type)] ?? make(type)
+        recent[slot] = (address, info)
+        return info
+    }
+
+    /// The identity name of a type.
+    func name(_ info: Info) -> String {
+        names[Int(info.id)]
+    }
+
+    private func make(_ type: Any.Type) -> Info {
+        // `_typeName` is what `String(describing:)` prints for a type, without first asking
+        // the metatype for `CustomStringConvertible` and friends: those dynamic casts miss
+        // for every type of a freshly loaded image and scan every image's conformances.
+        var name = _typeName(type, qualified: false)
+        if let generic = name.firstIndex(of: "<") { name = String(name[..<generic]) }
+        if name == "ConditionalView" || name == "Optional" { name = "if" }
+        // Types with one name (VStack<A> and VStack<B>) share an id: identities name types by name.
+        let id: UInt32
+        if let known = nameIDs[name] {
+            id = known
+        } else {
+            id = UInt32(names.count)
+            nameIDs[name] = id
+            names.append(name)
+        }
+        let stateFields = StateFields.fields(of: type)
+        let info = Info(id: id, firstField: Int32(fields.count), fieldCount: Int32(stateFields.count))
+        fields.append(contentsOf: stateFields)
+        cache[ObjectIdentifier(type)] = info
+        return info
+    }
+}
