@@ -406,6 +406,11 @@ public final class BerthHost {
         eventLog.emit(kind, subject, message)
     }
 
+    /// For a hot path: the event's text is formatted only when someone reads it.
+    func emit(_ kind: HostEvent.Kind, _ subject: HostEvent.Text, _ message: HostEvent.Text) {
+        eventLog.emit(kind, subject, message)
+    }
+
     /// Subscribes to events; returns a token for `removeEventObserver`.
     public func addEventObserver(_ observer: @escaping (HostEvent) -> Void) -> Int {
         eventLog.addObserver(observer)

@@ -14,10 +14,19 @@ public struct HostEvent: Sendable, CustomStringConvertible {
     public var sequence: Int
     public var kind: Kind
     /// The plugin id, screen or folder the event is about.
-    public var subject: String
-    public var message: String
+    public var subject: String {
+        get { subjectText.formatted }
+        set { subjectText = .plain(newValue) }
+    }
+    public var message: String {
+        get { messageText.formatted }
+        set { messageText = .plain(newValue) }
+    }
     /// A `reloaded` event's phases; nil for every other event.
     public var reloadTimings: ReloadTimings?
+    /// Subject and message as emitted: formatted when first read, not when logged.
+    var subjectText: Text
+    var messageText: Text
 
     public var description: String { "\(subject): \(message)" }
 }
@@ -34,8 +43,12 @@ final class EventLog {
     private var nextToken = 1
 
     func emit(_ kind: HostEvent.Kind, _ subject: String, _ message: String, reloadTimings: ReloadTimings? = nil) {
+        emit(kind, .plain(subject), .plain(message), reloadTimings: reloadTimings)
+    }
+
+    func emit(_ kind: HostEvent.Kind, _ subject: HostEvent.Text, _ message: HostEvent.Text, reloadTimings: ReloadTimings? = nil) {
         count += 1
-        let event = HostEvent(sequence: count, kind: kind, subject: subject, message: message, reloadTimings: reloadTimings)
+        let event = HostEvent(sequence: count, kind: kind, reloadTimings: reloadTimings, subjectText: subject, messageText: message)
         events.append(event)
         // A long-running host keeps the recent log only.
         if events.count > Self.limit { events.removeFirst(events.count - Self.limit / 2) }

@@ -5,7 +5,12 @@ extension BerthHost {
     /// What a `context` or `terminate` did.
     public struct ContextDelivery: Sendable, Equatable {
         /// Observers that received the value (screens and host handlers), in order.
-        public var receivers: [Int]
+        public var receivers: [Int] {
+            get { Array(receiverIDs) }
+            set { receiverIDs = ContextReceivers(newValue) }
+        }
+        /// The same, kept inline: a dispatch to a few observers allocates nothing.
+        var receiverIDs: ContextReceivers
         /// Screens removed by `terminate`'s navigation.
         public var closed: [Int]
         /// Which rule `terminate` applied.

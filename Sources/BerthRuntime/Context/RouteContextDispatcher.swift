@@ -48,7 +48,7 @@ struct RouteContextDispatcher {
     @discardableResult
     func send(_ type: String, payload: [UInt8], from sender: Router) -> BerthHost.ContextDelivery {
         host.topLevel {
-            BerthHost.ContextDelivery(receivers: dispatch(type, payload: payload, from: sender), closed: [], navigation: .none)
+            BerthHost.ContextDelivery(receiverIDs: dispatch(type, payload: payload, from: sender), closed: [], navigation: .none)
         }
     }
 
@@ -61,7 +61,7 @@ struct RouteContextDispatcher {
         host.topLevel {
             let receivers = dispatch(type, payload: payload, from: sender)
             guard sender.module?.isActive == true, let stack = sender.stack, let index = stack.routers.firstIndex(where: { $0 === sender }) else {
-                return BerthHost.ContextDelivery(receivers: receivers, closed: [], navigation: .none)
+                return BerthHost.ContextDelivery(receiverIDs: receivers, closed: [], navigation: .none)
             }
             let before = Set(navigator.openRouters.map(\.id))
             let navigation: BerthHost.TerminateNavigation
@@ -79,7 +79,7 @@ struct RouteContextDispatcher {
             }
             let closed = before.subtracting(navigator.openRouters.map(\.id)).sorted()
             host.emit(.event, "screen \(sender.id)", "terminate \(type): \(navigation.rawValue), \(closed.count) screen(s) closed")
-            return BerthHost.ContextDelivery(receivers: receivers, closed: closed, navigation: navigation)
+            return BerthHost.ContextDelivery(receiverIDs: receivers, closed: closed, navigation: navigation)
         }
     }
 
@@ -111,13 +111,12 @@ struct RouteContextDispatcher {
         }
     }
 
-    private func dispatch(_ type: String, payload: [UInt8], from sender: Router) -> [Int] {
+    private func dispatch(_ type: String, payload: [UInt8], from sender: Router) -> ContextReceivers {
+        var receivers = ContextReceivers()
         guard let module = sender.module, module.isActive else {
             host.emit(.failed, "screen \(sender.id)", "context \(type) not sent: the sending screen is \(sender.module?.state.rawValue ?? "released")")
-            return []
+            return receivers
         }
-        var receivers: [Int] = []
-        receivers.reserveCapacity(4)
         walkContextChain(from: sender) { router in
             for observer in router.contextObservers where observer.type == type {
                 if let handler = observer.hostHandler {
@@ -138,21 +137,9 @@ struct RouteContextDispatcher {
             let observed = walkContextChain(from: sender) { $0.contextObservers.contains { $0.type == type } }
             host.emit(.event, "screen \(sender.id)", observed ? "context \(type) reached no observer (each one refused it)" : "context \(type) has no observer")
         } else {
-            host.emit(.event, "screen \(sender.id)", Self.deliveredMessage(type, to: receivers))
+            // Formatted only when the log is read: the common path builds no string.
+            host.emit(.event, .screen(sender.id), .contextDelivered(type: type, receivers: receivers))
         }
         return receivers
-    }
-
-    /// "context T → screen(s) 9, 8, 4", built in one string (one allocation).
-    private static func deliveredMessage(_ type: String, to receivers: [Int]) -> String {
-        var message = "context "
-        message.reserveCapacity(24 + type.utf8.count + receivers.count * 8)
-        message += type
-        message += " → screen(s) "
-        for (position, receiver) in receivers.enumerated() {
-            if position > 0 { message += ", " }
-            message += String(receiver)
-        }
-        return message
     }
 }

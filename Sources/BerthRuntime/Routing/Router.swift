@@ -20,7 +20,12 @@ public final class Router {
     public let route: String
     /// The screen's interactor; replaced in place when its plugin reloads.
     public internal(set) var interactor: Interactor?
-    public private(set) weak var parent: Router?
+    /// The router this one is attached under. `unowned`, not `weak`: a weak reference gives
+    /// its target a side table, and every retain and release of a router with one takes
+    /// the slow path (a third of a context dispatch, which walks up the tree). The link
+    /// never outlives its target: detach clears it, and so do the parent's release and its
+    /// deinit (a tree dropped without release), each for the parent's children.
+    public private(set) unowned(safe) var parent: Router?
     public private(set) var children: [Router] = []
     /// The stack holding this router (nil for the launch router).
     weak var stack: NavigationStack?
@@ -39,6 +44,10 @@ public final class Router {
         self.kind = kind
         self.pluginID = pluginID
         self.route = route
+    }
+
+    isolated deinit {
+        for child in children { child.parent = nil }
     }
 
     /// True when this router is the root of a stack presented by `presenter`.
@@ -92,6 +101,7 @@ public final class Router {
         interactor = nil
         delegateObservers.removeAll()
         contextObservers.removeAll()
+        for child in children { child.parent = nil }
         children.removeAll()
         presentedStack = nil
         let callback = onRelease

@@ -2,7 +2,8 @@ import Foundation
 
 /// A value behind a pthread mutex (`NSLock`).
 ///
-/// The scope code uses this rather than `Synchronization.Mutex`: on Linux that one locks
+/// The rest of the runtime uses this rather than `Synchronization.Mutex` (the scope code has
+/// its own `ScopeLock`, an atomic spin lock TSan also sees): on Linux that one locks
 /// with a bare futex, which ThreadSanitizer cannot see, so TSan (run on the scope tests in
 /// CI) would report accesses inside the lock as races.
 /// `@unchecked Sendable`: `value` is only read or written while `lock` is held.

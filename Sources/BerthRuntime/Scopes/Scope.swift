@@ -39,13 +39,33 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
     private struct State {
         /// Creation order, for release in reverse.
         var entries: [Entry] = []
-        /// The same instances by slot: a cached resolve is one array read.
+        /// The same instances by slot, once there are more than `scanLimit`: then a cached
+        /// resolve is one array read. Until then it scans `entries`, so a scope with a few
+        /// instances (a request's) allocates one array, not two.
         var instances: [ScopedValue?] = []
         var inFlight: [Int: Task<ScopedValue, any Error>] = [:]
         var ended = false
 
+        static let scanLimit = 8
+
+        /// The instance made in `slot`, if any.
+        func value(at slot: Int) -> ScopedValue? {
+            guard instances.isEmpty else { return slot < instances.count ? instances[slot] : nil }
+            for entry in entries where entry.slot == slot { return entry.value }
+            return nil
+        }
+
         mutating func store(_ entry: Entry) {
             entries.append(entry)
+            if instances.isEmpty {
+                guard entries.count > Self.scanLimit else { return }
+                for earlier in entries { place(earlier) }
+            } else {
+                place(entry)
+            }
+        }
+
+        private mutating func place(_ entry: Entry) {
             if instances.count <= entry.slot { instances.append(contentsOf: repeatElement(nil, count: entry.slot + 1 - instances.count)) }
             instances[entry.slot] = entry.value
         }
@@ -57,7 +77,7 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
 
     /// The registry's lock: a cached resolve reads the registration and this scope's
     /// instance in one critical section.
-    private let lock: NSLock
+    private let lock: ScopeLock
     private var state = State()
     /// A live request scope's place among the registry's (`LiveScopes`), else -1.
     /// Guarded by the lock.
@@ -65,7 +85,7 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
     /// Runs with the lock held, once, when the scope ends (the registry forgets it).
     private let onEnd: @Sendable (Scope) -> Void
 
-    init(kind: ScopeKind, name: Name, owner: String, lock: NSLock = NSLock(), onEnd: @escaping @Sendable (Scope) -> Void = { _ in }) {
+    init(kind: ScopeKind, name: Name, owner: String, lock: ScopeLock = ScopeLock(), onEnd: @escaping @Sendable (Scope) -> Void = { _ in }) {
         self.kind = kind
         self.name = name
         self.owner = owner
@@ -92,7 +112,7 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
     /// The instance already made in `slot`, for a caller holding the shared lock (an ended
     /// scope holds none).
     func cachedValueLockHeld(_ slot: Int) -> ScopedValue? {
-        slot < state.instances.count ? state.instances[slot] : nil
+        state.value(at: slot)
     }
 
     /// Keeps `made` (a factory's instance, made outside the lock) for `slot`. When two
@@ -103,7 +123,7 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
     ) throws(ScopeError) -> ScopedValue {
         let kept: Result<ScopedValue, ScopeError> = withLock { state in
             if state.ended { return .failure(ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) ended while \(key) was being made")) }
-            if slot < state.instances.count, let winner = state.instances[slot] { return .success(winner) }
+            if let winner = state.value(at: slot) { return .success(winner) }
             state.store(Entry(slot: slot, name: key, provider: provider, value: made, release: release))
             return .success(made)
         }
@@ -125,7 +145,7 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
     ) async throws -> ScopedValue {
         let task: Task<ScopedValue, any Error> = try withLock { state in
             if state.ended { throw ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) has ended") }
-            if slot < state.instances.count, let existing = state.instances[slot] {
+            if let existing = state.value(at: slot) {
                 return Task { existing }
             }
             if let running = state.inFlight[slot] { return running }

@@ -77,7 +77,7 @@ public final class ScopeRegistry: @unchecked Sendable {
     }
 
     /// One lock for the registry and every scope it makes: a cached resolve takes it once.
-    private let lock = NSLock()
+    private let lock = ScopeLock()
     // @unchecked Sendable: `state` and `live` are only touched while `lock` is held.
     private var state = State()
     private let live = LiveScopes()
