@@ -144,7 +144,15 @@ public final class ModuleInstance {
         guard generation.handshake.functions.contains(.screenEvent) else { return }
         let (code, flag) = event.code
         let instance = live
+        // An event that calls nothing back leaves the last render standing, so the end of
+        // the operation need not render again (it would render the same tree).
+        let navigator = host?.navigator
+        let rendered = navigator?.freshlyRendered
+        let (callbacks, version) = (HostCallbackCount.current, rendered?.stateStorage.version)
         call(request: false) { plugin.screenEvent(instance, code: code, flag: flag) }
+        if let rendered, HostCallbackCount.current == callbacks, rendered.stateStorage.version == version, !rendered.isReleased {
+            navigator?.freshlyRendered = rendered
+        }
     }
 
     /// Delivers an action. Refused unless active: after deactivation the host makes no

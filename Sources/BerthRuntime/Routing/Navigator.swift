@@ -14,8 +14,9 @@ public final class Navigator {
     /// order once the host is back at top level, so a plugin is never re-entered mid-call.
     private var pendingWork: [() -> Void] = []
     private var topLevelDepth = 0
-    /// The module whose render was the last call into plugin code in this operation: the
-    /// visible screen need not be rendered again when the operation ends.
+    /// The module whose render was the last call into plugin code in this operation, or
+    /// was followed only by screen events that made no call to the host and left its
+    /// state alone: the visible screen need not be rendered again when the operation ends.
     weak var freshlyRendered: ModuleInstance?
     private var isDraining = false
     private unowned let host: BerthHost

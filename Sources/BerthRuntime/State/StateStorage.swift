@@ -20,7 +20,12 @@ public final class StateStorage {
         public var bytes: [UInt8]
     }
 
-    public internal(set) var slots: [Key: Slot] = [:]
+    public internal(set) var slots: [Key: Slot] = [:] {
+        didSet { version &+= 1 }
+    }
+    /// Changes with every change to `slots`: equal before and after a plugin call means
+    /// the call left this screen's state alone.
+    private(set) var version: UInt64 = 0
     private var marked: Set<Key>?
     /// The identity paths the plugin's binary trees defined for this instance, by id, and
     /// the id of each path (see `StateStorage+RenderPass.swift`).

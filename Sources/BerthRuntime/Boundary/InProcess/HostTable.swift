@@ -58,34 +58,36 @@ enum HostTable {
         return Storage(table: table)
     }()
 
+    /// Every entry but logging and a task's sleep and cancel check is counted first
+    /// (`HostCallbackCount`): those cannot change what a screen renders.
     private static func fill(_ table: UnsafeMutablePointer<berth_host_v1>) {
         table.pointee.log = { handle, level, message in
             guard let context = PluginContext.from(handle: handle), let message else { return }
             context.logger.log(level: HostTable.logLevel(level), "\(String(cString: message))")
         }
-        table.pointee.navigate = { HostServices.navigate($0, $1, $2, $3, $4, $5) }
-        table.pointee.observe_delegate = { HostServices.observeDelegate($0, $1, $2) }
-        table.pointee.send_delegate = { HostServices.sendDelegate($0, $1, $2, $3) }
-        table.pointee.context_observe = { HostServices.contextObserve($0, $1, $2) }
-        table.pointee.context_unobserve = { HostServices.contextUnobserve($0, $1, $2) }
-        table.pointee.context_send = { HostServices.contextSend($0, $1, $2, $3, $4) }
-        table.pointee.context_can_terminate = { HostServices.contextCanTerminate($0, $1) }
-        table.pointee.state_read = { HostServices.stateRead($0, $1, $2, $3, $4, $5) }
-        table.pointee.state_write = { HostServices.stateWrite($0, $1, $2, $3, $4, $5) }
-        table.pointee.persist_read = { HostServices.persistRead($0, $1, $2, $3) }
-        table.pointee.persist_write = { HostServices.persistWrite($0, $1, $2, $3) }
-        table.pointee.service_register = { HostServices.serviceRegister($0, $1, $2) }
-        table.pointee.service_resolve = { HostServices.serviceResolve($0, $1, $2, $3) }
-        table.pointee.session_begin = { HostServices.sessionBegin($0, $1, $2) }
-        table.pointee.session_end = { HostServices.sessionEnd($0, $1) }
-        table.pointee.task_start = { HostServices.taskStart($0, $1, $2, $3) }
-        table.pointee.task_cancel = { HostServices.taskCancel($0, $1) }
+        table.pointee.navigate = { HostCallbackCount.record(); return HostServices.navigate($0, $1, $2, $3, $4, $5) }
+        table.pointee.observe_delegate = { HostCallbackCount.record(); return HostServices.observeDelegate($0, $1, $2) }
+        table.pointee.send_delegate = { HostCallbackCount.record(); return HostServices.sendDelegate($0, $1, $2, $3) }
+        table.pointee.context_observe = { HostCallbackCount.record(); return HostServices.contextObserve($0, $1, $2) }
+        table.pointee.context_unobserve = { HostCallbackCount.record(); return HostServices.contextUnobserve($0, $1, $2) }
+        table.pointee.context_send = { HostCallbackCount.record(); return HostServices.contextSend($0, $1, $2, $3, $4) }
+        table.pointee.context_can_terminate = { HostCallbackCount.record(); return HostServices.contextCanTerminate($0, $1) }
+        table.pointee.state_read = { HostCallbackCount.record(); return HostServices.stateRead($0, $1, $2, $3, $4, $5) }
+        table.pointee.state_write = { HostCallbackCount.record(); return HostServices.stateWrite($0, $1, $2, $3, $4, $5) }
+        table.pointee.persist_read = { HostCallbackCount.record(); return HostServices.persistRead($0, $1, $2, $3) }
+        table.pointee.persist_write = { HostCallbackCount.record(); return HostServices.persistWrite($0, $1, $2, $3) }
+        table.pointee.service_register = { HostCallbackCount.record(); return HostServices.serviceRegister($0, $1, $2) }
+        table.pointee.service_resolve = { HostCallbackCount.record(); return HostServices.serviceResolve($0, $1, $2, $3) }
+        table.pointee.session_begin = { HostCallbackCount.record(); return HostServices.sessionBegin($0, $1, $2) }
+        table.pointee.session_end = { HostCallbackCount.record(); return HostServices.sessionEnd($0, $1) }
+        table.pointee.task_start = { HostCallbackCount.record(); return HostServices.taskStart($0, $1, $2, $3) }
+        table.pointee.task_cancel = { HostCallbackCount.record(); return HostServices.taskCancel($0, $1) }
         table.pointee.task_is_cancelled = { task in (ManagedTask.from(handle: task)?.isCancelled ?? true) ? 1 : 0 }
         table.pointee.task_sleep = { task, milliseconds in
             guard let task = ManagedTask.from(handle: task) else { return berth_status(BERTH_ERR_INVALID_ARGUMENT) }
             return berth_status(task.sleep(milliseconds: milliseconds) ? BERTH_OK : BERTH_ERR_CANCELLED)
         }
-        table.pointee.task_post = { HostServices.taskPost($0, $1, $2) }
+        table.pointee.task_post = { HostCallbackCount.record(); return HostServices.taskPost($0, $1, $2) }
     }
 
     /// A `BERTH_LOG_*` level as swift-log's.

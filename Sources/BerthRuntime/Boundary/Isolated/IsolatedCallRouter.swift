@@ -46,10 +46,16 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
     // MARK: IsolationChannelHandler
 
     func handle(_ request: IsolationRequest, on channel: IsolationChannel) -> IsolationReply {
-        MainActor.assumeIsolated { answer(request) }
+        HostCallbackCount.record()
+        return MainActor.assumeIsolated { answer(request) }
     }
 
     func receive(_ notification: IsolationNotification, on channel: IsolationChannel) {
+        // As in process: logging and a task's end cannot change what a screen renders.
+        switch notification {
+        case .log, .taskFinished: break
+        case .taskStarted, .stateWrite, .taskPost, .denied: HostCallbackCount.record()
+        }
         switch notification {
         case .log(let level, let message):
             logger.log(level: HostTable.logLevel(level), "\(message)")
