@@ -149,6 +149,25 @@ struct ContextDispatchTests {
         #expect(host.openRouters.count == 3, "context does not navigate")
     }
 
+    @Test("six observers up the tree all receive, nearest first, and the log names each one")
+    func sixObservers() throws {
+        let plugins = try ExamplePlugins.withRouteContext()
+        let host = plugins.host
+        var screens: [Router] = []
+        for _ in 0..<7 { screens.append(try host.push("counter")) }
+        let log = Log()
+        for screen in screens.dropFirst() { plugins.observe(on: screen, into: log) }
+        let sender = try #require(screens.last)
+        let delivery = host.sendContext(selection, payload: grace, from: sender)
+        // Past the four receivers kept inline, in order: ancestors nearest first, then the sender.
+        let expected = screens[1..<6].reversed().map(\.id) + [sender.id]
+        #expect(delivery.receivers == expected)
+        #expect(log.screens == expected.map(String.init))
+        let event = try #require(host.events.last { $0.message.hasPrefix("context \(selection)") })
+        #expect(event.subject == "screen \(sender.id)")
+        #expect(event.message == "context \(selection) → screen(s) " + expected.map(String.init).joined(separator: ", "))
+    }
+
     @Test("only the parent observes: it alone receives")
     func onlyParent() throws {
         let plugins = try ExamplePlugins.withRouteContext()
