@@ -49,8 +49,7 @@ struct LoaderTests {
 
     @Test("a hashing copy replaces a leftover file of the same name and hashes what it wrote")
     func hashingCopyReplacesLeftover() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("berth-copy-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try Self.scratchFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let source = folder + "/libThing.so", target = folder + "/gen-1-libThing.so"
         try Data("new bytes".utf8).write(to: URL(fileURLWithPath: source))
@@ -63,8 +62,7 @@ struct LoaderTests {
 
     @Test("a large library (hashed on a second thread while it is written) copies byte for byte with the one-pass digest")
     func hashingCopyOfLargeLibrary() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("berth-copy-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try Self.scratchFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let source = folder + "/libLarge.so", target = folder + "/gen-1-libLarge.so"
         var generator = SystemRandomNumberGenerator()
@@ -74,6 +72,13 @@ struct LoaderTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == Data(bytes))
         #expect(digest == HexDigest.sha256(bytes))
         #expect(throws: HashingCopy.Failure.self) { try HashingCopy.copy(from: source, to: folder + "/missing/gen-2-libLarge.so") }
+    }
+
+    /// A new empty folder for a copy test (the caller removes it).
+    private static func scratchFolder() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("berth-copy-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
     }
 
     @Test("a reload of the Swift plugin gives fresh globals")

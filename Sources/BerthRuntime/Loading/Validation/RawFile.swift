@@ -25,14 +25,18 @@ enum RawFile {
         kind(path) != nil
     }
 
-    /// The file's bytes, read to its end; nil when it cannot be opened or read (`errno`
-    /// says why), or when it is longer than `limit`.
+    /// The file's bytes, read to its end; nil when it cannot be opened or read, or when it
+    /// is longer than `limit` (`errno` says which: `ENOENT` for no file, `EFBIG` for too long).
     static func contents(_ path: String, limit: Int = .max) -> Data? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT != S_IFDIR else { return nil }
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        guard info.st_mode & S_IFMT != S_IFDIR else {
+            errno = EISDIR
+            return nil
+        }
         // The size is a hint: a file still being written is read to wherever its end is.
         var data = Data(count: max(Int(info.st_size), 0) + 1)
         var length = 0
@@ -47,7 +51,10 @@ enum RawFile {
             }
             if got == 0 { break }
             length += got
-            if length > limit { return nil }
+            if length > limit {
+                errno = EFBIG
+                return nil
+            }
         }
         data.count = length
         return data
