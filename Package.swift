@@ -36,6 +36,8 @@ let package = Package(
     ],
     targets: [
         .target(name: "CBerthSystem"),
+        // Only berth-worker links this: it defines open(2) for the whole process.
+        .target(name: "CBerthWorkerProc"),
         .systemLibrary(name: "CFFI", pkgConfig: "libffi", providers: [.apt(["libffi-dev"])]),
         // The REPL's line editor: libedit through its readline-compatible interface.
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
@@ -60,7 +62,10 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "berth", dependencies: ["BerthCLI"]),
-        .executableTarget(name: "berth-worker", dependencies: ["BerthRuntime", "CBerthSystem"]),
+        .executableTarget(
+            name: "berth-worker", dependencies: ["BerthRuntime", "CBerthSystem", "CBerthWorkerProc"],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=open"])]
+        ),
 
         // Plugins/ needs explicit paths: SwiftPM otherwise reserves it for package plugins.
         .target(name: "Counter", dependencies: [.product(name: "BerthSDK", package: "berthsdk")], path: "Plugins/Counter"),

@@ -79,6 +79,37 @@ struct SandboxTests {
         #expect(try errno(generation, "probe_signal", .int32(getpid())) == EPERM)
     }
 
+    @Test("a sandboxed Swift worker whose dispatch pool stays busy for seconds keeps running")
+    func busyDispatchPool() async throws {
+        // libdispatch's pool monitor reads /proc/<tid>/stat of its worker threads each
+        // second while work waits, and traps the process when that read is refused.
+        workspace.stage("stress.json") { $0["isolation"] = "process" }
+        let host = try workspace.makeHost()
+        try host.load("org.berth.stress")
+        let pool = try host.push("org.berth.stress/pool")
+        try host.send(screen: pool.id, action: "saturate", payload: [])
+        var text = ""
+        for _ in 0..<100 where text != "finished 8 of 8" && host.router(pool.id) != nil {
+            try await Task.sleep(for: .milliseconds(50))
+            text = (try? host.render(screen: pool.id))?.allNodes.first { $0.type == "Text" }?.fields["text"] ?? ""
+        }
+        #expect(text == "finished 8 of 8")
+        #expect(!host.events.contains { $0.kind == .crashed }, "\(host.events.filter { $0.kind == .crashed }.map(\.description))")
+        #expect(host.plugins["org.berth.stress"]?.state != .crashed)
+    }
+
+    @Test("the worker reads its own /proc entries and none of the host's")
+    func procIsReadOnlyAndScoped() throws {
+        let (_, generation) = try probe([])
+        #expect(try errno(generation, "probe_read", .string("/proc/self/stat")) == 0)
+        #expect(try errno(generation, "probe_read", .string("/proc/thread-self/stat")) == 0)
+        for entry in ["stat", "cmdline", "environ", "maps", "mem", "auxv", "fd/0"] {
+            let code = try errno(generation, "probe_read", .string("/proc/\(getpid())/\(entry)"))
+            #expect(code == EACCES, "/proc/<host>/\(entry): \(String(cString: strerror(code)))")
+        }
+        #expect(try errno(generation, "probe_write", .string("/proc/self/comm")) == EACCES)
+    }
+
     @Test("a manifest without capabilities gets no file or network grant beyond the sandbox's defaults")
     func undeclared() throws {
         let listener = try LoopbackListener()

@@ -31,7 +31,7 @@ enum WorkerSandbox {
         }
         let ruleset = berth_landlock_create(abi, policy.network ? 0 : 1)
         guard ruleset >= 0 else { throw Failure(message: "landlock_create_ruleset failed: \(errnoText(-ruleset))") }
-        let rules = (systemReadPaths + runtimeReadPaths() + policy.readPaths).map { ($0, Int32(BERTH_SANDBOX_READ)) }
+        let rules = (systemReadPaths + runtimeReadPaths() + [ownProcFolder] + policy.readPaths).map { ($0, Int32(BERTH_SANDBOX_READ)) }
             + policy.writePaths.map { ($0, Int32(BERTH_SANDBOX_READ_WRITE)) }
         for (path, kind) in rules {
             let status = berth_landlock_allow(ruleset, abi, path, kind)
@@ -45,6 +45,12 @@ enum WorkerSandbox {
         guard enforced == 0 else { throw Failure(message: "landlock_restrict_self failed: \(errnoText(enforced))") }
         return .enforced(landlockABI: abi)
     }
+
+    /// The worker's own `/proc/<pid>`, read-only: its threads, maps and status, and where
+    /// berth-worker's open(2) (CBerthWorkerProc) sends libdispatch's reads of
+    /// `/proc/<tid>/stat`. Nothing else of `/proc` is granted, so other processes'
+    /// entries, the host's included, stay closed.
+    private static var ownProcFolder: String { "/proc/\(getpid())" }
 
     /// The Swift runtime's folder and this executable, found from what is mapped now.
     private static func runtimeReadPaths() -> [String] {
