@@ -23,6 +23,10 @@ package protocol PluginConnection: AnyObject {
     func deactivate(_ instance: PluginInstanceID) throws(PluginCallError)
     func screenEvent(_ instance: PluginInstanceID, code: Int32, flag: Bool)
     func action(_ instance: PluginInstanceID, name: String, payload: [UInt8]) throws(PluginCallError)
+    /// An action after which the host renders this instance (the visible screen, at the end
+    /// of the operation): a connection may render it with the action and hand that tree to
+    /// the next `render` when nothing changed in between. By default, the plain action.
+    func action(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage) throws(PluginCallError)
     func delegateReceived(_ instance: PluginInstanceID, from child: Int, action: String, payload: [UInt8]) throws(PluginCallError)
     func contextReceived(_ instance: PluginInstanceID, type: String, payload: [UInt8]) throws(PluginCallError)
     /// One render pass; returns the view tree as the plugin wrote it. `state` is the
@@ -100,4 +104,10 @@ package enum GenerationEnding: Sendable, Equatable {
     case retired(bytes: Int)
     /// The worker process that held it exited; nothing of it was ever in the host.
     case workerEnded
+}
+
+extension PluginConnection {
+    package func action(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage) throws(PluginCallError) {
+        try action(instance, name: name, payload: payload)
+    }
 }

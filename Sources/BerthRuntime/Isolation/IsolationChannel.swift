@@ -72,6 +72,8 @@ public final class IsolationChannel: @unchecked Sendable {
     /// How many calls the reading thread is inside: 0 at top level, 1 in a handler serving
     /// a request that arrived during a call, and so on.
     public var callDepth: Int { stateLock.withLock { depth } }
+    /// How many calls this side has made so far (each is one round trip).
+    public var callsMade: UInt64 { stateLock.withLock { nextCallID - 1 } }
 
     /// Sends `request` and returns its reply, serving the peer's requests and notifications
     /// while it waits.

@@ -13,6 +13,9 @@ public enum IsolationReply: Sendable, Equatable {
     /// `create`'s outcome and, on success, the worker's token for the instance.
     case created(IsolationStatus, instance: UInt64)
     case rendered(IsolationRenderResult)
+    /// `actionThenRender`'s outcome: the action's status and, when the worker rendered after
+    /// it, that render's result, a failure included (nil: the host renders as usual).
+    case acted(IsolationStatus, render: IsolationRenderResult?)
     /// A status and the bytes written to the sink (save_state, state_read, persist_read).
     case bytes(IsolationStatus, [UInt8])
     /// `navigate`'s outcome and the screen id promised for a push or present (else 0).
@@ -27,7 +30,7 @@ public enum IsolationReply: Sendable, Equatable {
     /// The status this reply carries (`.ok` for results that cannot fail).
     public var status: IsolationStatus {
         switch self {
-        case .status(let status), .created(let status, _), .bytes(let status, _), .navigated(let status, _): status
+        case .status(let status), .created(let status, _), .bytes(let status, _), .navigated(let status, _), .acted(let status, _): status
         case .rendered(let result): result.status
         case .hello, .flag, .exported, .usage: .ok
         case .helloFailed(let error): .failure(Int(BERTH_ERR_FAILED), error.message)
@@ -48,6 +51,7 @@ public enum IsolationReply: Sendable, Equatable {
         case .exported: 108
         case .exportFailed: 109
         case .usage: 110
+        case .acted: 111
         }
     }
 
@@ -58,6 +62,7 @@ public enum IsolationReply: Sendable, Equatable {
                 + result.readMissing.reduce(0) { $0 + 8 + $1.identity.utf8.count }
                 + result.writes.reduce(0) { $0 + IsolationStateSlot.minimumWireSize + $1.key.identity.utf8.count + $1.bytes.count }
         case .bytes(let status, let bytes): 16 + status.message.utf8.count + bytes.count
+        case .acted(let status, let render): 32 + status.message.utf8.count + (render.map { 32 + $0.status.message.utf8.count + $0.tree.count } ?? 0)
         default: 64
         }
     }
@@ -75,6 +80,10 @@ public enum IsolationReply: Sendable, Equatable {
         case .exported(let value): value.write(to: &writer)
         case .exportFailed(let error): error.write(to: &writer)
         case .usage(let usage): writer.u64(usage.heapBytes); writer.u64(usage.cpuNanoseconds)
+        case .acted(let status, let render):
+            status.write(to: &writer)
+            writer.bool(render != nil)
+            render?.write(to: &writer)
         }
     }
 
@@ -92,6 +101,9 @@ public enum IsolationReply: Sendable, Equatable {
         case 108: reply = .exported(try FFIValue.read(from: &reader))
         case 109: reply = .exportFailed(try FFIError.read(from: &reader))
         case 110: reply = .usage(PluginResourceUsage(heapBytes: try reader.u64(), cpuNanoseconds: try reader.u64()))
+        case 111:
+            let status = try IsolationStatus.read(from: &reader)
+            reply = .acted(status, render: try reader.bool() ? try IsolationRenderResult.read(from: &reader) : nil)
         default: throw WireDecodingError(detail: "unknown reply op \(op)")
         }
         try reader.finish()

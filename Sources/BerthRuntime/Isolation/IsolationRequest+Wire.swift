@@ -10,6 +10,8 @@ extension IsolationRequest {
             writer.u64(instance); writer.i32(event); writer.bool(flag)
         case .action(let instance, let name, let payload):
             writer.u64(instance); writer.string(name); writer.data(payload)
+        case .actionThenRender(let instance, let name, let payload, let slots):
+            writer.u64(instance); writer.string(name); writer.data(payload); writer.list(slots) { $1.write(to: &$0) }
         case .delegateReceived(let instance, let child, let name, let payload):
             writer.u64(instance); writer.u64(child); writer.string(name); writer.data(payload)
         case .contextReceived(let instance, let type, let payload):
@@ -74,11 +76,11 @@ extension IsolationRequest {
         case 15: request = .shutdown
         case 16:
             let instance = try reader.u64()
-            let slots = try reader.list(minimumElementSize: RenderSlot.minimumWireSize) { reader throws(WireDecodingError) in
-                try RenderSlot.read(from: &reader)
-            }
-            request = .renderTree(instance: instance, slots: slots)
+            request = .renderTree(instance: instance, slots: try Self.renderSlots(from: &reader))
         case 17: request = .usage
+        case 18:
+            let (instance, name, payload) = (try reader.u64(), try reader.string(), try reader.data())
+            request = .actionThenRender(instance: instance, name: name, payload: payload, slots: try Self.renderSlots(from: &reader))
         case 32:
             request = .navigate(screen: try reader.u64(), kind: try reader.i32(), route: try reader.optionalString(), argument: try reader.data())
         case 33: request = .observeDelegate(screen: try reader.u64(), child: try reader.u64())
@@ -98,5 +100,9 @@ extension IsolationRequest {
         }
         try reader.finish()
         return request
+    }
+
+    private static func renderSlots(from reader: inout WireReader) throws(WireDecodingError) -> [RenderSlot] {
+        try reader.list(minimumElementSize: RenderSlot.minimumWireSize) { reader throws(WireDecodingError) in try RenderSlot.read(from: &reader) }
     }
 }

@@ -17,6 +17,10 @@ public enum IsolationRequest: Sendable, Equatable {
     /// A `BERTH_EVENT_*` with its flag. Reply: `.status`.
     case screenEvent(instance: UInt64, event: Int32, flag: Bool)
     case action(instance: UInt64, name: String, payload: [UInt8])
+    /// `action`, then, when the action made no call back to the host, one `render_tree`
+    /// pass of the same instance over `slots` (the screen's state, unchanged by the action),
+    /// so the render that follows an action costs no round trip of its own. Reply: `.acted`.
+    case actionThenRender(instance: UInt64, name: String, payload: [UInt8], slots: [RenderSlot])
     case delegateReceived(instance: UInt64, child: UInt64, name: String, payload: [UInt8])
     case contextReceived(instance: UInt64, type: String, payload: [UInt8])
     /// One render pass; `state_read` is served from `slots`. Reply: `.rendered`.
@@ -66,6 +70,7 @@ public enum IsolationRequest: Sendable, Equatable {
         case .deactivate: 5
         case .screenEvent: 6
         case .action: 7
+        case .actionThenRender: 18
         case .delegateReceived: 8
         case .contextReceived: 9
         case .render: 10
@@ -100,7 +105,7 @@ public enum IsolationRequest: Sendable, Equatable {
         case .activate: "activate"
         case .deactivate: "deactivate"
         case .screenEvent: "screen_event"
-        case .action: "action"
+        case .action, .actionThenRender: "action"
         case .delegateReceived: "delegate_received"
         case .contextReceived: "context_received"
         case .render: "render"
@@ -130,7 +135,8 @@ public enum IsolationRequest: Sendable, Equatable {
     var encodedSizeHint: Int {
         switch self {
         case .render(_, let slots): slots.reduce(16) { $0 + IsolationStateSlot.minimumWireSize + $1.key.identity.utf8.count + $1.bytes.count }
-        case .renderTree(_, let slots): slots.reduce(16) { $0 + RenderSlot.minimumWireSize + ($1.identity?.utf8.count ?? 0) + $1.bytes.count }
+        case .renderTree(_, let slots): Self.sizeHint(slots)
+        case .actionThenRender(_, let name, let payload, let slots): Self.sizeHint(slots) + name.utf8.count + payload.count
         case .create(_, let route, let bytes): 32 + route.utf8.count + bytes.count
         case .action(_, let name, let bytes), .delegateReceived(_, _, let name, let bytes), .contextReceived(_, let name, let bytes),
              .sendDelegate(_, let name, let bytes), .contextSend(_, let name, let bytes, _), .persistWrite(_, let name, let bytes):
@@ -138,5 +144,9 @@ public enum IsolationRequest: Sendable, Equatable {
         case .restoreState(_, let bytes), .navigate(_, _, _, let bytes): 64 + bytes.count
         default: 64
         }
+    }
+
+    private static func sizeHint(_ slots: [RenderSlot]) -> Int {
+        slots.reduce(32) { $0 + RenderSlot.minimumWireSize + ($1.identity?.utf8.count ?? 0) + $1.bytes.count }
     }
 }

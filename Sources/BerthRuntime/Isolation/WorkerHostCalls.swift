@@ -138,6 +138,7 @@ enum WorkerHostCalls {
                 return berth_status(BERTH_OK)
             }
             session.stateMirrors[screen.hostScreenID]?[slot.key] = slot
+            session.hostCallsMade += 1
             do throws(ChannelError) {
                 try session.channel.notify(.stateWrite(screen: screen.hostScreenID, slot: slot))
                 return berth_status(BERTH_OK)

@@ -65,12 +65,16 @@ extension WorkerSession {
             if let screenEvent = table.screen_event { HostCall.run { screenEvent(instance.pointer, event, flag ? 1 : 0) } }
             return .status(.ok)
         case .action(let token, let name, let payload):
-            guard let instance = instances[token] else { return .status(missing(token, request)) }
-            guard instance.isActive else {
-                return .status(.failure(Int(BERTH_ERR_STATE), "screen \(instance.screen.hostScreenID) is not active; actions go to active screens only"))
+            return .status(act(token, name: name, payload: payload, request: request, table: table, plugin: plugin).status)
+        case .actionThenRender(let token, let name, let payload, let slots):
+            let callsBefore = hostCallsMade
+            let (status, instance) = act(token, name: name, payload: payload, request: request, table: table, plugin: plugin)
+            // Only when the action left the host's side untouched (no navigation, no state
+            // written, nothing asked): then this render sees what the host's would.
+            guard status.isOK, hostCallsMade == callsBefore, let instance, instance.isActive, let renderTree = table.render_tree else {
+                return .acted(status, render: nil)
             }
-            guard let action = table.action else { return .status(unsupported(plugin, instance, "takes no actions")) }
-            return .status(deliver(payload) { bytes, error in action(instance.pointer, name, bytes, error) })
+            return .acted(status, render: render(instance, slots: slots, renderTree))
         case .delegateReceived(let token, let child, let name, let payload):
             guard let instance = instances[token] else { return .status(missing(token, request)) }
             guard instance.isActive else { return .status(.ok) }
@@ -89,14 +93,7 @@ extension WorkerSession {
             guard let renderTree = table.render_tree else {
                 return .rendered(IsolationRenderResult(status: unsupported(plugin, instance, "has no render_tree")))
             }
-            // The plugin reads its slots from the batch; a state_read or state_write it still
-            // makes goes to the host like any other call (so the host marks it for the GC:
-            // the mirror, which only the v1.0 render keeps, must not answer it).
-            stateMirrors[instance.screen.hostScreenID] = nil
-            var error = BerthErrorBuffer.make()
-            let collected = SinkBuffer()
-            let status = HostCall.run { RenderInput.with(slots) { input in collected.withSink { renderTree(instance.pointer, input, $0, &error) } } }
-            return .rendered(IsolationRenderResult(status: status == BERTH_OK ? .ok : Self.status(status, error), tree: status == BERTH_OK ? collected.bytes : []))
+            return .rendered(render(instance, slots: slots, renderTree))
         case .saveState(let token):
             guard let instance = instances[token] else { return .bytes(missing(token, request), []) }
             guard let save = table.save_state else { return .bytes(.ok, []) }
@@ -127,6 +124,32 @@ extension WorkerSession {
         }
         instance.cancelAllTasks()
         return status
+    }
+
+    typealias RenderTreeFunction = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<berth_render_input>?, UnsafePointer<berth_sink>?,
+                                                   UnsafeMutablePointer<berth_error>?) -> berth_status
+
+    /// Delivers an action to an active instance; returns the status and the instance.
+    private func act(_ token: UInt64, name: String, payload: [UInt8], request: IsolationRequest, table: berth_plugin_v1,
+                     plugin: WorkerPlugin) -> (status: IsolationStatus, instance: WorkerInstance?) {
+        guard let instance = instances[token] else { return (missing(token, request), nil) }
+        guard instance.isActive else {
+            return (.failure(Int(BERTH_ERR_STATE), "screen \(instance.screen.hostScreenID) is not active; actions go to active screens only"), instance)
+        }
+        guard let action = table.action else { return (unsupported(plugin, instance, "takes no actions"), instance) }
+        return (deliver(payload) { bytes, error in action(instance.pointer, name, bytes, error) }, instance)
+    }
+
+    /// One `render_tree` pass over the screen's `slots`.
+    private func render(_ instance: WorkerInstance, slots: [RenderSlot], _ renderTree: RenderTreeFunction) -> IsolationRenderResult {
+        // The plugin reads its slots from the batch; a state_read or state_write it still
+        // makes goes to the host like any other call (so the host marks it for the GC:
+        // the mirror, which only the v1.0 render keeps, must not answer it).
+        stateMirrors[instance.screen.hostScreenID] = nil
+        var error = BerthErrorBuffer.make()
+        let collected = SinkBuffer()
+        let status = HostCall.run { RenderInput.with(slots) { input in collected.withSink { renderTree(instance.pointer, input, $0, &error) } } }
+        return IsolationRenderResult(status: status == BERTH_OK ? .ok : Self.status(status, error), tree: status == BERTH_OK ? collected.bytes : [])
     }
 
     /// One render pass, its `state_read`s served from `slots`.

@@ -26,6 +26,10 @@ final class WorkerSession: IsolationChannelHandler {
     /// is still asked of the host, so a host that kept more (a render it could not use)
     /// answers as it would in process.
     var stateMirrors: [UInt64: [IsolationSlotKey: IsolationStateSlot]] = [:]
+    /// Calls the plugin made to the host (forwarded requests and `state_write`s outside a
+    /// render) so far: an action that made none leaves the host as it found it, so the
+    /// render after it can run here at once (`actionThenRender`).
+    var hostCallsMade = 0
     /// Set by `shutdown`: the serving loop ends after the reply went out.
     private(set) var isFinished = false
     /// The opaque `berth_plugin_handle *`: a token the plugin passes back, never read.
@@ -61,7 +65,7 @@ final class WorkerSession: IsolationChannelHandler {
         case .navigate, .observeDelegate, .sendDelegate, .contextObserve, .contextUnobserve, .contextSend,
              .contextCanTerminate, .stateRead, .persistRead, .persistWrite, .sessionBegin, .sessionEnd:
             return .status(.failure(Int(BERTH_ERR_UNSUPPORTED), "\(request.name) is served by the host, not by a worker"))
-        case .create, .destroy, .activate, .deactivate, .screenEvent, .action, .delegateReceived, .contextReceived,
+        case .create, .destroy, .activate, .deactivate, .screenEvent, .action, .actionThenRender, .delegateReceived, .contextReceived,
              .render, .renderTree, .saveState, .restoreState, .unload, .callExport:
             break
         }
@@ -143,6 +147,7 @@ final class WorkerSession: IsolationChannelHandler {
 
     /// Forwards a plugin's main-thread call to the host, on the current stack.
     func forward(_ request: IsolationRequest) throws(ChannelError) -> IsolationReply {
-        try channel.call(request)
+        hostCallsMade += 1
+        return try channel.call(request)
     }
 }

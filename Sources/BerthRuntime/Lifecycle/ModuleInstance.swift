@@ -42,7 +42,7 @@ public final class ModuleInstance {
     public let generation: PluginGeneration
     private var plugin: any PluginConnection { generation.connection }
     private var lifecycle: ModuleInstanceLifecycle
-    private var instance: PluginInstanceID?
+    private(set) var instance: PluginInstanceID?
     /// Kept alive while the plugin holds the handle (until `destroy`).
     private var handle: ScreenHandle?
     /// Managed tasks running for this screen in its plugin's worker (isolated plugins).
@@ -157,7 +157,9 @@ public final class ModuleInstance {
 
     /// Delivers an action. Refused unless active: after deactivation the host makes no
     /// interactor call into the instance.
-    func handle(action: String, payload: [UInt8]) throws(ScreenError) {
+    /// `renderFollows`: the host renders this instance when the operation ends (it is the
+    /// visible screen), so the connection may render it along with the action.
+    func handle(action: String, payload: [UInt8], renderFollows: Bool = false) throws(ScreenError) {
         guard lifecycle.isActive else {
             throw ScreenError(.lifecycle, screen: id, "screen \(id) is \(state.rawValue); actions go to active screens only")
         }
@@ -165,8 +167,13 @@ public final class ModuleInstance {
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) takes no actions")
         }
         let instance = live
+        let storage = renderFollows && canRender ? stateStorage : nil
         try deliver("action '\(action)' failed", "action '\(action)'") { () throws(PluginCallError) in
-            try plugin.action(instance, name: action, payload: payload)
+            if let storage {
+                try plugin.action(instance, name: action, payload: payload, renderingAfterwards: storage)
+            } else {
+                try plugin.action(instance, name: action, payload: payload)
+            }
         }
     }
 

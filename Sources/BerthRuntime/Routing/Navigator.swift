@@ -315,7 +315,9 @@ public final class Navigator {
     public func send(screen id: Int, action: String, payload: [UInt8]) throws(ScreenError) {
         try topLevel { () throws(ScreenError) in
             guard let module = router(id)?.module else { throw ScreenError(.noSuchScreen, screen: id, "no open screen \(id)") }
-            try module.handle(action: action, payload: payload)
+            // The outermost operation on the visible screen: `refreshVisibleScreen` renders it next.
+            let renderFollows = topLevelDepth == 1 && visibleRouter?.module === module
+            try module.handle(action: action, payload: payload, renderFollows: renderFollows)
         }
     }
 

@@ -34,20 +34,38 @@ extension StateStorage {
                 return nil
             }
             let header = try BinaryViewTree.header(bytes)
-            var paths = header.reset ? [] : identityPaths
-            guard header.definitions.isEmpty || Int(header.firstDefinition) == paths.count else {
-                throw ViewTreeError("its first new identity is \(header.firstDefinition), but \(paths.count) are defined")
-            }
-            paths.append(contentsOf: header.definitions)
+            let paths = try identityPaths(definedBy: header)
             let tree = try BinaryViewTree(bytes: bytes, header: header, paths: paths)
-            if header.reset { identityIDs.removeAll(keepingCapacity: true) }
-            for (offset, path) in header.definitions.enumerated() {
-                identityIDs[path] = header.firstDefinition + UInt32(offset)
-            }
-            identityPaths = paths
+            takeDefinitions(of: header, paths: paths)
             endRenderPass(alive: header.alive)
             return tree.nodeCount > 0 ? ViewTree(binary: tree) : nil
         }
+    }
+
+    /// Takes in the identities a binary tree defines without using the tree or collecting
+    /// (a render made ahead of an action's refresh that the host did not use): the plugin
+    /// has sent them, and its next tree names them by number.
+    func takeDefinitions(of bytes: [UInt8]) throws(ViewTreeError) {
+        guard !bytes.isEmpty else { return }
+        let header = try BinaryViewTree.header(bytes)
+        takeDefinitions(of: header, paths: try identityPaths(definedBy: header))
+    }
+
+    private func identityPaths(definedBy header: BinaryViewTree.Header) throws(ViewTreeError) -> [String] {
+        var paths = header.reset ? [] : identityPaths
+        guard header.definitions.isEmpty || Int(header.firstDefinition) == paths.count else {
+            throw ViewTreeError("its first new identity is \(header.firstDefinition), but \(paths.count) are defined")
+        }
+        paths.append(contentsOf: header.definitions)
+        return paths
+    }
+
+    private func takeDefinitions(of header: BinaryViewTree.Header, paths: [String]) {
+        if header.reset { identityIDs.removeAll(keepingCapacity: true) }
+        for (offset, path) in header.definitions.enumerated() {
+            identityIDs[path] = header.firstDefinition + UInt32(offset)
+        }
+        identityPaths = paths
     }
 
     /// Drops every batch slot whose bit in `alive` is clear, unless a `state_read` or

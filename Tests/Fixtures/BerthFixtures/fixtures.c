@@ -19,6 +19,7 @@ static volatile int32_t task_runs_finished;     /* task bodies that returned */
 typedef struct fixture_instance {
     berth_screen_handle *screen;
     char route[32];
+    int render_fails; /* set by the action "break-render" (render-tree table) */
 } fixture_instance;
 
 /* A task that sleeps until cancelled. */
@@ -100,6 +101,45 @@ FIXTURE_TABLE(short_table, offsetof(berth_plugin_v1, create), BERTH_ABI_VERSION,
 FIXTURE_TABLE(wrong_id_table, sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.somebody-else");
 FIXTURE_TABLE(newer_minor_table, sizeof(berth_plugin_v1), BERTH_MAKE_ABI_VERSION(1, 7), "org.berth.fixtures");
 
+/*
+ * A table that renders through render_tree (an empty tree: "no tree") and counts its
+ * passes, for the tests of the action and render in one round trip. Actions: "bump" does
+ * nothing, "fail" fails, "break-render" makes every later render fail, "write" writes a
+ * state slot (a call back to the host).
+ */
+static int32_t tree_renders;
+
+static berth_status fx_render_tree(berth_instance *opaque, const berth_render_input *input, const berth_sink *out, berth_error *error) {
+    fixture_instance *instance = opaque;
+    (void)input; (void)out;
+    tree_renders++;
+    if (instance->render_fails) return berth_error_set(error, BERTH_ERR_FAILED, "fixture: render refused after 'break-render'");
+    return BERTH_OK;
+}
+
+static berth_status fx_action(berth_instance *opaque, const char *name, berth_bytes payload, berth_error *error) {
+    fixture_instance *instance = opaque;
+    (void)payload;
+    if (strcmp(name, "bump") == 0) return BERTH_OK;
+    if (strcmp(name, "fail") == 0) return berth_error_set(error, BERTH_ERR_FAILED, "fixture: action 'fail' fails");
+    if (strcmp(name, "break-render") == 0) {
+        instance->render_fails = 1;
+        return BERTH_OK;
+    }
+    if (strcmp(name, "write") == 0) {
+        const uint8_t value = 7;
+        return fixture_host->state_write(instance->screen, "Fixture", 0, 1, (berth_bytes){&value, 1}, error);
+    }
+    return berth_error_set(error, BERTH_ERR_NOT_FOUND, "fixture: no such action");
+}
+
+int32_t fx_tree_renders(void) { return tree_renders; }
+
+static const berth_plugin_v1 render_tree_table = {
+    .struct_size = sizeof(berth_plugin_v1), .abi_version = BERTH_ABI_VERSION, .plugin_id = "org.berth.fixtures",
+    .create = fx_create, .destroy = fx_destroy, .activate = fx_activate, .action = fx_action, .render_tree = fx_render_tree,
+};
+
 /* A table from a future minor revision: v1.0's fields, then fields this host never reads. */
 typedef struct {
     berth_plugin_v1 base;
@@ -126,6 +166,11 @@ const berth_plugin_v1 *fixture_entry_ok(const berth_host_v1 *host, berth_plugin_
     /* A host table must follow the versioning rule too: refuse one without a log function. */
     if (host == NULL || !BERTH_HAS_FIELD(berth_host_v1, host, log)) return NULL;
     return &ok_table;
+}
+const berth_plugin_v1 *fixture_entry_render_tree(const berth_host_v1 *host, berth_plugin_handle *plugin) {
+    (void)plugin;
+    fixture_host = host;
+    return &render_tree_table;
 }
 const berth_plugin_v1 *fixture_entry_too_new(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &too_new_table; }
 const berth_plugin_v1 *fixture_entry_too_old(const berth_host_v1 *h, berth_plugin_handle *p) { (void)h; (void)p; return &too_old_table; }

@@ -30,6 +30,14 @@ final class IsolatedPlugin: PluginConnection {
     private var monitor: Task<Void, Never>?
     /// Told once, on the main actor, when the worker fails.
     var onFailure: ((WorkerFailure) -> Void)?
+    /// The render the worker made with the last action, until the host renders (or any
+    /// other call makes it stale).
+    private var prerendered: PrerenderedTree?
+    /// How many of the host's renders used a render made with an action (no round trip of
+    /// their own); for tests.
+    private(set) var renderTreesTakenFromActions = 0
+    /// How many calls the host has made to the worker (each one round trip); for tests.
+    var callsMade: UInt64 { worker.channel.callsMade }
 
     /// Takes a worker (a waiting one when `keepWorkerReady`, see `WorkerPool`), hands it the
     /// shadow copy and waits for its handshake.
@@ -133,6 +141,20 @@ final class IsolatedPlugin: PluginConnection {
         try check(.action(instance: UInt64(instance.rawValue), name: name, payload: payload))
     }
 
+    /// One round trip for the action and the render after it: when the action called nothing
+    /// back in the host, the worker renders right after it, and the result (a failed render
+    /// included) waits here for the host's `render` of this instance.
+    func action(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage) throws(PluginCallError) {
+        guard handshake.functions.contains(.renderTree) else { return try action(instance, name: name, payload: payload) }
+        discardPrerenderedTree()
+        let slots = state.renderSlots()
+        let batchKeys = state.batchKeys
+        let reply = try call(.actionThenRender(instance: UInt64(instance.rawValue), name: name, payload: payload, slots: slots))
+        guard case .acted(let status, let render) = reply, status.isOK else { throw Self.failure(reply.status) }
+        guard let render else { return }
+        prerendered = PrerenderedTree(instance: instance, storage: state, version: state.version, batchKeys: batchKeys, result: render)
+    }
+
     func delegateReceived(_ instance: PluginInstanceID, from child: Int, action: String, payload: [UInt8]) throws(PluginCallError) {
         try check(.delegateReceived(instance: UInt64(instance.rawValue), child: UInt64(child), name: action, payload: payload))
     }
@@ -144,6 +166,14 @@ final class IsolatedPlugin: PluginConnection {
     /// One round trip: the instance's slots go with the request; the reply says which were
     /// read (they stay alive in this pass) and what was written.
     func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> RenderedTree {
+        if let ready = prerendered, ready.instance == instance, ready.storage === state, ready.version == state.version {
+            prerendered = nil
+            renderTreesTakenFromActions += 1
+            state.batchKeys = ready.batchKeys
+            guard ready.result.status.isOK else { throw Self.failure(ready.result.status) }
+            return .binary(ready.result.tree)
+        }
+        discardPrerenderedTree()
         if handshake.functions.contains(.renderTree) {
             let reply = try call(.renderTree(instance: UInt64(instance.rawValue), slots: state.renderSlots()))
             guard case .rendered(let result) = reply else { throw Self.failure(reply.status) }
@@ -215,6 +245,7 @@ final class IsolatedPlugin: PluginConnection {
     // MARK: Calls and failure
 
     private func call(_ request: IsolationRequest) throws(PluginCallError) -> IsolationReply {
+        discardPrerenderedTree()
         if let failure { throw PluginCallError(status: Int32(BERTH_ERR_FAILED), message: failure.message) }
         do {
             return try worker.channel.call(request)
@@ -222,6 +253,15 @@ final class IsolatedPlugin: PluginConnection {
             let failure = fail(error)
             throw PluginCallError(status: Int32(BERTH_ERR_FAILED), message: failure.message)
         }
+    }
+
+    /// Any call into the worker may change what the plugin renders: a tree made before it
+    /// is not used, but the identities it defined are taken in (the plugin has sent them).
+    private func discardPrerenderedTree() {
+        guard let stale = prerendered else { return }
+        prerendered = nil
+        guard stale.result.status.isOK else { return }
+        try? stale.storage.takeDefinitions(of: stale.result.tree)
     }
 
     private func check(_ request: IsolationRequest) throws(PluginCallError) {
@@ -314,4 +354,16 @@ struct WorkerFailure: Sendable, Equatable {
     var message: String {
         "the worker of \(plugin) crashed (\(reason))" + (fatalLine.map { ": \($0)" } ?? "")
     }
+}
+
+/// A tree rendered in the worker right after an action, for the host's next render of the
+/// same instance while its state storage is as the action left it.
+struct PrerenderedTree {
+    let instance: PluginInstanceID
+    let storage: StateStorage
+    let version: UInt64
+    /// The storage's slots in the order the worker's batch had them (for the GC bitmap).
+    let batchKeys: [StateStorage.Key]
+    /// The worker's render: its tree, or its failure (reported as the host's render's).
+    let result: IsolationRenderResult
 }
