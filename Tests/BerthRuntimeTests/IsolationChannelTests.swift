@@ -24,8 +24,12 @@ extension IsolationWorkerTests {
                 .contextSend(screen: 1, type: "t", payload: [1], mode: 1), .contextCanTerminate(screen: 1, type: "t"),
                 .stateRead(screen: 1, key: slot.key, fingerprint: 5), .persistRead(screen: 1, key: "k"),
                 .persistWrite(screen: 1, key: "k", value: [1]), .sessionBegin(id: "s"), .sessionEnd,
+                .actionThenRender(instance: 6, name: "n", payload: [1], slots: [
+                    RenderSlot(identityID: 3, identity: nil, index: 1, fingerprint: 9, bytes: [4]),
+                    RenderSlot(identityID: RenderSlot.unknownIdentity, identity: "S/Text", index: 0, fingerprint: 2, bytes: []),
+                ]),
             ]
-            #expect(Set(requests.map(\.op)).count == 27, "each case has its own op")
+            #expect(Set(requests.map(\.op)).count == 28, "each case has its own op")
             for request in requests {
                 var writer = WireWriter()
                 request.write(to: &writer)
@@ -38,6 +42,8 @@ extension IsolationWorkerTests {
                 .helloFailed(LoaderError(.dlopenFailed, plugin: "p", "gone")), .created(.ok, instance: 3),
                 .rendered(IsolationRenderResult(status: .ok, tree: [1, 2], readSlots: [0, 4], readMissing: [slot.key], writes: [slot])),
                 .bytes(.ok, [1]), .navigated(.ok, screen: 7), .flag(true), .exported(.string("x")), .exportFailed(FFIError(.arity, "two")),
+                .acted(.failure(2, "no"), render: nil), .acted(.ok, render: IsolationRenderResult(status: .ok, tree: [5])),
+                .acted(.ok, render: IsolationRenderResult(status: .failure(2, "render refused"))),
             ]
             for reply in replies {
                 var writer = WireWriter()
