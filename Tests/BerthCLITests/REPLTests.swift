@@ -8,7 +8,7 @@ struct REPLTests {
     private func host(in workspace: PluginWorkspace) throws -> TerminalSession {
         workspace.stage("counter.json")
         let terminal = try TerminalSession(["run", "--plugins", "plugins", "--no-socket", "--state-dir", "state"], in: workspace.root)
-        #expect(terminal.waitFor("berth> "), "\(terminal.screen)")
+        try #require(terminal.waitFor("berth> "), "\(terminal.screen)\n\(terminal.diagnosis())")
         return terminal
     }
 

@@ -90,6 +90,36 @@ public final class TerminalSession {
         }
     }
 
+    /// What the program is doing, for a failure message when it printed nothing expected:
+    /// each thread's state and kernel wait channel, and, where gdb is installed, each
+    /// thread's stack (a program that never reaches its prompt says where it stopped).
+    public func diagnosis() -> String {
+        var lines = ["berth pid \(pid):"]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for task in tasks.sorted() {
+            let folder = "/proc/\(pid)/task/\(task)"
+            let stat = (try? String(contentsOfFile: folder + "/stat", encoding: .utf8)) ?? "?"
+            // The state is the field after the parenthesised command name.
+            let state = stat.split(separator: ")").last?.split(separator: " ").first.map(String.init) ?? "?"
+            let channel = (try? String(contentsOfFile: folder + "/wchan", encoding: .utf8)) ?? "?"
+            lines.append("  thread \(task) state \(state) waiting in \(channel)")
+        }
+        let gdb = "/usr/bin/gdb"
+        guard FileManager.default.isExecutableFile(atPath: gdb) else { return lines.joined(separator: "\n") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: gdb)
+        process.arguments = ["-p", "\(pid)", "-batch", "-ex", "thread apply all bt 30"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        if (try? process.run()) != nil {
+            let text = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            lines.append(String(decoding: text, as: UTF8.self))
+        }
+        return lines.joined(separator: "\n")
+    }
+
     /// Where the screen's text ends now (for `waitFor(_:since:)`).
     public var mark: Int { bytes.count }
 
