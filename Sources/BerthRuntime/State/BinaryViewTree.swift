@@ -4,8 +4,6 @@ internal import CBerth
 /// bytes the plugin wrote plus where its nodes start: a render pass builds no node objects.
 /// `ViewNode`s are made only when someone looks (`screen`, input, tests).
 struct BinaryViewTree: Sendable {
-    /// One node's fixed part: kind, field bits, two zero bytes, identity, child count.
-    private static let nodeHeaderSize = 12
     private static let knownKinds: ClosedRange<UInt8> = UInt8(BERTH_VIEW_VSTACK)...UInt8(BERTH_VIEW_STEPPER)
     private static let knownFields = UInt8(BERTH_VIEW_FIELD_TEXT | BERTH_VIEW_FIELD_LABEL | BERTH_VIEW_FIELD_IS_ON | BERTH_VIEW_FIELD_VALUE | BERTH_VIEW_FIELD_BRANCH)
 
@@ -61,42 +59,40 @@ struct BinaryViewTree: Sendable {
     /// Checks every node against `paths` (the identities known once the header's
     /// definitions are in) and collects the branches.
     init(bytes: [UInt8], header: Header, paths: [String]) throws(ViewTreeError) {
-        var reader = TreeReader(bytes: bytes, offset: header.nodesStart)
-        var branches: [String: Bool] = [:]
-        // Children still expected at each open level; the root level expects one node.
-        var open: [Int] = [header.nodeCount > 0 ? 1 : 0]
-        for index in 0..<header.nodeCount {
-            while open.last == 0 { open.removeLast() }
-            guard !open.isEmpty else { throw ViewTreeError("node \(index) lies outside the tree (child counts add up to fewer nodes)") }
-            open[open.count - 1] -= 1
-            let kind = try reader.u8("node kind")
-            let fields = try reader.u8("node fields")
-            try reader.skip(2, "node")
-            let identity = Int(try reader.u32("node identity"))
-            let children = Int(try reader.u32("child count"))
-            guard Self.knownKinds.contains(kind) else { throw ViewTreeError("node \(index) has unknown kind \(kind)") }
-            guard fields & ~Self.knownFields == 0 else { throw ViewTreeError("node \(index) has unknown field bits \(fields)") }
-            guard identity < paths.count else { throw ViewTreeError("node \(index) names identity \(identity), which no tree defined") }
-            let branch = try Self.skipFields(fields, &reader)
-            if kind == UInt8(BERTH_VIEW_IF), let branch, branches[paths[identity]] == nil { branches[paths[identity]] = branch }
-            if children > 0 { open.append(children) }
-        }
-        guard open.allSatisfy({ $0 == 0 }) else { throw ViewTreeError("the child counts announce more nodes than the tree holds") }
-        guard reader.offset == bytes.count else { throw ViewTreeError("\(bytes.count - reader.offset) byte(s) follow the last node") }
+        let checked = bytes.withUnsafeBytes { Self.checkNodes(NodeReader(bytes: $0, offset: header.nodesStart), count: header.nodeCount, paths: paths) }
         self.bytes = bytes
         self.paths = paths
         self.nodesStart = header.nodesStart
         self.nodeCount = header.nodeCount
-        self.branches = branches
+        self.branches = try checked.get()
     }
 
-    /// Skips a node's fields; returns its branch field.
-    private static func skipFields(_ fields: UInt8, _ reader: inout TreeReader) throws(ViewTreeError) -> Bool? {
-        if fields & UInt8(BERTH_VIEW_FIELD_TEXT) != 0 { try reader.skip(Int(try reader.u32("text length")), "text") }
-        if fields & UInt8(BERTH_VIEW_FIELD_LABEL) != 0 { try reader.skip(Int(try reader.u32("label length")), "label") }
-        if fields & UInt8(BERTH_VIEW_FIELD_IS_ON) != 0 { try reader.skip(1, "isOn") }
-        if fields & UInt8(BERTH_VIEW_FIELD_VALUE) != 0 { try reader.skip(8, "value") }
-        return fields & UInt8(BERTH_VIEW_FIELD_BRANCH) != 0 ? try reader.u8("branch") != 0 : nil
+    /// The check of every node, over the tree's bytes in place: the render pass's hot loop
+    /// (10,000 nodes in P5), so each node's fixed part is read with one bounds check.
+    private static func checkNodes(_ reader: NodeReader, count nodeCount: Int, paths: [String]) -> Result<[String: Bool], ViewTreeError> {
+        var reader = reader
+        var branches: [String: Bool] = [:]
+        // Children still expected at each open level; the root level expects one node.
+        var open: [Int] = [nodeCount > 0 ? 1 : 0]
+        do throws(ViewTreeError) {
+            for index in 0..<nodeCount {
+                while let last = open.last, last == 0 { open.removeLast() }
+                guard !open.isEmpty else { throw ViewTreeError("node \(index) lies outside the tree (child counts add up to fewer nodes)") }
+                open[open.count - 1] -= 1
+                let node = try reader.nodeHeader()
+                guard Self.knownKinds.contains(node.kind) else { throw ViewTreeError("node \(index) has unknown kind \(node.kind)") }
+                guard node.fields & ~Self.knownFields == 0 else { throw ViewTreeError("node \(index) has unknown field bits \(node.fields)") }
+                guard node.identity < paths.count else { throw ViewTreeError("node \(index) names identity \(node.identity), which no tree defined") }
+                let branch = try reader.skipFields(node.fields)
+                if node.kind == UInt8(BERTH_VIEW_IF), let branch, branches[paths[node.identity]] == nil { branches[paths[node.identity]] = branch }
+                if node.children > 0 { open.append(node.children) }
+            }
+            guard open.allSatisfy({ $0 == 0 }) else { throw ViewTreeError("the child counts announce more nodes than the tree holds") }
+            guard reader.offset == reader.bytes.count else { throw ViewTreeError("\(reader.bytes.count - reader.offset) byte(s) follow the last node") }
+        } catch {
+            return .failure(error)
+        }
+        return .success(branches)
     }
 
     /// The root node, with every node below it.
@@ -184,5 +180,69 @@ private struct TreeReader {
         guard count >= 0, bytes.count - offset >= count else {
             throw ViewTreeError("it ends inside the \(what) at byte \(offset) of \(bytes.count)")
         }
+    }
+}
+
+/// The node check's reads, over the bytes in place. A node's fixed part (kind, field bits,
+/// two zero bytes, identity, child count) takes one bounds check; a failure names the field
+/// the tree ends inside, as `TreeReader` does.
+private struct NodeReader {
+    let bytes: UnsafeRawBufferPointer
+    var offset: Int
+
+    struct NodeHeader {
+        var kind: UInt8
+        var fields: UInt8
+        var identity: Int
+        var children: Int
+    }
+
+    @inline(__always)
+    mutating func nodeHeader() throws(ViewTreeError) -> NodeHeader {
+        guard bytes.count - offset >= 12 else { throw endsInsideNodeHeader() }
+        let word = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+        let identity = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+        let children = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self))
+        offset += 12
+        return NodeHeader(kind: UInt8(truncatingIfNeeded: word), fields: UInt8(truncatingIfNeeded: word >> 8),
+                          identity: Int(identity), children: Int(children))
+    }
+
+    /// Skips a node's fields; returns its branch field.
+    @inline(__always)
+    mutating func skipFields(_ fields: UInt8) throws(ViewTreeError) -> Bool? {
+        if fields & UInt8(BERTH_VIEW_FIELD_TEXT) != 0 { try skip(Int(try u32("text length")), "text") }
+        if fields & UInt8(BERTH_VIEW_FIELD_LABEL) != 0 { try skip(Int(try u32("label length")), "label") }
+        if fields & UInt8(BERTH_VIEW_FIELD_IS_ON) != 0 { try skip(1, "isOn") }
+        if fields & UInt8(BERTH_VIEW_FIELD_VALUE) != 0 { try skip(8, "value") }
+        guard fields & UInt8(BERTH_VIEW_FIELD_BRANCH) != 0 else { return nil }
+        guard offset < bytes.count else { throw endsInside("branch") }
+        defer { offset += 1 }
+        return bytes[offset] != 0
+    }
+
+    @inline(__always)
+    private mutating func u32(_ what: StaticString) throws(ViewTreeError) -> UInt32 {
+        guard bytes.count - offset >= 4 else { throw endsInside(what) }
+        defer { offset += 4 }
+        return UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    @inline(__always)
+    private mutating func skip(_ count: Int, _ what: StaticString) throws(ViewTreeError) {
+        guard bytes.count - offset >= count else { throw endsInside(what) }
+        offset += count
+    }
+
+    @inline(never)
+    private func endsInside(_ what: StaticString) -> ViewTreeError {
+        ViewTreeError("it ends inside the \(what) at byte \(offset) of \(bytes.count)")
+    }
+
+    /// The field of the fixed part the bytes end inside.
+    @inline(never)
+    private func endsInsideNodeHeader() -> ViewTreeError {
+        let left = bytes.count - offset
+        return endsInside(left < 1 ? "node kind" : left < 2 ? "node fields" : left < 4 ? "node" : left < 8 ? "node identity" : "child count")
     }
 }
