@@ -97,6 +97,12 @@ struct ScopeTests {
         registry.beginSession("carol")
         #expect(registry.currentSession?.id == "carol")
         #expect(registry.liveScopes.filter { $0.kind == .session }.map(\.id) == ["carol"])
+        // The cached path follows the session in force, never the one it replaced.
+        let carol = try registry.resolve(Probe.self)
+        #expect(carol !== bob && carol.name != bob.name)
+        #expect(try registry.resolve(Probe.self) === carol)
+        registry.endSession()
+        #expect(throws: ScopeError.self) { try registry.resolve(Probe.self) }
     }
 
     @Test("1,000 concurrent requests each see exactly one instance of their own and none of another's")

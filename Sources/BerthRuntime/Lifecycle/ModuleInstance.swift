@@ -1,13 +1,14 @@
 
 /// What a `berth_screen_handle *` points to: the way back from a plugin's call to the
 /// screen it is about. Only touched on the main actor. Valid from `create` until `destroy`
-/// (berth.h); the references inside are weak so a screen closed in between is seen as gone.
+/// (berth.h); a screen closed in between is seen as gone.
 @MainActor
 package final class ScreenHandle {
     /// Set once `create` returned; nil while the plugin is still creating the instance.
     weak var module: ModuleInstance?
     /// Known before `create` runs, so a screen can register observers from its initializer.
-    weak var router: Router?
+    /// `unowned`, as `ModuleInstance.router` is (see there), and cleared with it.
+    unowned(safe) var router: Router?
     weak var host: BerthHost?
     /// The registry and this screen's scope: immutable and thread-safe, so
     /// `service_resolve` (callable from any thread) reads them without the main actor.
@@ -50,7 +51,9 @@ public final class ModuleInstance {
     /// The handle plugin → host calls name this screen by, while it is open.
     var screenHandle: ScreenHandle? { handle }
     /// The router holding this screen, for the plugin's navigation and delegate requests.
-    weak var router: Router?
+    /// `unowned`, not `weak`, so routers carry no side table (see `Router.parent`): the
+    /// router clears it when it lets go of this instance's interactor, or is freed with it.
+    private(set) unowned(safe) var router: Router?
     /// The host, for requests that reach beyond this screen.
     weak var host: BerthHost?
     /// Whether the screen has appeared in its container (for `isPresentedInitially`).
@@ -94,6 +97,12 @@ public final class ModuleInstance {
         self.handle = handle
         handle.module = self
         host?.navigator.liveScreens += 1
+    }
+
+    /// Its router let go of it (released, reloaded, or freed): the links back are cleared.
+    func routerLetGo() {
+        router = nil
+        handle?.router = nil
     }
 
     /// The instance, while it exists (from create until release).
@@ -303,6 +312,7 @@ public final class ModuleInstance {
         screenScope?.end()
         stateStorage.removeAll()
         lastTree = nil
+        if let navigator = host?.navigator, navigator.freshlyRendered === self { navigator.freshlyRendered = nil }
         handle?.module = nil
         handle = nil
     }

@@ -17,7 +17,9 @@ public final class Navigator {
     /// The module whose render was the last call into plugin code in this operation, or
     /// was followed only by screen events that made no call to the host and left its
     /// state alone: the visible screen need not be rendered again when the operation ends.
-    weak var freshlyRendered: ModuleInstance?
+    /// Held strongly (a weak reference would give every instance a side table, and slow
+    /// each of its retains): cleared when the operation ends and when the instance is released.
+    var freshlyRendered: ModuleInstance?
     private var isDraining = false
     private unowned let host: BerthHost
 
@@ -38,11 +40,18 @@ public final class Navigator {
     /// launch stack; nil when nothing is open. A modal covers its whole stack, even when
     /// a screen was pushed under it after it was presented.
     public var visibleRouter: Router? {
+        // Plain loops: a main-actor closure handed to `last(where:)` checks its executor on
+        // every call (a tenth of a context dispatch, which ends with this lookup).
         var stack = launchStack
-        while let presented = stack.routers.last(where: { $0.presentedStack?.top != nil })?.presentedStack {
-            stack = presented
+        search: while true {
+            for router in stack.routers.reversed() {
+                if let presented = router.presentedStack, presented.top != nil {
+                    stack = presented
+                    continue search
+                }
+            }
+            return stack.top
         }
-        return stack.top
     }
 
     /// Every open screen's router, the launch router's descendants in tree order.
@@ -367,6 +376,7 @@ public final class Navigator {
             if topLevelDepth == 0 {
                 drainPendingWork()
                 refreshVisibleScreen()
+                freshlyRendered = nil
             }
         }
         return try body()

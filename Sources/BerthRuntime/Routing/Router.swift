@@ -18,8 +18,11 @@ public final class Router {
     /// The plugin and route of the screen (empty for the launch router).
     public let pluginID: String
     public let route: String
-    /// The screen's interactor; replaced in place when its plugin reloads.
-    public internal(set) var interactor: Interactor?
+    /// The screen's interactor; replaced in place when its plugin reloads. The instance it
+    /// lets go of forgets this router.
+    public internal(set) var interactor: Interactor? {
+        didSet { if oldValue !== interactor { oldValue?.module.routerLetGo() } }
+    }
     /// The router this one is attached under. `unowned`, not `weak`: a weak reference gives
     /// its target a side table, and every retain and release of a router with one takes
     /// the slow path (a third of a context dispatch, which walks up the tree). The link
@@ -48,6 +51,7 @@ public final class Router {
 
     isolated deinit {
         for child in children { child.parent = nil }
+        interactor?.module.routerLetGo()
     }
 
     /// True when this router is the root of a stack presented by `presenter`.

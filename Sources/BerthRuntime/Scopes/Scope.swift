@@ -78,7 +78,8 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
     /// The registry's lock: a cached resolve reads the registration and this scope's
     /// instance in one critical section.
     private let lock: ScopeLock
-    private var state = State()
+    /// Touched only with `lock` held: no dynamic exclusivity check (see ScopeRegistry).
+    @exclusivity(unchecked) private var state = State()
     /// A live request scope's place among the registry's (`LiveScopes`), else -1.
     /// Guarded by the lock.
     var requestIndexLockHeld = -1

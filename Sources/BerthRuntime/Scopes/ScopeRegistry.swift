@@ -62,7 +62,13 @@ public final class ScopeRegistry: @unchecked Sendable {
         var typesByName: [String: Int] = [:]
         /// Slots whose provider was unloaded, with that provider, so they fail clearly.
         var unloaded: [Int: String] = [:]
-        var session: Scope?
+        var session: Scope? {
+            didSet { sessionReference = session.map { Unmanaged.passUnretained($0) } }
+        }
+        /// `session` without a retain, for the cached path: scopes carry a side table (the
+        /// live list holds them weakly), so each retain and release of one is slow, and
+        /// `session` keeps this one alive while the lock is held.
+        private(set) var sessionReference: Unmanaged<Scope>?
         var requestsStarted = 0
 
         /// The slot of `key`, assigned now if it has none.
@@ -78,8 +84,9 @@ public final class ScopeRegistry: @unchecked Sendable {
 
     /// One lock for the registry and every scope it makes: a cached resolve takes it once.
     private let lock = ScopeLock()
-    // @unchecked Sendable: `state` and `live` are only touched while `lock` is held.
-    private var state = State()
+    // @unchecked Sendable: `state` and `live` are only touched while `lock` is held, so the
+    // dynamic exclusivity check on each access (a sixth of a cached resolve) proves nothing.
+    @exclusivity(unchecked) private var state = State()
     private let live = LiveScopes()
     /// Every scope's `onEnd` (made once): runs inside the shared lock.
     private let untrackLockHeld: @Sendable (Scope) -> Void
@@ -175,9 +182,14 @@ public final class ScopeRegistry: @unchecked Sendable {
     /// scope, or nil (not registered, no current scope, not made yet: the full path says why).
     private func cachedObject(of type: ObjectIdentifier, screen: Scope?) -> AnyObject? {
         withLock { state in
-            guard let slot = state.typeSlots[type], let kind = state.kindsInForce[slot],
-                  let scope = currentScopeIfAny(of: kind, screen: screen, session: state.session),
-                  case .object(let object)? = scope.cachedValueLockHeld(slot) else { return nil }
+            guard let slot = state.typeSlots[type], let kind = state.kindsInForce[slot] else { return nil }
+            let cached: ScopedValue?
+            switch kind {
+            case .session: cached = state.sessionReference?._withUnsafeGuaranteedRef { $0.cachedValueLockHeld(slot) }
+            case .singleton: cached = singleton.cachedValueLockHeld(slot)
+            case .screen, .request: cached = currentScopeIfAny(of: kind, screen: screen, session: nil)?.cachedValueLockHeld(slot)
+            }
+            guard case .object(let object)? = cached else { return nil }
             return object
         }
     }
