@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import BerthRuntime
 
@@ -41,6 +42,24 @@ struct ScopeSlotTests {
         #expect(try registry.resolve(Probe.self, key: "probe") === keyed)
         #expect { try registry.resolve(Probe.self) } throws: { ($0 as! ScopeError).code == .notRegistered }
         #expect { try registry.resolve(OtherProbe.self, key: "probe") } throws: { ($0 as! ScopeError).code == .wrongType }
+    }
+
+    @Test("a type made in each request is made once per request; one with an async factory is refused by the sync resolve")
+    func madeOnTheFastPath() async throws {
+        let registry = ScopeRegistry()
+        let made = Atomic<Int>(0)
+        try registry.registerScoped(Probe.self, scope: .request) { Probe("request \(made.add(1, ordering: .relaxed).newValue)") }
+        for _ in 0..<3 {
+            try registry.withRequestScope {
+                let first = try registry.resolve(Probe.self)
+                #expect(try registry.resolve(Probe.self) === first)
+            }
+        }
+        #expect(made.load(ordering: .relaxed) == 3)
+        try registry.registerAsyncScoped(OtherProbe.self, scope: .singleton) { OtherProbe() }
+        #expect { try registry.resolve(OtherProbe.self) } throws: { ($0 as! ScopeError).code == .factoryFailed }
+        let other = try await registry.resolveAsync(OtherProbe.self)
+        #expect(try registry.resolve(OtherProbe.self) === other, "once made, the sync resolve finds it")
     }
 
     @Test("a cached singleton is not served once the host's scopes end")
