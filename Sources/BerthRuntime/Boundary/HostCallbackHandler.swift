@@ -64,8 +64,11 @@ package struct HostCallbackHandler: HostCallbacks {
             guard !target.isEmpty else { return .failure(HostRefusal(.invalidArgument, "navigate: a route is required to push or present")) }
             let id = host.navigator.takeRouterID()
             let present = if case .present = request { true } else { false }
-            host.navigator.enqueue { [weak host, weak router] in
-                guard let host, let router, !router.isReleased else { return }
+            // Queued work holds its router strongly, not weakly (a weak reference gives the
+            // router a side table for life): it runs before the operation ends, and skips a
+            // router released meanwhile.
+            host.navigator.enqueue { [weak host, router] in
+                guard let host, !router.isReleased else { return }
                 host.navigator.performRequestedOpen(target, argument: argument, from: router, id: id, present: present)
             }
             return .success(id)
@@ -73,16 +76,16 @@ package struct HostCallbackHandler: HostCallbacks {
             guard let stack = router.stack, stack.routers.first !== router || stack.isPresented else {
                 return .failure(HostRefusal(.state, "navigate: screen \(router.id) is the launch root; there is nothing to pop back to"))
             }
-            host.navigator.enqueue { [weak host, weak router] in
-                guard let host, let router else { return }
+            host.navigator.enqueue { [weak host, router] in
+                guard let host, !router.isReleased else { return }
                 host.close(router)
             }
         case .dismiss:
             guard let stack = router.stack, stack.isPresented, let root = stack.routers.first else {
                 return .failure(HostRefusal(.state, "navigate: screen \(router.id) is not in a presented stack; nothing to dismiss"))
             }
-            host.navigator.enqueue { [weak host, weak root] in
-                guard let host, let root else { return }
+            host.navigator.enqueue { [weak host, root] in
+                guard let host, !root.isReleased else { return }
                 host.navigator.deactivateDetachAndDismiss(root)
             }
         case .popToRoot:
@@ -90,8 +93,8 @@ package struct HostCallbackHandler: HostCallbacks {
                 return .failure(HostRefusal(.state, "navigate: screen \(router.id)'s stack has nothing above its root"))
             }
             let above = stack.routers[1]
-            host.navigator.enqueue { [weak host, weak above] in
-                guard let host, let above else { return }
+            host.navigator.enqueue { [weak host, above] in
+                guard let host, !above.isReleased else { return }
                 host.navigator.deactivateDetachAndPop(above)
             }
         }
@@ -103,8 +106,8 @@ package struct HostCallbackHandler: HostCallbacks {
         if case .failure(let refusal) = permit(handle, .delegate, call: "observe_delegate") { return .failure(refusal) }
         guard module.isActive else { return .failure(HostRefusal(.state, "observe_delegate: screen \(router.id) is \(module.state)")) }
         // The child may still be queued (a push requested in this same call).
-        host.navigator.enqueue { [weak host, weak router] in
-            guard let host, let router, !router.isReleased else { return }
+        host.navigator.enqueue { [weak host, router] in
+            guard let host, !router.isReleased else { return }
             do throws(ScreenError) {
                 try host.navigator.observeDelegate(of: child, by: router)
             } catch {
@@ -118,8 +121,8 @@ package struct HostCallbackHandler: HostCallbacks {
         guard let (module, router, host) = screen(handle) else { return .failure(notOpen("send_delegate")) }
         if case .failure(let refusal) = permit(handle, .delegate, call: "send_delegate") { return .failure(refusal) }
         guard module.isActive else { return .failure(HostRefusal(.state, "send_delegate: screen \(router.id) is \(module.state)")) }
-        host.navigator.enqueue { [weak host, weak router] in
-            guard let host, let router, !router.isReleased else { return }
+        host.navigator.enqueue { [weak host, router] in
+            guard let host, !router.isReleased else { return }
             host.navigator.deliverDelegate(from: router, action: action, payload: payload)
         }
         return .success(())
@@ -148,8 +151,8 @@ package struct HostCallbackHandler: HostCallbacks {
             host.emit(.failed, "screen \(router.id)", "context \(type) not sent: the sending screen is \(module.state)")
             return .failure(HostRefusal(.state, "context_send: screen \(router.id) is \(module.state); \(type) was not sent"))
         }
-        host.navigator.enqueue { [weak host, weak router] in
-            guard let host, let router, !router.isReleased else { return }
+        host.navigator.enqueue { [weak host, router] in
+            guard let host, !router.isReleased else { return }
             if terminate {
                 host.terminate(type, payload: payload, from: router)
             } else {

@@ -115,11 +115,12 @@ public final class Router {
 }
 
 /// Who hears a screen's delegate actions: another screen (delivered to its plugin) or a
-/// host-side closure. A screen observer is held weakly, so it never keeps its router
-/// alive; a released observer is skipped and dropped.
+/// host-side closure. A screen observer is held strongly (a weak reference would give the
+/// router a side table and slow every retain of it): a released observer is skipped and
+/// dropped at the next delivery, and the list goes when the observed screen is released.
 @MainActor
 struct DelegateObserver {
-    weak var screen: Router?
+    let screen: Router?
     let hostHandler: ((String, [UInt8]) -> Void)?
 
     static func screen(_ router: Router) -> DelegateObserver {
