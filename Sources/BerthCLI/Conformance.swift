@@ -175,7 +175,8 @@ enum ConformanceRunner {
         case .scanTime:
             // CPU time of this process, not wall time: other work on the machine must not
             // make a plugin fail (wall time is reported alongside).
-            // An isolated plugin's load runs in its worker: its CPU time counts too.
+            // An isolated plugin's load runs in its worker: its CPU time from the hello on
+            // counts too (the worker's own start-up is not the plugin's).
             let started = ContinuousClock.now
             let cpuBefore = cpuMilliseconds()
             let (host, plugin) = try hostWith(folder)

@@ -7,7 +7,8 @@ internal import Glibc
 public struct PluginResourceUsage: Sendable, Equatable {
     /// Bytes the C heap has handed out and not taken back.
     public var heapBytes: UInt64
-    /// CPU time the process has used so far.
+    /// CPU time the process has used so far; a worker counts from its hello (the load of
+    /// its plugin), leaving out its own start-up.
     public var cpuNanoseconds: UInt64
 
     public init(heapBytes: UInt64, cpuNanoseconds: UInt64) {

@@ -16,6 +16,10 @@ final class WorkerSession: IsolationChannelHandler {
     private(set) var plugin: WorkerPlugin?
     /// What the hello's manifest grants (the worker's own host functions check it).
     private(set) var grant: CapabilityGrant?
+    /// The worker's CPU time when the hello arrived: `usage` counts from there, so the
+    /// scan-time check measures the plugin's load, not the worker's own start-up (tens of
+    /// milliseconds for a debug build, more on a loaded machine).
+    private var cpuAtHello: UInt64 = 0
     var instances: [UInt64: WorkerInstance] = [:]
     private var nextInstanceToken: UInt64 = 1
     /// The slot batches of the screens being rendered, by host screen id.
@@ -56,12 +60,15 @@ final class WorkerSession: IsolationChannelHandler {
         if channel.callDepth == 0 { releaseReturnedTasks() }
         switch request {
         case .hello(let hello):
+            cpuAtHello = PluginResourceUsage.current.cpuNanoseconds
             return load(hello)
         case .shutdown:
             isFinished = true
             return .status(.ok)
         case .usage:
-            return .usage(.current)
+            var usage = PluginResourceUsage.current
+            usage.cpuNanoseconds -= min(usage.cpuNanoseconds, cpuAtHello)
+            return .usage(usage)
         case .navigate, .observeDelegate, .sendDelegate, .contextObserve, .contextUnobserve, .contextSend,
              .contextCanTerminate, .stateRead, .persistRead, .persistWrite, .sessionBegin, .sessionEnd:
             return .status(.failure(Int(BERTH_ERR_UNSUPPORTED), "\(request.name) is served by the host, not by a worker"))
