@@ -174,6 +174,24 @@ struct CancellationLeakTests {
 
 @Suite("3. Reopen identity reset") @MainActor
 struct ReopenIdentityTests {
+    /// Those links are `unowned` (a weak one would slow every retain of a router): each must
+    /// be cleared before its router can go, or reading it would trap.
+    @Test("an instance forgets its router when a reload replaces it and when its screen closes")
+    func instanceForgetsItsRouter() throws {
+        let plugins = try ExamplePlugins()
+        let host = plugins.host
+        let counter = try host.push("counter")
+        let first = try #require(counter.module)
+        #expect(first.router === counter && first.screenHandle?.router === counter)
+        try host.reload("com.example.counter")
+        let second = try #require(counter.module)
+        #expect(second !== first)
+        #expect(first.router == nil, "the replaced instance no longer reaches the router")
+        #expect(second.router === counter && second.screenHandle?.router === counter)
+        host.close(counter)
+        #expect(second.router == nil && second.screenHandle == nil)
+    }
+
     @Test("child and grandchild routers are deallocated after close; reopen has new identities and fresh state")
     func reopenResets() async throws {
         let plugins = try ExamplePlugins()
