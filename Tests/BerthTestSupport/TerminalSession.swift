@@ -16,12 +16,16 @@ public final class TerminalSession {
     /// Starts `berth ARGUMENTS` in `directory` (HOME, XDG_STATE_HOME and XDG_RUNTIME_DIR
     /// inside it, TERM=xterm; NO_COLOR set unless `colour`).
     public init(_ arguments: [String], in directory: String, colour: Bool = false) throws {
-        master = PseudoTerminalCalls.openMaster(O_RDWR | O_NOCTTY)
+        master = PseudoTerminalCalls.openMaster(O_RDWR | O_NOCTTY | O_CLOEXEC)
+        // ptsname_r, not ptsname: ptsname returns a buffer shared by every thread, so two
+        // sessions started at once (tests run in parallel) could read each other's path, and
+        // one berth would then run in the other test's terminal, leaving its own silent.
+        var name = [CChar](repeating: 0, count: 128)
         guard master >= 0, PseudoTerminalCalls.grant(master) == 0, PseudoTerminalCalls.unlock(master) == 0,
-              let name = PseudoTerminalCalls.terminalName(master) else {
+              PseudoTerminalCalls.terminalName(master, &name, name.count) == 0 else {
             throw TerminalError("cannot open a pseudo-terminal: \(String(cString: strerror(errno)))")
         }
-        let terminalPath = String(cString: name)
+        let terminalPath = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var size = winsize(ws_row: 40, ws_col: 120, ws_xpixel: 0, ws_ypixel: 0)
         _ = ioctl(master, UInt(TIOCSWINSZ), &size)
 
@@ -115,7 +119,9 @@ public final class TerminalSession {
         if (try? process.run()) != nil {
             let text = output.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            lines.append(String(decoding: text, as: UTF8.self))
+            // Only the stacks: gdb's complaints about debug info are dropped.
+            lines += String(decoding: text, as: UTF8.self).split(separator: "\n")
+                .filter { $0.hasPrefix("Thread ") || $0.hasPrefix("#") }.map(String.init)
         }
         return lines.joined(separator: "\n")
     }
@@ -159,7 +165,7 @@ private enum PseudoTerminalCalls {
     static let openMaster = function("posix_openpt", as: (@convention(c) (Int32) -> Int32).self)
     static let grant = function("grantpt", as: (@convention(c) (Int32) -> Int32).self)
     static let unlock = function("unlockpt", as: (@convention(c) (Int32) -> Int32).self)
-    static let terminalName = function("ptsname", as: (@convention(c) (Int32) -> UnsafeMutablePointer<CChar>?).self)
+    static let terminalName = function("ptsname_r", as: (@convention(c) (Int32, UnsafeMutablePointer<CChar>, Int) -> Int32).self)
     static let addChangeDirectory = function("posix_spawn_file_actions_addchdir_np",
                                              as: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32).self)
 }
