@@ -157,17 +157,9 @@ public final class ScopeRegistry: @unchecked Sendable {
     /// multiply, one probe, one array read): no string is built, nothing is hashed or
     /// allocated and, for a type key, no dynamic cast is made.
     public func resolve<T: AnyObject>(_ type: T.Type, key: String? = nil, screen: Scope? = nil) throws(ScopeError) -> T {
-        if key == nil {
+        if key == nil, let cached = cachedObject(of: ObjectIdentifier(type), screen: screen) {
             // A type key's factory was registered for exactly `T` (registerScoped).
-            switch typeLookup(ObjectIdentifier(type), screen: screen) {
-            case .cached(let object):
-                return unsafeDowncast(object, to: T.self)
-            case .make(let registration, let slot, let scope):
-                guard case .object(let made) = try make(registration, slot: slot, in: scope) else { throw Self.wrongType(T.self, key: registration.key) }
-                return unsafeDowncast(made, to: T.self)
-            case .full:
-                break
-            }
+            return unsafeDowncast(cached, to: T.self)
         }
         let serviceKey = key.map(ServiceKey.named) ?? .type(type)
         let object: AnyObject
@@ -186,32 +178,19 @@ public final class ScopeRegistry: @unchecked Sendable {
         return typed
     }
 
-    private enum TypeLookup {
-        /// Made before, in the current scope.
-        case cached(AnyObject)
-        /// Registered, its scope current and open, not made there yet.
-        case make(Registration, slot: Int, Scope)
-        /// Anything else (not registered, no current scope, an ended one, not an object):
-        /// the full path finds it again and says why.
-        case full
-    }
-
-    /// The fast path of `resolve` for a type key, under the lock once: the instance already
-    /// made in its current scope or, on a miss, what `make` needs (a new request scope
-    /// misses every time, and would otherwise look everything up again).
-    private func typeLookup(_ type: ObjectIdentifier, screen: Scope?) -> TypeLookup {
+    /// The cached path of `resolve`: the instance of a type key already made in its current
+    /// scope, or nil (not registered, no current scope, not made yet: the full path says why).
+    private func cachedObject(of type: ObjectIdentifier, screen: Scope?) -> AnyObject? {
         withLock { state in
-            guard let slot = state.typeSlots[type], let kind = state.kindsInForce[slot] else { return .full }
+            guard let slot = state.typeSlots[type], let kind = state.kindsInForce[slot] else { return nil }
             let cached: ScopedValue?
             switch kind {
             case .session: cached = state.sessionReference?._withUnsafeGuaranteedRef { $0.cachedValueLockHeld(slot) }
             case .singleton: cached = singleton.cachedValueLockHeld(slot)
             case .screen, .request: cached = currentScopeIfAny(of: kind, screen: screen, session: nil)?.cachedValueLockHeld(slot)
             }
-            if case .object(let object)? = cached { return .cached(object) }
-            guard cached == nil, let scope = currentScopeIfAny(of: kind, screen: screen, session: state.session), !scope.isEndedLockHeld,
-                  let registration = state.registrations[slot].last else { return .full }
-            return .make(registration, slot: slot, scope)
+            guard case .object(let object)? = cached else { return nil }
+            return object
         }
     }
 
