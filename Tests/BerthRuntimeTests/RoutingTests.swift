@@ -188,8 +188,10 @@ struct ReopenIdentityTests {
         #expect(second !== first)
         #expect(first.router == nil, "the replaced instance no longer reaches the router")
         #expect(second.router === counter && second.screenHandle?.router === counter)
+        let handle = try #require(second.screenHandle)
         host.close(counter)
         #expect(second.router == nil && second.screenHandle == nil)
+        #expect(handle.router == nil && handle.module == nil, "a handle kept past the close reaches nothing")
     }
 
     @Test("child and grandchild routers are deallocated after close; reopen has new identities and fresh state")

@@ -313,7 +313,10 @@ public final class ModuleInstance {
         stateStorage.removeAll()
         lastTree = nil
         if let navigator = host?.navigator, navigator.freshlyRendered === self { navigator.freshlyRendered = nil }
+        // The handle can outlive this instance (a worker's call router keeps it until the
+        // destroy is acknowledged): it forgets the router now, not when the router goes.
         handle?.module = nil
+        handle?.router = nil
         handle = nil
     }
 }
