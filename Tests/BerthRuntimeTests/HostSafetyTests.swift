@@ -101,7 +101,10 @@ struct HostSafetyMoreTests {
         for _ in 0..<200 where plugins.recorder.matching("push from a task").isEmpty {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(plugins.recorder.matching("push from a task was refused: this host function may only be called on the main thread").count == 1)
+        // CI once waited 119 s here for a line that never came: say what the host saw
+        // (a worker's crash is an event) and what the plugin logged.
+        #expect(plugins.recorder.matching("push from a task was refused: this host function may only be called on the main thread").count == 1,
+                "events: \(plugins.host.events.suffix(15).map { "\($0.kind) \($0)" }); logged: \(plugins.recorder.all.suffix(10))")
         #expect(plugins.host.openRouters.map(\.route) == ["inbox"])
     }
 
