@@ -27,7 +27,9 @@ final class IsolatedPlugin: PluginConnection {
     private let router: IsolatedCallRouter
     /// Set once the worker died or was killed: every later call fails at once.
     private(set) var failure: WorkerFailure?
-    private var monitor: Task<Void, Never>?
+    /// The channel's watch while the host is not calling (`ChannelWatcher`); nil once the
+    /// worker ended or failed.
+    private var watch: ChannelWatcher.Token?
     /// Told once, on the main actor, when the worker fails.
     var onFailure: ((WorkerFailure) -> Void)?
     /// The render the worker made with the last action, until the host renders (or any
@@ -99,7 +101,13 @@ final class IsolatedPlugin: PluginConnection {
             runtimeDirectory.discard(shadowCopy: shadow)
             throw LoaderError(.workerFailed, plugin: id, detail: "the worker answered hello with \(reply)")
         }
-        startMonitor()
+        startWatching()
+    }
+
+    deinit {
+        // A generation dropped without `end` stops being watched before its worker's
+        // channel closes.
+        if let watch { ChannelWatcher.shared.stop(watch) }
     }
 
     /// The least time a worker gets to start and load its plugin.
@@ -232,7 +240,7 @@ final class IsolatedPlugin: PluginConnection {
     /// Asks the worker to unload and exit; kills it when it does not. Nothing stays mapped
     /// in the host.
     func end() throws(LoaderError) -> GenerationEnding {
-        monitor?.cancel()
+        stopWatching()
         if failure == nil {
             _ = try? worker.channel.call(.unload, timeout: .seconds(2))
             _ = try? worker.channel.call(.shutdown, timeout: .seconds(1))
@@ -280,37 +288,33 @@ final class IsolatedPlugin: PluginConnection {
         if let failure { return failure }
         let failure = WorkerFailure(plugin: pluginID, worker: worker, channelError: error)
         self.failure = failure
-        monitor?.cancel()
+        stopWatching()
         onFailure?(failure)
         return failure
     }
 
     /// Watches the channel while the host is not calling: notifications (logs, task posts)
     /// are served on the main actor, and a worker that dies between calls is noticed.
-    private func startMonitor() {
-        let descriptor = worker.channel.fileDescriptor
-        monitor = Task.detached { [weak self] in
-            while !Task.isCancelled {
-                let ready = await Task.detached { IsolatedPlugin.waitReadable(descriptor, milliseconds: 200) }.value
-                guard ready, !Task.isCancelled else { continue }
-                let keepGoing = await MainActor.run { [weak self] () -> Bool in
-                    guard let self, self.failure == nil else { return false }
-                    do throws(ChannelError) {
-                        try self.worker.channel.serveAvailable()
-                        return true
-                    } catch {
-                        self.fail(error)
-                        return false
-                    }
-                }
-                if !keepGoing { return }
-            }
+    private func startWatching() {
+        watch = ChannelWatcher.shared.watch(worker.channel.fileDescriptor) { [weak self] in
+            Task { @MainActor [weak self] in self?.serveWhileIdle() }
         }
     }
 
-    private nonisolated static func waitReadable(_ descriptor: Int32, milliseconds: Int32) -> Bool {
-        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&poller, 1, milliseconds) > 0
+    private func serveWhileIdle() {
+        guard let watch, failure == nil else { return }
+        do throws(ChannelError) {
+            try worker.channel.serveAvailable()
+            ChannelWatcher.shared.rearm(watch)
+        } catch {
+            fail(error)
+        }
+    }
+
+    private func stopWatching() {
+        guard let watch else { return }
+        self.watch = nil
+        ChannelWatcher.shared.stop(watch)
     }
 
     private static func stop(_ worker: WorkerProcess) {

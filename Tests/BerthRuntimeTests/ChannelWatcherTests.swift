@@ -1,0 +1,86 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import BerthRuntime
+import BerthTestSupport
+
+@Suite("Channel watcher: one thread watches every idle worker channel")
+struct ChannelWatcherTests {
+    /// A connected pair of Unix stream sockets; `watched` is the end the watcher polls.
+    private struct SocketPair: ~Copyable {
+        let watched: Int32
+        let peer: Int32
+
+        init() throws {
+            var ends: [Int32] = [-1, -1]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else { throw POSIXError(.EMFILE) }
+            (watched, peer) = (ends[0], ends[1])
+        }
+
+        func send(_ byte: UInt8) {
+            var byte = byte
+            _ = write(peer, &byte, 1)
+        }
+
+        /// Reads what is readable on the watched end, as its owner serves it.
+        func drain() {
+            var scratch = [UInt8](repeating: 0, count: 64)
+            _ = recv(watched, &scratch, scratch.count, Int32(MSG_DONTWAIT))
+        }
+
+        deinit {
+            close(watched)
+            close(peer)
+        }
+    }
+
+    /// A count shared with closures that run on other threads.
+    private final class Count: Sendable {
+        private let atomic = Atomic<Int>(0)
+        func add() { _ = atomic.add(1, ordering: .relaxed) }
+        var value: Int { atomic.load(ordering: .relaxed) }
+    }
+
+    /// Waits up to `seconds` (polling, no Swift concurrency) until `condition` holds.
+    private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while !condition() && Date() < deadline { usleep(1_000) }
+        return condition()
+    }
+
+    @Test("a readable channel is reported once per arming; re-armed, once more; stopped, never")
+    func oncePerArming() throws {
+        let pair = try SocketPair()
+        let reports = Count()
+        let watcher = ChannelWatcher.shared
+        let token = watcher.watch(pair.watched) { reports.add() }
+        pair.send(1)
+        #expect(eventually { reports.value == 1 })
+        // Unserved and not re-armed: more data is not reported, and nothing spins.
+        pair.send(2)
+        usleep(100_000)
+        #expect(reports.value == 1)
+        pair.drain()
+        pair.send(3)
+        watcher.rearm(token)
+        #expect(eventually { reports.value == 2 })
+        pair.drain()
+        watcher.stop(token)
+        watcher.rearm(token)
+        pair.send(4)
+        usleep(100_000)
+        #expect(reports.value == 2)
+    }
+
+    @Test("a peer that closes its end is reported, so a worker that dies between calls is noticed")
+    func peerClosed() throws {
+        var ends: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        defer { close(ends[0]) }
+        let reported = Count()
+        let token = ChannelWatcher.shared.watch(ends[0]) { reported.add() }
+        defer { ChannelWatcher.shared.stop(token) }
+        close(ends[1])
+        #expect(eventually { reported.value > 0 })
+    }
+}
