@@ -20,14 +20,23 @@ struct BinaryViewTree: Sendable {
         var reset: Bool
         var definitions: [String]
         var firstDefinition: UInt32
-        var alive: ArraySlice<UInt8>
+        /// The bitmap of identities alive, by id; `aliveRange` is where it lies in the bytes.
+        var alive: ArraySlice<UInt8> = []
+        var aliveRange: Range<Int>
         var nodesStart: Int
         var nodeCount: Int
     }
 
     /// Reads the header, definitions and bitmap; throws a one-line reason.
     static func header(_ bytes: [UInt8]) throws(ViewTreeError) -> Header {
-        var reader = TreeReader(bytes: bytes)
+        let read = bytes.withUnsafeBytes { buffer in Result { () throws(ViewTreeError) in try readHeader(TreeReader(bytes: buffer, offset: 0)) } }
+        var header = try read.get()
+        header.alive = bytes[header.aliveRange]
+        return header
+    }
+
+    private static func readHeader(_ reader: TreeReader) throws(ViewTreeError) -> Header {
+        var reader = reader
         guard try reader.u32("magic") == BERTH_VIEW_TREE_MAGIC else { throw ViewTreeError("it does not start with the view-tree magic \"BVTR\"") }
         let version = try reader.u32("version")
         guard version >= 1, version <= UInt32(BERTH_VIEW_TREE_VERSION) else {
@@ -40,7 +49,7 @@ struct BinaryViewTree: Sendable {
         let nodeCount = Int(try reader.u32("node count"))
         try reader.skip(headerSize - 24, "header")
         var definitions: [String] = []
-        definitions.reserveCapacity(min(definitionCount, bytes.count / 8))
+        definitions.reserveCapacity(min(definitionCount, reader.bytes.count / 8))
         var firstDefinition: UInt32 = 0
         for position in 0..<definitionCount {
             let id = try reader.u32("definition id")
@@ -48,18 +57,19 @@ struct BinaryViewTree: Sendable {
             guard id == firstDefinition &+ UInt32(position) else {
                 throw ViewTreeError("definition \(position) has id \(id); ids must count up from \(firstDefinition)")
             }
-            definitions.append(try reader.string("definition"))
+            definitions.append(try reader.string("definition", length: "definition length"))
         }
         let aliveCount = Int(try reader.u32("alive length"))
-        let alive = try reader.slice(aliveCount, "alive bitmap")
+        let aliveStart = reader.offset
+        try reader.skip(aliveCount, "alive bitmap")
         return Header(reset: flags & UInt32(BERTH_VIEW_TREE_IDENTITIES_RESET) != 0, definitions: definitions,
-                      firstDefinition: firstDefinition, alive: alive, nodesStart: reader.offset, nodeCount: nodeCount)
+                      firstDefinition: firstDefinition, aliveRange: aliveStart..<reader.offset, nodesStart: reader.offset, nodeCount: nodeCount)
     }
 
     /// Checks every node against `paths` (the identities known once the header's
     /// definitions are in) and collects the branches.
     init(bytes: [UInt8], header: Header, paths: [String]) throws(ViewTreeError) {
-        let checked = bytes.withUnsafeBytes { Self.checkNodes(NodeReader(bytes: $0, offset: header.nodesStart), count: header.nodeCount, paths: paths) }
+        let checked = bytes.withUnsafeBytes { Self.checkNodes(TreeReader(bytes: $0, offset: header.nodesStart), count: header.nodeCount, paths: paths) }
         self.bytes = bytes
         self.paths = paths
         self.nodesStart = header.nodesStart
@@ -69,7 +79,7 @@ struct BinaryViewTree: Sendable {
 
     /// The check of every node, over the tree's bytes in place: the render pass's hot loop
     /// (10,000 nodes in P5), so each node's fixed part is read with one bounds check.
-    private static func checkNodes(_ reader: NodeReader, count nodeCount: Int, paths: [String]) -> Result<[String: Bool], ViewTreeError> {
+    private static func checkNodes(_ reader: TreeReader, count nodeCount: Int, paths: [String]) -> Result<[String: Bool], ViewTreeError> {
         var reader = reader
         var branches: [String: Bool] = [:]
         // Children still expected at each open level; the root level expects one node.
@@ -98,26 +108,24 @@ struct BinaryViewTree: Sendable {
     /// The root node, with every node below it.
     func root() -> ViewNode? {
         guard nodeCount > 0 else { return nil }
-        var reader = TreeReader(bytes: bytes, offset: nodesStart)
-        return try? node(&reader)
+        return bytes.withUnsafeBytes { buffer in
+            var reader = TreeReader(bytes: buffer, offset: nodesStart)
+            return try? node(&reader)
+        }
     }
 
     private func node(_ reader: inout TreeReader) throws(ViewTreeError) -> ViewNode {
-        let kind = try reader.u8("node kind")
-        let fields = try reader.u8("node fields")
-        try reader.skip(2, "node")
-        let identity = Int(try reader.u32("node identity"))
-        let childCount = Int(try reader.u32("child count"))
+        let node = try reader.nodeHeader()
         var values: [String: String] = [:]
-        if fields & UInt8(BERTH_VIEW_FIELD_TEXT) != 0 { values["text"] = try reader.string("text") }
-        if fields & UInt8(BERTH_VIEW_FIELD_LABEL) != 0 { values["label"] = try reader.string("label") }
-        if fields & UInt8(BERTH_VIEW_FIELD_IS_ON) != 0 { values["isOn"] = try reader.u8("isOn") != 0 ? "true" : "false" }
-        if fields & UInt8(BERTH_VIEW_FIELD_VALUE) != 0 { values["value"] = String(Int64(bitPattern: try reader.u64("value"))) }
-        if fields & UInt8(BERTH_VIEW_FIELD_BRANCH) != 0 { values["branch"] = try reader.u8("branch") != 0 ? "true" : "false" }
+        if node.fields & UInt8(BERTH_VIEW_FIELD_TEXT) != 0 { values["text"] = try reader.string("text", length: "text length") }
+        if node.fields & UInt8(BERTH_VIEW_FIELD_LABEL) != 0 { values["label"] = try reader.string("label", length: "label length") }
+        if node.fields & UInt8(BERTH_VIEW_FIELD_IS_ON) != 0 { values["isOn"] = try reader.u8("isOn") != 0 ? "true" : "false" }
+        if node.fields & UInt8(BERTH_VIEW_FIELD_VALUE) != 0 { values["value"] = String(Int64(bitPattern: try reader.u64("value"))) }
+        if node.fields & UInt8(BERTH_VIEW_FIELD_BRANCH) != 0 { values["branch"] = try reader.u8("branch") != 0 ? "true" : "false" }
         var children: [ViewNode] = []
-        children.reserveCapacity(childCount)
-        for _ in 0..<childCount { children.append(try node(&reader)) }
-        return ViewNode(type: ViewKindName.name(kind), id: paths[identity], fields: values, children: children)
+        children.reserveCapacity(node.children)
+        for _ in 0..<node.children { children.append(try self.node(&reader)) }
+        return ViewNode(type: ViewKindName.name(node.kind), id: paths[node.identity], fields: values, children: children)
     }
 }
 
@@ -136,57 +144,10 @@ struct ViewTreeError: Error {
     init(_ reason: String) { self.reason = reason }
 }
 
-/// Little-endian reads over a tree's bytes, each failing with what it was reading.
+/// Little-endian reads over a tree's bytes, in place, each failing with the field it ends
+/// inside. A node's fixed part (kind, field bits, two zero bytes, identity, child count)
+/// takes one bounds check: the node check is the render pass's hot loop.
 private struct TreeReader {
-    let bytes: [UInt8]
-    var offset = 0
-
-    mutating func u8(_ what: String) throws(ViewTreeError) -> UInt8 {
-        try need(1, what)
-        defer { offset += 1 }
-        return bytes[offset]
-    }
-
-    mutating func u32(_ what: String) throws(ViewTreeError) -> UInt32 {
-        try need(4, what)
-        defer { offset += 4 }
-        return UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2]) << 16 | UInt32(bytes[offset + 3]) << 24
-    }
-
-    mutating func u64(_ what: String) throws(ViewTreeError) -> UInt64 {
-        let low = UInt64(try u32(what))
-        return low | UInt64(try u32(what)) << 32
-    }
-
-    mutating func string(_ what: String) throws(ViewTreeError) -> String {
-        let count = Int(try u32("\(what) length"))
-        try need(count, what)
-        defer { offset += count }
-        return String(decoding: bytes[offset..<offset + count], as: UTF8.self)
-    }
-
-    mutating func slice(_ count: Int, _ what: String) throws(ViewTreeError) -> ArraySlice<UInt8> {
-        try need(count, what)
-        defer { offset += count }
-        return bytes[offset..<offset + count]
-    }
-
-    mutating func skip(_ count: Int, _ what: String) throws(ViewTreeError) {
-        try need(count, what)
-        offset += count
-    }
-
-    private func need(_ count: Int, _ what: String) throws(ViewTreeError) {
-        guard count >= 0, bytes.count - offset >= count else {
-            throw ViewTreeError("it ends inside the \(what) at byte \(offset) of \(bytes.count)")
-        }
-    }
-}
-
-/// The node check's reads, over the bytes in place. A node's fixed part (kind, field bits,
-/// two zero bytes, identity, child count) takes one bounds check; a failure names the field
-/// the tree ends inside, as `TreeReader` does.
-private struct NodeReader {
     let bytes: UnsafeRawBufferPointer
     var offset: Int
 
@@ -216,21 +177,40 @@ private struct NodeReader {
         if fields & UInt8(BERTH_VIEW_FIELD_IS_ON) != 0 { try skip(1, "isOn") }
         if fields & UInt8(BERTH_VIEW_FIELD_VALUE) != 0 { try skip(8, "value") }
         guard fields & UInt8(BERTH_VIEW_FIELD_BRANCH) != 0 else { return nil }
-        guard offset < bytes.count else { throw endsInside("branch") }
-        defer { offset += 1 }
-        return bytes[offset] != 0
+        return try u8("branch") != 0
     }
 
     @inline(__always)
-    private mutating func u32(_ what: StaticString) throws(ViewTreeError) -> UInt32 {
+    mutating func u8(_ what: StaticString) throws(ViewTreeError) -> UInt8 {
+        guard offset < bytes.count else { throw endsInside(what) }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    @inline(__always)
+    mutating func u32(_ what: StaticString) throws(ViewTreeError) -> UInt32 {
         guard bytes.count - offset >= 4 else { throw endsInside(what) }
         defer { offset += 4 }
         return UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 
-    @inline(__always)
-    private mutating func skip(_ count: Int, _ what: StaticString) throws(ViewTreeError) {
+    mutating func u64(_ what: StaticString) throws(ViewTreeError) -> UInt64 {
+        guard bytes.count - offset >= 8 else { throw endsInside(what) }
+        defer { offset += 8 }
+        return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    /// A length-prefixed UTF-8 string.
+    mutating func string(_ what: StaticString, length: StaticString) throws(ViewTreeError) -> String {
+        let count = Int(try u32(length))
         guard bytes.count - offset >= count else { throw endsInside(what) }
+        defer { offset += count }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count]), as: UTF8.self)
+    }
+
+    @inline(__always)
+    mutating func skip(_ count: Int, _ what: StaticString) throws(ViewTreeError) {
+        guard count >= 0, bytes.count - offset >= count else { throw endsInside(what) }
         offset += count
     }
 
