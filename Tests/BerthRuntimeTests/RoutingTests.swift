@@ -419,6 +419,30 @@ struct ScreenEventFlagTests {
 }
 
 /// Host-side only: the planner's rules without any plugin.
+@Suite("7. One render per operation") @MainActor
+struct RenderPerOperationTests {
+    @Test("an open renders the new screen once (appear events that call nothing back leave that render standing); an action renders it once more")
+    func openRendersOnce() throws {
+        let plugins = try ExamplePlugins()
+        let counter = try plugins.host.push("counter")
+        let module = try #require(counter.module)
+        #expect(module.renderPasses == 1)
+        try plugins.host.send(screen: counter.id, action: "increment", payload: [])
+        #expect(module.renderPasses == 2)
+    }
+
+    @Test("a render made outside an operation does not stand in for the render that ends the next one")
+    func renderOutsideAnOperation() throws {
+        let plugins = try ExamplePlugins()
+        let counter = try plugins.host.push("counter")
+        let module = try #require(counter.module)
+        _ = try module.render()
+        #expect(module.renderPasses == 2)
+        plugins.host.navigator.topLevel {}
+        #expect(module.renderPasses == 3)
+    }
+}
+
 @Suite("Screen event planner")
 struct ScreenEventPlannerTests {
     typealias Planned = ScreenEventPlanner.Planned<String>

@@ -60,6 +60,8 @@ public final class ModuleInstance {
     var hasAppeared = false
     /// Screen events delivered so far, in order (the `events` log and tests read it).
     public private(set) var deliveredEvents: [ScreenLifecycleEvent] = []
+    /// How many render passes the plugin made for this instance; for tests.
+    private(set) var renderPasses = 0
     /// The `@State` of this instance's views; dropped with the instance.
     public let stateStorage = StateStorage()
     /// The tree of the last render pass.
@@ -247,6 +249,7 @@ public final class ModuleInstance {
     @discardableResult
     func render() throws(ScreenError) -> ViewTree? {
         guard !lifecycle.isReleased, canRender else { return nil }
+        renderPasses += 1
         stateStorage.beginRenderPass()
         let instance = live
         let storage = stateStorage
@@ -271,7 +274,8 @@ public final class ModuleInstance {
             }
         }
         lastTree = tree
-        host?.navigator.freshlyRendered = self
+        // Only inside an operation: its end clears the mark, so none outlives it.
+        if let navigator = host?.navigator, !navigator.isIdle { navigator.freshlyRendered = self }
         return tree
     }
 

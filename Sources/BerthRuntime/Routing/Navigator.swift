@@ -17,8 +17,9 @@ public final class Navigator {
     /// The module whose render was the last call into plugin code in this operation, or
     /// was followed only by screen events that made no call to the host and left its
     /// state alone: the visible screen need not be rendered again when the operation ends.
-    /// Held strongly (a weak reference would give every instance a side table, and slow
-    /// each of its retains): cleared when the operation ends and when the instance is released.
+    /// Set only inside an operation. Held strongly (a weak reference would give every
+    /// instance a side table, and slow each of its retains): cleared when the operation
+    /// ends and when the instance is released.
     var freshlyRendered: ModuleInstance?
     private var isDraining = false
     private unowned let host: BerthHost
@@ -369,7 +370,6 @@ public final class Navigator {
     /// Runs a host operation; when the outermost one ends, runs the work plugins asked for
     /// during it (navigation requests, delegate deliveries), in order.
     func topLevel<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        if topLevelDepth == 0 { freshlyRendered = nil }
         topLevelDepth += 1
         defer {
             topLevelDepth -= 1
