@@ -6,9 +6,13 @@
 package final class ScreenHandle {
     /// Set once `create` returned; nil while the plugin is still creating the instance.
     weak var module: ModuleInstance?
-    /// Known before `create` runs, so a screen can register observers from its initializer.
-    /// `unowned`, as `ModuleInstance.router` is (see there), and cleared with it.
-    unowned(safe) var router: Router?
+    /// The router while `create` runs, so a screen can register observers from its
+    /// initializer; cleared when `create` returns. `unowned`, as `ModuleInstance.router` is
+    /// (see there).
+    unowned(safe) fileprivate var creatingRouter: Router?
+    /// The screen's router: its module's once created (none once released), else the one
+    /// it is being created for.
+    var router: Router? { module?.router ?? creatingRouter }
     weak var host: BerthHost?
     /// The registry and this screen's scope: immutable and thread-safe, so
     /// `service_resolve` (callable from any thread) reads them without the main actor.
@@ -18,7 +22,7 @@ package final class ScreenHandle {
     nonisolated let grant: CapabilityGrant
 
     init(router: Router?, host: BerthHost?, services: (registry: ScopeRegistry, screen: Scope)?, grant: CapabilityGrant) {
-        self.router = router
+        creatingRouter = router
         self.host = host
         self.services = services
         self.grant = grant
@@ -90,6 +94,7 @@ public final class ModuleInstance {
         let handle = ScreenHandle(router: router, host: host, services: host.flatMap { host in scope.map { (host.scopes, $0) } },
                                   grant: CapabilityGrant(manifest: generation.manifest))
         do {
+            defer { handle.creatingRouter = nil }
             let plugin = generation.connection
             instance = try HostCall.run { () throws(PluginCallError) in try plugin.create(route: route, argument: argument, screen: handle) }
         } catch {
@@ -104,7 +109,6 @@ public final class ModuleInstance {
     /// Its router let go of it (released, reloaded, or freed): the links back are cleared.
     func routerLetGo() {
         router = nil
-        handle?.router = nil
     }
 
     /// The instance, while it exists (from create until release).
@@ -318,9 +322,8 @@ public final class ModuleInstance {
         lastTree = nil
         if let navigator = host?.navigator, navigator.freshlyRendered === self { navigator.freshlyRendered = nil }
         // The handle can outlive this instance (a worker's call router keeps it until the
-        // destroy is acknowledged): it forgets the router now, not when the router goes.
+        // destroy is acknowledged): it forgets the instance, and so its router, now.
         handle?.module = nil
-        handle?.router = nil
         handle = nil
     }
 }
