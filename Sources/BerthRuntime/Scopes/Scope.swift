@@ -29,11 +29,15 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
     struct Entry {
         /// The key's dense index (the registry's), where `instances` holds this entry's value.
         let slot: Int
-        /// The key as people read it (a type's name or a plugin's key).
-        let name: String
-        let provider: String
         let value: ScopedValue
-        let release: @Sendable (ScopedValue) -> Void
+        /// Its key, provider and release.
+        let registration: ScopeRegistry.Registration
+
+        /// The key as people read it (a type's name or a plugin's key).
+        var name: String { registration.key }
+        var provider: String { registration.provider }
+
+        func release() { registration.release(value) }
     }
 
     private struct State {
@@ -119,13 +123,12 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
     /// Keeps `made` (a factory's instance, made outside the lock) for `slot`. When two
     /// threads raced, the first instance stored wins and the other is released at once;
     /// when the scope ended meanwhile, `made` is released and the resolve fails.
-    func keep(
-        _ made: ScopedValue, slot: Int, name key: String, provider: String, release: @escaping @Sendable (ScopedValue) -> Void
-    ) throws(ScopeError) -> ScopedValue {
+    func keep(_ made: ScopedValue, slot: Int, registration: ScopeRegistry.Registration) throws(ScopeError) -> ScopedValue {
+        let (key, release) = (registration.key, registration.release)
         let kept: Result<ScopedValue, ScopeError> = withLock { state in
             if state.ended { return .failure(ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) ended while \(key) was being made")) }
             if let winner = state.value(at: slot) { return .success(winner) }
-            state.store(Entry(slot: slot, name: key, provider: provider, value: made, release: release))
+            state.store(Entry(slot: slot, value: made, registration: registration))
             return .success(made)
         }
         switch kept {
@@ -141,9 +144,9 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
     /// Like a sync resolve, for an async factory: concurrent resolves of one key in this
     /// scope share a single call of the factory and all get its instance.
     func resolveAsync(
-        slot: Int, name key: String, provider: String, release: @escaping @Sendable (ScopedValue) -> Void,
-        factory: @escaping @Sendable () async throws -> ScopedValue
+        slot: Int, registration: ScopeRegistry.Registration, factory: @escaping @Sendable () async throws -> ScopedValue
     ) async throws -> ScopedValue {
+        let key = registration.key
         let task: Task<ScopedValue, any Error> = try withLock { state in
             if state.ended { throw ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) has ended") }
             if let existing = state.value(at: slot) {
@@ -167,14 +170,14 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
         let outcome: Outcome = withLock { state in
             let owner = state.inFlight.removeValue(forKey: slot) != nil
             if state.ended { return owner ? .endedOwner : .endedOther }
-            if owner { state.store(Entry(slot: slot, name: key, provider: provider, value: value, release: release)) }
+            if owner { state.store(Entry(slot: slot, value: value, registration: registration)) }
             return owner ? .stored : .shared
         }
         switch outcome {
         case .stored, .shared:
             return value
         case .endedOwner:
-            release(value)
+            registration.release(value)
             fallthrough
         case .endedOther:
             throw ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) ended while \(key) was being made")
@@ -198,7 +201,7 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
         guard endsNow else { return }
         // Pop one at a time, so each instance's last reference goes (and its deinit runs)
         // in reverse creation order, not when the whole array is freed.
-        while let entry = remaining.popLast() { entry.release(entry.value) }
+        while let entry = remaining.popLast() { entry.release() }
     }
 
     /// Releases the instances `provider` made (its plugin is unloading); the scope goes on.
@@ -210,7 +213,7 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
             return mine
         }
         let count = released.count
-        while let entry = released.popLast() { entry.release(entry.value) }
+        while let entry = released.popLast() { entry.release() }
         return count
     }
 }

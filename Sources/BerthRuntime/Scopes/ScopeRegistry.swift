@@ -7,8 +7,9 @@ import Foundation
 /// process-wide "current id" per kind, so concurrent requests overwrote each other.)
 /// Resolution and registration are thread-safe, and no lock is held while a factory runs.
 public final class ScopeRegistry: @unchecked Sendable {
-    /// How a key's instances are made and released.
-    struct Registration: Sendable {
+    /// How a key's instances are made and released. A class: every instance a scope keeps
+    /// names its registration with one reference, not copies of its strings and closures.
+    final class Registration: Sendable {
         /// The key as people read it (a type's name, a plugin's key).
         let key: String
         /// What it is found by.
@@ -21,7 +22,7 @@ public final class ScopeRegistry: @unchecked Sendable {
         /// The generation that registered it (0 for the host).
         let generation: Int
         /// Who made the instances: `host` or `plugin#generation`.
-        var provider: String { generation == 0 ? plugin : "\(plugin)#\(generation)" }
+        let provider: String
         let make: Factory
         let release: @Sendable (ScopedValue) -> Void
 
@@ -38,6 +39,7 @@ public final class ScopeRegistry: @unchecked Sendable {
             self.kind = kind
             self.plugin = plugin
             self.generation = generation
+            provider = generation == 0 ? plugin : "\(plugin)#\(generation)"
             self.make = make
             self.release = release
         }
@@ -204,8 +206,7 @@ public final class ScopeRegistry: @unchecked Sendable {
         case .make(let registration, let slot, let scope):
             switch registration.make {
             case .async(let factory):
-                value = try await scope.resolveAsync(slot: slot, name: registration.key, provider: registration.provider,
-                                                     release: registration.release, factory: factory)
+                value = try await scope.resolveAsync(slot: slot, registration: registration, factory: factory)
             case .sync:
                 value = try make(registration, slot: slot, in: scope)
             }
@@ -260,7 +261,7 @@ public final class ScopeRegistry: @unchecked Sendable {
         }
         let made: ScopedValue
         do { made = try factory() } catch { throw ScopeError(.factoryFailed, key: registration.key, "the factory failed: \(error)") }
-        return try scope.keep(made, slot: slot, name: registration.key, provider: registration.provider, release: registration.release)
+        return try scope.keep(made, slot: slot, registration: registration)
     }
 
     private static func wrongType<T>(_ type: T.Type, key: String) -> ScopeError {
