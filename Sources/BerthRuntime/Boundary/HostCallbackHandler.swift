@@ -209,7 +209,8 @@ package struct HostCallbackHandler: HostCallbacks {
         guard let (router, host) = router(handle) else { return .failure(notOpen(verb)) }
         if case .failure(let refusal) = permit(handle, .statePersist, call: verb) { return .failure(refusal) }
         let plugin = router.pluginID
-        guard host.plugins[plugin]?.source.manifest.persist.contains(key) == true else {
+        // The screen's own generation's list (a reload's new list applies to its screens).
+        guard handle.grant.persistKeys.contains(key) else {
             return .failure(HostRefusal(.invalidArgument, "\(verb): key '\(key)' is not in \(plugin)'s manifest persist list"))
         }
         guard let store = host.persistentStore else {

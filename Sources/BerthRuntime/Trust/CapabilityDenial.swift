@@ -24,14 +24,17 @@ package struct CapabilityDenial: Sendable, Equatable {
 package struct CapabilityGrant: Sendable, Equatable {
     package var pluginID: String
     package var capabilities: Set<Capability>
+    /// The keys its manifest's `persist` list names: the only ones `state.persist` reaches.
+    package var persistKeys: [String]
 
-    package init(pluginID: String, capabilities: Set<Capability>) {
+    package init(pluginID: String, capabilities: Set<Capability>, persistKeys: [String] = []) {
         self.pluginID = pluginID
         self.capabilities = capabilities
+        self.persistKeys = persistKeys
     }
 
     package init(manifest: PluginManifest) {
-        self.init(pluginID: manifest.id, capabilities: manifest.grantedCapabilities)
+        self.init(pluginID: manifest.id, capabilities: manifest.grantedCapabilities, persistKeys: manifest.persist)
     }
 
     /// The denial of `call`, or nil when `capability` is granted.
