@@ -11,8 +11,26 @@ public final class LogRecorder: Sendable {
     /// Every line so far.
     public var all: [String] { lines.withLock { $0 } }
 
-    /// Lines containing `text`.
-    public func matching(_ text: String) -> [String] { all.filter { $0.contains(text) } }
+    /// Lines containing `text`. (A byte search: Foundation's `contains`, which the module's
+    /// imports would otherwise pick, made tests that poll a long log spend seconds in it.)
+    public func matching(_ text: String) -> [String] {
+        let needle = Array(text.utf8)
+        return lines.withLock { $0.filter { Self.line($0, contains: needle) } }
+    }
+
+    private static func line(_ line: String, contains needle: [UInt8]) -> Bool {
+        guard let first = needle.first else { return true }
+        var line = line
+        return line.withUTF8 { bytes in
+            guard bytes.count >= needle.count else { return false }
+            for start in 0...(bytes.count - needle.count) where bytes[start] == first {
+                var matched = 1
+                while matched < needle.count && bytes[start + matched] == needle[matched] { matched += 1 }
+                if matched == needle.count { return true }
+            }
+            return false
+        }
+    }
 
     /// Forgets what was recorded.
     public func clear() { lines.withLock { $0.removeAll() } }
