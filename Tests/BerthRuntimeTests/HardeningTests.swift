@@ -11,19 +11,37 @@ struct HardeningTests {
         #expect(PluginTable.v1MinimumSize == 112)
     }
 
-    @Test("a library replaced after validation is not loaded")
-    func changedAfterValidation() throws {
+    /// A plugin whose library is swapped for another valid ELF after validation.
+    struct Swap: Sendable, CustomTestStringConvertible {
+        let manifest: String
+        let plugin: String
+        let library: String
+        let replacement: String
+        /// Whether the copy is large enough for the two-thread path (512 KB, HashingCopy).
+        let overlapped: Bool
+        var testDescription: String { "\(library) → \(replacement)" }
+    }
+
+    /// Greeter's copy (28 KB) is read and hashed in one pass; Counter's (above HashingCopy's
+    /// overlap size) is hashed on a second thread while it is written.
+    @Test("a library replaced after validation is not loaded, whichever way its copy is hashed", arguments: [
+        Swap(manifest: "greeter.json", plugin: "com.example.greeter", library: "libGreeter.so", replacement: "libBerthFixtures.so", overlapped: false),
+        Swap(manifest: "counter.json", plugin: "com.example.counter", library: "libCounter.so", replacement: "libInbox.so", overlapped: true),
+    ])
+    func changedAfterValidation(_ swap: Swap) throws {
         let workspace = PluginWorkspace()
-        workspace.stage("greeter.json")
+        workspace.stage(swap.manifest)
         let host = try workspace.makeHost()
         // Validated at discovery; now swap the bytes (a valid ELF, but not the one checked).
-        let library = (workspace.plugins as NSString).appendingPathComponent("com.example.greeter/libGreeter.so")
+        let library = (workspace.plugins as NSString).appendingPathComponent("\(swap.plugin)/\(swap.library)")
+        let size = try FileManager.default.attributesOfItem(atPath: BuildProducts.library(swap.replacement))[.size] as? Int ?? 0
+        #expect((size >= 512 * 1024) == swap.overlapped)
         try FileManager.default.removeItem(atPath: library)
-        try FileManager.default.copyItem(atPath: BuildProducts.library("libBerthFixtures.so"), toPath: library)
-        #expect { try host.load("com.example.greeter") } throws: { error in
+        try FileManager.default.copyItem(atPath: BuildProducts.library(swap.replacement), toPath: library)
+        #expect { try host.load(swap.plugin) } throws: { error in
             (error as! LoaderError).message.contains("changed after it was validated")
         }
-        #expect(host.generation(of: "com.example.greeter") == nil)
+        #expect(host.generation(of: swap.plugin) == nil)
     }
 
     @Test("a reload whose new version a dependent does not accept is refused; the old manifest stays")
