@@ -65,6 +65,7 @@ final class PluginRegistry {
 
     subscript(id: String) -> PluginRecord? { records[id] }
 
+    @discardableResult
     func add(_ plugin: ValidatedPlugin) -> PluginRecord {
         let record = PluginRecord(source: plugin)
         records[plugin.manifest.id] = record

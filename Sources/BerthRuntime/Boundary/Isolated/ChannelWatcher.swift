@@ -10,8 +10,7 @@ internal import CBerthSystem
 /// holds one of the few threads of Swift concurrency's pool (as many as the machine has
 /// CPUs), and a handful of loaded plugins then starved every other task of the process.
 ///
-/// `@unchecked Sendable`: `entries` and `nextToken` are only touched with `lock` held.
-final class ChannelWatcher: @unchecked Sendable {
+final class ChannelWatcher: Sendable {
     static let shared = ChannelWatcher()
 
     /// One watched channel, until `stop`.
@@ -25,9 +24,12 @@ final class ChannelWatcher: @unchecked Sendable {
         var armed: Bool
     }
 
-    private let lock = NSLock()
-    private var entries: [UInt64: Entry] = [:]
-    private var nextToken: UInt64 = 0
+    private struct Watched {
+        var entries: [UInt64: Entry] = [:]
+        var nextToken: UInt64 = 0
+    }
+
+    private let watched = Locked(Watched())
     /// Written to when the armed set changes, so the thread's `poll` starts over with it
     /// (-1 if no eventfd could be made: the thread then looks every 50 ms).
     private let wakeDescriptor = berth_wake_descriptor()
@@ -41,10 +43,10 @@ final class ChannelWatcher: @unchecked Sendable {
     /// Watches `descriptor` from now on. `onReadable` runs on the watcher's thread, once per
     /// arming: it should only hand the work on (to the main actor).
     func watch(_ descriptor: Int32, onReadable: @escaping @Sendable () -> Void) -> Token {
-        let token = lock.withLock { () -> Token in
-            nextToken += 1
-            entries[nextToken] = Entry(descriptor: descriptor, onReadable: onReadable, armed: true)
-            return Token(value: nextToken)
+        let token = watched.withLock { state -> Token in
+            state.nextToken += 1
+            state.entries[state.nextToken] = Entry(descriptor: descriptor, onReadable: onReadable, armed: true)
+            return Token(value: state.nextToken)
         }
         wake()
         return token
@@ -52,9 +54,9 @@ final class ChannelWatcher: @unchecked Sendable {
 
     /// Watches the channel again after its owner served what was readable.
     func rearm(_ token: Token) {
-        let changed = lock.withLock { () -> Bool in
-            guard let entry = entries[token.value], !entry.armed else { return false }
-            entries[token.value]?.armed = true
+        let changed = watched.withLock { state -> Bool in
+            guard let entry = state.entries[token.value], !entry.armed else { return false }
+            state.entries[token.value]?.armed = true
             return true
         }
         if changed { wake() }
@@ -63,7 +65,7 @@ final class ChannelWatcher: @unchecked Sendable {
     /// Stops watching, before the descriptor is closed. `onReadable` may still run once if
     /// the thread had already taken it; its owner checks that it is still watching.
     func stop(_ token: Token) {
-        let removed = lock.withLock { entries.removeValue(forKey: token.value) != nil }
+        let removed = watched.withLock { $0.entries.removeValue(forKey: token.value) != nil }
         if removed { wake() }
     }
 
@@ -81,8 +83,8 @@ final class ChannelWatcher: @unchecked Sendable {
             pollers.removeAll(keepingCapacity: true)
             tokens.removeAll(keepingCapacity: true)
             pollers.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
-            lock.withLock {
-                for (token, entry) in entries where entry.armed {
+            watched.withLock { state in
+                for (token, entry) in state.entries where entry.armed {
                     pollers.append(pollfd(fd: entry.descriptor, events: Int16(POLLIN), revents: 0))
                     tokens.append(token)
                 }
@@ -94,11 +96,11 @@ final class ChannelWatcher: @unchecked Sendable {
             }
             // A descriptor stopped (and perhaps closed and reused) while this poll ran has no
             // entry, or another one, by now: only a token still armed on it is told.
-            lock.withLock {
+            watched.withLock { state in
                 for index in 1..<pollers.count where pollers[index].revents != 0 {
                     let token = tokens[index - 1]
-                    guard let entry = entries[token], entry.armed, entry.descriptor == pollers[index].fd else { continue }
-                    entries[token]?.armed = false
+                    guard let entry = state.entries[token], entry.armed, entry.descriptor == pollers[index].fd else { continue }
+                    state.entries[token]?.armed = false
                     ready.append(entry.onReadable)
                 }
             }
