@@ -273,9 +273,8 @@ public final class BerthHost {
             timings.total = elapsed
             lastReloadDuration = elapsed
             lastReloadTimings = timings
-            let phases = timings.phases.map { "\($0.name) \(Self.milliseconds($0.duration))" }.joined(separator: ", ")
-            eventLog.emit(.reloaded, id, "generation \(old.number) → \(fresh.number) in \(Self.milliseconds(elapsed)) ms, "
-                          + "\(transaction.places.count) screen(s) reopened (\(phases) ms)", reloadTimings: timings)
+            eventLog.emit(.reloaded, .plain(id), .reloaded(from: old.number, to: fresh.number, screens: transaction.places.count, timings: timings),
+                          reloadTimings: timings)
             end(old)
             return fresh
         }
@@ -389,7 +388,7 @@ public final class BerthHost {
         }
     }
 
-    static func milliseconds(_ duration: Duration) -> String {
+    nonisolated static func milliseconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         // Hundredths of a millisecond, formatted by hand (no String(format:) on a hot path).
         let hundredths = Int(seconds) * 100_000 + Int(attoseconds / 10_000_000_000_000)

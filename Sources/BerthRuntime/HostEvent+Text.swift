@@ -7,6 +7,8 @@ extension HostEvent {
         case screen(Int)
         /// "context T → screen(s) 9, 8, 4"
         case contextDelivered(type: String, receivers: ContextReceivers)
+        /// "generation 3 → 4 in 2.84 ms, 3 screen(s) reopened (validate 0.05, … ms)"
+        case reloaded(from: Int, to: Int, screens: Int, timings: ReloadTimings)
 
         var formatted: String {
             switch self {
@@ -24,6 +26,9 @@ extension HostEvent {
                     message += String(receiver)
                 }
                 return message
+            case .reloaded(let from, let to, let screens, let timings):
+                let phases = timings.phases.map { "\($0.name) \(BerthHost.milliseconds($0.duration))" }.joined(separator: ", ")
+                return "generation \(from) → \(to) in \(BerthHost.milliseconds(timings.total)) ms, \(screens) screen(s) reopened (\(phases) ms)"
             }
         }
     }

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <sys/prctl.h>
 #include <sys/eventfd.h>
@@ -21,6 +22,10 @@ int berth_peer_credentials(int socket_fd, uint32_t *out_uid, int32_t *out_pid) {
 
 int berth_wake_descriptor(void) {
     return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+int berth_open_place(const char *path) {
+    return open(path, O_PATH | O_CLOEXEC);
 }
 
 uint64_t berth_heap_bytes_in_use(void) {

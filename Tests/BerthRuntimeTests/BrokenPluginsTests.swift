@@ -115,6 +115,28 @@ struct BrokenPluginsTests {
         #expect(noLibrary.problems.first?.message == "'libNobody.so' does not exist in \(missingLibrary)")
     }
 
+    @Test("a plugin folder reached through a symlink, with its library a symlink inside it, validates at its real path")
+    func symlinksInsideTheFolder() throws {
+        let workspace = PluginWorkspace()
+        let real = workspace.stage("greeter.json", as: "real-greeter") { $0["library"] = "current.so" }
+        let fm = FileManager.default
+        try fm.moveItem(atPath: real + "/libGreeter.so", toPath: real + "/libGreeter-1.so")
+        try fm.createSymbolicLink(atPath: real + "/current.so", withDestinationPath: "libGreeter-1.so")
+        let linkedFolder = workspace.root + "/linked-greeter"
+        try fm.createSymbolicLink(atPath: linkedFolder, withDestinationPath: real)
+        let validated = try PluginValidator.validate(path: linkedFolder).get()
+        let realFolder = PluginValidator.realPath(real)
+        #expect(validated.libraryPath == realFolder + "/libGreeter-1.so")
+        #expect(validated.folder == linkedFolder)
+        // Once the link inside points out of the folder, the same plugin is refused.
+        try fm.moveItem(atPath: real + "/libGreeter-1.so", toPath: workspace.root + "/elsewhere.so")
+        try fm.removeItem(atPath: real + "/current.so")
+        try fm.createSymbolicLink(atPath: real + "/current.so", withDestinationPath: workspace.root + "/elsewhere.so")
+        guard case .failure(let escaped) = PluginValidator.validate(path: linkedFolder) else { Issue.record("a library outside the folder validated"); return }
+        #expect(escaped.problems.map(\.field) == ["library"])
+        #expect(escaped.problems.first?.message.contains("outside the plugin folder \(realFolder)") == true)
+    }
+
     @Test("two folders with the same id: the second is rejected naming the first")
     func duplicateIDs() {
         let workspace = PluginWorkspace()

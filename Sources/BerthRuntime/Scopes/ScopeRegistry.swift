@@ -122,10 +122,10 @@ public final class ScopeRegistry: @unchecked Sendable {
                 throw ScopeError(.duplicate, key: registration.key, "already provided by \(existing.plugin)")
             }
             let slot = state.slot(for: registration.serviceKey, type: registration.type)
-            var list = state.registrations[slot]
-            list.removeAll { $0.generation == registration.generation }
-            list.append(registration)
-            state.registrations[slot] = list.sorted { $0.generation < $1.generation }
+            // In place, kept in generation order: the list is not copied on a reload.
+            state.registrations[slot].removeAll { $0.generation == registration.generation }
+            let position = state.registrations[slot].firstIndex { $0.generation > registration.generation } ?? state.registrations[slot].endIndex
+            state.registrations[slot].insert(registration, at: position)
             state.unloaded[slot] = nil
             if registration.type != nil { state.typesByName[registration.key] = slot }
         }

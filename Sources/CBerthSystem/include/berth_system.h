@@ -10,6 +10,9 @@ int berth_peer_credentials(int socket_fd, uint32_t *out_uid, int32_t *out_pid);
 /** A non-blocking, close-on-exec eventfd: written to wake a thread that polls it. The descriptor, or -1 with errno set. */
 int berth_wake_descriptor(void);
 
+/** `path` opened for its place only (O_PATH, close-on-exec; symlinks followed): a descriptor for fstat and /proc/self/fd, or -1 with errno set. */
+int berth_open_place(const char *path);
+
 /** Bytes the C heap has handed out and not yet taken back (mallinfo2's uordblks). */
 uint64_t berth_heap_bytes_in_use(void);
 

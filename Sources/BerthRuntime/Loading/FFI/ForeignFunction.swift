@@ -22,47 +22,82 @@ package final class ForeignFunction {
     private let slotPointers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     private let result: UnsafeMutableRawPointer
 
+    /// Everything above lives in this one allocation (a load prepares one interface per
+    /// export, so a reload made seven allocations per export before).
+    private let block: UnsafeMutableRawPointer
+
     init(signature: ExportSignature, address: UnsafeMutableRawPointer) throws(FFIError) {
         self.signature = signature
         self.address = address
 
-        bytesElements = .allocate(capacity: 3)
+        var count = 0
+        for param in signature.params { count += param == .bytes ? 2 : 1 }
+        argumentCount = count
+        let layout = Layout(arguments: count)
+        block = .allocate(byteCount: layout.bytes, alignment: 16)
+        cif = (block + layout.cif).bindMemory(to: ffi_cif.self, capacity: 1)
+        cif.initialize(to: ffi_cif())
+        bytesType = (block + layout.bytesType).bindMemory(to: ffi_type.self, capacity: 1)
+        bytesElements = (block + layout.bytesElements).bindMemory(to: UnsafeMutablePointer<ffi_type>?.self, capacity: 3)
+        argumentTypes = (block + layout.argumentTypes).bindMemory(to: UnsafeMutablePointer<ffi_type>?.self, capacity: layout.pointers)
+        slotPointers = (block + layout.slotPointers).bindMemory(to: UnsafeMutableRawPointer?.self, capacity: layout.pointers)
+        result = block + layout.result
+        slots = block + layout.slots
+
         bytesElements[0] = berth_ffi_type_pointer()
         bytesElements[1] = berth_ffi_type_uint64()
         bytesElements[2] = nil
-        bytesType = .allocate(capacity: 1)
         bytesType.initialize(to: ffi_type())
         bytesType.pointee.type = UInt16(FFI_TYPE_STRUCT)
         bytesType.pointee.elements = bytesElements
-
-        let cTypes = signature.params.flatMap { Self.cArgumentTypes(for: $0) }
-        argumentCount = cTypes.count
-        argumentTypes = .allocate(capacity: max(1, cTypes.count))
-        for (index, type) in cTypes.enumerated() {
-            argumentTypes[index] = type
+        var index = 0
+        for param in signature.params {
+            if param == .bytes {
+                argumentTypes[index] = berth_ffi_type_pointer()
+                argumentTypes[index + 1] = berth_ffi_type_uint64()
+                index += 2
+            } else {
+                argumentTypes[index] = Self.scalarType(param)
+                index += 1
+            }
         }
-        slots = .allocate(byteCount: max(1, cTypes.count) * ExportBinding.slotBytes, alignment: 16)
-        slotPointers = .allocate(capacity: max(1, cTypes.count))
-        for index in 0..<cTypes.count { slotPointers[index] = slots + index * ExportBinding.slotBytes }
-        result = .allocate(byteCount: 16, alignment: 16)
-        cif = .allocate(capacity: 1)
-        cif.initialize(to: ffi_cif())
+        for index in 0..<count { slotPointers[index] = slots + index * ExportBinding.slotBytes }
         let returnType = signature.returns == .bytes ? bytesType : Self.scalarType(signature.returns)
-        let status = ffi_prep_cif(cif, berth_ffi_default_abi(), UInt32(cTypes.count), returnType, argumentTypes)
+        let status = ffi_prep_cif(cif, berth_ffi_default_abi(), UInt32(count), returnType, argumentTypes)
         guard status == FFI_OK else {
-            Self.free(cif: cif, argumentTypes: argumentTypes, bytesType: bytesType, bytesElements: bytesElements)
-            slots.deallocate()
-            slotPointers.deallocate()
-            result.deallocate()
+            block.deallocate()
             throw FFIError(.prepareFailed, "ffi_prep_cif failed for \(signature.description) (status \(status.rawValue))")
         }
     }
 
     deinit {
-        Self.free(cif: cif, argumentTypes: argumentTypes, bytesType: bytesType, bytesElements: bytesElements)
-        slots.deallocate()
-        slotPointers.deallocate()
-        result.deallocate()
+        block.deallocate()
+    }
+
+    /// Where each part sits in the block, 16-byte aligned: the interface, the `berth_bytes`
+    /// type and its elements, the argument types, the argument pointers, the result, the slots.
+    private struct Layout {
+        let cif = 0
+        let bytesType: Int
+        let bytesElements: Int
+        let argumentTypes: Int
+        let slotPointers: Int
+        let result: Int
+        let slots: Int
+        let bytes: Int
+        let pointers: Int
+
+        init(arguments: Int) {
+            func rounded(_ size: Int) -> Int { (size + 15) & ~15 }
+            pointers = max(1, arguments)
+            bytesType = rounded(MemoryLayout<ffi_cif>.stride)
+            bytesElements = bytesType + rounded(MemoryLayout<ffi_type>.stride)
+            argumentTypes = bytesElements + rounded(3 * MemoryLayout<UnsafeRawPointer>.stride)
+            slotPointers = argumentTypes + rounded(pointers * MemoryLayout<UnsafeRawPointer>.stride)
+            result = slotPointers + rounded(pointers * MemoryLayout<UnsafeRawPointer>.stride)
+            slots = result + 16
+            bytes = slots + pointers * ExportBinding.slotBytes
+        }
     }
 
     /// Calls the function. The argument types must match the signature (checked here, so a
@@ -97,10 +132,6 @@ package final class ForeignFunction {
     }
 
     // MARK: Types
-
-    private static func cArgumentTypes(for type: ValueType) -> [UnsafeMutablePointer<ffi_type>] {
-        type == .bytes ? [berth_ffi_type_pointer(), berth_ffi_type_uint64()] : [scalarType(type)]
-    }
 
     private static func scalarType(_ type: ValueType) -> UnsafeMutablePointer<ffi_type> {
         switch type {
@@ -145,15 +176,6 @@ package final class ForeignFunction {
         }
     }
 
-    private static func free(
-        cif: UnsafeMutablePointer<ffi_cif>, argumentTypes: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>,
-        bytesType: UnsafeMutablePointer<ffi_type>, bytesElements: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
-    ) {
-        cif.deallocate()
-        argumentTypes.deallocate()
-        bytesType.deallocate()
-        bytesElements.deallocate()
-    }
 }
 
 /// Writes one call's arguments into the function's preallocated slots. Only strings and

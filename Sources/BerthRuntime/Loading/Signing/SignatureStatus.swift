@@ -55,7 +55,6 @@ public enum SignatureStatus: Sendable, Equatable, CustomStringConvertible {
     /// The one line that refuses the plugin, or nil. A signature that does not hold is
     /// always refused; unsigned, unknown and revoked only under `requireSignature`.
     func problem(folder: String, trust: TrustedKeys, requireSignature: Bool) -> PluginProblem? {
-        let signatureFile = (folder as NSString).appendingPathComponent(PluginSignature.fileName)
         let message: String
         switch self {
         case .trusted: return nil
@@ -72,7 +71,7 @@ public enum SignatureStatus: Sendable, Equatable, CustomStringConvertible {
             guard requireSignature else { return nil }
             message = "signed with key \(key.shortFingerprint) ('\(key.name)'), which is revoked in \(trust.place)/\(TrustedKeys.revocationFileName)"
         }
-        return PluginProblem(path: signatureFile, field: "signature", message: message)
+        return PluginProblem(path: (folder as NSString).appendingPathComponent(PluginSignature.fileName), field: "signature", message: message)
     }
 }
 

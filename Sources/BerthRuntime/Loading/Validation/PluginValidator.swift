@@ -55,9 +55,10 @@ public enum PluginValidator {
         guard let manifest = decodedManifest.manifest else { return .failure(.init(decodedManifest.problems)) }
         var problems = decodedManifest.problems
 
-        guard let libraryPath = containedLibraryPath(manifest.library, folder: folder, manifestPath: manifestPath, problems: &problems)
+        guard let (libraryPath, identity) = containedLibrary(manifest.library, folder: folder, manifestPath: manifestPath, problems: &problems)
         else { return .failure(.init(problems)) }
-        guard let library = checkedLibrary(libraryPath, manifest: manifest, manifestData: manifestData, folder: folder, problems: &problems)
+        guard let library = checkedLibrary(libraryPath, identity: identity, manifest: manifest, manifestData: manifestData,
+                                           folder: folder, problems: &problems)
         else { return .failure(.init(problems)) }
         // The signature is judged on every validation (the trust folder and plugin.sig can
         // change while the library stays cached); a library changed after signing is one
@@ -85,9 +86,9 @@ public enum PluginValidator {
     /// The library's digest and image checks: from the cache while the file and the manifest
     /// are unchanged, else read (once), hashed and checked.
     private static func checkedLibrary(
-        _ libraryPath: String, manifest: PluginManifest, manifestData: Data, folder: String, problems: inout [PluginProblem]
+        _ libraryPath: String, identity: ValidationCache.FileIdentity?, manifest: PluginManifest, manifestData: Data, folder: String,
+        problems: inout [PluginProblem]
     ) -> ValidationCache.Library? {
-        let identity = ValidationCache.FileIdentity(path: libraryPath)
         if let identity, let cached = ValidationCache.library(at: libraryPath, identity: identity, manifestData: manifestData) {
             return cached
         }
@@ -110,32 +111,34 @@ public enum PluginValidator {
     }
 
     /// Resolves `library` against the folder and proves it stays inside: no symlink may lead
-    /// out of the plugin folder.
-    private static func containedLibraryPath(
+    /// out of the plugin folder. Returns the library's real path and its identity there.
+    private static func containedLibrary(
         _ library: String, folder: String, manifestPath: String, problems: inout [PluginProblem]
-    ) -> String? {
-        let candidate = (folder as NSString).appendingPathComponent(library)
+    ) -> (path: String, identity: ValidationCache.FileIdentity?)? {
+        let candidate = folder.isEmpty ? library : folder + "/" + library
         // A library that resolves exists; only one that does not is looked at again.
         let realLibrary: String
-        if let resolved = realpath(candidate, nil) {
-            realLibrary = String(cString: resolved)
-            free(resolved)
+        let identity: ValidationCache.FileIdentity?
+        if let resolved = RawFile.resolved(candidate) {
+            realLibrary = resolved.path
+            identity = ValidationCache.FileIdentity(resolved.info)
         } else {
             guard RawFile.exists(candidate) else {
                 problems.append(PluginProblem(path: manifestPath, field: "library", message: "'\(library)' does not exist in \(folder)"))
                 return nil
             }
             realLibrary = candidate
+            identity = ValidationCache.FileIdentity(path: candidate)
         }
-        let realFolder = realPath(folder)
-        guard realLibrary.hasPrefix(realFolder + "/") else {
+        let realFolder = RawFile.resolved(folder)?.path ?? folder
+        guard realLibrary.hasPrefix(realFolder == "/" ? "/" : realFolder + "/") else {
             problems.append(PluginProblem(
                 path: manifestPath, field: "library",
                 message: "'\(library)' resolves to \(realLibrary), outside the plugin folder \(realFolder)"
             ))
             return nil
         }
-        return realLibrary
+        return (realLibrary, identity)
     }
 
     private static func readLibrary(_ path: String, problems: inout [PluginProblem]) -> [UInt8]? {
