@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <malloc.h>
 #include <sys/prctl.h>
 #include <sys/eventfd.h>
@@ -26,6 +28,14 @@ int berth_wake_descriptor(void) {
 
 int berth_open_place(const char *path) {
     return open(path, O_PATH | O_CLOEXEC);
+}
+
+int berth_open_place_beneath(int folder, const char *path) {
+    struct open_how how = {
+        .flags = O_PATH | O_CLOEXEC,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    return (int)syscall(SYS_openat2, folder, path, &how, sizeof how);
 }
 
 uint64_t berth_heap_bytes_in_use(void) {

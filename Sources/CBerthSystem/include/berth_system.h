@@ -13,6 +13,14 @@ int berth_wake_descriptor(void);
 /** `path` opened for its place only (O_PATH, close-on-exec; symlinks followed): a descriptor for fstat and /proc/self/fd, or -1 with errno set. */
 int berth_open_place(const char *path);
 
+/**
+ * `path` below the folder open as `folder`, opened for its place only, when reaching it
+ * crosses no symlink and never leaves the folder (openat2 RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS). A descriptor, or -1 with errno set (ELOOP for a symlink on the way,
+ * EXDEV for a way out, ENOSYS before Linux 5.6).
+ */
+int berth_open_place_beneath(int folder, const char *path);
+
 /** Bytes the C heap has handed out and not yet taken back (mallinfo2's uordblks). */
 uint64_t berth_heap_bytes_in_use(void);
 

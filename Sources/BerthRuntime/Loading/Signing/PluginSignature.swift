@@ -40,10 +40,9 @@ struct PluginSignature: Codable, Sendable {
     }
 
     /// The signature file in `folder`, nil when there is none.
-    static func read(in folder: String) throws(SignatureFault) -> PluginSignature? {
-        let path = (folder as NSString).appendingPathComponent(fileName)
+    static func read(in folder: RawFile.Folder) throws(SignatureFault) -> PluginSignature? {
         // One open: a missing file is the common case (an unsigned plugin), told by ENOENT.
-        guard let data = RawFile.contents(path, limit: 64 * 1024) else {
+        guard let data = folder.contents(fileName, limit: 64 * 1024) else {
             if errno == ENOENT { return nil }
             throw .unreadable("cannot read it")
         }

@@ -42,7 +42,7 @@ public enum SignatureStatus: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Checks the signature in `folder` against the files' digests and the trusted keys.
-    static func check(folder: String, manifestSHA256: String, librarySHA256: String, trust: TrustedKeys) -> SignatureStatus {
+    static func check(folder: RawFile.Folder, manifestSHA256: String, librarySHA256: String, trust: TrustedKeys) -> SignatureStatus {
         do {
             guard let signature = try PluginSignature.read(in: folder) else { return .unsigned }
             let key = try signature.verify(manifestSHA256: manifestSHA256, librarySHA256: librarySHA256)

@@ -37,15 +37,18 @@ public enum PluginValidator {
 
     /// Validates with trusted keys already read (a scan reads the folder once).
     static func validate(path: String, trust: TrustedKeys, requireSignature: Bool) -> Result<ValidatedPlugin, PluginValidationFailure> {
-        guard let kind = RawFile.kind(path) else {
+        // The folder is opened once; the manifest, the library and the signature are found from it.
+        let given = RawFile.Folder(path)
+        guard !path.isEmpty, let kind = given.kind else {
             return .failure(.init([PluginProblem(path: path, field: "path", message: "no such file or folder")]))
         }
         let isFolder = kind == .folder
         let manifestPath = isFolder ? (path as NSString).appendingPathComponent(manifestFileName) : path
         let folder = isFolder ? path : ParentPath.of(path)
+        let place = isFolder ? given : RawFile.Folder(folder)
         // One read serves both the decoding and the manifest's digest; only a failed read
         // asks whether the file is there at all.
-        guard let manifestData = RawFile.contents(manifestPath) else {
+        guard let manifestData = isFolder ? place.contents(manifestFileName) : RawFile.contents(manifestPath) else {
             guard RawFile.exists(manifestPath) else {
                 return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "no plugin.json in this folder")]))
             }
@@ -55,7 +58,7 @@ public enum PluginValidator {
         guard let manifest = decodedManifest.manifest else { return .failure(.init(decodedManifest.problems)) }
         var problems = decodedManifest.problems
 
-        guard let (libraryPath, identity) = containedLibrary(manifest.library, folder: folder, manifestPath: manifestPath, problems: &problems)
+        guard let (libraryPath, identity) = containedLibrary(manifest.library, in: place, manifestPath: manifestPath, problems: &problems)
         else { return .failure(.init(problems)) }
         guard let library = checkedLibrary(libraryPath, identity: identity, manifest: manifest, manifestData: manifestData,
                                            folder: folder, problems: &problems)
@@ -63,7 +66,7 @@ public enum PluginValidator {
         // The signature is judged on every validation (the trust folder and plugin.sig can
         // change while the library stays cached); a library changed after signing is one
         // line, the signature's, not two.
-        let signature = SignatureStatus.check(folder: folder, manifestSHA256: decodedManifest.digest,
+        let signature = SignatureStatus.check(folder: place, manifestSHA256: decodedManifest.digest,
                                               librarySHA256: library.digest, trust: trust)
         if let problem = signature.problem(folder: folder, trust: trust, requireSignature: requireSignature) {
             problems.append(problem)
@@ -113,8 +116,14 @@ public enum PluginValidator {
     /// Resolves `library` against the folder and proves it stays inside: no symlink may lead
     /// out of the plugin folder. Returns the library's real path and its identity there.
     private static func containedLibrary(
-        _ library: String, folder: String, manifestPath: String, problems: inout [PluginProblem]
+        _ library: String, in place: RawFile.Folder, manifestPath: String, problems: inout [PluginProblem]
     ) -> (path: String, identity: ValidationCache.FileIdentity?)? {
+        let folder = place.path
+        // The common case: a plain name in the folder, which the kernel finds without
+        // crossing a symlink or leaving the folder; its real path is then the folder's plus it.
+        if let info = place.plainFile(library), let realFolder = place.realPath {
+            return (realFolder == "/" ? "/" + library : realFolder + "/" + library, ValidationCache.FileIdentity(info))
+        }
         let candidate = folder.isEmpty ? library : folder + "/" + library
         // A library that resolves exists; only one that does not is looked at again.
         let realLibrary: String
@@ -130,7 +139,7 @@ public enum PluginValidator {
             realLibrary = candidate
             identity = ValidationCache.FileIdentity(path: candidate)
         }
-        let realFolder = RawFile.resolved(folder)?.path ?? folder
+        let realFolder = place.realPath ?? RawFile.resolved(folder)?.path ?? folder
         guard realLibrary.hasPrefix(realFolder == "/" ? "/" : realFolder + "/") else {
             problems.append(PluginProblem(
                 path: manifestPath, field: "library",

@@ -8,22 +8,82 @@ enum RawFile {
     /// What is at a path.
     enum Kind {
         case file, folder, other
+
+        init(_ mode: mode_t) {
+            switch mode & S_IFMT {
+            case S_IFREG: self = .file
+            case S_IFDIR: self = .folder
+            default: self = .other
+            }
+        }
     }
 
     /// What is at `path` (symlinks followed), nil when nothing is.
     static func kind(_ path: String) -> Kind? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return .file
-        case S_IFDIR: return .folder
-        default: return .other
-        }
+        return Kind(info.st_mode)
     }
 
     /// Whether anything is at `path`.
     static func exists(_ path: String) -> Bool {
         kind(path) != nil
+    }
+
+    /// A folder opened for its place (`O_PATH`) once per validation: files inside it are found
+    /// from it with a one-name lookup instead of a walk of the whole path, and a library path
+    /// is proved to stay inside it by the kernel. A folder that cannot be opened so (the
+    /// descriptor is -1) leaves every lookup to the whole path.
+    final class Folder {
+        let path: String
+        let descriptor: Int32
+
+        init(_ path: String) {
+            self.path = path
+            descriptor = berth_open_place(path.isEmpty ? "." : path)
+        }
+
+        deinit {
+            if descriptor >= 0 { close(descriptor) }
+        }
+
+        /// What the place is: nil when nothing is there.
+        var kind: Kind? {
+            var info = stat()
+            guard descriptor >= 0, fstat(descriptor, &info) == 0 else { return nil }
+            return Kind(info.st_mode)
+        }
+
+        /// The folder's real path, every symlink resolved.
+        var realPath: String? {
+            guard descriptor >= 0 else { return nil }
+            return RawFile.descriptorName(descriptor)
+        }
+
+        /// The bytes of the file `name` in this folder (as `RawFile.contents`).
+        func contents(_ name: String, limit: Int = .max) -> Data? {
+            guard descriptor >= 0 else { return RawFile.contents(path.isEmpty ? name : path + "/" + name, limit: limit) }
+            return RawFile.read(openat(descriptor, name, O_RDONLY | O_CLOEXEC), limit: limit)
+        }
+
+        /// What `stat` says of the file at `relative` below this folder, when the way there is
+        /// plain names only: no symlink, no `.` or `..`, never out of the folder. Nil for
+        /// anything else, which the caller then resolves the long way.
+        func plainFile(_ relative: String) -> stat? {
+            guard descriptor >= 0, Self.isPlain(relative) else { return nil }
+            let file = berth_open_place_beneath(descriptor, relative)
+            guard file >= 0 else { return nil }
+            defer { close(file) }
+            var info = stat()
+            return fstat(file, &info) == 0 ? info : nil
+        }
+
+        private static func isPlain(_ relative: String) -> Bool {
+            guard !relative.isEmpty, relative.utf8.first != UInt8(ascii: "/") else { return false }
+            return relative.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).allSatisfy { name in
+                !name.isEmpty && !name.elementsEqual(".".utf8) && !name.elementsEqual("..".utf8)
+            }
+        }
     }
 
     /// Where `path` really is (every symlink resolved) and what `stat` says of it there,
@@ -44,7 +104,7 @@ enum RawFile {
 
     /// The absolute path the kernel gives an open descriptor; nil when `/proc` cannot say, or
     /// when the file was deleted since it was opened.
-    private static func descriptorName(_ descriptor: Int32) -> String? {
+    fileprivate static func descriptorName(_ descriptor: Int32) -> String? {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(PATH_MAX) + 1) { buffer -> String? in
             let length = readlink("/proc/self/fd/\(descriptor)", buffer.baseAddress!, Int(PATH_MAX))
             guard length > 0, length < Int(PATH_MAX), buffer[0] == CChar(UInt8(ascii: "/")) else { return nil }
@@ -56,7 +116,11 @@ enum RawFile {
     /// The file's bytes, read to its end; nil when it cannot be opened or read, or when it
     /// is longer than `limit` (`errno` says which: `ENOENT` for no file, `EFBIG` for too long).
     static func contents(_ path: String, limit: Int = .max) -> Data? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        read(open(path, O_RDONLY | O_CLOEXEC), limit: limit)
+    }
+
+    /// Reads `descriptor` (closed after) to its end, as `contents`.
+    fileprivate static func read(_ descriptor: Int32, limit: Int) -> Data? {
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var info = stat()
@@ -71,7 +135,7 @@ enum RawFile {
         while true {
             if length == data.count { data.count = data.count * 2 }
             let got = data.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + length, buffer.count - length)
+                Glibc.read(descriptor, buffer.baseAddress! + length, buffer.count - length)
             }
             if got < 0 {
                 if errno == EINTR { continue }
