@@ -22,9 +22,10 @@ struct HardeningTests {
         var testDescription: String { "\(library) → \(replacement)" }
     }
 
-    /// Greeter's copy (28 KB) is read and hashed in one pass; Counter's (above HashingCopy's
-    /// overlap size) is hashed on a second thread while it is written.
-    @Test("a library replaced after validation is not loaded, whichever way its copy is hashed", arguments: [
+    /// Greeter's copy (28 KB) is compared byte for byte with the bytes validation kept;
+    /// Counter's (above HashingCopy's overlap size, so none kept) is hashed on a second
+    /// thread while it is written.
+    @Test("a library replaced after validation is not loaded, whichever way its copy is checked", arguments: [
         Swap(manifest: "greeter.json", plugin: "com.example.greeter", library: "libGreeter.so", replacement: "libBerthFixtures.so", overlapped: false),
         Swap(manifest: "counter.json", plugin: "com.example.counter", library: "libCounter.so", replacement: "libInbox.so", overlapped: true),
     ])
@@ -36,6 +37,7 @@ struct HardeningTests {
         let library = (workspace.plugins as NSString).appendingPathComponent("\(swap.plugin)/\(swap.library)")
         let size = try FileManager.default.attributesOfItem(atPath: BuildProducts.library(swap.replacement))[.size] as? Int ?? 0
         #expect((size >= 512 * 1024) == swap.overlapped)
+        #expect((host.plugins[swap.plugin]?.source.libraryBytes != nil) == !swap.overlapped, "bytes kept for a small library only")
         try FileManager.default.removeItem(atPath: library)
         try FileManager.default.copyItem(atPath: BuildProducts.library(swap.replacement), toPath: library)
         #expect { try host.load(swap.plugin) } throws: { error in

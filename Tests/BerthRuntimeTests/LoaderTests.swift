@@ -74,6 +74,27 @@ struct LoaderTests {
         #expect(throws: HashingCopy.Failure.self) { try HashingCopy.copy(from: source, to: folder + "/missing/gen-2-libLarge.so") }
     }
 
+    @Test("a comparing copy says true only for exactly the expected bytes: one byte changed, one more or one fewer is false")
+    func comparingCopy() throws {
+        let folder = try Self.scratchFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = folder + "/libSmall.so"
+        var generator = SystemRandomNumberGenerator()
+        let expected = (0..<(40 * 1024 + 3)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var changed = expected
+        changed[30 * 1024] ^= 0x01
+        let cases: [(bytes: [UInt8], matches: Bool)] = [
+            (expected, true), (changed, false), (expected + [0], false), (Array(expected.dropLast()), false), ([], false),
+        ]
+        for (index, item) in cases.enumerated() {
+            try Data(item.bytes).write(to: URL(fileURLWithPath: source))
+            let target = folder + "/gen-\(index)-libSmall.so"
+            #expect(try HashingCopy.copy(from: source, to: target, matching: expected) == item.matches, "case \(index)")
+            if item.matches { #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == Data(expected)) }
+        }
+        #expect(throws: HashingCopy.Failure.self) { try HashingCopy.copy(from: folder + "/absent.so", to: folder + "/gen-9.so", matching: expected) }
+    }
+
     /// A new empty folder for a copy test (the caller removes it).
     private static func scratchFolder() throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("berth-copy-\(UUID().uuidString)").path

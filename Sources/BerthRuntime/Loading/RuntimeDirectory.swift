@@ -45,9 +45,10 @@ public final class RuntimeDirectory: Sendable {
     }
 
     /// A shadow copy of `plugin`'s library for generation `generation`
-    /// (`<id>/gen-<n>-<library>`), hashed while it is written and checked against the
-    /// validated SHA-256: the file may have changed since it was validated, and only the
-    /// bytes checked are ever loaded (in process or by a worker). The library is read once.
+    /// (`<id>/gen-<n>-<library>`), checked as it is written against what was validated: a
+    /// small library byte for byte against the bytes validation kept, a large one by its
+    /// SHA-256. The file may have changed since it was validated, and only the bytes checked
+    /// are ever loaded (in process or by a worker). The library is read once.
     func verifiedShadowCopy(of plugin: ValidatedPlugin, generation: Int) throws(LoaderError) -> String {
         let id = plugin.manifest.id
         let folder = folder(of: id)
@@ -56,29 +57,36 @@ public final class RuntimeDirectory: Sendable {
         let libraryPath = plugin.libraryPath
         let fileName = libraryPath.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(libraryPath[libraryPath.utf8.index(after: $0)...]) } ?? libraryPath
         let target = folder + "/gen-\(generation)-" + fileName
-        let digest: String
+        let matches: Bool
         do {
-            digest = try copyMakingFolder(from: libraryPath, to: target, folder: folder)
+            matches = try copyMakingFolder(to: target, folder: folder) { () throws(HashingCopy.Failure) in
+                // The copy holds the validated bytes: compared with them when validation kept
+                // them (a small library), else hashed as it is written.
+                if let expected = plugin.libraryBytes { return try HashingCopy.copy(from: libraryPath, to: target, matching: expected) }
+                return try HashingCopy.copy(from: libraryPath, to: target) == plugin.librarySHA256
+            }
         } catch {
             discard(shadowCopy: target)
             let detail = error.path == folder ? "cannot create the plugin's runtime folder" : "cannot copy \(libraryPath) to \(target)"
             throw LoaderError(.copyFailed, plugin: id, path: error.path, systemError: error.systemError, detail: detail)
         }
-        guard digest == plugin.librarySHA256 else {
+        guard matches else {
             discard(shadowCopy: target)
             throw LoaderError(.changedSinceValidation, plugin: id, path: plugin.libraryPath)
         }
         return target
     }
 
-    /// Copies and hashes; the plugin's folder is made on its first copy (and again if
+    /// Runs `copy`, the checked copy; the plugin's folder is made on its first copy (and again if
     /// someone removed it), not tried on every reload.
-    private func copyMakingFolder(from source: String, to target: String, folder: String) throws(HashingCopy.Failure) -> String {
+    private func copyMakingFolder(
+        to target: String, folder: String, copy: () throws(HashingCopy.Failure) -> Bool
+    ) throws(HashingCopy.Failure) -> Bool {
         do {
-            return try HashingCopy.copy(from: source, to: target)
+            return try copy()
         } catch where error.code == ENOENT && error.path == target {
             if mkdir(folder, 0o700) != 0 && errno != EEXIST { throw HashingCopy.Failure(path: folder) }
-            return try HashingCopy.copy(from: source, to: target)
+            return try copy()
         }
     }
 

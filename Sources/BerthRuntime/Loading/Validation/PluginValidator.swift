@@ -20,6 +20,9 @@ public struct ValidatedPlugin: Sendable {
     public var signature: SignatureStatus
     /// Warnings (unknown fields); never errors.
     public var warnings: [PluginProblem]
+    /// The library's bytes as validated, for a small library (`ValidationCache.keptBytesLimit`):
+    /// its shadow copy is compared with them.
+    var libraryBytes: [UInt8]? = nil
 }
 
 /// The checks a plugin must pass before any of its code runs: manifest schema and rules,
@@ -82,7 +85,8 @@ public enum PluginValidator {
         return .success(ValidatedPlugin(
             folder: folder, manifestPath: manifestPath, manifest: manifest, libraryPath: libraryPath,
             librarySize: library.size, librarySHA256: library.digest,
-            manifestSHA256: decodedManifest.digest, signature: signature, warnings: problems
+            manifestSHA256: decodedManifest.digest, signature: signature, warnings: problems,
+            libraryBytes: library.bytes
         ))
     }
 
@@ -103,7 +107,8 @@ public enum PluginValidator {
         checkImage(bytes, manifest: manifest, libraryPath: shownPath, problems: &libraryProblems)
         let library = ValidationCache.Library(
             identity: identity, manifestData: manifestData,
-            size: bytes.count, digest: digest, problems: libraryProblems
+            size: bytes.count, digest: digest, problems: libraryProblems,
+            bytes: bytes.count <= ValidationCache.keptBytesLimit ? bytes : nil
         )
         // Remember only what was read from a file whose identity was known before the read
         // and is the same after it (a file being written is read again next time).

@@ -22,7 +22,14 @@ enum ValidationCache {
         let size: Int
         let digest: String
         let problems: [PluginProblem]
+        /// The bytes that were hashed, kept for a library up to `keptBytesLimit`: its shadow
+        /// copies are then compared with them instead of hashed again.
+        let bytes: [UInt8]?
     }
+
+    /// The largest library whose bytes are kept (a C plugin is tens of kilobytes; a Swift
+    /// plugin, a megabyte or more, is hashed as it is copied, on a second thread).
+    static let keptBytesLimit = 256 * 1024
 
     /// The fields of `stat` that change when the file is replaced or written.
     struct FileIdentity: Equatable {
