@@ -273,7 +273,7 @@ public final class BerthHost {
             timings.total = elapsed
             lastReloadDuration = elapsed
             lastReloadTimings = timings
-            eventLog.emit(.reloaded, .plain(id), .reloaded(from: old.number, to: fresh.number, screens: transaction.places.count, timings: timings),
+            eventLog.emit(.reloaded, .plain(id), .reloaded(from: old.number, to: fresh.number, screens: transaction.places.count),
                           reloadTimings: timings)
             end(old)
             return fresh

@@ -7,10 +7,11 @@ extension HostEvent {
         case screen(Int)
         /// "context T → screen(s) 9, 8, 4"
         case contextDelivered(type: String, receivers: ContextReceivers)
-        /// "generation 3 → 4 in 2.84 ms, 3 screen(s) reopened (validate 0.05, … ms)"
-        case reloaded(from: Int, to: Int, screens: Int, timings: ReloadTimings)
+        /// "generation 3 → 4 in 2.84 ms, 3 screen(s) reopened (validate 0.05, … ms)", from the
+        /// event's `reloadTimings` (kept once, in the event).
+        case reloaded(from: Int, to: Int, screens: Int)
 
-        var formatted: String {
+        func formatted(timings: ReloadTimings?) -> String {
             switch self {
             case .plain(let text):
                 return text
@@ -26,7 +27,8 @@ extension HostEvent {
                     message += String(receiver)
                 }
                 return message
-            case .reloaded(let from, let to, let screens, let timings):
+            case .reloaded(let from, let to, let screens):
+                let timings = timings ?? ReloadTimings()
                 let phases = timings.phases.map { "\($0.name) \(BerthHost.milliseconds($0.duration))" }.joined(separator: ", ")
                 return "generation \(from) → \(to) in \(BerthHost.milliseconds(timings.total)) ms, \(screens) screen(s) reopened (\(phases) ms)"
             }

@@ -15,20 +15,39 @@ public struct HostEvent: Sendable, CustomStringConvertible {
     public var kind: Kind
     /// The plugin id, screen or folder the event is about.
     public var subject: String {
-        get { subjectText.formatted }
+        get { subjectText.formatted(timings: nil) }
         set { subjectText = .plain(newValue) }
     }
     public var message: String {
-        get { messageText.formatted }
+        get { messageText.formatted(timings: reloadTimings) }
         set { messageText = .plain(newValue) }
     }
     /// A `reloaded` event's phases; nil for every other event.
-    public var reloadTimings: ReloadTimings?
+    public var reloadTimings: ReloadTimings? {
+        get { timings?.value }
+        set { timings = newValue.map(TimingsBox.init) }
+    }
+    /// Boxed: every event is copied into the log and to each observer, and only a reload's
+    /// event has timings (nine durations).
+    private var timings: TimingsBox?
     /// Subject and message as emitted: formatted when first read, not when logged.
     var subjectText: Text
     var messageText: Text
 
     public var description: String { "\(subject): \(message)" }
+
+    init(sequence: Int, kind: Kind, reloadTimings: ReloadTimings?, subjectText: Text, messageText: Text) {
+        self.sequence = sequence
+        self.kind = kind
+        self.subjectText = subjectText
+        self.messageText = messageText
+        self.reloadTimings = reloadTimings
+    }
+
+    private final class TimingsBox: Sendable {
+        let value: ReloadTimings
+        init(_ value: ReloadTimings) { self.value = value }
+    }
 }
 
 /// The host's event log: the recent events in order, and who is told of new ones.
