@@ -35,19 +35,10 @@ enum HashingCopy {
         if fstat(input, &info) == 0, Int(info.st_size) >= overlapBytes {
             return try copyOverlapped(input, to: output, sizeHint: Int(info.st_size), source: source, target: target)
         }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkBytes, alignment: 16)
-        defer { buffer.deallocate() }
         var hasher = SHA256()
-        while true {
-            let got = read(input, buffer.baseAddress, chunkBytes)
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw Failure(path: source)
-            }
-            if got == 0 { break }
-            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<got])
+        _ = try copyChunks(input, to: output, chunkSize: chunkBytes, source: source, target: target) { chunk, _ in
             hasher.update(bufferPointer: chunk)
-            if let failure = writeAll(chunk, to: output, target: target) { throw failure }
+            return true
         }
         return HexDigest.hex(hasher.finalize())
     }
@@ -59,27 +50,35 @@ enum HashingCopy {
     static func copy(from source: String, to target: String, matching expected: [UInt8]) throws(Failure) -> Bool {
         let (input, output) = try openBoth(source, target)
         defer { close(input); close(output) }
-        let size = min(expected.count + 1, chunkBytes)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        let copied = try copyChunks(input, to: output, chunkSize: min(expected.count + 1, chunkBytes), source: source, target: target) { chunk, offset in
+            chunk.count <= expected.count - offset
+                && expected.withUnsafeBytes { memcmp(chunk.baseAddress!, $0.baseAddress! + offset, chunk.count) == 0 }
+        }
+        return copied == expected.count
+    }
+
+    /// Reads `input` to its end in chunks and writes each chunk to `output` once `inspect`
+    /// (given the chunk and its offset in the file) accepts it. Returns the bytes copied, or
+    /// nil as soon as `inspect` refuses a chunk.
+    private static func copyChunks(
+        _ input: Int32, to output: Int32, chunkSize: Int, source: String, target: String,
+        inspect: (UnsafeRawBufferPointer, Int) -> Bool
+    ) throws(Failure) -> Int? {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
-        return try expected.withUnsafeBytes { expected -> Result<Bool, Failure> in
-            var offset = 0
-            while true {
-                let got = read(input, buffer.baseAddress, size)
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    return .failure(Failure(path: source))
-                }
-                if got == 0 { return .success(offset == expected.count) }
-                guard got <= expected.count - offset, memcmp(buffer.baseAddress!, expected.baseAddress! + offset, got) == 0 else {
-                    return .success(false)
-                }
-                if let failure = writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<got]), to: output, target: target) {
-                    return .failure(failure)
-                }
-                offset += got
+        var offset = 0
+        while true {
+            let got = read(input, buffer.baseAddress, chunkSize)
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw Failure(path: source)
             }
-        }.get()
+            if got == 0 { return offset }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<got])
+            guard inspect(chunk, offset) else { return nil }
+            if let failure = writeAll(chunk, to: output, target: target) { throw failure }
+            offset += got
+        }
     }
 
     /// `source` opened to read, and `target` created to write (a leftover file of that name
