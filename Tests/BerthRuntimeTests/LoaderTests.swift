@@ -95,6 +95,23 @@ struct LoaderTests {
         #expect(throws: HashingCopy.Failure.self) { try HashingCopy.copy(from: folder + "/absent.so", to: folder + "/gen-9.so", matching: expected) }
     }
 
+    @Test("the validation cache keeps at most its limit of library bytes: the longest-kept entries let theirs go first")
+    func keptBytesBounded() throws {
+        let prefix = "/nonexistent/\(UUID().uuidString)/lib-"
+        let size = ValidationCache.keptBytesLimit
+        let count = ValidationCache.keptTotalLimit / size + 4
+        for index in 0..<count {
+            let library = ValidationCache.Library(identity: nil, manifestData: Data(), size: size, digest: "d\(index)", problems: [],
+                                                  bytes: [UInt8](repeating: UInt8(index % 256), count: size))
+            ValidationCache.remember(library, at: prefix + "\(index).so")
+            #expect(ValidationCache.keptTotal <= ValidationCache.keptTotalLimit)
+        }
+        func kept(_ index: Int) -> Bool { ValidationCache.remembered(at: prefix + "\(index).so")?.bytes != nil }
+        #expect(!kept(0), "the first entry let its bytes go")
+        #expect(kept(count - 1), "the newest keeps them")
+        #expect(ValidationCache.remembered(at: prefix + "0.so")?.digest == "d0", "an entry that let its bytes go keeps its digest")
+    }
+
     /// A new empty folder for a copy test (the caller removes it).
     private static func scratchFolder() throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("berth-copy-\(UUID().uuidString)").path

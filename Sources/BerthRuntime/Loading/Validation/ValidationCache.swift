@@ -24,12 +24,16 @@ enum ValidationCache {
         let problems: [PluginProblem]
         /// The bytes that were hashed, kept for a library up to `keptBytesLimit`: its shadow
         /// copies are then compared with them instead of hashed again.
-        let bytes: [UInt8]?
+        var bytes: [UInt8]?
     }
 
     /// The largest library whose bytes are kept (a C plugin is tens of kilobytes; a Swift
     /// plugin, a megabyte or more, is hashed as it is copied, on a second thread).
     static let keptBytesLimit = 256 * 1024
+    /// The most library bytes the cache keeps in all; beyond it the longest-kept entries let
+    /// theirs go (their next copy is hashed). A host that validates many folders over its
+    /// life (a long `berth dev`, a test run) stays bounded.
+    static let keptTotalLimit = 16 * 1024 * 1024
 
     /// The fields of `stat` that change when the file is replaced or written.
     struct FileIdentity: Equatable {
@@ -61,7 +65,14 @@ enum ValidationCache {
     }
 
     private static let manifests = Locked<[String: Manifest]>([:])
-    private static let libraries = Locked<[String: Library]>([:])
+    private struct Libraries {
+        var entries: [String: Library] = [:]
+        /// Paths whose entry keeps its bytes, the longest-kept first, and those bytes' total.
+        var kept: [String] = []
+        var keptTotal = 0
+    }
+
+    private static let libraries = Locked(Libraries())
 
     /// The manifest decoded from `data`, decoding only when `path`'s bytes changed.
     static func manifest(_ data: Data, path: String) -> Manifest {
@@ -73,11 +84,31 @@ enum ValidationCache {
     }
 
     static func library(at path: String, identity: FileIdentity, manifestData: Data) -> Library? {
-        guard let cached = libraries.withLock({ $0[path] }), cached.identity == identity, cached.manifestData == manifestData else { return nil }
+        guard let cached = libraries.withLock({ $0.entries[path] }), cached.identity == identity, cached.manifestData == manifestData else { return nil }
         return cached
     }
 
     static func remember(_ library: Library, at path: String) {
-        libraries.withLock { $0[path] = library }
+        libraries.withLock { state in
+            if let replaced = state.entries[path]?.bytes {
+                state.keptTotal -= replaced.count
+                state.kept.removeAll { $0 == path }
+            }
+            state.entries[path] = library
+            guard let bytes = library.bytes else { return }
+            state.kept.append(path)
+            state.keptTotal += bytes.count
+            while state.keptTotal > keptTotalLimit, !state.kept.isEmpty {
+                let oldest = state.kept.removeFirst()
+                state.keptTotal -= state.entries[oldest]?.bytes?.count ?? 0
+                state.entries[oldest]?.bytes = nil
+            }
+        }
     }
+
+    /// The entry for `path`, whatever its identity (tests).
+    static func remembered(at path: String) -> Library? { libraries.withLock { $0.entries[path] } }
+
+    /// The bytes the cache keeps in all (tests).
+    static var keptTotal: Int { libraries.withLock { $0.keptTotal } }
 }
