@@ -25,7 +25,9 @@ public final class PluginGeneration {
     public var shadowPath: String { connection.imagePath }
     /// Bytes of the image file (what a retired Swift generation keeps mapped).
     public var imageBytes: Int { source.librarySize }
-    public private(set) var state: State = .loaded
+    /// Unchecked exclusivity: read on every typed export call, and only ever read or
+    /// assigned whole, on the main actor, so no access can overlap another.
+    @exclusivity(unchecked) public private(set) var state: State = .loaded
     public var isLoaded: Bool { state == .loaded }
 
     /// Where its code runs.

@@ -27,11 +27,16 @@ public final class ExportCallSite<Result: ExportScalar, each Argument: ExportSca
     public func callAsFunction(_ argument: repeat each Argument) throws(FFIError) -> Result {
         let slots = try binding.argumentSlots()
         var offset = 0
-        for value in repeat each argument {
-            value.storeArgument(into: slots + offset)
-            offset &+= ExportBinding.slotBytes
-        }
+        // A pack expansion, not `for value in repeat each argument`: the loop form copied each
+        // value through its type's value witnesses even when specialized.
+        repeat Self.store(each argument, into: slots, at: &offset)
         return Result.loadResult(from: try binding.invoke())
+    }
+
+    @inlinable
+    static func store<Value: ExportScalar>(_ value: Value, into slots: UnsafeMutableRawPointer, at offset: inout Int) {
+        value.storeArgument(into: slots + offset)
+        offset &+= ExportBinding.slotBytes
     }
 }
 
