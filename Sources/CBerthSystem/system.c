@@ -1,7 +1,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <malloc.h>
 #include <sys/prctl.h>
@@ -30,12 +29,30 @@ int berth_open_place(const char *path) {
     return open(path, O_PATH | O_CLOEXEC);
 }
 
+/* openat2 (Linux 5.6), spelled out: the build machine's kernel headers may predate it. */
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+
+struct berth_open_how {
+    uint64_t flags;
+    uint64_t mode;
+    uint64_t resolve;
+};
+
+enum {
+    BERTH_RESOLVE_NO_MAGICLINKS = 0x02,
+    BERTH_RESOLVE_NO_SYMLINKS = 0x04,
+    BERTH_RESOLVE_BENEATH = 0x08,
+};
+
 int berth_open_place_beneath(int folder, const char *path) {
-    struct open_how how = {
+    struct berth_open_how how = {
         .flags = O_PATH | O_CLOEXEC,
-        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+        .mode = 0,
+        .resolve = BERTH_RESOLVE_BENEATH | BERTH_RESOLVE_NO_SYMLINKS | BERTH_RESOLVE_NO_MAGICLINKS,
     };
-    return (int)syscall(SYS_openat2, folder, path, &how, sizeof how);
+    return (int)syscall(__NR_openat2, folder, path, &how, sizeof how);
 }
 
 uint64_t berth_heap_bytes_in_use(void) {

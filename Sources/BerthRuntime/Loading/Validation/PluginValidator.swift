@@ -13,7 +13,7 @@ public struct ValidatedPlugin: Sendable {
     /// The library's size in bytes.
     public var librarySize: Int
     /// The library's SHA-256, lower-case hex.
-    public var librarySHA256: String
+    public internal(set) var librarySHA256: String
     /// The manifest file's SHA-256 (a changed manifest means a reload under `--watch`).
     public var manifestSHA256: String
     /// Who signed it, as the trusted keys see it (`plugin.sig`).
@@ -21,7 +21,8 @@ public struct ValidatedPlugin: Sendable {
     /// Warnings (unknown fields); never errors.
     public var warnings: [PluginProblem]
     /// The library's bytes as validated, for a small library (`ValidationCache.keptBytesLimit`):
-    /// its shadow copy is compared with them.
+    /// its shadow copy is compared with them. Shared, not copied, by the records and
+    /// generations that hold this value: 256 KB at most per plugin.
     var libraryBytes: [UInt8]? = nil
 }
 
@@ -42,7 +43,8 @@ public enum PluginValidator {
     static func validate(path: String, trust: TrustedKeys, requireSignature: Bool) -> Result<ValidatedPlugin, PluginValidationFailure> {
         // The folder is opened once; the manifest, the library and the signature are found from it.
         let given = RawFile.Folder(path)
-        guard !path.isEmpty, let kind = given.kind else {
+        // A folder that cannot be opened (out of descriptors, say) is looked at by path.
+        guard !path.isEmpty, let kind = given.kind ?? RawFile.kind(path) else {
             return .failure(.init([PluginProblem(path: path, field: "path", message: "no such file or folder")]))
         }
         let isFolder = kind == .folder
@@ -144,7 +146,12 @@ public enum PluginValidator {
             realLibrary = candidate
             identity = ValidationCache.FileIdentity(path: candidate)
         }
-        let realFolder = place.realPath ?? RawFile.resolved(folder)?.path ?? folder
+        // No real path for the folder, no proof of containment: refused, never compared
+        // with the folder as written (an empty folder, the working one, would prefix all).
+        guard let realFolder = place.realPath ?? RawFile.resolved(folder.isEmpty ? "." : folder)?.path else {
+            problems.append(PluginProblem(path: manifestPath, field: "library", message: "cannot resolve the plugin folder \(folder.isEmpty ? "." : folder) to prove '\(library)' stays inside it"))
+            return nil
+        }
         guard realLibrary.hasPrefix(realFolder == "/" ? "/" : realFolder + "/") else {
             problems.append(PluginProblem(
                 path: manifestPath, field: "library",
