@@ -92,7 +92,7 @@ public final class ModuleInstance {
         let scope = host?.scopes.makeScreenScope(screen: id, owner: "\(generation.pluginID)/\(route)")
         self.screenScope = scope
         let handle = ScreenHandle(router: router, host: host, services: host.flatMap { host in scope.map { (host.scopes, $0) } },
-                                  grant: CapabilityGrant(manifest: generation.manifest))
+                                  grant: generation.grant)
         do {
             defer { handle.creatingRouter = nil }
             let plugin = generation.connection

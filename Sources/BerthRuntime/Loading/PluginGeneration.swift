@@ -45,7 +45,11 @@ public final class PluginGeneration {
         self.source = source
         self.connection = connection
         self.isolation = isolation
+        grant = CapabilityGrant(manifest: source.manifest)
     }
+
+    /// What its manifest grants, made once: every screen it opens carries it.
+    package let grant: CapabilityGrant
 
     /// What the handshake read.
     package var handshake: PluginHandshake { connection.handshake }

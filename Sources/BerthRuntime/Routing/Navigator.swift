@@ -479,8 +479,9 @@ public final class Navigator {
     }
 
     func resolve(_ route: String) throws(ScreenError) -> (plugin: String, route: String) {
-        if let slash = route.lastIndex(of: "/") {
-            return (String(route[..<slash]), String(route[route.index(after: slash)...]))
+        // By bytes: '/' is ASCII, and a Character search breaks graphemes on every open.
+        if let slash = route.utf8.lastIndex(of: UInt8(ascii: "/")) {
+            return (String(route[..<slash]), String(route[route.utf8.index(after: slash)...]))
         }
         // Loaded plugins, crashed ones (their next use starts them again) and lazy ones
         // (their first use loads them).
