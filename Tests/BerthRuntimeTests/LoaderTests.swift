@@ -102,7 +102,7 @@ struct LoaderTests {
         let count = ValidationCache.keptTotalLimit / size + 4
         for index in 0..<count {
             let library = ValidationCache.Library(identity: nil, manifestData: Data(), size: size, digest: "d\(index)", problems: [],
-                                                  bytes: [UInt8](repeating: UInt8(index % 256), count: size))
+                                                  read: [UInt8](repeating: UInt8(index % 256), count: size))
             ValidationCache.remember(library, at: prefix + "\(index).so")
             #expect(ValidationCache.keptTotal <= ValidationCache.keptTotalLimit)
         }
@@ -110,6 +110,9 @@ struct LoaderTests {
         #expect(!kept(0), "the first entry let its bytes go")
         #expect(kept(count - 1), "the newest keeps them")
         #expect(ValidationCache.remembered(at: prefix + "0.so")?.digest == "d0", "an entry that let its bytes go keeps its digest")
+        let large = ValidationCache.Library(identity: nil, manifestData: Data(), size: size + 1, digest: "large", problems: [],
+                                            read: [UInt8](repeating: 0, count: size + 1))
+        #expect(large.bytes == nil, "a library above keptBytesLimit keeps no bytes")
     }
 
     /// A new empty folder for a copy test (the caller removes it).

@@ -88,6 +88,23 @@ struct ScopeSlotTests {
         #expect { try registry.resolve(key: "cache", screen: nil) } throws: { ($0 as! ScopeError).code == .providerUnloaded }
     }
 
+    @Test("a key's registrations stay in generation order whatever order they come in: the newest is in force, and ending it brings back the one before")
+    func registrationsInGenerationOrder() throws {
+        let registry = ScopeRegistry()
+        for generation in [2, 3, 1, 3] {
+            try registry.register(ScopeRegistry.Registration(
+                key: "cache", kind: generation == 3 ? .singleton : .session, plugin: "org.example.cache", generation: generation,
+                make: .sync { .object(Probe("cache", log: ReleaseLog())) }, release: { _ in }
+            ))
+        }
+        #expect(registry.registrations.map(\.provider) == ["org.example.cache#3"])
+        #expect(registry.registrations.map(\.kind) == [.singleton])
+        _ = registry.unloadProvider(plugin: "org.example.cache", generation: 3)
+        #expect(registry.registrations.map(\.provider) == ["org.example.cache#2"])
+        _ = registry.unloadProvider(plugin: "org.example.cache", generation: 2)
+        #expect(registry.registrations.map(\.provider) == ["org.example.cache#1"])
+    }
+
     @Test("request scopes are listed while they run, and each leaves the list when it ends, in any order")
     func liveRequests() async throws {
         let registry = ScopeRegistry()

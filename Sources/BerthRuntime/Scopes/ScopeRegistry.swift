@@ -122,13 +122,18 @@ public final class ScopeRegistry: @unchecked Sendable {
                 throw ScopeError(.duplicate, key: registration.key, "already provided by \(existing.plugin)")
             }
             let slot = state.slot(for: registration.serviceKey, type: registration.type)
-            // In place, kept in generation order: the list is not copied on a reload.
-            state.registrations[slot].removeAll { $0.generation == registration.generation }
-            let position = state.registrations[slot].firstIndex { $0.generation > registration.generation } ?? state.registrations[slot].endIndex
-            state.registrations[slot].insert(registration, at: position)
+            Self.place(registration, in: &state.registrations[slot])
             state.unloaded[slot] = nil
             if registration.type != nil { state.typesByName[registration.key] = slot }
         }
+    }
+
+    /// Puts `registration` in its slot's list, replacing its generation's and keeping the list
+    /// in generation order: in place, and in one access, so `registrations`' observer runs once.
+    private static func place(_ registration: Registration, in list: inout [Registration]) {
+        list.removeAll { $0.generation == registration.generation }
+        let position = list.firstIndex { $0.generation > registration.generation } ?? list.endIndex
+        list.insert(registration, at: position)
     }
 
     /// Registers a Swift type for the host (an embedding app): `key` defaults to the type.

@@ -109,8 +109,7 @@ public enum PluginValidator {
         checkImage(bytes, manifest: manifest, libraryPath: shownPath, problems: &libraryProblems)
         let library = ValidationCache.Library(
             identity: identity, manifestData: manifestData,
-            size: bytes.count, digest: digest, problems: libraryProblems,
-            bytes: bytes.count <= ValidationCache.keptBytesLimit ? bytes : nil
+            size: bytes.count, digest: digest, problems: libraryProblems, read: bytes
         )
         // Remember only what was read from a file whose identity was known before the read
         // and is the same after it (a file being written is read again next time).
@@ -126,11 +125,16 @@ public enum PluginValidator {
         _ library: String, in place: RawFile.Folder, manifestPath: String, problems: inout [PluginProblem]
     ) -> (path: String, identity: ValidationCache.FileIdentity?)? {
         let folder = place.path
+        // No real path for the folder, no proof of containment: refused, never compared
+        // with the folder as written (an empty folder, the working one, would prefix all).
+        guard let realFolder = place.realPath ?? RawFile.resolved(folder.isEmpty ? "." : folder)?.path else {
+            problems.append(PluginProblem(path: manifestPath, field: "library", message: "cannot resolve the plugin folder \(folder.isEmpty ? "." : folder) to prove '\(library)' stays inside it"))
+            return nil
+        }
+        let inside = realFolder == "/" ? "/" : realFolder + "/"
         // The common case: a plain name in the folder, which the kernel finds without
         // crossing a symlink or leaving the folder; its real path is then the folder's plus it.
-        if let info = place.plainFile(library), let realFolder = place.realPath {
-            return (realFolder == "/" ? "/" + library : realFolder + "/" + library, ValidationCache.FileIdentity(info))
-        }
+        if let info = place.plainFile(library) { return (inside + library, ValidationCache.FileIdentity(info)) }
         let candidate = folder.isEmpty ? library : folder + "/" + library
         // A library that resolves exists; only one that does not is looked at again.
         let realLibrary: String
@@ -146,13 +150,7 @@ public enum PluginValidator {
             realLibrary = candidate
             identity = ValidationCache.FileIdentity(path: candidate)
         }
-        // No real path for the folder, no proof of containment: refused, never compared
-        // with the folder as written (an empty folder, the working one, would prefix all).
-        guard let realFolder = place.realPath ?? RawFile.resolved(folder.isEmpty ? "." : folder)?.path else {
-            problems.append(PluginProblem(path: manifestPath, field: "library", message: "cannot resolve the plugin folder \(folder.isEmpty ? "." : folder) to prove '\(library)' stays inside it"))
-            return nil
-        }
-        guard realLibrary.hasPrefix(realFolder == "/" ? "/" : realFolder + "/") else {
+        guard realLibrary.hasPrefix(inside) else {
             problems.append(PluginProblem(
                 path: manifestPath, field: "library",
                 message: "'\(library)' resolves to \(realLibrary), outside the plugin folder \(realFolder)"
@@ -203,10 +201,10 @@ public enum PluginValidator {
         }
     }
 
+    /// `path` with every symlink resolved (as validation resolves it), or `path` itself when
+    /// nothing is there.
     package static func realPath(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        RawFile.resolved(path)?.path ?? path
     }
 }
 

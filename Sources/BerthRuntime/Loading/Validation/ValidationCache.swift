@@ -25,6 +25,16 @@ enum ValidationCache {
         /// The bytes that were hashed, kept for a library up to `keptBytesLimit`: its shadow
         /// copies are then compared with them instead of hashed again.
         var bytes: [UInt8]?
+
+        /// The checks of the library read as `read`, whose bytes are kept when it is small.
+        init(identity: FileIdentity?, manifestData: Data, size: Int, digest: String, problems: [PluginProblem], read: [UInt8]) {
+            self.identity = identity
+            self.manifestData = manifestData
+            self.size = size
+            self.digest = digest
+            self.problems = problems
+            bytes = read.count <= keptBytesLimit ? read : nil
+        }
     }
 
     /// The largest library whose bytes are kept (a C plugin is tens of kilobytes; a Swift
