@@ -42,7 +42,7 @@ private final class DevProcess {
     init(_ workspace: PluginWorkspace, package: String) throws {
         socket = workspace.root + "/control.sock"
         outputFile = workspace.root + "/dev.log"
-        FileManager.default.createFile(atPath: outputFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputFile, contents: nil)
         let log = FileHandle(forWritingAtPath: outputFile)!
         process.executableURL = URL(fileURLWithPath: BuildProducts.berth)
         process.arguments = ["dev", package, "--plugins", "plugins", "--socket", socket, "--state-dir", "state"]

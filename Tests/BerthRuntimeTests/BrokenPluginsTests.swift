@@ -137,6 +137,43 @@ struct BrokenPluginsTests {
         #expect(escaped.problems.first?.message.contains("outside the plugin folder \(realFolder)") == true)
     }
 
+    @Test("a manifest or a library that is a FIFO is refused at once, not waited on", arguments: ["manifest", "library", "linked library"])
+    func fifoIsRefused(what: String) throws {
+        let workspace = PluginWorkspace()
+        let folder = workspace.stage("greeter.json", as: "fifo-greeter") { manifest in
+            if what == "linked library" { manifest["library"] = "current.so" }
+        }
+        let fifo = folder + (what == "manifest" ? "/plugin.json" : "/libGreeter.so")
+        try FileManager.default.removeItem(atPath: fifo)
+        #expect(mkfifo(fifo, 0o600) == 0)
+        if what == "linked library" { try FileManager.default.createSymbolicLink(atPath: folder + "/current.so", withDestinationPath: "libGreeter.so") }
+        // A validation that opens the FIFO to read it blocks until a writer comes: it runs
+        // on its own thread, and the test opens the FIFO for writing if it has not returned.
+        // The scan of the folder too (it reads a refused manifest again, for its id).
+        let outcome = Locked<(Result<ValidatedPlugin, PluginValidationFailure>, DiscoveryResult)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let plugins = workspace.plugins
+        Thread {
+            let result = (PluginValidator.validate(path: folder), PluginDiscovery.scan([plugins]))
+            outcome.withLock { $0 = result }
+            done.signal()
+        }.start()
+        if done.wait(timeout: .now() + 10) == .timedOut {
+            Issue.record("validation of a \(what) that is a FIFO waited for a writer")
+            let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+            done.wait()
+        }
+        guard let (validation, scan) = outcome.withLock({ $0 }), case .failure(let failure) = validation else {
+            Issue.record("a \(what) that is a FIFO validated")
+            return
+        }
+        #expect(scan.plugins.isEmpty)
+        #expect(scan.rejected.map(\.folder) == [folder])
+        #expect(failure.problems.map(\.field) == [what == "manifest" ? "file" : "library"])
+        #expect(failure.problems.first?.message.hasSuffix("it is not a regular file") == true, "\(failure)")
+    }
+
     @Test("two folders with the same id: the second is rejected naming the first")
     func duplicateIDs() {
         let workspace = PluginWorkspace()

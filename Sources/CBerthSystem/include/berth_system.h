@@ -14,12 +14,12 @@ int berth_wake_descriptor(void);
 int berth_open_place(const char *path);
 
 /**
- * `path` below the folder open as `folder`, opened for its place only, when reaching it
- * crosses no symlink and never leaves the folder (openat2 RESOLVE_BENEATH |
- * RESOLVE_NO_SYMLINKS). A descriptor, or -1 with errno set (ELOOP for a symlink on the way,
- * EXDEV for a way out, ENOSYS before Linux 5.6).
+ * `path` below the folder open as `folder`, opened for reading (non-blocking, so a FIFO
+ * cannot stall it; close-on-exec), when reaching it crosses no symlink and never leaves the
+ * folder (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS). A descriptor, or -1 with errno set
+ * (ELOOP for a symlink on the way, EXDEV for a way out, ENOSYS before Linux 5.6).
  */
-int berth_open_place_beneath(int folder, const char *path);
+int berth_open_file_beneath(int folder, const char *path);
 
 /** Bytes the C heap has handed out and not yet taken back (mallinfo2's uordblks). */
 uint64_t berth_heap_bytes_in_use(void);

@@ -57,15 +57,16 @@ public enum PluginValidator {
             guard RawFile.exists(manifestPath) else {
                 return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "no plugin.json in this folder")]))
             }
-            return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "cannot read the manifest")]))
+            return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "cannot read the manifest: \(RawFile.failure)")]))
         }
         let decodedManifest = ValidationCache.manifest(manifestData, path: manifestPath)
         guard let manifest = decodedManifest.manifest else { return .failure(.init(decodedManifest.problems)) }
         var problems = decodedManifest.problems
 
-        guard let (libraryPath, identity) = containedLibrary(manifest.library, in: place, manifestPath: manifestPath, problems: &problems)
+        guard let contained = containedLibrary(manifest.library, in: place, manifestPath: manifestPath, problems: &problems)
         else { return .failure(.init(problems)) }
-        guard let library = checkedLibrary(libraryPath, identity: identity, manifest: manifest, manifestData: manifestData,
+        let libraryPath = contained.path
+        guard let library = checkedLibrary(contained, manifest: manifest, manifestData: manifestData,
                                            folder: folder, problems: &problems)
         else { return .failure(.init(problems)) }
         // The signature is judged on every validation (the trust folder and plugin.sig can
@@ -93,15 +94,21 @@ public enum PluginValidator {
     }
 
     /// The library's digest and image checks: from the cache while the file and the manifest
-    /// are unchanged, else read (once), hashed and checked.
+    /// are unchanged, else read (once, from the descriptor that proved it inside the folder
+    /// when there is one), hashed and checked.
     private static func checkedLibrary(
-        _ libraryPath: String, identity: ValidationCache.FileIdentity?, manifest: PluginManifest, manifestData: Data, folder: String,
+        _ contained: ContainedLibrary, manifest: PluginManifest, manifestData: Data, folder: String,
         problems: inout [PluginProblem]
     ) -> ValidationCache.Library? {
+        let (libraryPath, identity) = (contained.path, contained.identity)
         if let identity, let cached = ValidationCache.library(at: libraryPath, identity: identity, manifestData: manifestData) {
             return cached
         }
-        guard let bytes = readLibrary(libraryPath, problems: &problems) else { return nil }
+        let read = if let file = contained.file { file.bytes() } else { RawFile.contents(libraryPath).map { [UInt8]($0) } }
+        guard let bytes = read else {
+            problems.append(PluginProblem(path: libraryPath, field: "library", message: "cannot read the library: \(RawFile.failure)"))
+            return nil
+        }
         // Problems name the library as the user wrote it; loading uses the resolved path.
         let shownPath = (folder as NSString).appendingPathComponent(manifest.library)
         var libraryProblems: [PluginProblem] = []
@@ -119,11 +126,19 @@ public enum PluginValidator {
         return library
     }
 
+    /// A library proved to be inside its plugin folder: its real path, its identity there, and
+    /// for a plain name, the file itself, opened by the proof.
+    private struct ContainedLibrary {
+        let path: String
+        let identity: ValidationCache.FileIdentity?
+        var file: RawFile.OpenFile?
+    }
+
     /// Resolves `library` against the folder and proves it stays inside: no symlink may lead
-    /// out of the plugin folder. Returns the library's real path and its identity there.
+    /// out of the plugin folder.
     private static func containedLibrary(
         _ library: String, in place: RawFile.Folder, manifestPath: String, problems: inout [PluginProblem]
-    ) -> (path: String, identity: ValidationCache.FileIdentity?)? {
+    ) -> ContainedLibrary? {
         let folder = place.path
         // No real path for the folder, no proof of containment: refused, never compared
         // with the folder as written (an empty folder, the working one, would prefix all).
@@ -134,7 +149,9 @@ public enum PluginValidator {
         let inside = realFolder == "/" ? "/" : realFolder + "/"
         // The common case: a plain name in the folder, which the kernel finds without
         // crossing a symlink or leaving the folder; its real path is then the folder's plus it.
-        if let info = place.plainFile(library) { return (inside + library, ValidationCache.FileIdentity(info)) }
+        if let file = place.plainFile(library) {
+            return ContainedLibrary(path: inside + library, identity: ValidationCache.FileIdentity(file.info), file: file)
+        }
         let candidate = folder.isEmpty ? library : folder + "/" + library
         // A library that resolves exists; only one that does not is looked at again.
         let realLibrary: String
@@ -157,15 +174,7 @@ public enum PluginValidator {
             ))
             return nil
         }
-        return (realLibrary, identity)
-    }
-
-    private static func readLibrary(_ path: String, problems: inout [PluginProblem]) -> [UInt8]? {
-        guard let data = RawFile.contents(path) else {
-            problems.append(PluginProblem(path: path, field: "library", message: "cannot read the library"))
-            return nil
-        }
-        return [UInt8](data)
+        return ContainedLibrary(path: realLibrary, identity: identity)
     }
 
     /// ELF header, machine and the dynamic symbol table: the entry and every export present.

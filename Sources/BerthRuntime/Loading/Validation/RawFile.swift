@@ -63,19 +63,16 @@ enum RawFile {
         /// The bytes of the file `name` in this folder (as `RawFile.contents`).
         func contents(_ name: String, limit: Int = .max) -> Data? {
             guard descriptor >= 0 else { return RawFile.contents(path.isEmpty ? name : path + "/" + name, limit: limit) }
-            return RawFile.read(openat(descriptor, name, O_RDONLY | O_CLOEXEC), limit: limit)
+            return RawFile.read(openat(descriptor, name, RawFile.readFlags), limit: limit)
         }
 
-        /// What `stat` says of the file at `relative` below this folder, when the way there is
+        /// The file at `relative` below this folder, opened for reading, when the way there is
         /// plain names only: no symlink, no `.` or `..`, never out of the folder. Nil for
-        /// anything else, which the caller then resolves the long way.
-        func plainFile(_ relative: String) -> stat? {
+        /// anything else, which the caller then resolves the long way. What is read from it
+        /// is what the kernel proved to be inside, whatever happens to the path afterwards.
+        func plainFile(_ relative: String) -> OpenFile? {
             guard descriptor >= 0, Self.isPlain(relative) else { return nil }
-            let file = berth_open_place_beneath(descriptor, relative)
-            guard file >= 0 else { return nil }
-            defer { close(file) }
-            var info = stat()
-            return fstat(file, &info) == 0 ? info : nil
+            return OpenFile(berth_open_file_beneath(descriptor, relative))
         }
 
         private static func isPlain(_ relative: String) -> Bool {
@@ -83,6 +80,32 @@ enum RawFile {
             return relative.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).allSatisfy { name in
                 !name.isEmpty && !name.elementsEqual(".".utf8) && !name.elementsEqual("..".utf8)
             }
+        }
+    }
+
+    /// A file open for reading, closed when released, with what `fstat` said of it on opening.
+    final class OpenFile {
+        let descriptor: Int32
+        let info: stat
+
+        /// Takes `descriptor` (from an open call; nil when it is -1 or cannot be looked at).
+        init?(_ descriptor: Int32) {
+            guard descriptor >= 0 else { return nil }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else {
+                close(descriptor)
+                return nil
+            }
+            self.descriptor = descriptor
+            self.info = info
+        }
+
+        deinit { close(descriptor) }
+
+        /// The file's bytes, as `RawFile.contents` reads them: from where the descriptor is
+        /// (its start, when nothing read it before) to the end.
+        func bytes() -> [UInt8]? {
+            RawFile.read(descriptor, info: info, limit: .max).map { [UInt8]($0) }
         }
     }
 
@@ -113,10 +136,26 @@ enum RawFile {
         }
     }
 
-    /// The file's bytes, read to its end; nil when it cannot be opened or read, or when it
-    /// is longer than `limit` (`errno` says which: `ENOENT` for no file, `EFBIG` for too long).
+    /// The file's bytes, read to its end; nil when it cannot be opened or read, when it is
+    /// not a regular file, or when it is longer than `limit` (`errno` says which: `ENOENT`
+    /// for no file, `EISDIR` for a folder, `EINVAL` for a FIFO, socket or device, `EFBIG`
+    /// for too long; `failure` says it in words).
     static func contents(_ path: String, limit: Int = .max) -> Data? {
-        read(open(path, O_RDONLY | O_CLOEXEC), limit: limit)
+        read(open(path, readFlags), limit: limit)
+    }
+
+    /// How files are opened to be read: a FIFO named as a manifest or library must not
+    /// stall validation until someone writes to it, so the open does not wait.
+    fileprivate static let readFlags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC
+
+    /// Why the last read failed, for a problem's message ("it is not a regular file").
+    static var failure: String {
+        switch errno {
+        case EISDIR: "it is a folder"
+        case EINVAL: "it is not a regular file"
+        case EFBIG: "it is too long"
+        default: String(cString: strerror(errno))
+        }
     }
 
     /// Reads `descriptor` (closed after) to its end, as `contents`.
@@ -125,8 +164,13 @@ enum RawFile {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
-        guard info.st_mode & S_IFMT != S_IFDIR else {
-            errno = EISDIR
+        return read(descriptor, info: info, limit: limit)
+    }
+
+    /// Reads the open `descriptor`, which `info` describes, to its end.
+    fileprivate static func read(_ descriptor: Int32, info: stat, limit: Int) -> Data? {
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            errno = info.st_mode & S_IFMT == S_IFDIR ? EISDIR : EINVAL
             return nil
         }
         // The size is a hint: a file still being written is read to wherever its end is.
