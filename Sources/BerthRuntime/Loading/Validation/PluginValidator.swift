@@ -54,10 +54,11 @@ public enum PluginValidator {
         // One read serves both the decoding and the manifest's digest; only a failed read
         // asks whether the file is there at all.
         guard let manifestData = isFolder ? place.contents(manifestFileName) : RawFile.contents(manifestPath) else {
+            let reason = RawFile.failure
             guard RawFile.exists(manifestPath) else {
                 return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "no plugin.json in this folder")]))
             }
-            return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "cannot read the manifest: \(RawFile.failure)")]))
+            return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "cannot read the manifest: \(reason)")]))
         }
         let decodedManifest = ValidationCache.manifest(manifestData, path: manifestPath)
         guard let manifest = decodedManifest.manifest else { return .failure(.init(decodedManifest.problems)) }
@@ -106,7 +107,8 @@ public enum PluginValidator {
         }
         let read = if let file = contained.file { file.bytes() } else { RawFile.contents(libraryPath).map { [UInt8]($0) } }
         guard let bytes = read else {
-            problems.append(PluginProblem(path: libraryPath, field: "library", message: "cannot read the library: \(RawFile.failure)"))
+            let reason = RawFile.failure
+            problems.append(PluginProblem(path: libraryPath, field: "library", message: "cannot read the library: \(reason)"))
             return nil
         }
         // Problems name the library as the user wrote it; loading uses the resolved path.
