@@ -23,7 +23,7 @@ public final class ExportCallSite<Result: ExportScalar, each Argument: ExportSca
 
     /// Calls the export. Throws when the generation has ended (or, isolated, when the
     /// worker fails).
-    @inlinable
+    @inlinable @inline(__always)
     public func callAsFunction(_ argument: repeat each Argument) throws(FFIError) -> Result {
         let slots = try binding.argumentSlots()
         var offset = 0
@@ -33,7 +33,7 @@ public final class ExportCallSite<Result: ExportScalar, each Argument: ExportSca
         return Result.loadResult(from: try binding.invoke())
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     static func store<Value: ExportScalar>(_ value: Value, into slots: UnsafeMutableRawPointer, at offset: inout Int) {
         value.storeArgument(into: slots + offset)
         offset &+= ExportBinding.slotBytes
