@@ -3,6 +3,7 @@ import BerthRuntime
 import CBerth
 import Foundation
 import Swinject
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -72,6 +73,56 @@ final class BareCreateDestroy {
 
 @MainActor var bareFixture: BareCreateDestroy?
 
+/// The floor of closing a screen whose task is asleep: waking a thread that sleeps on a
+/// condition and waiting until it answers, as a close cancels a task's `task_sleep` and
+/// waits for its body (the same yield-then-block wait as `ManagedTask`). On a VM whose idle
+/// vCPUs halt, this wake is most of what an open+close costs beyond the host's own work.
+final class WakeRoundTrip: @unchecked Sendable {
+    // @unchecked: `asked` is guarded by `condition`; `answered` is atomic.
+    private let condition = NSCondition()
+    private var asked = 0
+    private let answered = Atomic<Int>(0)
+    private var running = true
+
+    init() {
+        Thread { [self] in
+            condition.lock()
+            var seen = 0
+            while true {
+                while asked == seen && running { condition.wait() }
+                guard running else { break }
+                seen = asked
+                answered.store(seen, ordering: .releasing)
+                condition.broadcast()
+            }
+            condition.unlock()
+        }.start()
+    }
+
+    func roundTrip() {
+        condition.lock()
+        asked += 1
+        let ask = asked
+        condition.unlock()
+        condition.signal()
+        let spinUntil = ContinuousClock.now + .microseconds(50)
+        while answered.load(ordering: .acquiring) != ask && ContinuousClock.now < spinUntil { sched_yield() }
+        guard answered.load(ordering: .acquiring) != ask else { return }
+        condition.lock()
+        while answered.load(ordering: .acquiring) != ask { condition.wait() }
+        condition.unlock()
+    }
+
+    func stop() {
+        condition.lock()
+        running = false
+        condition.unlock()
+        condition.broadcast()
+    }
+}
+
+nonisolated(unsafe) var wakeFixture: WakeRoundTrip?
+
 /// A scoped service type for the scope benchmarks (ours and Swinject's).
 final class ScopedThing: Sendable {}
 
@@ -121,17 +172,24 @@ func registerHostBenchmarks() {
         onMainActor { screenFixture?.tearDown(); screenFixture = nil }
     }
 
-    Benchmark("bare create+destroy through the ABI (Counter)", configuration: perOperation) { benchmark in
+    // P7's floor: what an open+close cannot do without, timed the way P7 is (one per
+    // iteration): the plugin's create and destroy called bare, and one wake round trip
+    // with a sleeping thread, the least that closing a screen with a sleeping task costs.
+    Benchmark("bare create+destroy + one thread wake round trip (Counter)", configuration: perIteration) { benchmark in
         onMainActor(with: benchmark) { benchmark in
-            guard let bare = bareFixture else { fatalError("setup did not run") }
+            guard let bare = bareFixture, let wake = wakeFixture else { fatalError("setup did not run") }
             measure(benchmark) {
-                for _ in benchmark.scaledIterations { bare.createAndDestroy() }
+                bare.createAndDestroy()
+                wake.roundTrip()
             }
         }
     } setup: {
         try onMainActor { bareFixture = try BareCreateDestroy() }
+        wakeFixture = WakeRoundTrip()
     } teardown: {
         onMainActor { bareFixture?.staged.remove(); bareFixture = nil }
+        wakeFixture?.stop()
+        wakeFixture = nil
     }
 
     // MARK: Reload with 3 open screens vs the copy + dlopen + dlsym floor
