@@ -78,7 +78,7 @@ final class BareCreateDestroy {
 /// waits for its body (the same yield-then-block wait as `ManagedTask`). On a VM whose idle
 /// vCPUs halt, this wake is most of what an open+close costs beyond the host's own work.
 final class WakeRoundTrip: @unchecked Sendable {
-    // @unchecked: `asked` is guarded by `condition`; `answered` is atomic.
+    // @unchecked: `asked` and `running` are guarded by `condition`; `answered` is atomic.
     private let condition = NSCondition()
     private var asked = 0
     private let answered = Atomic<Int>(0)
@@ -121,7 +121,7 @@ final class WakeRoundTrip: @unchecked Sendable {
     }
 }
 
-nonisolated(unsafe) var wakeFixture: WakeRoundTrip?
+@MainActor var wakeFixture: WakeRoundTrip?
 
 /// A scoped service type for the scope benchmarks (ours and Swinject's).
 final class ScopedThing: Sendable {}
@@ -184,12 +184,17 @@ func registerHostBenchmarks() {
             }
         }
     } setup: {
-        try onMainActor { bareFixture = try BareCreateDestroy() }
-        wakeFixture = WakeRoundTrip()
+        try onMainActor {
+            bareFixture = try BareCreateDestroy()
+            wakeFixture = WakeRoundTrip()
+        }
     } teardown: {
-        onMainActor { bareFixture?.staged.remove(); bareFixture = nil }
-        wakeFixture?.stop()
-        wakeFixture = nil
+        onMainActor {
+            bareFixture?.staged.remove()
+            bareFixture = nil
+            wakeFixture?.stop()
+            wakeFixture = nil
+        }
     }
 
     // MARK: Reload with 3 open screens vs the copy + dlopen + dlsym floor

@@ -24,6 +24,13 @@ enum HashingCopy {
             code = errno
             systemError = String(cString: strerror(code))
         }
+
+        /// A failure on `path` with its own words.
+        init(path: String, code: Int32, systemError: String) {
+            self.path = path
+            self.code = code
+            self.systemError = systemError
+        }
     }
 
     /// Copies `source` to a new file `target` (mode 0600; an existing file is replaced) and
@@ -84,8 +91,15 @@ enum HashingCopy {
     /// `source` opened to read, and `target` created to write (a leftover file of that name
     /// is replaced).
     private static func openBoth(_ source: String, _ target: String) throws(Failure) -> (input: Int32, output: Int32) {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
+        // Not waiting on the open, and only a regular file: a library swapped for a FIFO
+        // after validation must not stall the load.
+        let input = open(source, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard input >= 0 else { throw Failure(path: source) }
+        var info = stat()
+        guard fstat(input, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(input)
+            throw Failure(path: source, code: EINVAL, systemError: "not a regular file")
+        }
         let flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
         var output = open(target, flags, 0o600)
         // Unlinked only when there is one: a new generation's name is new, and a failed

@@ -49,8 +49,8 @@ extension PluginManifest {
 
     /// Reads and decodes the manifest file at `path`.
     package static func load(path: String) -> (manifest: PluginManifest?, problems: [PluginProblem]) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            return (nil, [PluginProblem(path: path, field: "file", message: "cannot read the manifest")])
+        guard let data = RawFile.contents(path) else {
+            return (nil, [PluginProblem(path: path, field: "file", message: "cannot read the manifest: \(RawFile.failure)")])
         }
         return decode(data, path: path)
     }

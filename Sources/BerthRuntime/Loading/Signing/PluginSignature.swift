@@ -44,7 +44,7 @@ struct PluginSignature: Codable, Sendable {
         // One open: a missing file is the common case (an unsigned plugin), told by ENOENT.
         guard let data = folder.contents(fileName, limit: 64 * 1024) else {
             if errno == ENOENT { return nil }
-            throw .unreadable("cannot read it")
+            throw .unreadable("cannot read it: \(RawFile.failure)")
         }
         guard let decoded = try? JSONDecoder().decode(PluginSignature.self, from: data) else {
             throw .unreadable("expected a JSON object with format, signer, key, manifest-sha256, library-sha256 and signature")

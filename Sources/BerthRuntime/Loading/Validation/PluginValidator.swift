@@ -176,7 +176,14 @@ public enum PluginValidator {
             ))
             return nil
         }
-        return ContainedLibrary(path: realLibrary, identity: identity)
+        // Read what was proved: the real path opened again, kept only while it is still the
+        // file that resolved there (a swap in between is refused, not read).
+        let file = RawFile.OpenFile.reading(realLibrary)
+        if let file, let identity, !identity.isSameFile(as: file.info) {
+            problems.append(PluginProblem(path: manifestPath, field: "library", message: "'\(library)' changed while it was validated; validate it again"))
+            return nil
+        }
+        return ContainedLibrary(path: realLibrary, identity: identity, file: file)
     }
 
     /// ELF header, machine and the dynamic symbol table: the entry and every export present.

@@ -102,6 +102,12 @@ enum RawFile {
 
         deinit { close(descriptor) }
 
+        /// The file at `path` opened for reading as `RawFile.contents` opens it; nil when it
+        /// cannot be.
+        static func reading(_ path: String) -> OpenFile? {
+            OpenFile(open(path, RawFile.readFlags))
+        }
+
         /// The file's bytes, as `RawFile.contents` reads them: from where the descriptor is
         /// (its start, when nothing read it before) to the end.
         func bytes() -> [UInt8]? {
@@ -138,8 +144,8 @@ enum RawFile {
 
     /// The file's bytes, read to its end; nil when it cannot be opened or read, when it is
     /// not a regular file, or when it is longer than `limit` (`errno` says which: `ENOENT`
-    /// for no file, `EISDIR` for a folder, `EINVAL` for a FIFO, socket or device, `EFBIG`
-    /// for too long; `failure` says it in words).
+    /// for no file, `EISDIR` for a folder, `EINVAL` for a FIFO or device, `ENXIO` for a
+    /// socket, `EFBIG` for too long; `failure` says it in words, read at once).
     static func contents(_ path: String, limit: Int = .max) -> Data? {
         read(open(path, readFlags), limit: limit)
     }
@@ -152,7 +158,7 @@ enum RawFile {
     static var failure: String {
         switch errno {
         case EISDIR: "it is a folder"
-        case EINVAL: "it is not a regular file"
+        case EINVAL, ENXIO: "it is not a regular file"
         case EFBIG: "it is too long"
         default: String(cString: strerror(errno))
         }

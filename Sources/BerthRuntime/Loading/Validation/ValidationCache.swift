@@ -67,6 +67,11 @@ enum ValidationCache {
             changed = info.st_ctim
         }
 
+        /// Whether `info` describes the same file (device and inode), changed or not.
+        func isSameFile(as info: stat) -> Bool {
+            device == UInt64(info.st_dev) && inode == UInt64(info.st_ino)
+        }
+
         static func == (left: FileIdentity, right: FileIdentity) -> Bool {
             left.device == right.device && left.inode == right.inode && left.size == right.size
                 && left.modified.tv_sec == right.modified.tv_sec && left.modified.tv_nsec == right.modified.tv_nsec
