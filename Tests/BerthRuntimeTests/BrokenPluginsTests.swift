@@ -147,27 +147,12 @@ struct BrokenPluginsTests {
         try FileManager.default.removeItem(atPath: fifo)
         #expect(mkfifo(fifo, 0o600) == 0)
         if what == "linked library" { try FileManager.default.createSymbolicLink(atPath: folder + "/current.so", withDestinationPath: "libGreeter.so") }
-        // A validation that opens the FIFO to read it blocks until a writer comes: it runs
-        // on its own thread, and if it has not returned the test keeps opening the FIFO for
-        // writing (each open frees one blocked read) until it does, for at most 30 s.
         // The scan of the folder too (it reads a refused manifest again, for its id).
-        let outcome = Locked<(Result<ValidatedPlugin, PluginValidationFailure>, DiscoveryResult)?>(nil)
-        let done = DispatchSemaphore(value: 0)
         let plugins = workspace.plugins
-        Thread {
-            let result = (PluginValidator.validate(path: folder), PluginDiscovery.scan([plugins]))
-            outcome.withLock { $0 = result }
-            done.signal()
-        }.start()
-        if done.wait(timeout: .now() + 10) == .timedOut {
-            Issue.record("validation of a \(what) that is a FIFO waited for a writer")
-            for _ in 0..<300 {
-                let writer = open(fifo, O_WRONLY | O_NONBLOCK)
-                if writer >= 0 { close(writer) }
-                if done.wait(timeout: .now() + .milliseconds(100)) == .success { break }
-            }
+        let outcome = withoutWaitingOn(fifo: fifo, "validation of a \(what)") {
+            (PluginValidator.validate(path: folder), PluginDiscovery.scan([plugins]))
         }
-        guard let (validation, scan) = outcome.withLock({ $0 }), case .failure(let failure) = validation else {
+        guard let (validation, scan) = outcome, case .failure(let failure) = validation else {
             Issue.record("a \(what) that is a FIFO validated")
             return
         }

@@ -101,32 +101,18 @@ struct LoaderTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let fifo = folder + "/libSwapped.so"
         #expect(mkfifo(fifo, 0o600) == 0)
-        // The copy runs on its own thread; if it blocks in open, the test opens the FIFO for
-        // writing until it returns (at most 30 s) and records the wait.
-        let outcome = Locked<String?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            let result: String
+        let target = folder + "/gen-1-libSwapped.so"
+        let outcome = withoutWaitingOn(fifo: fifo, "the copy") { () -> String in
             do {
-                _ = try HashingCopy.copy(from: fifo, to: folder + "/gen-1-libSwapped.so")
-                result = "copied"
+                _ = try HashingCopy.copy(from: fifo, to: target)
+                return "copied"
             } catch let failure as HashingCopy.Failure {
-                result = failure.systemError
+                return failure.systemError
             } catch {
-                result = "\(error)"
-            }
-            outcome.withLock { $0 = result }
-            done.signal()
-        }.start()
-        if done.wait(timeout: .now() + 10) == .timedOut {
-            Issue.record("the copy of a FIFO waited for a writer")
-            for _ in 0..<300 {
-                let writer = open(fifo, O_WRONLY | O_NONBLOCK)
-                if writer >= 0 { close(writer) }
-                if done.wait(timeout: .now() + .milliseconds(100)) == .success { break }
+                return "\(error)"
             }
         }
-        #expect(outcome.withLock { $0 } == "not a regular file")
+        #expect(outcome == "not a regular file")
         #expect(!FileManager.default.fileExists(atPath: folder + "/gen-1-libSwapped.so"))
     }
 
