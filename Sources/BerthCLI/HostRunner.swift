@@ -381,7 +381,11 @@ final class HostRunner {
         // Beside the host's own runtime folder (private to this user).
         let file = ParentPath.of(host.runtimeDirectory.path) + "/restart-\(getpid()).json"
         try? FileManager.default.createDirectory(atPath: ParentPath.of(file), withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: file, contents: Data(ControlProtocol.encode(plan)))
+        // Without the plan the new process could not reopen anything: this one runs on.
+        guard FileManager.default.createFile(atPath: file, contents: Data(ControlProtocol.encode(plan))) else {
+            emitLine("  · restart refused: cannot write its plan to \(file); the host runs on")
+            return
+        }
         emitLine("  · restarting: \(plan.loaded.count) plugin(s), \(plan.screens.count) screen(s) to reopen")
         server?.stop()
         host.stopWatching()

@@ -215,7 +215,7 @@ public final class BerthHost {
     /// then retires (Swift) or closes (C) its image. Refused while a loaded plugin requires it.
     public func unload(_ id: String) throws(LoaderError) {
         guard let record = plugins[id], let generation = record.generation else {
-            throw LoaderError(.notLoaded, plugin: id, "is not loaded")
+            throw LoaderError(.notLoaded, plugin: id, plugins[id] == nil ? "no plugin has this id" : "not loaded")
         }
         let dependents = registry.loadedDependents(of: id)
         guard dependents.isEmpty else {
@@ -247,7 +247,7 @@ public final class BerthHost {
                 record.clearCrashes()
                 return try load(id)
             }
-            throw LoaderError(.notLoaded, plugin: id, "is not loaded")
+            throw LoaderError(.notLoaded, plugin: id, plugins[id] == nil ? "no plugin has this id" : "not loaded")
         }
         let previousSource = record.source
         let started = ContinuousClock.now
@@ -426,7 +426,7 @@ public final class BerthHost {
         switch PluginValidator.validate(path: path, signatures: configuration.signatures) {
         case .success(let valid): plugin = valid
         case .failure(let failure):
-            throw LoaderError(.invalid, plugin: path, failure.problems.map(\.description).joined(separator: "; "))
+            throw LoaderError(.invalid, plugin: path, failure.oneLine)
         }
         let id = plugin.manifest.id
         if let existing = plugins[id] {

@@ -307,4 +307,36 @@ struct DependencyTests {
         try host.unload("com.example.counter")
         try host.unload("com.example.greeter")
     }
+
+    @Test("reload and unload tell an id no plugin has from a plugin that is not loaded")
+    func unknownAndUnloadedIDs() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        let host = try workspace.makeHost()
+        #expect { try host.reload("com.example.nope") } throws: { error in
+            "\(error)" == "com.example.nope: no plugin has this id"
+        }
+        #expect { try host.unload("com.example.greeter") } throws: { error in
+            "\(error)" == "com.example.greeter: not loaded"
+        }
+    }
+
+    @Test("a refused folder is named by its first error, not by a warning before it")
+    func firstErrorBeforeWarnings() throws {
+        let workspace = PluginWorkspace()
+        let folder = workspace.stage("greeter.json", as: "typo") { manifest in
+            manifest["versoin"] = manifest["version"]
+            manifest["version"] = nil
+        }
+        guard case .failure(let failure) = PluginValidator.validate(path: folder) else { Issue.record("a manifest without a version validated"); return }
+        #expect(failure.problems.first?.severity == .warning)
+        #expect(failure.firstError?.field == "version")
+        #expect(failure.oneLine.hasPrefix(folder + "/plugin.json: version: "))
+        let host = try workspace.makeHost()
+        #expect { try host.loadFolder(folder) } throws: { error in
+            let text = "\(error)"
+            guard let error = text.firstRange(of: "version: "), let warning = text.firstRange(of: "versoin") else { return false }
+            return error.lowerBound < warning.lowerBound
+        }
+    }
 }

@@ -16,7 +16,7 @@ public final class RunningHost {
         self.workspace = workspace
         socket = workspace.root + "/control.sock"
         outputFile = workspace.root + "/host.log"
-        FileManager.default.createFile(atPath: outputFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputFile, contents: nil)
         let log = FileHandle(forWritingAtPath: outputFile)!
         process.executableURL = URL(fileURLWithPath: BuildProducts.berth)
         process.arguments = ["run", "--plugins", "plugins", "--watch", "--socket", socket, "--state-dir", "state", "--debounce-ms", "100"] + arguments

@@ -107,7 +107,7 @@ final class PluginWatcher {
         case .failure(let failure):
             guard FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)) else { return }
             let kept = owner?.generation.map { "; generation \($0.number) stays" } ?? ""
-            host.emit(.failed, "watch", "\(folder): not loaded: \(failure.problems.first?.description ?? "invalid")\(kept)")
+            host.emit(.failed, "watch", "\(folder): not loaded: \(failure.firstError?.description ?? "invalid")\(kept)")
             return
         }
         let id = plugin.manifest.id

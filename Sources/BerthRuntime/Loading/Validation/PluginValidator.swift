@@ -231,4 +231,11 @@ public struct PluginValidationFailure: Error, Sendable, CustomStringConvertible 
     public var problems: [PluginProblem]
     public init(_ problems: [PluginProblem]) { self.problems = problems }
     public var description: String { problems.map(\.description).joined(separator: "\n") }
+    /// The problem that stopped validation: the first error (a warning alone stops nothing).
+    public var firstError: PluginProblem? { problems.first { $0.severity == .error } ?? problems.first }
+    /// The errors, then the warnings, on one line (for a one-line refusal).
+    public var oneLine: String {
+        (problems.filter { $0.severity == .error } + problems.filter { $0.severity != .error })
+            .map(\.description).joined(separator: "; ")
+    }
 }
