@@ -45,14 +45,20 @@ extension Berth {
                 throw ExitStatus.usage
             }
             let folder = path ?? name
-            // The README packs into ../plugins: the route must not be one a plugin there has.
+            // The README packs into ../plugins: the route must not be one a plugin there has,
+            // nor the id (packing would replace that plugin's folder).
             let plugins = (ParentPath.of(folder) as NSString).appendingPathComponent("plugins")
-            let taken = Set(PluginDiscovery.scan([plugins]).plugins.flatMap(\.manifest.routes))
+            let scanned = PluginDiscovery.scan([plugins]).plugins
+            let takenRoutes = Set(scanned.flatMap(\.manifest.routes))
+            let takenIDs = Set(scanned.map(\.manifest.id))
             let template = PluginTemplate(
-                name: name, id: id ?? "com.example.\(name.lowercased())", language: lang,
+                name: name, id: id ?? PluginTemplate.unused("com.example.\(name.lowercased())", avoiding: takenIDs), language: lang,
                 berthRoot: root, berthBinary: PluginTemplate.berthBinary,
-                route: PluginTemplate.route(for: name, avoiding: taken)
+                route: PluginTemplate.unused(name.lowercased(), avoiding: takenRoutes)
             )
+            if let id, takenIDs.contains(id) {
+                emitLine("note: \(plugins) already holds \(id); packing this one there replaces it")
+            }
             guard !FileManager.default.fileExists(atPath: folder) else {
                 printError("\(folder) already exists; choose another --path")
                 throw ExitStatus.failure

@@ -28,8 +28,9 @@ struct PluginTemplate {
 
     /// The route for `name`: its lower-case form, numbered (`hello-2`) when a plugin in
     /// `taken` already uses it.
-    static func route(for name: String, avoiding taken: Set<String>) -> String {
-        let base = name.lowercased()
+    /// `base`, or `base-2`, `base-3` … when a plugin in the folder beside already has it (a
+    /// route or an id).
+    static func unused(_ base: String, avoiding taken: Set<String>) -> String {
         guard taken.contains(base) else { return base }
         return (2...).lazy.map { "\(base)-\($0)" }.first { !taken.contains($0) }!
     }

@@ -102,6 +102,17 @@ struct RouteCollisionTests {
         _ = try BerthProcess.run(["new", "Hello", "--lang", "c"], in: fresh.root)
         #expect(try String(contentsOfFile: fresh.root + "/Hello/plugin.json", encoding: .utf8).contains("\"hello\""))
     }
+
+    @Test("berth new picks an id no plugin in ../plugins has, so packing it replaces nothing")
+    func newID() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json") { $0["id"] = "com.example.hello" }
+        let output = try BerthProcess.run(["new", "Hello", "--lang", "c"], in: workspace.root)
+        #expect(output.status == 0, "\(output.standardError)")
+        let manifest = try String(contentsOfFile: workspace.root + "/Hello/plugin.json", encoding: .utf8)
+        #expect(manifest.contains("\"com.example.hello-2\""), "\(manifest)")
+        #expect(output.standardOutput.contains("created com.example.hello-2 (c)"), "\(output.standardOutput)")
+    }
 }
 
 @Suite("berth run: text a person reads")
