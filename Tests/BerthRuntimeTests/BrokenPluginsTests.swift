@@ -162,6 +162,23 @@ struct BrokenPluginsTests {
         #expect(failure.problems.first?.message.hasSuffix("it is not a regular file") == true, "\(failure)")
     }
 
+    @Test("a wrong entry names the one the library exports; a misspelled export names the nearest one")
+    func symbolHints() throws {
+        let workspace = PluginWorkspace()
+        let folder = workspace.stage("greeter.json", as: "typos") { manifest in
+            manifest["entry"] = "berth_greter_entry_v1"
+            manifest["exports"] = [["symbol": "greeter_ad", "params": ["int32", "int32"], "returns": "int32"],
+                                   ["symbol": "nothing_like_it", "params": [], "returns": "void"]]
+        }
+        guard case .failure(let failure) = PluginValidator.validate(path: folder) else { Issue.record("typos validated"); return }
+        let messages = failure.problems.map(\.message)
+        #expect(messages == [
+            "symbol 'berth_greter_entry_v1' is not in libGreeter.so's dynamic symbol table (it exports 'berth_greeter_entry_v1')",
+            "symbol 'greeter_ad' is not in libGreeter.so's dynamic symbol table (did you mean 'greeter_add'?)",
+            "symbol 'nothing_like_it' is not in libGreeter.so's dynamic symbol table",
+        ], "\(messages)")
+    }
+
     @Test("two folders with the same id: the second is rejected naming the first")
     func duplicateIDs() {
         let workspace = PluginWorkspace()

@@ -206,15 +206,19 @@ public enum PluginValidator {
         }
         let library = (libraryPath as NSString).lastPathComponent
         if !image.exports(manifest.entry) {
+            // A plugin has one entry: when the library exports exactly one, name it.
+            let entries = image.exportedSymbols.filter { $0.hasPrefix("berth_") && $0.hasSuffix("_entry_v1") }
+            let hint = entries.count == 1 ? " (it exports '\(entries.first!)')" : ""
             problems.append(PluginProblem(
                 path: libraryPath, field: "entry",
-                message: "symbol '\(manifest.entry)' is not in \(library)'s dynamic symbol table"
+                message: "symbol '\(manifest.entry)' is not in \(library)'s dynamic symbol table\(hint)"
             ))
         }
         for (index, export) in manifest.exports.enumerated() where !image.exports(export.symbol) {
             problems.append(PluginProblem(
                 path: libraryPath, field: "exports[\(index)].symbol",
                 message: "symbol '\(export.symbol)' is not in \(library)'s dynamic symbol table"
+                    + Suggestion.hint(for: export.symbol, among: image.exportedSymbols.sorted())
             ))
         }
     }

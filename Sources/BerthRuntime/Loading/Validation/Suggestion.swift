@@ -1,8 +1,9 @@
-/// "Did you mean": the known name closest to a mistyped one, by edit distance.
-enum Suggestion {
+/// "Did you mean": the known name closest to a mistyped one, by edit distance (a command,
+/// a route, a plugin id, an exported symbol).
+package enum Suggestion {
     /// The candidate nearest to `word` when it is near enough to be a typo (at most a third
     /// of the word's length in edits, at least one), else nil. Ties go to the first in order.
-    static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
+    package static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
         let limit = max(1, word.count / 3)
         var best: (name: String, distance: Int)?
         for candidate in candidates where candidate != word {
@@ -13,12 +14,12 @@ enum Suggestion {
     }
 
     /// `" (did you mean 'NAME'?)"`, or an empty string when nothing is close.
-    static func hint(for word: String, among candidates: some Sequence<String>) -> String {
+    package static func hint(for word: String, among candidates: some Sequence<String>) -> String {
         closest(to: word, among: candidates).map { " (did you mean '\($0)'?)" } ?? ""
     }
 
     /// Levenshtein distance: insertions, deletions and substitutions, one each.
-    static func editDistance(_ left: String, _ right: String) -> Int {
+    package static func editDistance(_ left: String, _ right: String) -> Int {
         let left = Array(left), right = Array(right)
         guard !left.isEmpty else { return right.count }
         var previous = Array(0...right.count)
