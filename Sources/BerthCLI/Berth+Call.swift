@@ -49,11 +49,13 @@ extension Berth {
             }
             defer { host.shutdown() }
             guard let record = host.plugins[plugin] else {
-                if let problem = host.rejected.first(where: { $0.id == plugin })?.problems.first {
+                if let rejected = host.rejected.first(where: { $0.id == plugin }),
+                   let problem = rejected.problems.first(where: { $0.severity == .error }) ?? rejected.problems.first {
                     printError("\(plugin) is not valid: \(problem.description)")
                     return ExitStatus.failure.rawValue
                 }
-                printError("no plugin '\(plugin)' in \(folders.joined(separator: ", "))")
+                let hint = Suggestion.hint(for: plugin, among: host.plugins.keys.sorted())
+                printError("no plugin '\(plugin)' in \(folders.joined(separator: ", "))\(hint)")
                 return ExitStatus.usage.rawValue
             }
             // Check the call against the manifest before any plugin code runs.

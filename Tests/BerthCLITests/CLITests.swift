@@ -119,6 +119,8 @@ struct CLITests {
                 error: "error: com.example.greeter has no export 'greeter_shout' (exports: greeter_greet, greeter_add, greeter_average, greeter_scale, greeter_is_even, greeter_reverse, greeter_calls)\n"),
         BadCall(arguments: ["com.example.nobody", "f"],
                 error: "error: no plugin 'com.example.nobody' in plugins\n"),
+        BadCall(arguments: ["com.example.greter", "greeter_add", "1", "2"],
+                error: "error: no plugin 'com.example.greter' in plugins (did you mean 'com.example.greeter'?)\n"),
     ]
 
     @Test("a bad call is a one-line error on stderr with exit code 2", arguments: badCalls)

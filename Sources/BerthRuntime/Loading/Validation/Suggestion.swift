@@ -2,11 +2,13 @@
 /// a route, a plugin id, an exported symbol).
 package enum Suggestion {
     /// The candidate nearest to `word` when it is near enough to be a typo (at most a third
-    /// of the word's length in edits, at least one), else nil. Ties go to the first in order.
+    /// of the length after the start they share, at least one edit), else nil: ids that share
+    /// `com.example.` are not alike for it. Ties go to the first in order.
     package static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
-        let limit = max(1, word.count / 3)
         var best: (name: String, distance: Int)?
         for candidate in candidates where candidate != word {
+            let shared = zip(word, candidate).prefix { $0 == $1 }.count
+            let limit = max(1, (word.count - shared) / 3)
             let distance = editDistance(word, candidate)
             if distance <= limit, distance < (best?.distance ?? .max) { best = (candidate, distance) }
         }

@@ -1,0 +1,16 @@
+import Testing
+@testable import BerthRuntime
+
+@Suite("Did you mean")
+struct SuggestionTests {
+    @Test("a typo is matched; ids that only share their com.example. start are not alike")
+    func typosOnly() {
+        let ids = ["com.example.counter", "com.example.greeter", "com.example.typo"]
+        #expect(Suggestion.closest(to: "com.example.greter", among: ids) == "com.example.greeter")
+        #expect(Suggestion.closest(to: "com.example.nobody", among: ids) == nil)
+        #expect(Suggestion.closest(to: "com.example.nope", among: ids) == nil)
+        #expect(Suggestion.closest(to: "scren", among: ["screen", "scopes", "send"]) == "screen")
+        #expect(Suggestion.hint(for: "greeter_ad", among: ["greeter_add", "greeter_greet"]) == " (did you mean 'greeter_add'?)")
+        #expect(Suggestion.hint(for: "counter", among: ["counter"]).isEmpty)
+    }
+}
