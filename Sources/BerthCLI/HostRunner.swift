@@ -134,7 +134,7 @@ final class HostRunner {
             }
         }
         let shell = HostShell(host: host, control: control)
-        emitLine("berth host \(HostABI.version) · plugins: \(options.folders.joined(separator: ", "))")
+        emitLine("berth host (plugin ABI \(HostABI.version)) · plugins: \(options.folders.joined(separator: ", "))")
         if case .failed(let reason) = host.persistenceStatus {
             printError("persistence is OFF, nothing will be saved: \(reason)")
         }
