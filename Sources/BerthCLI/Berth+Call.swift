@@ -49,9 +49,8 @@ extension Berth {
             }
             defer { host.shutdown() }
             guard let record = host.plugins[plugin] else {
-                if let rejected = host.rejected.first(where: { $0.id == plugin }),
-                   let problem = rejected.problems.first(where: { $0.severity == .error }) ?? rejected.problems.first {
-                    printError("\(plugin) is not valid: \(problem.description)")
+                if let rejected = host.rejected.first(where: { $0.id == plugin }) {
+                    printError("\(plugin) is not valid: \(rejected.reason)")
                     return ExitStatus.failure.rawValue
                 }
                 let hint = Suggestion.hint(for: plugin, among: host.plugins.keys.sorted())

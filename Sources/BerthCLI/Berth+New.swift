@@ -6,7 +6,7 @@ extension Berth {
     /// `berth new NAME [--lang swift|c] [--id ID] [--path DIR]`: a working plugin package.
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create a plugin package that builds with no edits: one screen, an action, a @State, a lifecycle hook, a manifest.",
+            abstract: "Create a plugin package that builds with no edits: one screen with a @State value (Swift), or an action, a state value and a lifecycle hook (C).",
             discussion: "Swift packages depend on the SDK package of this Berth checkout (BerthSDK/, package berthsdk) by path, and on nothing else; --berth chooses another checkout. C plugins build with make against berth.h."
         )
 
@@ -48,20 +48,23 @@ extension Berth {
             // The README packs into ../plugins: the route must not be one a plugin there has,
             // nor the id (packing would replace that plugin's folder).
             let plugins = (ParentPath.of(folder) as NSString).appendingPathComponent("plugins")
-            let scanned = PluginDiscovery.scan([plugins]).plugins
-            let takenRoutes = Set(scanned.flatMap(\.manifest.routes))
-            let takenIDs = Set(scanned.map(\.manifest.id))
+            let scan = PluginDiscovery.scan([plugins])
+            let takenRoutes = Set(scan.plugins.flatMap(\.manifest.routes))
+            // Pack writes to ../plugins/<id>: a refused plugin's id, or any folder of that
+            // name, would be replaced too.
+            let folders = (try? FileManager.default.contentsOfDirectory(atPath: plugins)) ?? []
+            let takenIDs = Set(scan.plugins.map(\.manifest.id) + scan.rejected.compactMap(\.id) + folders)
             let template = PluginTemplate(
                 name: name, id: id ?? PluginTemplate.unused("com.example.\(name.lowercased())", avoiding: takenIDs), language: lang,
                 berthRoot: root, berthBinary: PluginTemplate.berthBinary,
                 route: PluginTemplate.unused(name.lowercased(), avoiding: takenRoutes)
             )
-            if let id, takenIDs.contains(id) {
-                emitLine("note: \(plugins) already holds \(id); packing this one there replaces it")
-            }
             guard !FileManager.default.fileExists(atPath: folder) else {
                 printError("\(folder) already exists; choose another --path")
                 throw ExitStatus.failure
+            }
+            if let id, takenIDs.contains(id) {
+                emitLine("note: \(plugins) already holds \(id); packing this one there replaces it")
             }
             for (file, contents) in template.files {
                 let target = (folder as NSString).appendingPathComponent(file)

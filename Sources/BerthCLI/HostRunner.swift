@@ -34,6 +34,9 @@ func startStuckHostWatchdog(socket: @escaping @Sendable () -> Void, runtimeFolde
 final class LoopControl {
     var finished = false { didSet { wake?() } }
     var restartRequested = false { didSet { wake?() } }
+    /// The plan the `restart` command wrote (so a plan that cannot be written refuses the
+    /// restart while the host still runs).
+    var restartPlan: (file: String, plan: RestartPlan)?
     /// Wakes the host loop (set by the runner), so a request from the socket is acted on
     /// even while the loop waits for a line on stdin.
     var wake: (() -> Void)?
@@ -376,16 +379,7 @@ final class HostRunner {
     /// Re-executes the host with the same arguments, keeping persisted state (it is on
     /// disk) and reopening the loaded plugins and open screens.
     private func restart() {
-        guard let host else { return }
-        let plan = RestartPlan(loaded: host.plugins.values.compactMap(\.generation).map(\.pluginID).sorted(), screens: host.openRouteReplay())
-        // Beside the host's own runtime folder (private to this user).
-        let file = ParentPath.of(host.runtimeDirectory.path) + "/restart-\(getpid()).json"
-        try? FileManager.default.createDirectory(atPath: ParentPath.of(file), withIntermediateDirectories: true)
-        // Without the plan the new process could not reopen anything: this one runs on.
-        guard FileManager.default.createFile(atPath: file, contents: Data(ControlProtocol.encode(plan))) else {
-            emitLine("  · restart refused: cannot write its plan to \(file); the host runs on")
-            return
-        }
+        guard let host, let (file, plan) = control.restartPlan else { return }
         emitLine("  · restarting: \(plan.loaded.count) plugin(s), \(plan.screens.count) screen(s) to reopen")
         server?.stop()
         host.stopWatching()
@@ -419,6 +413,20 @@ final class HostRunner {
 struct RestartPlan: Codable {
     var loaded: [String]
     var screens: [BerthHost.RouteReplay]
+
+    /// Writes the plan for `host` beside its runtime folder (private to this user) and
+    /// returns the file, or throws when it cannot: without it the new process could not
+    /// reopen anything, so the restart is refused before the host stops.
+    @MainActor
+    static func write(for host: BerthHost) throws(ShellError) -> (file: String, plan: RestartPlan) {
+        let plan = RestartPlan(loaded: host.plugins.values.compactMap(\.generation).map(\.pluginID).sorted(), screens: host.openRouteReplay())
+        let file = ParentPath.of(host.runtimeDirectory.path) + "/restart-\(getpid()).json"
+        try? FileManager.default.createDirectory(atPath: ParentPath.of(file), withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: file, contents: Data(ControlProtocol.encode(plan))) else {
+            throw ShellError("restart refused: cannot write its plan to \(file) (\(String(cString: strerror(errno)))); the host runs on")
+        }
+        return (file, plan)
+    }
 }
 
 /// Carries a main-actor result back to a waiting connection thread.

@@ -198,6 +198,7 @@ final class HostShell {
         case "help": emitLine(Self.help)
         case "quit", "exit": control.finished = true
         case "restart":
+            control.restartPlan = try RestartPlan.write(for: host)
             emitLine("restarting the host (persisted state and open screens are kept)")
             control.restartRequested = true
         default:

@@ -26,8 +26,6 @@ struct PluginTemplate {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "berth"
     }
 
-    /// The route for `name`: its lower-case form, numbered (`hello-2`) when a plugin in
-    /// `taken` already uses it.
     /// `base`, or `base-2`, `base-3` … when a plugin in the folder beside already has it (a
     /// route or an id).
     static func unused(_ base: String, avoiding taken: Set<String>) -> String {

@@ -259,7 +259,7 @@ public final class BerthHost {
             try registry.checkDependencies(of: plugin.manifest, generation: old.number)
             record.source = plugin
         case .failure(let failure):
-            throw LoaderError(.invalid, plugin: id, "reload failed at validate: \(failure.problems.first?.description ?? "invalid"); generation \(old.number) stays loaded")
+            throw LoaderError(.invalid, plugin: id, "reload failed at validate: \(failure.firstError?.description ?? "invalid"); generation \(old.number) stays loaded")
         }
         let validated = started.elapsed
         lastCanaryDuration = .zero  // set by the trial load of the new generation, if it makes one

@@ -112,6 +112,16 @@ struct RouteCollisionTests {
         let manifest = try String(contentsOfFile: workspace.root + "/Hello/plugin.json", encoding: .utf8)
         #expect(manifest.contains("\"com.example.hello-2\""), "\(manifest)")
         #expect(output.standardOutput.contains("created com.example.hello-2 (c)"), "\(output.standardOutput)")
+        // A folder of that name (a plugin of another id, or none) counts as taken too.
+        try FileManager.default.createDirectory(atPath: workspace.plugins + "/com.example.wave", withIntermediateDirectories: true)
+        let wave = try BerthProcess.run(["new", "Wave", "--lang", "c"], in: workspace.root)
+        #expect(wave.standardOutput.contains("created com.example.wave-2 (c)"), "\(wave.standardOutput)")
+        // A taken --id is kept, with a note; no note when the command fails.
+        let kept = try BerthProcess.run(["new", "Other", "--lang", "c", "--id", "com.example.hello"], in: workspace.root)
+        #expect(kept.standardOutput.contains("note: plugins already holds com.example.hello; packing this one there replaces it"), "\(kept.standardOutput)")
+        let failed = try BerthProcess.run(["new", "Other", "--lang", "c", "--id", "com.example.hello"], in: workspace.root)
+        #expect(failed.status != 0)
+        #expect(!failed.standardOutput.contains("note:"))
     }
 }
 

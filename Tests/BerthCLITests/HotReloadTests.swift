@@ -23,6 +23,20 @@ struct HotReloadTests {
         #expect(try host.command(["call", "com.example.greeter", "greeter_add", "2", "3"]).contains("greeter_add → 5"))
     }
 
+    @Test("a dropped-in plugin that is refused is named by its first error, not a warning before it")
+    func dropInNamesFirstError() throws {
+        let workspace = PluginWorkspace()
+        let host = try RunningHost(workspace)
+        workspace.stage("greeter.json", as: "typo") { manifest in
+            manifest["versoin"] = manifest["version"]
+            manifest["version"] = nil
+        }
+        let events = try host.wait(for: "typo: not loaded", in: ["events"])
+        let line = try #require(events.split(separator: "\n").first { $0.contains("typo: not loaded") })
+        #expect(line.contains("plugin.json: version: "), "\(line)")
+        #expect(!line.contains("versoin"), "\(line)")
+    }
+
     @Test("a replaced library is reloaded: a new generation, the open screen reopened in place")
     func replacedLibrary() throws {
         let workspace = PluginWorkspace()
@@ -281,6 +295,26 @@ struct HotReloadTests {
         #expect(host.process.processIdentifier == pid && host.process.isRunning)
         #expect(host.log.contains("restored after restart: 1 plugin(s), 1 screen(s)"))
         #expect(try host.command(["screen"]).contains("\"Total: 1\""))
+    }
+
+    @Test("a restart whose plan cannot be written is refused, and the host runs on with its screens")
+    func restartRefused() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        let host = try RunningHost(workspace)
+        try host.wait(for: "loaded      1")
+        _ = try host.command(["open", "counter"])
+        let status = try host.command(["status"])
+        let runtime = try #require(status.split(separator: "\n").first { $0.hasPrefix("runtime folder: ") }?.dropFirst("runtime folder: ".count))
+        // A folder where the plan file goes: it cannot be created.
+        let planPath = (String(runtime) as NSString).deletingLastPathComponent + "/restart-\(host.process.processIdentifier).json"
+        try FileManager.default.createDirectory(atPath: planPath, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: planPath) }
+        let refused = try BerthProcess.run(["restart", "--socket", host.socket], in: workspace.root)
+        #expect(refused.status != 0)
+        #expect(refused.standardError.contains("restart refused: cannot write its plan to \(planPath)"), "\(refused.standardError)")
+        #expect(host.process.isRunning)
+        #expect(try host.command(["tree"]).contains("com.example.counter/counter"))
     }
 }
 

@@ -77,7 +77,7 @@ final class DevLoop: Sendable {
             show(reload)
             return "reload"
         }
-        guard reload.errors.contains(where: { $0.contains(": not loaded") || $0.contains("no plugin") }) else {
+        guard reload.errors.contains(where: { $0.contains(": not loaded") || $0.contains(": no plugin has this id") }) else {
             show(reload)
             return nil
         }

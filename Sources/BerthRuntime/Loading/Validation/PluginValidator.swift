@@ -214,11 +214,13 @@ public enum PluginValidator {
                 message: "symbol '\(manifest.entry)' is not in \(library)'s dynamic symbol table\(hint)"
             ))
         }
-        for (index, export) in manifest.exports.enumerated() where !image.exports(export.symbol) {
+        let missing = manifest.exports.enumerated().filter { !image.exports($0.element.symbol) }
+        let symbols = missing.isEmpty ? [] : image.exportedSymbols.sorted()
+        for (index, export) in missing {
             problems.append(PluginProblem(
                 path: libraryPath, field: "exports[\(index)].symbol",
                 message: "symbol '\(export.symbol)' is not in \(library)'s dynamic symbol table"
-                    + Suggestion.hint(for: export.symbol, among: image.exportedSymbols.sorted())
+                    + Suggestion.hint(for: export.symbol, among: symbols)
             ))
         }
     }
