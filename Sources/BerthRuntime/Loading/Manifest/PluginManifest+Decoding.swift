@@ -47,14 +47,6 @@ extension PluginManifest {
         return (reader.problems.hasErrors ? nil : manifest, reader.problems)
     }
 
-    /// Reads and decodes the manifest file at `path`.
-    package static func load(path: String) -> (manifest: PluginManifest?, problems: [PluginProblem]) {
-        guard let data = RawFile.contents(path) else {
-            return (nil, [PluginProblem(path: path, field: "file", message: "cannot read the manifest: \(RawFile.failure)")])
-        }
-        return decode(data, path: path)
-    }
-
     /// The parser's message, with its byte offset ("around character 31") given as the
     /// line and column an editor shows.
     private static func jsonErrorText(_ error: Error, in data: Data) -> String {
