@@ -64,7 +64,8 @@ struct HotReloadTests {
         let folder = workspace.plugins + "/greeter"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try Data(contentsOf: URL(fileURLWithPath: BuildProducts.manifest("greeter.json"))).write(to: URL(fileURLWithPath: folder + "/plugin.json"))
-        let handle = try #require(FileHandle(forWritingAtPath: { FileManager.default.createFile(atPath: folder + "/libGreeter.so", contents: nil); return folder + "/libGreeter.so" }()))
+        #expect(FileManager.default.createFile(atPath: folder + "/libGreeter.so", contents: nil))
+        let handle = try #require(FileHandle(forWritingAtPath: folder + "/libGreeter.so"))
         let chunks = 8
         let size = whole.count / chunks + 1
         for index in 0..<chunks {
