@@ -46,9 +46,9 @@ enum {
     BERTH_RESOLVE_BENEATH = 0x08,
 };
 
-int berth_open_file_beneath(int folder, const char *path) {
+int berth_open_beneath(int folder, const char *path, int flags) {
     struct berth_open_how how = {
-        .flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+        .flags = (uint64_t)flags,
         .mode = 0,
         .resolve = BERTH_RESOLVE_BENEATH | BERTH_RESOLVE_NO_SYMLINKS | BERTH_RESOLVE_NO_MAGICLINKS,
     };

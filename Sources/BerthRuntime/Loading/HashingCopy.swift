@@ -37,13 +37,14 @@ enum HashingCopy {
     /// returns the lower-case hex SHA-256 of the bytes written.
     static func copy(from source: String, to target: String) throws(Failure) -> String {
         let (input, output) = try openBoth(source, target)
-        defer { close(input); close(output) }
-        var info = stat()
-        if fstat(input, &info) == 0, Int(info.st_size) >= overlapBytes {
-            return try copyOverlapped(input, to: output, sizeHint: Int(info.st_size), source: source, target: target)
+        // The input's descriptor is used below, not the object: it is kept open to the end.
+        defer { withExtendedLifetime(input) { _ = close(output) } }
+        let size = Int(input.info.st_size)
+        if size >= overlapBytes {
+            return try copyOverlapped(input.descriptor, to: output, sizeHint: size, source: source, target: target)
         }
         var hasher = SHA256()
-        _ = try copyChunks(input, to: output, chunkSize: chunkBytes, source: source, target: target) { chunk, _ in
+        _ = try copyChunks(input.descriptor, to: output, chunkSize: chunkBytes, source: source, target: target) { chunk, _ in
             hasher.update(bufferPointer: chunk)
             return true
         }
@@ -56,8 +57,9 @@ enum HashingCopy {
     /// equal digests do, for a twentieth of SHA-256's time. It stops at the first difference.
     static func copy(from source: String, to target: String, matching expected: [UInt8]) throws(Failure) -> Bool {
         let (input, output) = try openBoth(source, target)
-        defer { close(input); close(output) }
-        let copied = try copyChunks(input, to: output, chunkSize: min(expected.count + 1, chunkBytes), source: source, target: target) { chunk, offset in
+        // The input's descriptor is used below, not the object: it is kept open to the end.
+        defer { withExtendedLifetime(input) { _ = close(output) } }
+        let copied = try copyChunks(input.descriptor, to: output, chunkSize: min(expected.count + 1, chunkBytes), source: source, target: target) { chunk, offset in
             chunk.count <= expected.count - offset
                 && expected.withUnsafeBytes { memcmp(chunk.baseAddress!, $0.baseAddress! + offset, chunk.count) == 0 }
         }
@@ -88,18 +90,13 @@ enum HashingCopy {
         }
     }
 
-    /// `source` opened to read, and `target` created to write (a leftover file of that name
-    /// is replaced).
-    private static func openBoth(_ source: String, _ target: String) throws(Failure) -> (input: Int32, output: Int32) {
-        // Not waiting on the open, and only a regular file: a library swapped for a FIFO
-        // after validation must not stall the load.
-        let input = open(source, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard input >= 0 else { throw Failure(path: source) }
-        var info = stat()
-        guard fstat(input, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            close(input)
-            throw Failure(path: source, code: EINVAL, systemError: "not a regular file")
-        }
+    /// `source` opened to read (closed when released), and `target` created to write (a
+    /// leftover file of that name is replaced).
+    private static func openBoth(_ source: String, _ target: String) throws(Failure) -> (input: RawFile.OpenFile, output: Int32) {
+        // Opened as validation opens files, and only a regular file: a library swapped for a
+        // FIFO after validation must not stall the load.
+        guard let input = RawFile.OpenFile.reading(source) else { throw Failure(path: source) }
+        guard input.isRegular else { throw Failure(path: source, code: EINVAL, systemError: "not a regular file") }
         let flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
         var output = open(target, flags, 0o600)
         // Unlinked only when there is one: a new generation's name is new, and a failed
@@ -108,11 +105,7 @@ enum HashingCopy {
             unlink(target)
             output = open(target, flags, 0o600)
         }
-        guard output >= 0 else {
-            let failure = Failure(path: target)
-            close(input)
-            throw failure
-        }
+        guard output >= 0 else { throw Failure(path: target) }
         return (input, output)
     }
 

@@ -22,7 +22,7 @@ public struct RejectedPlugin: Sendable {
 
     /// Its first error, or its first problem.
     public var reason: String {
-        (problems.first { $0.severity == .error } ?? problems.first)?.description ?? "invalid"
+        problems.firstError?.description ?? "invalid"
     }
 }
 

@@ -14,13 +14,12 @@ int berth_wake_descriptor(void);
 int berth_open_place(const char *path);
 
 /**
- * `path` below the folder open as `folder`, opened for reading (non-blocking, so a FIFO
- * cannot stall it; close-on-exec), when reaching it crosses no symlink and never leaves the
- * folder (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS). A descriptor, or -1 with errno set
- * (ELOOP for a symlink on the way, EXDEV for a way out, ENOSYS before Linux 5.6). The caller
- * owns the descriptor and closes it.
+ * `path` below the folder open as `folder`, opened with `flags` (as open(2) takes them), when
+ * reaching it crosses no symlink and never leaves the folder (openat2 RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS). A descriptor, or -1 with errno set (ELOOP for a symlink on the way,
+ * EXDEV for a way out, ENOSYS before Linux 5.6). The caller owns the descriptor and closes it.
  */
-int berth_open_file_beneath(int folder, const char *path);
+int berth_open_beneath(int folder, const char *path, int flags);
 
 /** Bytes the C heap has handed out and not yet taken back (mallinfo2's uordblks). */
 uint64_t berth_heap_bytes_in_use(void);

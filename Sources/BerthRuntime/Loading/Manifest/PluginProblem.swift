@@ -31,4 +31,7 @@ public struct PluginProblem: Sendable, Equatable, CustomStringConvertible, Codab
 extension [PluginProblem] {
     /// True when any problem is an error (warnings alone do not block a plugin).
     var hasErrors: Bool { contains { $0.severity == .error } }
+    /// The problem that stops a plugin: the first error (a warning alone stops nothing), else
+    /// the first problem.
+    var firstError: PluginProblem? { first { $0.severity == .error } ?? first }
 }

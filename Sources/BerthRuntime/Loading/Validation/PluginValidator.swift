@@ -238,7 +238,7 @@ public struct PluginValidationFailure: Error, Sendable, CustomStringConvertible 
     public init(_ problems: [PluginProblem]) { self.problems = problems }
     public var description: String { problems.map(\.description).joined(separator: "\n") }
     /// The problem that stopped validation: the first error (a warning alone stops nothing).
-    public var firstError: PluginProblem? { problems.first { $0.severity == .error } ?? problems.first }
+    public var firstError: PluginProblem? { problems.firstError }
     /// The errors, then the warnings, on one line (for a one-line refusal).
     public var oneLine: String {
         (problems.filter { $0.severity == .error } + problems.filter { $0.severity != .error })

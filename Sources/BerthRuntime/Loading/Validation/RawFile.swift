@@ -72,7 +72,7 @@ enum RawFile {
         /// is what the kernel proved to be inside, whatever happens to the path afterwards.
         func plainFile(_ relative: String) -> OpenFile? {
             guard descriptor >= 0, Self.isPlain(relative) else { return nil }
-            return OpenFile(berth_open_file_beneath(descriptor, relative))
+            return OpenFile(berth_open_beneath(descriptor, relative, RawFile.readFlags))
         }
 
         private static func isPlain(_ relative: String) -> Bool {
@@ -101,6 +101,9 @@ enum RawFile {
         }
 
         deinit { close(descriptor) }
+
+        /// Whether it is a regular file (not a folder, FIFO, socket or device).
+        var isRegular: Bool { Kind(info.st_mode) == .file }
 
         /// The file at `path` opened for reading as `RawFile.contents` opens it; nil when it
         /// cannot be.
@@ -151,8 +154,8 @@ enum RawFile {
     }
 
     /// How files are opened to be read: a FIFO named as a manifest or library must not
-    /// stall validation until someone writes to it, so the open does not wait.
-    fileprivate static let readFlags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC
+    /// stall validation (or a copy) until someone writes to it, so the open does not wait.
+    static let readFlags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC
 
     /// Why the last read failed, for a problem's message ("it is not a regular file").
     static var failure: String {

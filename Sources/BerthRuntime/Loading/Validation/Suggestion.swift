@@ -33,12 +33,13 @@ package enum Suggestion {
 
     static func editDistance(_ left: [UInt8], _ right: [UInt8]) -> Int {
         guard !left.isEmpty else { return right.count }
+        guard !right.isEmpty else { return left.count }
         var beforePrevious = Array(repeating: 0, count: right.count + 1)
         var previous = Array(0...right.count)
         var current = previous
         for row in 1...left.count {
             current[0] = row
-            for column in 1...max(1, right.count) where column <= right.count {
+            for column in 1...right.count {
                 let cost = left[row - 1] == right[column - 1] ? 0 : 1
                 var best = min(previous[column - 1] + cost, previous[column] + 1, current[column - 1] + 1)
                 if row > 1, column > 1, left[row - 1] == right[column - 2], left[row - 2] == right[column - 1] {
