@@ -39,8 +39,9 @@ let package = Package(
         // Only berth-worker links this: it defines open(2) for the whole process.
         .target(name: "CBerthWorkerProc"),
         .systemLibrary(name: "CFFI", pkgConfig: "libffi", providers: [.apt(["libffi-dev"])]),
-        // The REPL's line editor: libedit through its readline-compatible interface.
-        .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
+        // The REPL's line editor: libedit's readline-compatible interface, bound at run time
+        // (dlopen of the image's libedit.so.2), so the build needs no libedit header.
+        .target(name: "CBerthEditLine", linkerSettings: [.linkedLibrary("dl")]),
         .target(
             name: "BerthRuntime",
             dependencies: [
@@ -57,7 +58,7 @@ let package = Package(
             dependencies: [
                 "BerthRuntime",
                 "CBerthSystem",
-                "CEditLine",
+                "CBerthEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -334,7 +334,7 @@ struct PersistedStateTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let garbage = Data(repeating: 0x5A, count: 4096)
         let file = folder + "/berth-state.sqlite"
-        FileManager.default.createFile(atPath: file, contents: garbage)
+        try #require(FileManager.default.createFile(atPath: file, contents: garbage))
         let recorder = LogRecorder()
         let host = try host(workspace, stateDirectory: folder, recorder: recorder)
         guard case .failed(let reason) = host.persistenceStatus else {

@@ -71,8 +71,12 @@ public enum ExpectedOutput {
 /// Runs any tool (a compiler, make, swift build) and returns its exit status and its
 /// combined output.
 public enum ToolProcess {
-    public static func run(_ executable: String, _ arguments: [String], in directory: String) throws -> (Int32, String) {
+    /// Runs `executable` and returns its status and its standard output and error together;
+    /// `environment`, when given, replaces the test's own.
+    public static func run(_ executable: String, _ arguments: [String], in directory: String,
+                           environment: [String: String]? = nil) throws -> (Int32, String) {
         let process = Process()
+        if let environment { process.environment = environment }
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)

@@ -14,8 +14,8 @@ public final class TerminalSession {
     public func text(since mark: Int) -> String { String(decoding: bytes[mark...], as: UTF8.self) }
 
     /// Starts `berth ARGUMENTS` in `directory` (HOME, XDG_STATE_HOME and XDG_RUNTIME_DIR
-    /// inside it, TERM=xterm; NO_COLOR set unless `colour`).
-    public init(_ arguments: [String], in directory: String, colour: Bool = false) throws {
+    /// inside it, TERM=xterm; NO_COLOR set unless `colour`), with `environment` on top.
+    public init(_ arguments: [String], in directory: String, colour: Bool = false, environment extra: [String: String] = [:]) throws {
         master = PseudoTerminalCalls.openMaster(O_RDWR | O_NOCTTY | O_CLOEXEC)
         // ptsname_r, not ptsname: ptsname returns a buffer shared by every thread, so two
         // sessions started at once (tests run in parallel) could read each other's path, and
@@ -58,6 +58,7 @@ public final class TerminalSession {
         environment["XDG_RUNTIME_DIR"] = (directory as NSString).appendingPathComponent("run")
         environment["LANG"] = "C.UTF-8"
         environment["NO_COLOR"] = colour ? nil : "1"
+        environment.merge(extra) { _, new in new }
         let argv = ([BuildProducts.berth] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }

@@ -1,9 +1,10 @@
-private import CEditLine
+private import CBerthEditLine
 import BerthRuntime
 import Foundation
 
 /// The REPL's history: `$XDG_STATE_HOME/berth/history` (or `~/.local/state/berth/history`),
 /// the last `limit` lines, kept in libedit's history list and written after every line.
+/// Without libedit (EditLineLibrary) there is no history: every method does nothing.
 @MainActor
 final class CommandHistory {
     let path: String
@@ -20,21 +21,23 @@ final class CommandHistory {
     }
 
     func load() {
-        stifle_history(Int32(limit))
-        _ = read_history(path)
+        guard EditLineLibrary.isAvailable else { return }
+        berth_edit_history_limit(Int32(limit))
+        _ = berth_edit_history_read(path)
     }
 
     /// Adds a non-blank line that differs from the one before it, and saves the file (a
     /// host that is killed keeps what was typed).
     func add(_ line: String) {
-        guard !line.trimmingCharacters(in: .whitespaces).isEmpty, line != last else { return }
+        guard EditLineLibrary.isAvailable, !line.trimmingCharacters(in: .whitespaces).isEmpty, line != last else { return }
         last = line
-        _ = add_history(line)
+        _ = berth_edit_history_add(line)
         save()
     }
 
     func save() {
+        guard EditLineLibrary.isAvailable else { return }
         try? FileManager.default.createDirectory(atPath: ParentPath.of(path), withIntermediateDirectories: true)
-        _ = write_history(path)
+        _ = berth_edit_history_write(path)
     }
 }

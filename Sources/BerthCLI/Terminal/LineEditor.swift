@@ -1,4 +1,4 @@
-private import CEditLine
+private import CBerthEditLine
 import Foundation
 
 /// The REPL's line editor: libedit through its readline-compatible callback interface,
@@ -8,6 +8,9 @@ import Foundation
 /// time, and anything written to the terminal is drawn above the prompt, which is then
 /// redrawn with the line being edited. While a command runs the prompt is taken down: the
 /// terminal is back in its normal mode, so Ctrl-C is a signal and typed keys wait.
+///
+/// Without libedit (EditLineLibrary) it reads plain lines: the terminal's own line editing,
+/// the prompt written again after output drawn above it.
 @MainActor
 final class LineEditor {
     /// The editor whose prompt is on screen: terminal output goes above it.
@@ -23,6 +26,8 @@ final class LineEditor {
     /// (libedit must not be reconfigured from inside its own line callback).
     private var finishedLine: String?
     private var endOfInput = false
+    /// Plain-line mode: bytes read past the last complete line.
+    private var pending: [UInt8] = []
 
     init(prompt: String, history: CommandHistory, completion: @escaping (_ before: [String], _ word: String) -> [String],
          onLine: @escaping (String) -> Void, onEnd: @escaping () -> Void) {
@@ -36,7 +41,11 @@ final class LineEditor {
         // Activated, then held: keys are read only while the prompt is shown.
         input.activate()
         input.suspend()
-        Self.configure()
+        if let notice = EditLineLibrary.notice {
+            FileHandleOutput.write(notice + "\n", to: STDERR_FILENO)
+        } else {
+            Self.configure()
+        }
         history.load()
     }
 
@@ -50,7 +59,15 @@ final class LineEditor {
 
     /// Draws the prompt on a fresh, empty line and reads keys into it.
     private func installHandler() {
-        rl_callback_handler_install(prompt) { line in
+        guard EditLineLibrary.isAvailable else {
+            FileHandleOutput.write(prompt, to: STDOUT_FILENO)
+            // Lines that arrived together with the last one are answered without a read.
+            if pending.contains(UInt8(ascii: "\n")) {
+                DispatchQueue.main.async { MainActor.assumeIsolated { if LineEditor.prompting === self { self.deliverPlainLine() } } }
+            }
+            return
+        }
+        berth_edit_handler_install(prompt) { line in
             // Called inside rl_callback_read_char on the main thread.
             MainActor.assumeIsolated {
                 if let line { LineEditor.prompting?.finishedLine = String(cString: line) } else { LineEditor.prompting?.endOfInput = true }
@@ -64,7 +81,7 @@ final class LineEditor {
     func hidePrompt() {
         guard Self.prompting === self else { return }
         input.suspend()
-        rl_callback_handler_remove()
+        if EditLineLibrary.isAvailable { berth_edit_handler_remove() }
         Self.prompting = nil
     }
 
@@ -75,7 +92,8 @@ final class LineEditor {
         guard Self.prompting === self else { return false }
         FileHandleOutput.write("\n", to: STDOUT_FILENO)
         // libedit's rl_replace_line ignores an empty text; a new handler starts an empty line.
-        rl_callback_handler_remove()
+        if EditLineLibrary.isAvailable { berth_edit_handler_remove() }
+        pending.removeAll()
         installHandler()
         return true
     }
@@ -84,7 +102,7 @@ final class LineEditor {
     func drawAbove(_ write: () -> Void) {
         FileHandleOutput.write("\r\u{1B}[K", to: STDOUT_FILENO)
         write()
-        rl_forced_update_display()
+        if EditLineLibrary.isAvailable { berth_edit_redisplay() } else { FileHandleOutput.write(prompt, to: STDOUT_FILENO) }
     }
 
     /// Leaves the terminal as it found it and saves the history.
@@ -98,7 +116,8 @@ final class LineEditor {
     }
 
     private func readKey() {
-        rl_callback_read_char()
+        guard EditLineLibrary.isAvailable else { return readPlain() }
+        berth_edit_read_char()
         if Self.endOfDocument {
             Self.endOfDocument = false
             endOfInput = true
@@ -114,6 +133,35 @@ final class LineEditor {
             history.add(line)
             onLine(line)
         }
+    }
+
+    /// Plain-line mode: reads what standard input has and answers the first complete line;
+    /// end of input ends the session once every complete line was answered.
+    private func readPlain() {
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+        if count < 0 { return }
+        if count == 0, !pending.isEmpty {
+            // A last line without its newline is still a line.
+            pending.append(UInt8(ascii: "\n"))
+            return deliverPlainLine()
+        }
+        if count == 0 {
+            hidePrompt()
+            FileHandleOutput.write("\n", to: STDOUT_FILENO)
+            onEnd()
+            return
+        }
+        pending.append(contentsOf: buffer[..<count])
+        deliverPlainLine()
+    }
+
+    private func deliverPlainLine() {
+        guard let newline = pending.firstIndex(of: UInt8(ascii: "\n")) else { return }
+        let line = String(decoding: pending[..<newline], as: UTF8.self)
+        pending.removeSubrange(...newline)
+        hidePrompt()
+        onLine(line)
     }
 
     // MARK: libedit's settings (process-wide, set once)
@@ -139,8 +187,8 @@ final class LineEditor {
             MainActor.assumeIsolated { matches = LineEditor.complete(text: text.map { String(cString: $0) } ?? "", start: Int(start)) }
             return matches
         }
-        rl_initialize()
-        _ = rl_add_defun("berth-end-of-input", { _, _ in
+        _ = berth_edit_initialize()
+        _ = berth_edit_add_command("berth-end-of-input", { _, _ in
             // Ctrl-D ends the session on an empty line; elsewhere it does nothing.
             MainActor.assumeIsolated {
                 if berth_edit_line_end() == 0 {
@@ -161,7 +209,7 @@ final class LineEditor {
         // A word with a slash after `load` with no plugin match: libedit completes a path.
         if matches.isEmpty, words.first == "load", text.contains("/") { return nil }
         berth_edit_completion_is_complete()
-        return rl_completion_matches(text) { _, state in
+        return berth_edit_completion_matches(text) { _, state in
             let index = Int(state)
             guard index < LineEditor.matches.count else { return nil }
             return strdup(LineEditor.matches[index])
