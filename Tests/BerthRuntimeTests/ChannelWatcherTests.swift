@@ -48,6 +48,19 @@ struct ChannelWatcherTests {
         return condition()
     }
 
+    /// Returns once the watcher has reported a control channel made readable now: whatever
+    /// it would report of data sent before this call, it has reported by then (the positive
+    /// control a negative check waits for, instead of a fixed sleep).
+    private func afterWatcherPass(_ watcher: ChannelWatcher) -> Bool {
+        let control = try? SocketPair()
+        guard let control else { return false }
+        let reported = Count()
+        let token = watcher.watch(control.watched) { reported.add() }
+        control.send(0)
+        defer { watcher.stop(token) }
+        return eventually { reported.value == 1 }
+    }
+
     @Test("a readable channel is reported once per arming; re-armed, once more; stopped, never")
     func oncePerArming() throws {
         let pair = try SocketPair()
@@ -58,7 +71,7 @@ struct ChannelWatcherTests {
         #expect(eventually { reports.value == 1 })
         // Unserved and not re-armed: more data is not reported, and nothing spins.
         pair.send(2)
-        usleep(100_000)
+        #expect(afterWatcherPass(watcher))
         #expect(reports.value == 1)
         pair.drain()
         pair.send(3)
@@ -68,7 +81,7 @@ struct ChannelWatcherTests {
         watcher.stop(token)
         watcher.rearm(token)
         pair.send(4)
-        usleep(100_000)
+        #expect(afterWatcherPass(watcher))
         #expect(reports.value == 2)
     }
 

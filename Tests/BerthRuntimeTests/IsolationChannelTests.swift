@@ -182,16 +182,20 @@ extension IsolationWorkerTests {
             far.waitUntilStopped()
         }
 
-        @Test("raw round trip over the socketpair")
-        func roundTrip() throws {
-            let (near, far) = try ChannelPair.make { _, _ in .status(.ok) }
-            for _ in 0..<500 { _ = try near.call(.activate(instance: 1)) }
-            let count = 20_000
-            let started = ContinuousClock.now
-            for _ in 0..<count { _ = try near.call(.activate(instance: 1)) }
-            let each = (ContinuousClock.now - started) / count
-            print("isolation channel round trip: \(each) per call (\(count) calls)")
-            #expect(each < .milliseconds(1))
+        // How long a round trip takes is a benchmark's question (P8 in scripts/bench), not a test's.
+        @Test("20,000 round trips in a row are each answered, in order, by the request they answer")
+        func roundTrips() throws {
+            let (near, far) = try ChannelPair.make { request, _ in
+                guard case .activate(let instance) = request else { return .status(.ok) }
+                return .status(IsolationStatus(code: 0, message: "\(instance)"))
+            }
+            for instance in 0..<20_000 {
+                let message = try near.call(.activate(instance: UInt64(instance))).status.message
+                guard message == "\(instance)" else {
+                    Issue.record("call \(instance) was answered with '\(message)'")
+                    break
+                }
+            }
             near.close()
             far.waitUntilStopped()
         }

@@ -112,10 +112,21 @@ struct CancellationLeakTests {
         #expect(ticks >= 2)
         plugins.host.close(try #require(plugins.host.router(id)))
         await detector.expectAllReleased()
-        // No tick is delivered after close: the task was cancelled and awaited.
+        // No tick is delivered after close: the task was cancelled and awaited. The positive
+        // control: a second Counter ticks twice meanwhile, so ticks were being delivered.
         let eventsAfterClose = plugins.host.events.count
-        try await Task.sleep(for: .milliseconds(30))
-        #expect(plugins.host.events.count == eventsAfterClose)
+        let control = try plugins.host.push("counter", argument: Array("5".utf8))
+        var controlTicks = 0
+        for _ in 0..<300 where controlTicks < 2 {
+            try await Task.sleep(for: .milliseconds(10))
+            plugins.recorder.clear()
+            try plugins.host.send(screen: control.id, action: "report", payload: [])
+            let report = try #require(plugins.recorder.matching("count 0, ticks").last)
+            controlTicks = Int(report.split(separator: " ")[4].dropLast()) ?? 0
+        }
+        #expect(controlTicks >= 2)
+        let closedScreenEvents = plugins.host.events.dropFirst(eventsAfterClose).filter { $0.subject == "screen \(id)" }
+        #expect(closedScreenEvents.isEmpty, "\(closedScreenEvents.map(\.description))")
     }
 
     @Test("a task handed to an inactive interactor is cancelled at once")
