@@ -10,7 +10,7 @@ struct HostSafetyTests {
         let workspace = PluginWorkspace()
         workspace.stageFixture(folder: "fixture") {
             $0["routes"] = ["probe", "fails", "task-then-fail", "off-thread"]
-            $0["exports"] = ["fx_offthread_status", "fx_task_releases", "fx_task_runs_finished"].map {
+            $0["exports"] = ["fx_offthread_status", "fx_task_releases", "fx_task_runs_finished", "fx_deactivations"].map {
                 ["symbol": $0, "params": [String](), "returns": "int32"]
             }
         }
@@ -19,7 +19,7 @@ struct HostSafetyTests {
         return (workspace, host, generation)
     }
 
-    @Test("a task started by an activate that then fails is cancelled, awaited and released")
+    @Test("an activate that fails part-way is followed by deactivate; its task is cancelled, awaited and released")
     func failedActivationCancelsTasks() throws {
         let (_, host, fixtures) = try fixtureHost()
         #expect { try host.push("org.berth.fixtures/task-then-fail") } throws: { error in
@@ -27,6 +27,7 @@ struct HostSafetyTests {
         }
         #expect(try fixtures.call("fx_task_runs_finished", arguments: []) == .int32(1))
         #expect(try fixtures.call("fx_task_releases", arguments: []) == .int32(1))
+        #expect(try fixtures.call("fx_deactivations", arguments: []) == .int32(1))
         #expect(host.openRouters.isEmpty)
         try host.unload("org.berth.fixtures")
     }

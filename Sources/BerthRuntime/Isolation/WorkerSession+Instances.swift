@@ -51,8 +51,9 @@ extension WorkerSession {
             var error = BerthErrorBuffer.make()
             let status = HostCall.run { activate(instance.pointer, &error) }
             guard status == BERTH_OK else {
-                instance.isActive = false
-                instance.cancelAllTasks()
+                // As in process: a failed activate is still followed by deactivate (the
+                // host's own deactivate request then finds the instance inactive).
+                _ = deactivate(instance, table: table)
                 return .status(Self.status(status, error))
             }
             return .status(.ok)

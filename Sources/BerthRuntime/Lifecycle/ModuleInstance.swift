@@ -130,7 +130,8 @@ public final class ModuleInstance {
         do {
             try call(request: false, "activate") { () throws(PluginCallError) in try plugin.activate(instance) }
         } catch {
-            lifecycle.activationFailed()
+            // The activate error is the one reported; a deactivate failure after it adds nothing.
+            if lifecycle.activationFailed() == .callDeactivate { _ = callDeactivate(instance) }
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID) activate failed: \(error.message)")
         }
     }
@@ -140,7 +141,11 @@ public final class ModuleInstance {
     @discardableResult
     package func deactivate() -> String? {
         guard lifecycle.deactivate() == .callDeactivate else { return nil }
-        let instance = live
+        return callDeactivate(live)
+    }
+
+    /// Calls the plugin's `deactivate`; its failure, if any, for the log.
+    private func callDeactivate(_ instance: PluginInstanceID) -> String? {
         // A worker cancels and awaits the screen's tasks before it answers.
         defer { workerTasks.removeAll() }
         do {

@@ -61,10 +61,14 @@ struct ModuleInstanceLifecycle: Sendable {
         }
     }
 
-    /// Activation failed in the plugin: the instance is back to inactive.
-    mutating func activationFailed() {
+    /// Activation failed in the plugin: the instance is back to inactive, and the plugin's
+    /// `deactivate` still runs, so whatever `activate` started before failing is cleaned up
+    /// (ComposableRIBs' interactors forward deactivate the same way).
+    mutating func activationFailed() -> Action {
         switch state {
-        case .active: state = .inactive
+        case .active:
+            state = .inactive
+            return .callDeactivate
         case .created, .inactive, .released: preconditionFailure("activationFailed without activate")
         }
     }

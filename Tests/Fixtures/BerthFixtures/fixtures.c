@@ -15,6 +15,7 @@ static const berth_host_v1 *fixture_host;
 static volatile int32_t offthread_status = -1;  /* what navigate answered on a worker thread */
 static volatile int32_t task_releases;          /* release callbacks received */
 static volatile int32_t task_runs_finished;     /* task bodies that returned */
+static volatile int32_t deactivations;          /* deactivate calls received */
 
 typedef struct fixture_instance {
     berth_screen_handle *screen;
@@ -60,6 +61,15 @@ static berth_status fx_activate(berth_instance *opaque, berth_error *error) {
     return BERTH_OK;
 }
 
+/* Counts its calls: a failed activate must still be followed by one (whatever activate
+   started before failing is the plugin's to clean up). */
+static berth_status fx_deactivate(berth_instance *opaque, berth_error *error) {
+    (void)opaque; (void)error;
+    deactivations++;
+    return BERTH_OK;
+}
+
+int32_t fx_deactivations(void) { return deactivations; }
 int32_t fx_offthread_status(void) { return offthread_status; }
 int32_t fx_task_releases(void) { return task_releases; }
 int32_t fx_task_runs_finished(void) { return task_runs_finished; }
@@ -91,7 +101,8 @@ static berth_status fx_render(berth_instance *opaque, const berth_sink *out, ber
 #define FIXTURE_TABLE(name, size, version, id) \
     static const berth_plugin_v1 name = { \
         .struct_size = (size), .abi_version = (version), .plugin_id = (id), \
-        .create = fx_create, .destroy = fx_destroy, .activate = fx_activate, .render = fx_render, \
+        .create = fx_create, .destroy = fx_destroy, .activate = fx_activate, .deactivate = fx_deactivate, \
+        .render = fx_render, \
     }
 
 FIXTURE_TABLE(ok_table, sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.fixtures");
