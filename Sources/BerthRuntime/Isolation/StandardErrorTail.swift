@@ -1,8 +1,10 @@
 import Foundation
 
 /// Reads a worker's stderr pipe on a thread of its own until end of file, keeping the
-/// last lines, and above all the last fatal one: the Swift runtime writes "Fatal error:
-/// ..." there just before a trap kills the worker, and the host reports that line.
+/// last lines, and above all the last fatal one: the Swift runtime writes
+/// "Swift/Array.swift:1350: Fatal error: Index out of range" there just before a trap kills
+/// the worker (then a "Current stack trace:" whose frames name
+/// `_swift_stdlib_reportFatalErrorInFile`), and the host reports that line, not a frame.
 ///
 /// `@unchecked Sendable`: the lines, the partial line and the end-of-file flag are only
 /// touched with `condition` locked; the descriptor is read by the reader thread only.
@@ -12,7 +14,7 @@ final class StandardErrorTail: @unchecked Sendable {
     private let onLine: (@Sendable (String) -> Void)?
     private let condition = NSCondition()
     private var lines: [String] = []
-    /// The last line starting with "Fatal error", and the last merely mentioning "fatal".
+    /// The last Swift runtime "Fatal error" line, and the last merely mentioning "fatal".
     private var fatalError: String?
     private var fatalMention: String?
     private var partial: [UInt8] = []
@@ -31,8 +33,9 @@ final class StandardErrorTail: @unchecked Sendable {
     /// The last lines (at most the limit), oldest first.
     var tail: [String] { condition.withLock { lines } }
 
-    /// The last line that starts with "Fatal error" (the Swift runtime's), else the last
-    /// that mentions "fatal" in any case.
+    /// The last Swift runtime fatal-error line ("Fatal error: ...", after the file and line
+    /// when the runtime knows them), else the last line outside a stack trace that
+    /// mentions "fatal" in any case.
     var lastFatalLine: String? { condition.withLock { fatalError ?? fatalMention } }
 
     /// Waits until the pipe reached end of file (every writer closed it), at most `timeout`.
@@ -91,12 +94,31 @@ final class StandardErrorTail: @unchecked Sendable {
         condition.lock()
         lines.append(line)
         if lines.count > limit { lines.removeFirst(lines.count - limit) }
-        if line.hasPrefix("Fatal error") {
+        if Self.isSwiftFatalError(line) {
             fatalError = line
-        } else if line.lowercased().contains("fatal") {
+        } else if line.lowercased().contains("fatal"), !Self.isStackFrame(line) {
             fatalMention = line
         }
         condition.unlock()
         onLine?(line)
+    }
+
+    /// "Fatal error: ..." or "<file>:<line>: Fatal error: ..." (how the Swift runtime's
+    /// `_swift_stdlib_reportFatalErrorInFile` starts its report).
+    static func isSwiftFatalError(_ line: String) -> Bool {
+        if line.hasPrefix("Fatal error") { return true }
+        guard let marker = line.range(of: ": Fatal error") else { return false }
+        // The file and line before it ("Tasks/Tasks.swift:100").
+        let location = line[..<marker.lowerBound]
+        guard let colon = location.lastIndex(of: ":"), colon > location.startIndex else { return false }
+        let number = location[location.index(after: colon)...]
+        return !number.isEmpty && number.allSatisfy(\.isASCII) && number.allSatisfy(\.isNumber)
+    }
+
+    /// A line of the runtime's "Current stack trace:": a frame number, the image, an
+    /// address ("1    libswiftCore.so    0x00007f... _swift_stdlib_reportFatalErrorInFile + 109").
+    static func isStackFrame(_ line: String) -> Bool {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true)
+        return words.count >= 3 && Int(words[0]) != nil && words[2].hasPrefix("0x")
     }
 }
