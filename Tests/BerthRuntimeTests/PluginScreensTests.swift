@@ -87,7 +87,8 @@ struct UnloadReloadWithScreensTests {
         plugins.workspace.write(manifest: manifest, in: folder)
 
         #expect { try host.reload("com.example.counter") } throws: { error in
-            (error as! LoaderError).message.contains("reload failed at load") &&
+            (error as! LoaderError).rollback == LoaderError.Rollback(step: .load, generation: 1) &&
+                (error as! LoaderError).message.contains("reload failed at load") &&
                 (error as! LoaderError).message.contains("rolled back to generation 1")
         }
         #expect(host.openRouters.map(\.id) == screens.map(\.id))

@@ -7,11 +7,6 @@
 /// generation's go back with the state they had, and the error names the step.
 @MainActor
 struct ReloadTransaction {
-    /// The step that failed.
-    enum Step: String, Sendable {
-        case load, reopen
-    }
-
     private let host: BerthHost
     private let record: PluginRecord
     private let old: PluginGeneration
@@ -77,7 +72,7 @@ struct ReloadTransaction {
 
     /// The one way back: the failed generation (if it loaded) comes out and ends, the old
     /// source and instances return.
-    private func rollBack(_ step: Step, _ error: LoaderError, failed: PluginGeneration?) -> LoaderError {
+    private func rollBack(_ step: LoaderError.Rollback.Step, _ error: LoaderError, failed: PluginGeneration?) -> LoaderError {
         if let failed {
             Self.takeOut(places, host: host)
             host.end(failed)
@@ -94,7 +89,7 @@ struct ReloadTransaction {
             }
         }
         var rolledBack = error
-        rolledBack.rollback = LoaderError.Rollback(step: step.rawValue, generation: old.number)
+        rolledBack.rollback = LoaderError.Rollback(step: step, generation: old.number)
         host.emit(.failed, old.pluginID, rolledBack.message)
         return rolledBack
     }

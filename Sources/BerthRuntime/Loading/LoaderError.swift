@@ -34,7 +34,17 @@ public struct LoaderError: Error, Sendable, CustomStringConvertible, Equatable {
 
     /// Where a failed reload stopped, and the generation it went back to.
     public struct Rollback: Sendable, Equatable {
-        public var step: String
+        /// The step of a reload that failed.
+        public enum Step: String, Sendable {
+            /// Loading the new generation (its library, handshake, load-time code or worker).
+            case load
+            /// Reopening the plugin's screens with the new generation's instances.
+            case reopen
+        }
+
+        /// The step that failed.
+        public var step: Step
+        /// The generation the plugin is back on.
         public var generation: Int
     }
 
@@ -55,7 +65,7 @@ public struct LoaderError: Error, Sendable, CustomStringConvertible, Equatable {
     /// One line: what failed, on what, and why.
     public var message: String {
         guard let rollback else { return cause }
-        return "reload failed at \(rollback.step): \(cause); rolled back to generation \(rollback.generation)"
+        return "reload failed at \(rollback.step.rawValue): \(cause); rolled back to generation \(rollback.generation)"
     }
 
     private var cause: String {

@@ -329,24 +329,42 @@ final class IsolatedPlugin: PluginConnection {
 /// Why an isolated plugin's worker is gone: its signal or exit status, and the last fatal
 /// line it wrote to stderr.
 struct WorkerFailure: Sendable, Equatable {
+    /// What ended the worker.
+    enum Cause: Sendable, Equatable, CustomStringConvertible {
+        /// It ended by itself or by a signal (a crash, or a kill from outside).
+        case ended(WorkerTermination)
+        /// It stopped answering within the call's deadline, and the host killed it.
+        case unresponsive
+
+        /// `SIGSEGV`, `exited with status 3`, or `unresponsive`.
+        var description: String {
+            switch self {
+            case .ended(let termination): termination.signalName ?? termination.description
+            case .unresponsive: "unresponsive"
+            }
+        }
+    }
+
     var plugin: String
-    /// `SIGSEGV`, `exit 3`, or `unresponsive`.
-    var reason: String
+    var cause: Cause
     /// The worker's last "Fatal error" (or similar) line, if it wrote one.
     var fatalLine: String?
+
+    /// The cause as the event log words it.
+    var reason: String { cause.description }
 
     init(plugin: String, worker: WorkerProcess, channelError: ChannelError) {
         self.plugin = plugin
         if channelError.code == .timedOut {
             _ = worker.kill()
             _ = worker.waitForExit(timeout: .seconds(2))
-            reason = "unresponsive"
+            cause = .unresponsive
         } else {
             let termination = worker.waitForExit(timeout: .seconds(2)) ?? {
                 _ = worker.kill()
                 return worker.waitForExit()
             }()
-            reason = termination.signalName ?? termination.description
+            cause = .ended(termination)
         }
         fatalLine = worker.lastFatalLine
     }
