@@ -326,7 +326,7 @@ public final class BerthHost {
                     plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
                     workerExecutable: configuration.isolation.resolvedWorkerExecutable,
                     unresponsive: configuration.isolation.unresponsiveAfter, keepWorkerReady: configuration.isolation.keepWorkerReady,
-                    sandbox: try sandboxPolicy(for: record.source), logger: configuration.logger)
+                    sandbox: try sandboxPolicy(for: record.source), host: self, logger: configuration.logger)
                 warnIfUnconfined(isolated.sandbox)
                 isolated.onFailure = { [weak self] failure in self?.workerFailed(failure, generation: number) }
                 connection = isolated

@@ -21,7 +21,7 @@ struct IsolationWorkerTests {
         #expect(try worker.shutDown() == .exited(status: 0))
     }
 
-    @Test("hello loads the C Greeter; its service registration is refused with a message")
+    @Test("hello loads the C Greeter; its entry's service registration goes to the host, the declaration stays in the worker")
     func helloGreeter() throws {
         let (worker, reply) = try LaunchedWorker.launch("greeter.json")
         guard case .hello(let handshake) = reply else { throw TestFailure("hello failed: \(reply)") }
@@ -29,8 +29,13 @@ struct IsolationWorkerTests {
         #expect(handshake.functions.contains(.contextReceived))
         #expect(!handshake.functions.contains(.render))
         #expect(!handshake.functions.contains(.saveState))
-        // Greeter logs the refusal from its entry function, before the hello reply.
-        #expect(worker.host.logLines.contains { $0.contains("service_register: services are not available to isolated plugins") })
+        // Registered from the entry function, before the hello reply; nothing refused.
+        let registered = worker.host.requests.compactMap { request, _ -> String? in
+            if case .serviceRegister(let key, let kind, _) = request, kind == 0 { return key }
+            return nil
+        }
+        #expect(registered == ["com.example.greeter/Greeting"])
+        #expect(!worker.host.logLines.contains { $0.contains("not registered") || $0.contains("refused") })
     }
 
     @Test("a library that fails the handshake or does not open is a loader error")

@@ -4,7 +4,8 @@ extension IsolationRequest {
         case .hello(let hello): hello.write(to: &writer)
         case .create(let screen, let route, let argument):
             writer.u64(screen); writer.string(route); writer.data(argument)
-        case .destroy(let instance), .activate(let instance), .deactivate(let instance), .saveState(let instance):
+        case .destroy(let instance), .activate(let instance), .deactivate(let instance), .saveState(let instance),
+             .serviceCreate(let instance), .serviceRelease(let instance):
             writer.u64(instance)
         case .screenEvent(let instance, let event, let flag):
             writer.u64(instance); writer.i32(event); writer.bool(flag)
@@ -43,6 +44,10 @@ extension IsolationRequest {
             writer.u64(screen); writer.string(key); writer.data(value)
         case .sessionBegin(let id):
             writer.string(id)
+        case .serviceRegister(let key, let kind, let service):
+            writer.string(key); writer.i32(kind); writer.u64(service)
+        case .serviceResolve(let screen, let key):
+            writer.u64(screen); writer.string(key)
         }
     }
 
@@ -78,6 +83,8 @@ extension IsolationRequest {
             let instance = try reader.u64()
             request = .renderTree(instance: instance, slots: try Self.renderSlots(from: &reader))
         case 17: request = .usage
+        case 19: request = .serviceCreate(service: try reader.u64())
+        case 20: request = .serviceRelease(instance: try reader.u64())
         case 18:
             let (instance, name, payload) = (try reader.u64(), try reader.string(), try reader.data())
             request = .actionThenRender(instance: instance, name: name, payload: payload, slots: try Self.renderSlots(from: &reader))
@@ -96,6 +103,8 @@ extension IsolationRequest {
         case 42: request = .persistWrite(screen: try reader.u64(), key: try reader.string(), value: try reader.data())
         case 43: request = .sessionBegin(id: try reader.string())
         case 44: request = .sessionEnd
+        case 45: request = .serviceRegister(key: try reader.string(), kind: try reader.i32(), service: try reader.u64())
+        case 46: request = .serviceResolve(screen: try reader.u64(), key: try reader.string())
         default: return nil
         }
         try reader.finish()

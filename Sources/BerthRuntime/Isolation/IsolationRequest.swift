@@ -40,6 +40,12 @@ public enum IsolationRequest: Sendable, Equatable {
     /// The worker's heap in use and CPU time (the conformance checks measure the plugin
     /// where it runs). Reply: `.usage`.
     case usage
+    /// One instance from the `create` of the service the worker registered as `service`
+    /// (the host's scope has none yet). Reply: `.created` with the instance's token.
+    case serviceCreate(service: UInt64)
+    /// The provider's `release` of instance `instance`: the host ended the scope holding it,
+    /// or its provider is going. Reply: `.status`.
+    case serviceRelease(instance: UInt64)
 
     // MARK: worker → host (the plugin's main-thread host calls)
     /// Reply: `.navigated` (the promised screen id for push and present).
@@ -59,6 +65,11 @@ public enum IsolationRequest: Sendable, Equatable {
     case persistWrite(screen: UInt64, key: String, value: [UInt8])
     case sessionBegin(id: String)
     case sessionEnd
+    /// `service_register` of a `berth_service_v1` kept in the worker as `service`. Reply: `.status`.
+    case serviceRegister(key: String, kind: Int32, service: UInt64)
+    /// `service_resolve` on the worker's main thread. Reply: `.created` with the token of
+    /// the instance the host's scope holds (made now by a nested `.serviceCreate` if new).
+    case serviceResolve(screen: UInt64, key: String)
 
     /// The op code on the wire.
     var op: UInt16 {
@@ -81,6 +92,8 @@ public enum IsolationRequest: Sendable, Equatable {
         case .callExport: 14
         case .shutdown: 15
         case .usage: 17
+        case .serviceCreate: 19
+        case .serviceRelease: 20
         case .navigate: 32
         case .observeDelegate: 33
         case .sendDelegate: 34
@@ -93,6 +106,8 @@ public enum IsolationRequest: Sendable, Equatable {
         case .persistWrite: 42
         case .sessionBegin: 43
         case .sessionEnd: 44
+        case .serviceRegister: 45
+        case .serviceResolve: 46
         }
     }
 
@@ -116,6 +131,8 @@ public enum IsolationRequest: Sendable, Equatable {
         case .callExport: "call_export"
         case .shutdown: "shutdown"
         case .usage: "usage"
+        case .serviceCreate: "service_create"
+        case .serviceRelease: "service_release"
         case .navigate: "navigate"
         case .observeDelegate: "observe_delegate"
         case .sendDelegate: "send_delegate"
@@ -128,6 +145,8 @@ public enum IsolationRequest: Sendable, Equatable {
         case .persistWrite: "persist_write"
         case .sessionBegin: "session_begin"
         case .sessionEnd: "session_end"
+        case .serviceRegister: "service_register"
+        case .serviceResolve: "service_resolve"
         }
     }
 

@@ -3,8 +3,8 @@ internal import CBerth
 /// The `berth_host_v1` a worker hands its plugin: the same table as in-process, but each
 /// main-thread function forwards to the host over the channel (on the current stack),
 /// state reads during a render are served from the render's slot batch, managed tasks run
-/// in the worker, `log` and `task_post` are notifications, and services are refused (a
-/// service instance is a pointer into one process).
+/// in the worker, `log` and `task_post` are notifications, and a service's instances are
+/// made and kept here while the host's scopes decide their lifetime (`WorkerServices`).
 enum WorkerHostTable {
     /// The table's address, stable for the life of the process.
     static var pointer: UnsafePointer<berth_host_v1> { UnsafePointer(storage.table) }
@@ -23,9 +23,6 @@ enum WorkerHostTable {
         fill(table)
         return Storage(table: table)
     }()
-
-    /// What an isolated plugin is told when it registers or resolves a service.
-    static let servicesRefusal = "services are not available to isolated plugins (a plugin in a worker process cannot share instances with the host or other plugins)"
 
     private static func fill(_ table: UnsafeMutablePointer<berth_host_v1>) {
         table.pointee.log = { _, level, message in
@@ -66,13 +63,8 @@ enum WorkerHostTable {
             let bytes = value.copied
             return WorkerHostCalls.forwardStatus(screen, error, "persist_write") { .persistWrite(screen: $0, key: name, value: bytes) }
         }
-        table.pointee.service_register = { _, _, error in
-            HostServices.fill(error, BERTH_ERR_UNSUPPORTED, "service_register: \(WorkerHostTable.servicesRefusal)")
-        }
-        table.pointee.service_resolve = { _, _, instance, error in
-            instance?.pointee = nil
-            return HostServices.fill(error, BERTH_ERR_UNSUPPORTED, "service_resolve: \(WorkerHostTable.servicesRefusal)")
-        }
+        table.pointee.service_register = { _, service, error in WorkerHostCalls.serviceRegister(service, error) }
+        table.pointee.service_resolve = { WorkerHostCalls.serviceResolve($0, $1, $2, $3) }
         table.pointee.session_begin = { _, session, error in
             guard let session else { return HostServices.fill(error, BERTH_ERR_INVALID_ARGUMENT, "session_begin: session_id is NULL") }
             let id = String(cString: session)

@@ -13,6 +13,8 @@ final class WorkerSession: IsolationChannelHandler {
 
     let channel: IsolationChannel
     let shared: WorkerShared
+    /// The plugin's own services: declarations and the instances the host asked for.
+    let services = WorkerServices()
     private(set) var plugin: WorkerPlugin?
     /// What the hello's manifest grants (the worker's own host functions check it).
     private(set) var grant: CapabilityGrant?
@@ -70,10 +72,10 @@ final class WorkerSession: IsolationChannelHandler {
             usage.cpuNanoseconds -= min(usage.cpuNanoseconds, cpuAtHello)
             return .usage(usage)
         case .navigate, .observeDelegate, .sendDelegate, .contextObserve, .contextUnobserve, .contextSend,
-             .contextCanTerminate, .stateRead, .persistRead, .persistWrite, .sessionBegin, .sessionEnd:
+             .contextCanTerminate, .stateRead, .persistRead, .persistWrite, .sessionBegin, .sessionEnd, .serviceRegister, .serviceResolve:
             return .status(.failure(Int(BERTH_ERR_UNSUPPORTED), "\(request.name) is served by the host, not by a worker"))
         case .create, .destroy, .activate, .deactivate, .screenEvent, .action, .actionThenRender, .delegateReceived, .contextReceived,
-             .render, .renderTree, .saveState, .restoreState, .unload, .callExport:
+             .render, .renderTree, .saveState, .restoreState, .unload, .callExport, .serviceCreate, .serviceRelease:
             break
         }
         guard let plugin else {
@@ -95,7 +97,13 @@ final class WorkerSession: IsolationChannelHandler {
             guard instances.isEmpty else {
                 return .status(.failure(Int(BERTH_ERR_STATE), "unload: \(instances.count) screen(s) of \(plugin.pluginID) are still open; destroy them first"))
             }
+            services.releaseAll()
             plugin.unload()
+            return .status(.ok)
+        case .serviceCreate(let service):
+            return services.make(service: service)
+        case .serviceRelease(let instance):
+            services.release(instance: instance)
             return .status(.ok)
         default:
             return serveInstance(request, plugin: plugin)

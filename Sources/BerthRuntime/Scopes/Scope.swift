@@ -223,6 +223,7 @@ extension ScopedValue {
         switch (self, other) {
         case (.object(let left), .object(let right)): left === right
         case (.pointer(let left), .pointer(let right)): left == right
+        case (.workerInstance(let left), .workerInstance(let right)): left == right
         default: false
         }
     }

@@ -13,6 +13,16 @@ public enum ScopeKind: String, Sendable, CaseIterable, CustomStringConvertible {
 
     public var description: String { rawValue }
 
+    /// Its `BERTH_SCOPE_*` number.
+    var code: Int32 {
+        switch self {
+        case .singleton: Int32(BERTH_SCOPE_SINGLETON)
+        case .screen: Int32(BERTH_SCOPE_SCREEN)
+        case .session: Int32(BERTH_SCOPE_SESSION)
+        case .request: Int32(BERTH_SCOPE_REQUEST)
+        }
+    }
+
     init?(code: Int32) {
         switch Int(code) {
         case Int(BERTH_SCOPE_SINGLETON): self = .singleton
@@ -29,6 +39,8 @@ public enum ScopeKind: String, Sendable, CaseIterable, CustomStringConvertible {
 public struct ScopeError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: Sendable, Equatable {
         case notRegistered, noCurrentScope, scopeEnded, providerUnloaded, factoryFailed, wrongType, duplicate
+        /// The provider's instances live in another process than the one resolving.
+        case acrossProcesses
     }
 
     public var code: Code
@@ -42,19 +54,32 @@ public struct ScopeError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(key): \(message)" }
+
+    /// The berth.h status a plugin's `service_resolve` gets for it.
+    var resolveStatus: HostRefusal.Code {
+        switch code {
+        case .notRegistered, .providerUnloaded: .notFound
+        case .acrossProcesses: .unsupported
+        case .noCurrentScope, .scopeEnded, .factoryFailed, .wrongType, .duplicate: .state
+        }
+    }
 }
 
-/// An instance held by a scope: a Swift object, or the pointer a C factory returned.
+/// An instance held by a scope: a Swift object, the pointer a C factory returned, or the
+/// token of an instance a worker made (its pointer never leaves the worker).
 public enum ScopedValue: @unchecked Sendable {
     // @unchecked: a `.pointer` belongs to its provider plugin, which documents its own
     // thread rules; the host only stores it, hands it back, and releases it once.
     case object(AnyObject)
     case pointer(UnsafeMutableRawPointer)
+    case workerInstance(UInt64)
 
+    /// What an in-process plugin gets (nil for a worker's instance, which it cannot reach).
     var pointer: UnsafeMutableRawPointer? {
         switch self {
         case .pointer(let pointer): pointer
         case .object(let object): Unmanaged.passUnretained(object).toOpaque()
+        case .workerInstance: nil
         }
     }
 }

@@ -25,14 +25,16 @@ public final class ScopeRegistry: @unchecked Sendable {
         let provider: String
         let make: Factory
         let release: @Sendable (ScopedValue) -> Void
+        /// The process its instances live in: only a consumer there may resolve it.
+        let place: ServicePlace
 
         enum Factory: Sendable {
             case sync(@Sendable () throws -> ScopedValue)
             case async(@Sendable () async throws -> ScopedValue)
         }
 
-        init(key: String, type: ObjectIdentifier? = nil, kind: ScopeKind, plugin: String, generation: Int, make: Factory,
-             release: @escaping @Sendable (ScopedValue) -> Void) {
+        init(key: String, type: ObjectIdentifier? = nil, kind: ScopeKind, plugin: String, generation: Int, place: ServicePlace = .host,
+             make: Factory, release: @escaping @Sendable (ScopedValue) -> Void) {
             self.key = key
             self.type = type
             self.serviceKey = type.map { ServiceKey(type: $0) } ?? .named(key)
@@ -42,6 +44,7 @@ public final class ScopeRegistry: @unchecked Sendable {
             provider = generation == 0 ? plugin : "\(plugin)#\(generation)"
             self.make = make
             self.release = release
+            self.place = place
         }
     }
 
@@ -176,7 +179,7 @@ public final class ScopeRegistry: @unchecked Sendable {
         case .make(let registration, let slot, let scope):
             guard case .object(let made) = try make(registration, slot: slot, in: scope) else { throw Self.wrongType(T.self, key: registration.key) }
             object = made
-        case .cached(.pointer):
+        case .cached(.pointer), .cached(.workerInstance):
             throw Self.wrongType(T.self, key: key ?? Self.key(for: type))
         }
         // The checked cast is needed only for a key a caller chose.
@@ -223,9 +226,10 @@ public final class ScopeRegistry: @unchecked Sendable {
     }
 
     /// Resolves `key` (sync factories only) in the current scope of its kind: a plugin's
-    /// key, or the name of a type the host registered.
-    func resolve(key: String, screen: Scope?) throws(ScopeError) -> ScopedValue {
-        switch try lookup(.named(key), name: key, screen: screen) {
+    /// key, or the name of a type the host registered. A key provided in another process
+    /// than `consumer`'s is refused before anything is made.
+    func resolve(key: String, screen: Scope?, for consumer: ServiceConsumer = .host) throws(ScopeError) -> ScopedValue {
+        switch try lookup(.named(key), name: key, screen: screen, consumer: consumer) {
         case .cached(let value): return value
         case .make(let registration, let slot, let scope): return try make(registration, slot: slot, in: scope)
         }
@@ -241,7 +245,7 @@ public final class ScopeRegistry: @unchecked Sendable {
 
     /// The registration in force for `key`, its current scope and the instance already
     /// there, all under the one lock.
-    private func lookup(_ key: ServiceKey, name: @autoclosure () -> String, screen: Scope?) throws(ScopeError) -> Lookup {
+    private func lookup(_ key: ServiceKey, name: @autoclosure () -> String, screen: Scope?, consumer: ServiceConsumer = .host) throws(ScopeError) -> Lookup {
         try withLock { state throws(ScopeError) -> Lookup in
             let direct = key.typeIdentity.map { state.typeSlots[$0] } ?? state.slots[key]
             let registrations = state.registrations
@@ -252,6 +256,7 @@ public final class ScopeRegistry: @unchecked Sendable {
                 }
                 throw ScopeError(.notRegistered, key: name(), "no plugin or host registered this service")
             }
+            if registration.place != consumer.place { throw Self.acrossProcesses(registration, consumer) }
             let scope = try currentScope(of: registration.kind, for: registration.key, screen: screen, session: state.session)
             if scope.isEndedLockHeld { throw ScopeError(.scopeEnded, key: registration.key, "the \(scope.kind) scope \(scope.id) has ended") }
             if let value = scope.cachedValueLockHeld(slot) { return .cached(value) }
@@ -267,6 +272,13 @@ public final class ScopeRegistry: @unchecked Sendable {
         let made: ScopedValue
         do { made = try factory() } catch { throw ScopeError(.factoryFailed, key: registration.key, "the factory failed: \(error)") }
         return try scope.keep(made, slot: slot, registration: registration)
+    }
+
+    /// One line naming both sides, where each runs, and the fix.
+    private static func acrossProcesses(_ registration: Registration, _ consumer: ServiceConsumer) -> ScopeError {
+        ScopeError(.acrossProcesses, key: registration.key,
+                   "provided by \(registration.plugin) \(registration.place), but \(consumer.plugin) runs \(consumer.place); "
+                       + "an instance cannot cross processes (put both in one worker group: \"isolation\": {\"group\": \"NAME\"} in each manifest)")
     }
 
     private static func wrongType<T>(_ type: T.Type, key: String) -> ScopeError {

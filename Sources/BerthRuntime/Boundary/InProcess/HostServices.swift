@@ -43,11 +43,11 @@ enum HostServices {
     }
 
     /// Writes a refusal into the plugin's error buffer and returns its status.
-    private static func refuse(_ refusal: HostRefusal, _ error: ErrorPointer) -> berth_status {
+    static func refuse(_ refusal: HostRefusal, _ error: ErrorPointer) -> berth_status {
         fill(error, Int(refusal.code.rawValue), refusal.message)
     }
 
-    private static func answer(_ result: Result<Void, HostRefusal>, _ error: ErrorPointer) -> berth_status {
+    static func answer(_ result: Result<Void, HostRefusal>, _ error: ErrorPointer) -> berth_status {
         switch result {
         case .success: berth_status(BERTH_OK)
         case .failure(let refusal): refuse(refusal, error)

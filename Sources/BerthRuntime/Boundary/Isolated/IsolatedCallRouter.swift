@@ -9,13 +9,16 @@ internal import CBerth
 /// what arrived between calls. `@unchecked Sendable`: its tables are touched only there.
 final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
     private let pluginID: String
+    /// The generation, grant and place its services and sessions are served with.
+    private let services: WorkerServiceLink
     private var screens: [UInt64: ScreenHandle] = [:]
     private var instances: [UInt64: UInt64] = [:]
     private var nextToken: UInt64 = 1
     private let logger: Logger
 
-    init(pluginID: String, logger: Logger) {
+    init(pluginID: String, services: WorkerServiceLink, logger: Logger) {
         self.pluginID = pluginID
+        self.services = services
         self.logger = logger
     }
 
@@ -149,9 +152,26 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
         case .persistWrite(let token, let key, let value):
             guard let handle = screen(token) else { return notOpen("persist_write") }
             return status(callbacks.persistWrite(handle, key: key, value: value))
-        case .sessionBegin, .sessionEnd:
-            return .status(IsolationStatus(code: Int32(BERTH_ERR_UNSUPPORTED),
-                                           message: "sessions are not available to isolated plugins (\(pluginID)); run it in-process"))
+        case .sessionBegin(let id):
+            guard let host = services.host else { return .status(.ok) }
+            return status(callbacks.sessionBegin(services.grant, host: host, id: id))
+        case .sessionEnd:
+            guard let host = services.host else { return .status(.ok) }
+            return status(callbacks.sessionEnd(services.grant, host: host))
+        case .serviceRegister(let key, let code, let service):
+            // A trial worker's plugin registers too; nothing of it is kept.
+            guard let host = services.host else { return .status(.ok) }
+            guard let kind = ScopeKind(code: code) else {
+                return .status(IsolationStatus(code: Int32(BERTH_ERR_INVALID_ARGUMENT), message: "service_register \(key): unknown scope \(code)"))
+            }
+            return status(callbacks.serviceRegister(services.registration(key: key, kind: kind, service: service), grant: services.grant, host: host))
+        case .serviceResolve(let token, let key):
+            guard let handle = screen(token) else { return notOpen("service_resolve \(key)") }
+            switch HostCallbackHandler.serviceResolve(handle, key: key, for: services.consumer) {
+            case .success(.workerInstance(let instance)): return .created(.ok, instance: instance)
+            case .success: return .status(IsolationStatus(code: Int32(BERTH_ERR_STATE), message: "service_resolve \(key): not an instance of this worker"))
+            case .failure(let refusal): return status(.failure(refusal))
+            }
         default:
             return .status(IsolationStatus(code: Int32(BERTH_ERR_INVALID_ARGUMENT), message: "\(request.name) is not a request a worker may make"))
         }

@@ -44,7 +44,8 @@ final class IsolatedPlugin: PluginConnection {
     /// Takes a worker (a waiting one when `keepWorkerReady`, see `WorkerPool`), hands it the
     /// shadow copy and waits for its handshake.
     init(plugin: ValidatedPlugin, generation number: Int, runtimeDirectory: RuntimeDirectory, workerExecutable: String,
-         unresponsive: Duration, keepWorkerReady: Bool, sandbox policy: SandboxPolicy? = nil, logger: Logger) throws(LoaderError) {
+         unresponsive: Duration, keepWorkerReady: Bool, sandbox policy: SandboxPolicy? = nil, host: BerthHost? = nil,
+         logger: Logger) throws(LoaderError) {
         let manifest = plugin.manifest
         let id = manifest.id
         pluginID = id
@@ -69,7 +70,9 @@ final class IsolatedPlugin: PluginConnection {
         workerPID = spawned.pid
         var logger = logger
         logger[metadataKey: "plugin"] = "\(id)#\(number)"
-        router = IsolatedCallRouter(pluginID: id, logger: logger)
+        let services = WorkerServiceLink(pluginID: id, generation: number, grant: CapabilityGrant(manifest: manifest),
+                                         place: .newWorker(group: nil), host: host)
+        router = IsolatedCallRouter(pluginID: id, services: services, logger: logger)
         spawned.channel.handler = router
         spawned.channel.replyTimeout = unresponsive
         timings.dlopen = workerStarted.elapsed
@@ -101,6 +104,7 @@ final class IsolatedPlugin: PluginConnection {
             runtimeDirectory.discard(shadowCopy: shadow)
             throw LoaderError(.workerFailed, plugin: id, detail: "the worker answered hello with \(reply)")
         }
+        services.plugin = self
         startWatching()
     }
 
@@ -232,6 +236,24 @@ final class IsolatedPlugin: PluginConnection {
         let reply = try call(.usage)
         guard case .usage(let usage) = reply else { throw Self.failure(reply.status) }
         return usage
+    }
+
+    /// One instance of a service the worker registered (`WorkerServiceLink`).
+    func makeServiceInstance(service: UInt64, key: String) throws(ScopeError) -> ScopedValue {
+        let reply: IsolationReply
+        do {
+            reply = try call(.serviceCreate(service: service))
+        } catch {
+            throw ScopeError(.factoryFailed, key: key, error.message)
+        }
+        guard case .created(let status, let instance) = reply, status.isOK else { throw ScopeError(.factoryFailed, key: key, reply.status.message) }
+        return .workerInstance(instance)
+    }
+
+    /// The provider's release of one instance; nothing to do once the worker is gone.
+    func releaseServiceInstance(_ instance: UInt64) {
+        guard failure == nil else { return }
+        _ = try? call(.serviceRelease(instance: instance))
     }
 
     /// Exports run in the worker: a typed call site sends its values like `callExport`.

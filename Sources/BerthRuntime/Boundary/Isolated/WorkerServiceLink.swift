@@ -1,0 +1,69 @@
+import Foundation
+
+/// What the host needs to serve one worker's services and sessions: the generation that
+/// registers, its grant, the worker's place, and the plugin connection that makes and
+/// releases instances in the worker. Made before the worker's `hello` (a plugin registers
+/// from its entry function), connected to its `IsolatedPlugin` once that exists.
+///
+/// `@unchecked Sendable`: the registry's factory and release closures hold it; every use of
+/// `plugin` goes through the main actor (`onMain`), and the other fields are immutable.
+final class WorkerServiceLink: @unchecked Sendable {
+    let pluginID: String
+    let generation: Int
+    let grant: CapabilityGrant
+    let place: ServicePlace
+    /// nil in a trial worker (`CanaryLoad`): registrations are accepted and not kept.
+    weak var host: BerthHost?
+    weak var plugin: IsolatedPlugin?
+
+    init(pluginID: String, generation: Int, grant: CapabilityGrant, place: ServicePlace, host: BerthHost?) {
+        self.pluginID = pluginID
+        self.generation = generation
+        self.grant = grant
+        self.place = place
+        self.host = host
+    }
+
+    /// Marks the main queue, which runs the main actor's jobs (`Thread.isMainThread` cannot
+    /// tell on Linux, where the main actor need not run on the process's first thread).
+    private static let mainQueueMark: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    /// True on the host's main actor: inside a call into a plugin, or in a main-queue job.
+    private static var isOnMainActor: Bool {
+        HostCall.isInside || DispatchQueue.getSpecific(key: mainQueueMark) == true
+    }
+
+    /// Who resolves from this worker.
+    var consumer: ServiceConsumer { ServiceConsumer(plugin: pluginID, place: place) }
+
+    /// The host's registration of a service the worker keeps as `service`: its factory
+    /// asks the worker for an instance, its release tells the worker to let one go.
+    func registration(key: String, kind: ScopeKind, service: UInt64) -> ScopeRegistry.Registration {
+        ScopeRegistry.Registration(
+            key: key, kind: kind, plugin: pluginID, generation: generation, place: place,
+            make: .sync { [self] in
+                // Only this worker resolves the key (the place check), and it does so inside
+                // a call the host makes on its main thread.
+                guard Self.isOnMainActor else {
+                    throw ScopeError(.factoryFailed, key: key, "a worker's instance is made on the host's main thread only")
+                }
+                return try MainActor.assumeIsolated {
+                    guard let plugin else { throw ScopeError(.providerUnloaded, key: key, "its worker is gone") }
+                    return try plugin.makeServiceInstance(service: service, key: key)
+                }
+            },
+            release: { [self] value in
+                guard case .workerInstance(let instance) = value else { return }
+                if Self.isOnMainActor {
+                    MainActor.assumeIsolated { plugin?.releaseServiceInstance(instance) }
+                } else {
+                    Task { @MainActor in self.plugin?.releaseServiceInstance(instance) }
+                }
+            }
+        )
+    }
+}

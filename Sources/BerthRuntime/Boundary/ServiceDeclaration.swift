@@ -1,0 +1,54 @@
+internal import CBerth
+
+/// A plugin's `berth_service_v1`, copied (up to its `struct_size`) and checked: the same
+/// rules and the same calls of its `create` and `release` wherever the plugin runs (the
+/// host's table in process, the worker's in a worker).
+struct ServiceDeclaration: Sendable {
+    let key: String
+    let kind: ScopeKind
+    private let context: ServiceContext
+    private let create: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutablePointer<berth_error>?) -> berth_status
+    private let releaseFunction: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void
+
+    /// The declaration, or the refusal `service_register` reports.
+    static func read(_ service: UnsafePointer<berth_service_v1>?) -> Result<ServiceDeclaration, HostRefusal> {
+        guard let service else { return .failure(HostRefusal(.invalidArgument, "service_register: service is NULL")) }
+        var copy = berth_service_v1()
+        withUnsafeMutableBytes(of: &copy) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: service, count: min(Int(service.pointee.struct_size), target.count)))
+        }
+        guard let key = copy.key.map({ String(cString: $0) }), !key.isEmpty else {
+            return .failure(HostRefusal(.invalidArgument, "service_register: the key is empty"))
+        }
+        guard let kind = ScopeKind(code: copy.scope) else {
+            return .failure(HostRefusal(.invalidArgument, "service_register \(key): unknown scope \(copy.scope)"))
+        }
+        guard let create = copy.create, let release = copy.release else {
+            return .failure(HostRefusal(.invalidArgument, "service_register \(key): create and release are required"))
+        }
+        return .success(ServiceDeclaration(key: key, kind: kind, context: ServiceContext(pointer: copy.context), create: create, releaseFunction: release))
+    }
+
+    /// One instance from the provider's `create`; its failure names the key and the message.
+    func make() throws(ScopeError) -> UnsafeMutableRawPointer {
+        var made: UnsafeMutableRawPointer?
+        var failure = BerthErrorBuffer.make()
+        let status = create(context.pointer, &made, &failure)
+        guard status == BERTH_OK, let made else {
+            throw ScopeError(.factoryFailed, key: key, BerthErrorBuffer.message(of: failure, status: status))
+        }
+        return made
+    }
+
+    /// The provider's `release` of one instance.
+    func release(_ instance: UnsafeMutableRawPointer) {
+        releaseFunction(context.pointer, instance)
+    }
+}
+
+/// A C factory's context pointer, carried into the registry's Sendable closures.
+/// `@unchecked Sendable`: the provider plugin owns the pointer and documents (berth.h)
+/// that its create and release may be called from any thread.
+struct ServiceContext: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer?
+}

@@ -1,0 +1,51 @@
+internal import CBerth
+
+/// `service_register` and `service_resolve` in a worker: the declaration stays here, the
+/// host registers its key and owns the scopes; a resolve asks the host which instance the
+/// current scope holds (made here, by a nested request, when it holds none yet).
+extension WorkerHostCalls {
+    static func serviceRegister(_ service: UnsafePointer<berth_service_v1>?, _ error: ErrorPointer) -> berth_status {
+        onMainThread((service, error), error: error) { arguments, session in
+            let (service, error) = arguments
+            let declaration: ServiceDeclaration
+            switch ServiceDeclaration.read(service) {
+            case .success(let read): declaration = read
+            case .failure(let refusal): return HostServices.refuse(refusal, error)
+            }
+            let token = session.services.declare(declaration)
+            let request = IsolationRequest.serviceRegister(key: declaration.key, kind: declaration.kind.code, service: token)
+            guard let reply = forward(request, in: session, error: error) else {
+                session.services.forget(service: token)
+                return berth_status(BERTH_ERR_FAILED)
+            }
+            if !reply.status.isOK { session.services.forget(service: token) }
+            return finish(reply.status, error)
+        }
+    }
+
+    static func serviceResolve(_ handle: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                               _ error: ErrorPointer) -> berth_status {
+        guard let key else { return HostServices.fill(error, BERTH_ERR_INVALID_ARGUMENT, "service_resolve: key is NULL") }
+        let name = String(cString: key)
+        // The host's scopes are reached over the channel, which only the thread the host is
+        // calling may use.
+        guard HostCall.isInside else {
+            return HostServices.fill(error, BERTH_ERR_STATE, "service_resolve \(name): an isolated plugin resolves on the thread the host calls it on; resolve there and hand the pointer to your thread")
+        }
+        return onMainThread((handle, out, error), error: error) { arguments, session in
+            let (handle, out, error) = arguments
+            guard let screen = WorkerScreen.from(handle) else {
+                return HostServices.fill(error, BERTH_ERR_NOT_FOUND, "service_resolve \(name): the screen handle is not an open screen")
+            }
+            guard let reply = forward(.serviceResolve(screen: screen.hostScreenID, key: name), in: session, error: error) else {
+                return berth_status(BERTH_ERR_FAILED)
+            }
+            guard case .created(let status, let instance) = reply, status.isOK else { return finish(reply.status, error) }
+            guard let pointer = session.services.pointer(of: instance) else {
+                return HostServices.fill(error, BERTH_ERR_STATE, "service_resolve \(name): the host named instance \(instance), which this worker does not hold")
+            }
+            out?.pointee = pointer
+            return berth_status(BERTH_OK)
+        }
+    }
+}
