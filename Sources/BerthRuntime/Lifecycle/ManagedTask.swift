@@ -6,18 +6,16 @@ internal import CBerth
 /// `TaskThreadPool` until it returns. Cancellation is a flag the body polls (`task_is_cancelled`) or a sleep that
 /// wakes early (`task_sleep`); the optional `cancel` callback is told once.
 ///
-/// `@unchecked Sendable`: the descriptor and key are immutable after init; `cancelled`
-/// and `finished` are guarded by `condition` (`hasFinished` mirrors `finished` for a
-/// lock-free look); `owner` is touched on the main actor only.
+/// `@unchecked Sendable`: the descriptor and key are immutable after init; `phase` is
+/// guarded by `condition` (`hasFinished` mirrors its finishing for a lock-free look);
+/// `owner` is touched on the main actor only.
 final class ManagedTask: @unchecked Sendable {
     let key: String
     let screenID: Int
     private let descriptor: berth_task_v1
     private let condition = NSCondition()
-    private var cancelled = false
-    private var finished = false
+    private var phase = ManagedTaskPhase()
     private let hasFinished = Atomic<Bool>(false)
-    private var released = false
     /// Set on the main actor; used by `task_post` to reach the screen.
     weak var owner: Interactor?
 
@@ -43,7 +41,7 @@ final class ManagedTask: @unchecked Sendable {
             whenFinished(self)
             hasFinished.store(true, ordering: .releasing)
             condition.lock()
-            finished = true
+            phase.bodyReturned()
             condition.unlock()
             // Woken after the unlock, a waiter does not wake only to block on the lock.
             condition.broadcast()
@@ -56,17 +54,16 @@ final class ManagedTask: @unchecked Sendable {
     var isCancelled: Bool {
         condition.lock()
         defer { condition.unlock() }
-        return cancelled
+        return phase.isCancelled
     }
 
     /// Requests cancellation (once): wakes a sleeping body and tells the plugin.
     func cancel() {
         condition.lock()
-        let first = !cancelled
-        cancelled = true
+        let action = phase.cancel()
         condition.unlock()
         condition.broadcast()
-        if first, let cancel = descriptor.cancel { cancel(descriptor.context) }
+        if action == .tellPlugin, let cancel = descriptor.cancel { cancel(descriptor.context) }
     }
 
     /// Sleeps up to `milliseconds`; false when cancelled (at once or while sleeping).
@@ -74,8 +71,8 @@ final class ManagedTask: @unchecked Sendable {
         let deadline = Date(timeIntervalSinceNow: Double(milliseconds) / 1000)
         condition.lock()
         defer { condition.unlock() }
-        while !cancelled {
-            if !condition.wait(until: deadline) { return !cancelled }
+        while !phase.isCancelled {
+            if !condition.wait(until: deadline) { return !phase.isCancelled }
         }
         return false
     }
@@ -91,15 +88,17 @@ final class ManagedTask: @unchecked Sendable {
         }
         guard !hasFinished.load(ordering: .acquiring) else { return }
         condition.lock()
-        while !finished { condition.wait() }
+        while !phase.hasReturned { condition.wait() }
         condition.unlock()
     }
 
     /// Calls the plugin's `release` exactly once. Main thread (berth.h).
     @MainActor
     func releaseOnce() {
-        guard !released else { return }
-        released = true
+        condition.lock()
+        let action = phase.release()
+        condition.unlock()
+        guard action == .callRelease else { return }
         if let release = descriptor.release { HostCall.run { release(descriptor.context) } }
     }
 
@@ -107,5 +106,76 @@ final class ManagedTask: @unchecked Sendable {
     @MainActor
     static func releaseUnstarted(_ descriptor: berth_task_v1) {
         if let release = descriptor.release { HostCall.run { release(descriptor.context) } }
+    }
+}
+
+/// Where a managed task is: its body running, asked to stop or returned; and, apart from
+/// that, whether the plugin's `release` was called (once, normally after the body returned;
+/// a task refused before it ran is released without running). Events return what the
+/// caller must tell the plugin.
+struct ManagedTaskPhase {
+    enum Action: Equatable {
+        case none
+        /// Call the descriptor's `cancel` (the first cancellation only).
+        case tellPlugin
+        /// Call the descriptor's `release` (once).
+        case callRelease
+    }
+
+    private enum Body {
+        case running
+        case cancelling
+        case returned(cancelled: Bool)
+    }
+
+    private enum Ownership {
+        case held
+        case released
+    }
+
+    private var body = Body.running
+    private var ownership = Ownership.held
+
+    var isCancelled: Bool {
+        switch body {
+        case .running: false
+        case .cancelling: true
+        case .returned(let cancelled): cancelled
+        }
+    }
+
+    /// The body has returned (sleeps end, waiters wake).
+    var hasReturned: Bool {
+        switch body {
+        case .running, .cancelling: false
+        case .returned: true
+        }
+    }
+
+    mutating func cancel() -> Action {
+        switch body {
+        case .running: body = .cancelling
+        case .returned(cancelled: false): body = .returned(cancelled: true)
+        case .cancelling, .returned(cancelled: true): return .none
+        }
+        return .tellPlugin
+    }
+
+    mutating func bodyReturned() {
+        switch body {
+        case .running: body = .returned(cancelled: false)
+        case .cancelling: body = .returned(cancelled: true)
+        case .returned: preconditionFailure("a managed task's body returned twice")
+        }
+    }
+
+    mutating func release() -> Action {
+        switch ownership {
+        case .held:
+            ownership = .released
+            return .callRelease
+        case .released:
+            return .none
+        }
     }
 }
