@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "BerthCrasher", type: .dynamic, targets: ["BerthCrasher"]),
         // Test fixture: a C plugin that tries host services, files and sockets (capabilities, sandbox).
         .library(name: "BerthProbe", type: .dynamic, targets: ["BerthProbe"]),
+        // Test fixture: a hostile C plugin that tries every way out of a worker's sandbox.
+        .library(name: "BerthAttacker", type: .dynamic, targets: ["BerthAttacker"]),
         // Test and benchmark fixture: a screen of many stateful views.
         .library(name: "BerthStress", type: .dynamic, targets: ["BerthStress"]),
     ],
@@ -79,6 +81,7 @@ let package = Package(
         .target(name: "BerthStress", dependencies: [.product(name: "BerthSDK", package: "berthsdk")], path: "Tests/Fixtures/BerthStress"),
         .target(name: "BerthCrasher", dependencies: [.product(name: "CBerth", package: "berthsdk")], path: "Tests/Fixtures/BerthCrasher"),
         .target(name: "BerthProbe", dependencies: [.product(name: "CBerth", package: "berthsdk")], path: "Tests/Fixtures/BerthProbe"),
+        .target(name: "BerthAttacker", dependencies: [.product(name: "CBerth", package: "berthsdk")], path: "Tests/Fixtures/BerthAttacker"),
 
         // Tests find the built plugin libraries beside the test bundle; none links a plugin.
         .target(

@@ -312,6 +312,7 @@ public final class BerthHost {
         do {
             switch mode {
             case .inProcess:
+                try refuseInProcessLoadFromWorkerWritableFolder(record.source)
                 try trialLoad(record.source, generation: number)
                 warnUnenforceableGrants(of: record.source.manifest)
                 connection = try InProcessPlugin(

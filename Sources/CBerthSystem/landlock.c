@@ -107,8 +107,11 @@ int berth_landlock_allow(int ruleset, int abi, const char *path, int kind) {
         close(fd);
         return failure;
     }
-    /* Never FS_EXECUTE: a worker runs no program, and mapping a library needs no execute right. */
-    uint64_t access = kind == BERTH_SANDBOX_READ_WRITE ? handled_fs(abi) & ~FS_EXECUTE : FS_READ_FILE | FS_READ_DIR;
+    /* Never FS_EXECUTE: a worker runs no program, and mapping a library needs no execute
+     * right. Never a device: no character or block node is made (a node for a disk would
+     * be the disk), and no ioctl reaches a device through a granted path. */
+    uint64_t never = FS_EXECUTE | FS_MAKE_CHAR | FS_MAKE_BLOCK | FS_IOCTL_DEV;
+    uint64_t access = kind == BERTH_SANDBOX_READ_WRITE ? handled_fs(abi) & ~never : FS_READ_FILE | FS_READ_DIR;
     if (!S_ISDIR(info.st_mode)) access &= FS_FILE_ACCESS;
     struct berth_landlock_path_beneath_attr rule = {.allowed_access = access & handled_fs(abi), .parent_fd = fd};
     long status = syscall(__NR_landlock_add_rule, ruleset, BERTH_LANDLOCK_RULE_PATH_BENEATH, &rule, 0);

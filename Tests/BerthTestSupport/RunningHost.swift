@@ -90,15 +90,11 @@ public struct RunningHostError: Error, CustomStringConvertible {
 public final class ControlConnectionForTests {
     public let descriptor: Int32
 
-    public init(_ path: String) throws {
+    /// Connects to `path`; with `presentingToken`, sends the host's secret first, as every
+    /// client of the host does (ControlServer), when the file beside the socket has one.
+    public init(_ path: String, presentingToken: Bool = true) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            let bytes = Array(path.utf8)
-            buffer.copyBytes(from: bytes)
-            buffer[bytes.count] = 0
-        }
+        var address = Self.address(path)
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
@@ -108,6 +104,21 @@ public final class ControlConnectionForTests {
         }
         var timeout = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if presentingToken, let token = try? String(contentsOfFile: path + ".token", encoding: .utf8) {
+            sendFrame(Array(#"{"token":"\#(token)"}"#.utf8))
+        }
+    }
+
+    /// A Unix socket address for `path`.
+    public static func address(_ path: String) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            let bytes = Array(path.utf8)
+            buffer.copyBytes(from: bytes)
+            buffer[bytes.count] = 0
+        }
+        return address
     }
 
     public func close() { Glibc.close(descriptor) }

@@ -22,7 +22,7 @@ enum ControlClient {
         return address
     }
 
-    /// Connects to a host's socket.
+    /// Connects to a host's socket and presents the host's secret (`ControlProtocol.tokenPath`).
     static func connect(_ path: String) throws(ControlError) -> Int32 {
         var address = try address(path)
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -35,6 +35,10 @@ enum ControlClient {
             close(descriptor)
             throw ControlError("no host is listening at \(path) (\(reason)); start one with `berth run`, or pass --socket PATH")
         }
+        // A client that cannot read the token (another user; a sandboxed plugin, were it
+        // let this far) sends none, and the host answers the next frame with its refusal.
+        let token = (try? String(contentsOfFile: ControlProtocol.tokenPath(forSocket: path), encoding: .utf8)) ?? ""
+        _ = ControlProtocol.writeFrame(ControlProtocol.encode(ControlHello(token: token)), to: descriptor)
         return descriptor
     }
 

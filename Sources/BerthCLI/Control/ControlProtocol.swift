@@ -4,9 +4,10 @@ import Glibc
 #endif
 
 /// The control socket's protocol: each message is a frame, a 4-byte big-endian length
-/// then that many bytes of UTF-8 JSON. A client sends one request and reads its reply
-/// before sending the next; `events --follow` replies with one frame per event until the
-/// client closes.
+/// then that many bytes of UTF-8 JSON. A client first sends `{"token": "…"}`, the secret
+/// the host wrote beside its socket (`tokenPath`), then one request at a time, reading its
+/// reply before sending the next; `events --follow` replies with one frame per event until
+/// the client closes.
 enum ControlProtocol {
     /// Frames larger than this are malformed (1 MiB).
     static let maximumFrame = 1 << 20
@@ -17,6 +18,12 @@ enum ControlProtocol {
             return runtime + "/berth/control.sock"
         }
         return "/tmp/berth-\(getuid())/control.sock"
+    }
+
+    /// The file holding the host's secret for the socket at `socketPath` (mode 0600): only
+    /// a process that can read it commands the host. A worker's sandbox cannot.
+    static func tokenPath(forSocket socketPath: String) -> String {
+        socketPath + ".token"
     }
 
     /// Writes one frame; false when the peer is gone.
@@ -65,6 +72,11 @@ enum ControlProtocol {
     static func encode<T: Encodable>(_ value: T) -> [UInt8] {
         (try? Array(JSONEncoder().encode(value))) ?? []
     }
+}
+
+/// The first frame of a connection: the secret read from `ControlProtocol.tokenPath`.
+struct ControlHello: Codable {
+    var token: String
 }
 
 /// A request: the host command's words (`["reload", "com.example.counter", "--keep-state"]`).

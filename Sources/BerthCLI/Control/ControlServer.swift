@@ -6,9 +6,12 @@ import Glibc
 #endif
 
 /// The host's control socket: a Unix domain socket, mode 0600, that only a client of the
-/// host's own uid may use (checked with SO_PEERCRED). Each connection has its own thread
-/// reading frames and writing replies; commands run on the main actor, one at a time, like
-/// typed ones.
+/// host's own uid may use (checked with SO_PEERCRED) and that presents the secret the host
+/// wrote beside it (`<socket>.token`, mode 0600, new for every host). A worker runs as the
+/// same uid, so the uid proves nothing about it; the secret does: its sandbox can neither
+/// read that file nor open a Unix socket (Docs/security.md). Each connection has its own
+/// thread reading frames and writing replies; commands run on the main actor, one at a
+/// time, like typed ones.
 ///
 /// The server never removes or replaces anything but a socket: at start only a stale
 /// socket (one nobody answers on) gives way, and at stop the path is removed only while it
@@ -39,6 +42,9 @@ final class ControlServer: @unchecked Sendable {
     }
 
     let path: String
+    /// The secret a client must send first, and the file it is kept in.
+    private let token: String
+    private let tokenFile: String
     private let listener: Int32
     /// The socket file as bound; stop() removes the path only while it is still this file.
     private let boundFile: FileIdentity?
@@ -61,9 +67,14 @@ final class ControlServer: @unchecked Sendable {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         try Self.removeStaleSocket(at: path)
+        tokenFile = ControlProtocol.tokenPath(forSocket: path)
+        token = try Self.writeToken(to: tokenFile)
 
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw .unusable("cannot open a socket for \(path): \(Self.lastError)") }
+        guard descriptor >= 0 else {
+            unlink(tokenFile)
+            throw .unusable("cannot open a socket for \(path): \(Self.lastError)")
+        }
         var bindAddress = address
         // bind() never replaces an existing file: whatever appeared meanwhile makes it fail.
         let bound = withUnsafePointer(to: &bindAddress) {
@@ -72,6 +83,7 @@ final class ControlServer: @unchecked Sendable {
         guard bound == 0 else {
             let reason = Self.lastError
             close(descriptor)
+            unlink(tokenFile)
             throw .unusable("cannot bind the control socket \(path): \(reason)")
         }
         let identity = Self.identity(ofSocketAt: path)
@@ -81,6 +93,7 @@ final class ControlServer: @unchecked Sendable {
             let reason = Self.lastError
             if let identity, Self.identity(ofSocketAt: path) == identity { unlink(path) }
             close(descriptor)
+            unlink(tokenFile)
             throw .unusable("cannot listen on the control socket \(path): \(reason)")
         }
         listener = descriptor
@@ -104,7 +117,14 @@ final class ControlServer: @unchecked Sendable {
                 // Not inherited by a re-exec'd host (`restart`).
                 _ = fcntl(client, F_SETFD, FD_CLOEXEC)
                 let connection = ControlConnection(descriptor: client)
-                Thread { serve(connection) }.start()
+                Thread { [self] in
+                    if let refusal = admit(connection) {
+                        connection.reply(ControlReply(ok: false, errors: [refusal]))
+                        connection.finish()
+                        return
+                    }
+                    serve(connection)
+                }.start()
             }
             // The listener is closed by the thread that polls it, never under its feet.
             close(listener)
@@ -122,6 +142,7 @@ final class ControlServer: @unchecked Sendable {
             // alive, so its number cannot have been given to another file meanwhile.
             if let boundFile, Self.identity(ofSocketAt: path) == boundFile {
                 unlink(path)
+                unlink(tokenFile)
             }
             if started {
                 // Wakes the accepting thread's poll; that thread closes the listener once
@@ -131,6 +152,47 @@ final class ControlServer: @unchecked Sendable {
                 close(listener)
             }
         }
+    }
+
+    /// Checks the peer's uid, then reads the connection's first frame: nil when it is the
+    /// host's secret, else the reason to refuse. A client has 5 seconds to send it.
+    private func admit(_ connection: ControlConnection) -> String? {
+        if let refusal = Self.checkPeer(connection.descriptor) { return refusal }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(connection.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        defer {
+            var none = timeval(tv_sec: 0, tv_usec: 0)
+            setsockopt(connection.descriptor, SOL_SOCKET, SO_RCVTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+        }
+        let refusal = "refused: the client did not present this host's control token (\(tokenFile))"
+        guard let frame = try? ControlProtocol.readFrame(from: connection.descriptor),
+              let hello = try? JSONDecoder().decode(ControlHello.self, from: Data(frame)) else { return refusal }
+        return Self.sameSecret(Array(hello.token.utf8), Array(token.utf8)) ? nil : refusal
+    }
+
+    /// Compares in time that depends on the length only.
+    private static func sameSecret(_ given: [UInt8], _ expected: [UInt8]) -> Bool {
+        guard given.count == expected.count else { return false }
+        return zip(given, expected).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// A new secret, written to `path` (mode 0600, replacing a stale file a crashed host
+    /// left there; a symbolic link is removed, never followed).
+    private static func writeToken(to path: String) throws(SetupError) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        if unlink(path) != 0 && errno != ENOENT {
+            throw .unusable("cannot replace the control token \(path): \(lastError)")
+        }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .unusable("cannot write the control token \(path): \(lastError)") }
+        defer { close(descriptor) }
+        let bytes = Array(token.utf8)
+        guard write(descriptor, bytes, bytes.count) == bytes.count else {
+            unlink(path)
+            throw .unusable("cannot write the control token \(path): \(lastError)")
+        }
+        return token
     }
 
     /// True when the peer of `descriptor` runs as this process's uid. The reason when not.

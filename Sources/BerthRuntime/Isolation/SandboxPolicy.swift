@@ -10,14 +10,21 @@ public struct SandboxPolicy: Sendable, Equatable {
     public var writePaths: [String]
     /// The plugin's own data folder (`BERTH_PLUGIN_DATA` in the worker's environment).
     public var dataFolder: String
-    /// TCP bind and connect allowed (`network`).
+    /// TCP bind and connect, and UDP sockets, allowed (`network`).
     public var network: Bool
+    /// The most memory the worker may take, in bytes (RLIMIT_DATA: heap, private mappings,
+    /// thread stacks); 0 for no limit.
+    public var memoryLimit: UInt64
 
-    public init(readPaths: [String], writePaths: [String], dataFolder: String, network: Bool) {
+    /// A worker's memory limit unless told otherwise: 1 GiB.
+    public static let defaultMemoryLimit: UInt64 = 1 << 30
+
+    public init(readPaths: [String], writePaths: [String], dataFolder: String, network: Bool, memoryLimit: UInt64 = defaultMemoryLimit) {
         self.readPaths = readPaths
         self.writePaths = writePaths
         self.dataFolder = dataFolder
         self.network = network
+        self.memoryLimit = memoryLimit
     }
 
     func write(to writer: inout WireWriter) {
@@ -25,12 +32,14 @@ public struct SandboxPolicy: Sendable, Equatable {
         writer.list(writePaths) { $0.string($1) }
         writer.string(dataFolder)
         writer.bool(network)
+        writer.u64(memoryLimit)
     }
 
     static func read(from reader: inout WireReader) throws(WireDecodingError) -> SandboxPolicy {
         let read = try reader.list(minimumElementSize: 4) { reader throws(WireDecodingError) in try reader.string() }
         let write = try reader.list(minimumElementSize: 4) { reader throws(WireDecodingError) in try reader.string() }
-        return SandboxPolicy(readPaths: read, writePaths: write, dataFolder: try reader.string(), network: try reader.bool())
+        return SandboxPolicy(readPaths: read, writePaths: write, dataFolder: try reader.string(), network: try reader.bool(),
+                             memoryLimit: try reader.u64())
     }
 }
 
@@ -38,7 +47,8 @@ public struct SandboxPolicy: Sendable, Equatable {
 public enum SandboxStatus: Sendable, Equatable {
     /// No sandbox was asked for (a canary load of an in-process plugin).
     case off
-    /// no_new_privs and a Landlock ruleset of this ABI are in force.
+    /// no_new_privs, no capabilities, the memory limit, a Landlock ruleset of this ABI and
+    /// the system-call filter are in force.
     case enforced(landlockABI: Int32)
     /// The kernel has no Landlock (or it is off): no_new_privs only, files and network open.
     case unavailable(reason: String)

@@ -5,8 +5,10 @@ import Foundation
 ///
 /// Spawned with `posix_spawn` (never fork in a multi-threaded Swift process) from one
 /// long-lived thread (see `SpawnThread`), with the channel's other end as descriptor 3, its
-/// stderr a pipe read here, stdin `/dev/null` and stdout shared with the host. The worker
-/// asks for SIGKILL when the host goes away (PR_SET_PDEATHSIG).
+/// stdout and stderr a pipe read here, stdin `/dev/null`, no other descriptor, a session
+/// (and process group) of its own and an environment built from an allowlist
+/// (`inheritedEnvironment`). The worker asks for SIGKILL when the host goes away
+/// (PR_SET_PDEATHSIG); the host kills its whole process group when it ends it.
 ///
 /// `@unchecked Sendable`: the cached termination is guarded by `lock`; `waitpid` runs
 /// under `reapLock` so two threads never reap the same pid.
@@ -36,7 +38,7 @@ public final class WorkerProcess: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - environment: variables set (or replaced) in the worker's environment, which
-    ///     is otherwise the host's.
+    ///     otherwise holds only the host's locale and time zone (`inheritedEnvironment`).
     ///   - crashBacktraces: whether the Swift runtime's backtracer runs in the worker
     ///     (`SWIFT_BACKTRACE`, unless `environment` sets it). Off by default: measured here,
     ///     the backtracer catches a SIGSEGV sent with kill, prints a report and lets the
@@ -59,7 +61,7 @@ public final class WorkerProcess: @unchecked Sendable {
         } catch {
             throw WorkerSpawnError(.descriptorsFailed, executable: executable, plugin: plugin, errnoText: error.errnoText)
         }
-        var variables = ProcessInfo.processInfo.environment
+        var variables = inheritedEnvironment(ProcessInfo.processInfo.environment)
         variables["SWIFT_BACKTRACE"] = crashBacktraces ? "enable=yes" : "enable=no"
         variables.merge(environment) { _, new in new }
         let environmentLines = variables.map { "\($0.key)=\($0.value)" }
@@ -89,20 +91,29 @@ public final class WorkerProcess: @unchecked Sendable {
         return WorkerProcess(pid: spawned.pid, channel: channel, executable: executable, plugin: plugin, standardError: tail)
     }
 
+    /// What a worker gets of the host's environment: the locale (`LANG`, `LANGUAGE`,
+    /// `LC_*`) and the time zone (`TZ`), nothing else. No token, no socket path
+    /// (`XDG_RUNTIME_DIR`, `SSH_AUTH_SOCK`), no `HOME`; the worker sets `BERTH_PLUGIN_DATA`
+    /// itself.
+    static func inheritedEnvironment(_ host: [String: String]) -> [String: String] {
+        host.filter { name, _ in name == "LANG" || name == "LANGUAGE" || name == "TZ" || name.hasPrefix("LC_") }
+    }
+
     deinit {
         // Never leave a zombie or an orphan behind.
         if termination == nil {
-            _ = Glibc.kill(pid, SIGKILL)
+            _ = kill()
             _ = waitForExit()
         }
     }
 
-    /// Sends `signal` (SIGKILL unless told otherwise). False once the worker was reaped
-    /// (its pid may belong to another process by then) or when `kill` fails.
+    /// Sends `signal` (SIGKILL unless told otherwise) to the worker's process group: the
+    /// worker and anything it started. False once the worker was reaped (its pid may belong
+    /// to another process by then) or when `kill` fails.
     @discardableResult
     public func kill(signal: Int32 = SIGKILL) -> Bool {
         guard lock.withLock({ reaped }) == nil else { return false }
-        return Glibc.kill(pid, signal) == 0
+        return Glibc.kill(-pid, signal) == 0 || Glibc.kill(pid, signal) == 0
     }
 
     /// Blocks until the worker ended, reaps it and returns how; then waits (briefly) for
@@ -111,10 +122,22 @@ public final class WorkerProcess: @unchecked Sendable {
         reapLock.lock()
         defer { reapLock.unlock() }
         if let known = lock.withLock({ reaped }) { return known }
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 {
+            if errno == EINTR { continue }
+            // ECHILD: someone else reaped it; nothing more can be learned.
+            return record(.exited(status: -1))
+        }
+        return reap()
+    }
+
+    /// Reaps the worker, which has ended: first its process group is killed, while the
+    /// unreaped worker still holds the group's number, so nothing it left behind runs on.
+    private func reap() -> WorkerTermination {
+        _ = Glibc.kill(-pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             if errno == EINTR { continue }
-            // ECHILD: someone else reaped it; nothing more can be learned.
             return record(.exited(status: -1))
         }
         return record(WorkerTermination(waitStatus: status))
@@ -135,11 +158,12 @@ public final class WorkerProcess: @unchecked Sendable {
         guard reapLock.try() else { return lock.withLock { reaped } }
         defer { reapLock.unlock() }
         if let known = lock.withLock({ reaped }) { return known }
-        var status: Int32 = 0
-        let result = waitpid(pid, &status, WNOHANG)
-        if result == pid { return record(WorkerTermination(waitStatus: status)) }
-        if result < 0 && errno == ECHILD { return record(.exited(status: -1)) }
-        return nil
+        var info = siginfo_t()
+        let result = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT)
+        if result < 0 { return errno == ECHILD ? record(.exited(status: -1)) : nil }
+        // WNOHANG: a pid of 0 means it still runs.
+        guard info.si_signo == SIGCHLD else { return nil }
+        return reap()
     }
 
     /// The last lines the worker wrote to stderr, oldest first.

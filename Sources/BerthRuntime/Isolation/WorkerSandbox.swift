@@ -1,11 +1,14 @@
 import Foundation
 private import CBerthSystem
 
-/// The worker confining itself (Docs/security.md): no_new_privs, then a Landlock ruleset
-/// that allows reading the system's library folders, the Swift runtime, the worker
-/// executable and the policy's read paths, writing only the policy's write paths, executing
-/// nothing (mapping a library needs no execute right), and TCP only with `network`. Runs before the plugin's library is opened, because its
-/// constructors run inside `dlopen`; the libraries the worker itself links are mapped already.
+/// The worker confining itself (Docs/security.md), in this order: the OOM killer's
+/// preference, no_new_privs, every capability dropped (the bounding set cleared and
+/// securebits locked when started as root), the memory limit, a Landlock ruleset (read the
+/// system's library folders, the Swift runtime, the worker executable and the policy's
+/// read paths; write only the policy's write paths; execute nothing, make no device node;
+/// TCP only with `network`), then the system-call filter (`berth_seccomp_confine`). Runs
+/// before the plugin's library is opened, because its constructors run inside `dlopen`;
+/// the libraries the worker itself links are mapped already.
 enum WorkerSandbox {
     /// Where a failed confinement stops the load.
     struct Failure: Error {
@@ -15,19 +18,41 @@ enum WorkerSandbox {
     /// Library folders every worker reads (those that exist).
     static let systemReadPaths = ["/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/etc/ld.so.cache", "/dev/null", "/dev/urandom"]
 
-    /// Confines this process by `policy`. Landlock restricts the calling thread and the
-    /// threads it starts later, so it is refused while any other thread runs.
+    /// How much more the OOM killer prefers a worker than an ordinary process (the host):
+    /// a plugin that eats the machine's memory is killed before its host.
+    static let outOfMemoryScoreAdjustment: Int32 = 800
+
+    /// Confines this process by `policy`. Landlock and the filter restrict the calling
+    /// thread and the threads it starts later, so both are refused while another thread runs.
     static func apply(_ policy: SandboxPolicy) throws(Failure) -> SandboxStatus {
         setenv("BERTH_PLUGIN_DATA", policy.dataFolder, 1)
+        let threads = berth_thread_count()
+        guard threads == 1 else {
+            throw Failure(message: "cannot confine the worker: \(threads) threads run already, and Landlock and seccomp bind only the calling thread")
+        }
+        // Written while /proc/self is still writable; failing only costs the preference.
+        _ = berth_set_oom_score_adjustment(outOfMemoryScoreAdjustment)
         let noNewPrivileges = berth_set_no_new_privs()
         guard noNewPrivileges == 0 else { throw Failure(message: "prctl(PR_SET_NO_NEW_PRIVS) failed: \(errnoText(noNewPrivileges))") }
+        let dropped = berth_drop_capabilities()
+        guard dropped == 0 else { throw Failure(message: "cannot drop the worker's capabilities: \(errnoText(dropped))") }
+        if policy.memoryLimit > 0 {
+            let limited = berth_set_memory_limit(policy.memoryLimit)
+            guard limited == 0 else { throw Failure(message: "setrlimit(RLIMIT_DATA, \(policy.memoryLimit)) failed: \(errnoText(limited))") }
+        }
+        let status = try restrictFiles(policy)
+        var message = [CChar](repeating: 0, count: 256)
+        guard berth_seccomp_confine(policy.network ? 1 : 0, &message, message.count) == 0 else {
+            throw Failure(message: "cannot load the system-call filter: \(String(cString: message))")
+        }
+        return status
+    }
+
+    /// The Landlock part: `.unavailable` when the kernel has none.
+    private static func restrictFiles(_ policy: SandboxPolicy) throws(Failure) -> SandboxStatus {
         let abi = berth_landlock_abi()
         guard abi > 0 else {
             return .unavailable(reason: "Landlock is not available in this kernel (\(errnoText(-abi)))")
-        }
-        let threads = berth_thread_count()
-        guard threads == 1 else {
-            throw Failure(message: "cannot confine the worker: \(threads) threads run already, and Landlock binds only the calling thread")
         }
         let ruleset = berth_landlock_create(abi, policy.network ? 0 : 1)
         guard ruleset >= 0 else { throw Failure(message: "landlock_create_ruleset failed: \(errnoText(-ruleset))") }

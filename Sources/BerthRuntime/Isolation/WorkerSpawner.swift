@@ -1,4 +1,5 @@
 import Foundation
+private import CBerthSystem
 
 /// The `posix_spawn` call behind `WorkerProcess.spawn`, run on the spawn thread.
 enum WorkerSpawner {
@@ -7,8 +8,10 @@ enum WorkerSpawner {
         let errnoText: String
     }
 
-    /// Starts the worker with `channel` as its descriptor 3 and a new pipe as its stderr.
-    /// Returns its pid and the read end of that pipe (close-on-exec).
+    /// Starts the worker with `channel` as its descriptor 3 and a new pipe as its stdout and
+    /// stderr, in a session of its own (no controlling terminal, so nothing it does reaches
+    /// the host's terminal), with every other descriptor closed. Returns its pid and the
+    /// read end of that pipe (close-on-exec).
     static func spawn(executable: String, arguments: [String], environment: [String], channel: Int32) -> Result<(pid: Int32, standardError: Int32), Failure> {
         // The stderr pipe is made here, on the spawn thread, and marked close-on-exec at
         // once: no worker spawned meanwhile can inherit it (Swift cannot reach pipe2).
@@ -33,8 +36,15 @@ enum WorkerSpawner {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, childError, 1)
         posix_spawn_file_actions_adddup2(&actions, childError, 2)
         posix_spawn_file_actions_adddup2(&actions, childChannel, 3)
+        // Whatever the host opened without close-on-exec (a library's, a test's) stays here.
+        let closing = berth_spawn_close_from(&actions, 4)
+        guard closing == 0 else {
+            close(pipeEnds[0])
+            return .failure(Failure(code: .descriptorsFailed, errnoText: errnoText(closing)))
+        }
 
         // Default signal dispositions and an empty mask: a host that ignores SIGPIPE or
         // blocks signals on this thread must not pass that on.
@@ -47,7 +57,7 @@ enum WorkerSpawner {
         sigfillset(&allSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | berth_spawn_new_session_flag()))
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]

@@ -2,6 +2,7 @@
 #ifndef BERTH_SYSTEM_H
 #define BERTH_SYSTEM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /** The peer of a connected Unix socket: its uid and pid (SO_PEERCRED). 0 on success, else errno. */
@@ -52,7 +53,7 @@ int berth_landlock_abi(void);
  */
 int berth_landlock_create(int abi, int confine_network);
 
-/** What a sandbox rule allows beneath its path (never execute: a worker runs no program). */
+/** What a sandbox rule allows beneath its path (never execute, device nodes or device ioctls). */
 enum {
     BERTH_SANDBOX_READ = 0,      /* read files and list folders */
     BERTH_SANDBOX_READ_WRITE = 1 /* every file access but execute */
@@ -72,5 +73,41 @@ const char *berth_image_path_of_symbol(const char *symbol);
 
 /** Threads in this process (from /proc/self/task), or -errno. */
 int berth_thread_count(void);
+
+/* ---- What a worker inherits (inheritance.c) ---------------------------------------- */
+
+#include <spawn.h>
+
+/** posix_spawn's POSIX_SPAWN_SETSID flag (a GNU extension Swift's Glibc does not show): the child starts its own session, without a controlling terminal. */
+int berth_spawn_new_session_flag(void);
+
+/** Adds "close every descriptor from `first` up" to `actions` (posix_spawn_file_actions_addclosefrom_np, glibc 2.34). 0 or errno. */
+int berth_spawn_close_from(posix_spawn_file_actions_t *actions, int first);
+
+/**
+ * Drops every capability of this process: securebits locked (when it may set them), the
+ * bounding set cleared (when it may), ambient capabilities cleared, and the permitted,
+ * effective and inheritable sets emptied. 0 or errno. Call once, before any other thread runs.
+ */
+int berth_drop_capabilities(void);
+
+/** This process's effective capabilities and bounding set, as bit masks. 0 or errno. */
+int berth_capabilities_held(uint64_t *effective, uint64_t *bounding);
+
+/** RLIMIT_DATA (heap, private mappings, thread stacks), soft and hard, to `bytes`. 0 or errno. */
+int berth_set_memory_limit(uint64_t bytes);
+
+/** Writes `value` to /proc/self/oom_score_adj (raising it needs no privilege). 0 or errno. */
+int berth_set_oom_score_adjustment(int value);
+
+/* ---- The system-call filter (seccomp.c) ------------------------------------------- */
+
+/**
+ * Loads the worker's seccomp filter through libseccomp.so.2 (opened with dlopen): EPERM for
+ * execve/execveat, fork/vfork, clone without CLONE_THREAD, Unix/netlink/packet/raw sockets,
+ * UDP unless `allow_udp`, ioctl TIOCSTI/TIOCLINUX; ENOSYS for clone3. 0, or -1 with a
+ * one-line reason in `message`. Binds the calling thread and the threads it starts later.
+ */
+int berth_seccomp_confine(int allow_udp, char *message, size_t size);
 
 #endif

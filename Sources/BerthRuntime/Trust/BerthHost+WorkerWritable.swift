@@ -1,0 +1,37 @@
+import Foundation
+
+extension BerthHost {
+    /// Refuses to run `plugin` in the host's process when its folder lies where a worker can
+    /// write (Docs/security.md): this host's runtime folder (the data folders of plugins
+    /// that do not persist), the state folder's `plugin-data`, or a `files.write` grant of
+    /// any plugin this host knows. Otherwise a sandboxed plugin could write a library there
+    /// and have it loaded, unconfined, into the host.
+    func refuseInProcessLoadFromWorkerWritableFolder(_ plugin: ValidatedPlugin) throws(LoaderError) {
+        let folder = Self.resolved(plugin.folder)
+        guard let writable = workerWritableFolders().first(where: { Self.isSameOrBeneath(folder, Self.resolved($0)) }) else { return }
+        throw LoaderError(.invalid, plugin: plugin.manifest.id, path: plugin.folder,
+                          detail: "refused in-process: its folder is inside \(writable), which a sandboxed worker can write; run it isolated or move it")
+    }
+
+    /// The folders a worker of this host may write.
+    private func workerWritableFolders() -> [String] {
+        var folders = [runtimeDirectory.path]
+        if let state = configuration.stateDirectory {
+            folders.append((state as NSString).appendingPathComponent("plugin-data"))
+        }
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        for record in plugins.values where record.source.manifest.grantedCapabilities.contains(.filesWrite) {
+            folders += record.source.manifest.files.write.map { FileGrants.resolve($0, home: home) }
+        }
+        return folders
+    }
+
+    /// `path` with symbolic links resolved as far as it exists.
+    private static func resolved(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+    }
+
+    private static func isSameOrBeneath(_ path: String, _ folder: String) -> Bool {
+        path == folder || folder == "/" || path.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/")
+    }
+}

@@ -1,0 +1,310 @@
+/*
+ * A hostile plugin (Docs/security.md, "What was tried"): each export tries one way out of
+ * the worker's sandbox and returns 0 when it worked, else the errno that stopped it
+ * (`attack_own_session`, the capability counts and `attack_open_descriptors` return what
+ * they found). Its actions attack the host through the channel instead: "big-render N"
+ * makes the next render a JSON tree of N text nodes, "long-text N" one text of N bytes,
+ * "storm N" makes N host calls inside one action.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "berth_attacker.h"
+
+static const berth_host_v1 *host_table;
+
+typedef struct attacker_instance {
+    berth_screen_handle *screen;
+} attacker_instance;
+
+/* What the next render writes: a tree of `render_nodes` texts, or one text of `render_text` bytes. */
+static long render_nodes;
+static long render_text;
+
+static berth_status attacker_create(berth_screen_handle *screen, const char *route, berth_bytes argument,
+                                    berth_instance **out_instance, berth_error *error) {
+    (void)route; (void)argument; (void)error;
+    attacker_instance *instance = calloc(1, sizeof *instance);
+    instance->screen = screen;
+    *out_instance = instance;
+    return BERTH_OK;
+}
+
+static void attacker_destroy(berth_instance *instance) { free(instance); }
+static berth_status attacker_activate(berth_instance *instance, berth_error *error) { (void)instance; (void)error; return BERTH_OK; }
+static berth_status attacker_deactivate(berth_instance *instance, berth_error *error) { (void)instance; (void)error; return BERTH_OK; }
+static void attacker_event(berth_instance *instance, int32_t event, int32_t flag) { (void)instance; (void)event; (void)flag; }
+
+static long payload_number(berth_bytes payload) {
+    char text[32] = {0};
+    memcpy(text, payload.data, payload.length < sizeof text - 1 ? payload.length : sizeof text - 1);
+    return strtol(text, NULL, 10);
+}
+
+static berth_status attacker_action(berth_instance *opaque, const char *name, berth_bytes payload, berth_error *error) {
+    attacker_instance *instance = opaque;
+    if (strcmp(name, "big-render") == 0) {
+        render_nodes = payload_number(payload);
+        render_text = 0;
+        return BERTH_OK;
+    }
+    if (strcmp(name, "long-text") == 0) {
+        render_text = payload_number(payload);
+        render_nodes = 0;
+        return BERTH_OK;
+    }
+    if (strcmp(name, "storm") == 0) {
+        long calls = payload_number(payload);
+        for (long index = 0; index < calls; index++) {
+            (void)host_table->context_can_terminate(instance->screen, "Storm");
+        }
+        return BERTH_OK;
+    }
+    return berth_error_set(error, BERTH_ERR_NOT_FOUND, "the attacker has no such action");
+}
+
+static berth_status write_text(const berth_sink *out, const char *text) {
+    return out->write(out->context, (const uint8_t *)text, strlen(text));
+}
+
+static berth_status attacker_render(berth_instance *instance, const berth_sink *out, berth_error *error) {
+    (void)instance; (void)error;
+    if (render_text > 0) {
+        char *text = malloc((size_t)render_text + 1);
+        memset(text, 'x', (size_t)render_text);
+        text[render_text] = 0;
+        berth_status status = write_text(out, "{\"type\":\"Text\",\"id\":\"long\",\"text\":\"");
+        if (status == BERTH_OK) status = write_text(out, text);
+        if (status == BERTH_OK) status = write_text(out, "\"}");
+        free(text);
+        return status;
+    }
+    berth_status status = write_text(out, "{\"type\":\"VStack\",\"id\":\"root\",\"children\":[");
+    char node[64];
+    for (long index = 0; index < render_nodes && status == BERTH_OK; index++) {
+        snprintf(node, sizeof node, "%s{\"type\":\"Text\",\"id\":\"t%ld\",\"text\":\"x\"}", index == 0 ? "" : ",", index);
+        status = write_text(out, node);
+    }
+    return status == BERTH_OK ? write_text(out, "]}") : status;
+}
+
+static const berth_plugin_v1 attacker_table = {
+    .struct_size = sizeof(berth_plugin_v1),
+    .abi_version = BERTH_ABI_VERSION,
+    .plugin_id = "org.berth.attacker",
+    .create = attacker_create,
+    .destroy = attacker_destroy,
+    .activate = attacker_activate,
+    .deactivate = attacker_deactivate,
+    .screen_event = attacker_event,
+    .action = attacker_action,
+    .render = attacker_render,
+};
+
+const berth_plugin_v1 *berth_attacker_entry_v1(const berth_host_v1 *host, berth_plugin_handle *plugin) {
+    (void)plugin;
+    host_table = host;
+    return &attacker_table;
+}
+
+/* A Unix socket by path: the host's control socket, an ssh-agent, D-Bus. */
+int32_t attack_unix_connect(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return errno;
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    strncpy(address.sun_path, path, sizeof address.sun_path - 1);
+    int32_t result = connect(fd, (struct sockaddr *)&address, sizeof address) == 0 ? 0 : errno;
+    close(fd);
+    return result;
+}
+
+/* Typing into the terminal on stdout (the host's, if the worker shared it). */
+int32_t attack_tiocsti(void) {
+    char byte = '\n';
+    return ioctl(STDOUT_FILENO, TIOCSTI, &byte) == 0 ? 0 : errno;
+}
+
+/* 1 when the worker leads a session of its own (so it has no controlling terminal of the host's). */
+int32_t attack_own_session(void) {
+    return getsid(0) == getpid() ? 1 : 0;
+}
+
+int32_t attack_getenv(const char *name) {
+    return getenv(name) != NULL ? 0 : ENOENT;
+}
+
+static int32_t count_bits(uint64_t bits) {
+    return (int32_t)__builtin_popcountll(bits);
+}
+
+int32_t attack_effective_capabilities(void) {
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+    if (syscall(SYS_capget, &header, data) != 0) return -errno;
+    return count_bits((uint64_t)data[0].effective | (uint64_t)data[1].effective << 32);
+}
+
+int32_t attack_bounding_capabilities(void) {
+    int32_t count = 0;
+    for (int capability = 0; capability < 64; capability++) {
+        if (prctl(PR_CAPBSET_READ, capability, 0, 0, 0) == 1) count++;
+    }
+    return count;
+}
+
+/* A node for /dev/zero in the plugin's own (writable) data folder, read through. */
+int32_t attack_mknod(void) {
+    const char *folder = getenv("BERTH_PLUGIN_DATA");
+    if (folder == NULL) return ENOENT;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/zero", folder);
+    unlink(path);
+    if (mknod(path, S_IFCHR | 0600, makedev(1, 5)) != 0) return errno;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int32_t result = 0;
+    if (fd < 0) {
+        result = errno;
+    } else {
+        char byte;
+        if (read(fd, &byte, 1) != 1) result = errno;
+        close(fd);
+    }
+    unlink(path);
+    return result;
+}
+
+int32_t attack_fork(void) {
+    pid_t child = fork();
+    if (child < 0) return errno;
+    if (child == 0) _exit(0);
+    waitpid(child, NULL, 0);
+    return 0;
+}
+
+/* clone3 with no arguments: a filter that cannot read its flags must answer ENOSYS. */
+int32_t attack_clone3(void) {
+    return syscall(SYS_clone3, NULL, 0) == 0 ? 0 : errno;
+}
+
+static void *thread_body(void *argument) { return argument; }
+
+/* Threads keep working under the filter. */
+int32_t attack_thread(void) {
+    pthread_t thread;
+    int status = pthread_create(&thread, NULL, thread_body, NULL);
+    if (status != 0) return status;
+    return pthread_join(thread, NULL);
+}
+
+int32_t attack_socket(int32_t domain, int32_t type) {
+    int fd = socket(domain, type | SOCK_CLOEXEC, 0);
+    if (fd < 0) return errno;
+    close(fd);
+    return 0;
+}
+
+int32_t attack_udp(int32_t port) {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return errno;
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int32_t result = sendto(fd, "x", 1, 0, (struct sockaddr *)&address, sizeof address) == 1 ? 0 : errno;
+    close(fd);
+    return result;
+}
+
+/* Replaces the worker with `path` if it can (the host then sees its worker gone). */
+int32_t attack_execve(const char *path) {
+    char *const arguments[] = {(char *)path, NULL};
+    char *const environment[] = {NULL};
+    execve(path, arguments, environment);
+    return errno;
+}
+
+/*
+ * An ELF from memory: the worker's own executable copied into a memfd and run as
+ * `berth-worker --fd x` (which exits 2 at once). In a child when fork works, else in
+ * this process. 0 when it ran.
+ */
+int32_t attack_memfd_exec(void) {
+    int source = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (source < 0) return errno;
+    int memory = memfd_create("payload", MFD_CLOEXEC);
+    if (memory < 0) {
+        int32_t failure = errno;
+        close(source);
+        return failure;
+    }
+    char buffer[65536];
+    ssize_t count;
+    while ((count = read(source, buffer, sizeof buffer)) > 0) {
+        if (write(memory, buffer, (size_t)count) != count) break;
+    }
+    close(source);
+    char *const arguments[] = {"berth-worker", "--fd", "x", NULL};
+    char *const environment[] = {NULL};
+    pid_t child = fork();
+    if (child == 0) {
+        fexecve(memory, arguments, environment);
+        _exit(100);
+    }
+    if (child > 0) {
+        int status = 0;
+        waitpid(child, &status, 0);
+        close(memory);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 2 ? 0 : EPERM;
+    }
+    fexecve(memory, arguments, environment);
+    int32_t failure = errno;
+    close(memory);
+    return failure;
+}
+
+/* Takes `mebibytes` MiB in one block and touches every page: 0, or ENOMEM when refused. */
+int32_t attack_allocate(int32_t mebibytes) {
+    size_t size = (size_t)mebibytes << 20;
+    char *block = malloc(size);
+    if (block == NULL) return ENOMEM;
+    for (size_t offset = 0; offset < size; offset += 4096) block[offset] = 1;
+    free(block);
+    return 0;
+}
+
+/* 0 when one of the worker's descriptors is the file whose path contains `marker`, else ENOENT. */
+int32_t attack_descriptor_open(const char *marker) {
+    DIR *folder = opendir("/proc/self/fd");
+    if (folder == NULL) return errno;
+    int32_t result = ENOENT;
+    struct dirent *entry;
+    char link[512], target[4096];
+    while ((entry = readdir(folder)) != NULL) {
+        if (entry->d_name[0] == '.') continue;
+        snprintf(link, sizeof link, "/proc/self/fd/%s", entry->d_name);
+        ssize_t length = readlink(link, target, sizeof target - 1);
+        if (length <= 0) continue;
+        target[length] = 0;
+        if (strstr(target, marker) != NULL) result = 0;
+    }
+    closedir(folder);
+    return result;
+}
