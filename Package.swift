@@ -9,6 +9,8 @@ let package = Package(
     products: [
         // What an embedding host depends on.
         .library(name: "BerthRuntime", targets: ["BerthRuntime"]),
+        // The full-screen terminal front end, over BerthRuntime's public API (embeddable).
+        .library(name: "BerthTerminalUI", targets: ["BerthTerminalUI"]),
         .executable(name: "berth", targets: ["berth"]),
         // The process an isolated plugin runs in (spawned by the host, one per generation).
         .executable(name: "berth-worker", targets: ["berth-worker"]),
@@ -55,10 +57,12 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        .target(name: "BerthTerminalUI", dependencies: ["BerthRuntime"]),
         .target(
             name: "BerthCLI",
             dependencies: [
                 "BerthRuntime",
+                "BerthTerminalUI",
                 "CBerthSystem",
                 "CBerthEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -90,6 +94,7 @@ let package = Package(
             path: "Tests/BerthTestSupport"
         ),
         .testTarget(name: "BerthRuntimeTests", dependencies: ["BerthRuntime", "BerthTestSupport", .product(name: "CBerth", package: "berthsdk")]),
+        .testTarget(name: "BerthTerminalUITests", dependencies: ["BerthRuntime", "BerthTerminalUI", "BerthTestSupport"], exclude: ["Frames"]),
         .testTarget(name: "BerthCLITests", dependencies: ["BerthRuntime", "BerthCLI", "BerthTestSupport"], exclude: ["Expected"]),
     ]
 )

@@ -50,16 +50,24 @@ extension Berth {
         @Option(name: .customLong("restore"), help: .hidden)
         var restore: String?
 
+        @Flag(name: .customLong("tui"), help: "Show the plugins' screens full-screen, as controls (keys and mouse; : runs host commands, F2 the inspector).")
+        var terminalUI = false
+
+        func validate() throws {
+            if terminalUI && script != nil { throw ValidationError("--tui and --script cannot go together: a script has no one at the terminal") }
+        }
+
         func run() async throws {
             // A running host keeps a worker started ahead of its next load or reload.
             var isolation = isolation.settings
             isolation.keepWorkerReady = true
-            let options = HostRunner.Options(
+            var options = HostRunner.Options(
                 folders: folders.resolved, script: script, stateDirectory: stateDirectory ?? Self.defaultStateDirectory(),
                 watch: watch, lazy: lazy, debounce: .milliseconds(debounceMilliseconds), keepState: keepState, socket: socket,
                 noSocket: noSocket, maxRetiredMB: maxRetiredMB, restore: restore, isolation: isolation,
                 screenLimits: .init(openScreens: maxScreens, stackDepth: maxStackDepth), signatures: signatures.policy
             )
+            options.terminalUI = terminalUI
             let status = await HostRunner(options: options).run()
             if status != 0 { throw ExitCode(status) }
         }

@@ -1,4 +1,5 @@
 import BerthRuntime
+import BerthTerminalUI
 import Foundation
 import Synchronization
 
@@ -19,6 +20,8 @@ func startStuckHostWatchdog(socket: @escaping @Sendable () -> Void, runtimeFolde
             if hostLoopEnded.load(ordering: .relaxed) { return }
             usleep(20_000)
         }
+        // A full-screen front end's terminal is put back first, so the line below is seen.
+        TerminalFrontEnd.restoreTerminalNow()
         let stuck = RunningPluginCall.current.map { "\($0.description), running for \(Int($0.elapsed.components.seconds)) s" } ?? "an unknown call"
         FileHandleOutput.standardError("error: the host is stuck in \(stuck); exiting without closing its plugins\n")
         socket()
@@ -69,6 +72,8 @@ final class HostRunner {
         var isolation = IsolationSettings()
         var screenLimits = BerthHost.Configuration.ScreenLimits()
         var signatures = SignaturePolicy()
+        /// Run the full-screen terminal front end instead of the REPL (`--tui`).
+        var terminalUI = false
     }
 
     let options: Options
@@ -160,6 +165,15 @@ final class HostRunner {
         let serving = startServer()
         let server = self.server
         startStuckHostWatchdog(socket: { server?.stop() }, runtimeFolder: host.runtimeDirectory.path)
+        if options.terminalUI {
+            let status = await runTerminalUI(host: host, shell: shell)
+            if control.restartRequested { restart() }
+            server?.stop()
+            defer { hostLoopEnded.store(true, ordering: .relaxed) }
+            host.stopWatching()
+            host.shutdown()
+            return status
+        }
 
         // One stream for everything the loop acts on: lines (read on their own thread),
         // quit/restart from any shell, and signals (checked every 100 ms).

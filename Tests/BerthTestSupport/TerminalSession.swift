@@ -127,6 +127,33 @@ public final class TerminalSession {
         return lines.joined(separator: "\n")
     }
 
+    /// Everything written so far, as bytes (for a `ScreenEmulator`).
+    public var output: [UInt8] { bytes }
+
+    /// Reads the terminal until `condition` holds for everything written so far; false on timeout.
+    @discardableResult
+    public func waitUntil(timeout: Duration = .seconds(20), _ condition: ([UInt8]) -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if condition(bytes) { return true }
+            guard ContinuousClock.now < deadline else { return false }
+            _ = readAvailable(waiting: 100)
+        }
+    }
+
+    /// Resizes the terminal (the program gets SIGWINCH).
+    public func resize(columns: Int, rows: Int) {
+        var size = winsize(ws_row: UInt16(rows), ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)
+        _ = ioctl(master, UInt(TIOCSWINSZ), &size)
+    }
+
+    /// The terminal's local modes now (ECHO, ICANON, ISIG …), read through the master side.
+    public var localModes: tcflag_t? {
+        var modes = termios()
+        guard tcgetattr(master, &modes) == 0 else { return nil }
+        return modes.c_lflag
+    }
+
     /// Where the screen's text ends now (for `waitFor(_:since:)`).
     public var mark: Int { bytes.count }
 

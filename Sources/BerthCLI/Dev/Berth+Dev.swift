@@ -25,6 +25,9 @@ extension Berth {
         @Flag(name: .customLong("fresh-state"), help: "Reload without carrying @State (screens start over on every save).")
         var freshState = false
 
+        @Flag(name: .customLong("tui"), help: "The host started here shows its screens full-screen (as `berth run --tui`); each save redraws them.")
+        var terminalUI = false
+
         func run() async throws {
             guard let build = PackageBuild(package: package) else {
                 printError("\(package): not a plugin package (no Package.swift or Makefile)")
@@ -51,11 +54,12 @@ extension Berth {
             let thread = Thread { loop.run(build: build, watcher: watcher) }
             thread.name = "berth.dev"
             thread.start()
-            let options = HostRunner.Options(
+            var options = HostRunner.Options(
                 folders: folders.resolved, script: nil, stateDirectory: stateDirectory ?? Run.defaultStateDirectory(),
                 watch: false, debounce: .milliseconds(200), keepState: !freshState, socket: socketPath,
                 noSocket: false, maxRetiredMB: 256, restore: nil, isolation: isolation.settings
             )
+            options.terminalUI = terminalUI
             let status = await HostRunner(options: options).run()
             if status != 0 { throw ExitCode(status) }
         }

@@ -23,6 +23,9 @@ public final class Navigator {
     var freshlyRendered: ModuleInstance?
     private var isDraining = false
     private unowned let host: BerthHost
+    /// Told when an outermost operation has ended (`BerthHost.addChangeObserver`).
+    var changeObservers: [Int: () -> Void] = [:]
+    var nextChangeToken = 1
 
     init(host: BerthHost) {
         self.host = host
@@ -377,6 +380,7 @@ public final class Navigator {
                 drainPendingWork()
                 refreshVisibleScreen()
                 freshlyRendered = nil
+                for observer in changeObservers.values { observer() }
             }
         }
         return try body()

@@ -1,0 +1,34 @@
+import BerthRuntime
+import BerthTerminalUI
+
+extension HostRunner {
+    /// `berth run --tui`: the full-screen front end instead of the REPL. Its `:` command
+    /// line runs the REPL's commands with the REPL's completion; `quit` or `restart` from
+    /// it, or from a socket client, ends it.
+    func runTerminalUI(host: BerthHost, shell: HostShell) async -> Int32 {
+        // Events are in the front end's inspector; printed, they would land there twice.
+        host.onEvent = nil
+        let completion = HostCompletion(host: host)
+        let control = self.control
+        let commands = TerminalCommands(run: { line in
+            let captured = CapturedOutput()
+            let previous = shell.output
+            shell.output = captured.sink
+            await shell.execute(line)
+            shell.output = previous
+            return TerminalCommands.Outcome(lines: captured.lines, errors: captured.errors,
+                                            quit: control.finished || control.restartRequested)
+        }, complete: { before, word in completion.candidates(before: before, word: word) })
+        let frontEnd = TerminalFrontEnd(host: host, commands: commands)
+        control.wake = { [weak frontEnd] in
+            if control.finished || control.restartRequested { frontEnd?.quit() }
+        }
+        do {
+            try await frontEnd.run()
+        } catch {
+            printError("\(error)")
+            return ExitStatus.failure.rawValue
+        }
+        return 0
+    }
+}

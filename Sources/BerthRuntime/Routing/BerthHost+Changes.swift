@@ -1,0 +1,19 @@
+/// Telling a front end that what it shows may have changed, so it redraws instead of polling.
+extension BerthHost {
+    /// Calls `observer` on the main actor each time an outermost host operation ends: a
+    /// navigation, an input, a managed task's posted result, a delegate action or route
+    /// context, a load, reload or crash. The router tree, a screen's state and the visible
+    /// screen's last render (`module.lastTree`, rendered again by then) may have changed.
+    /// The observer must not start a host operation itself (that would end in another
+    /// call): it schedules its work. Returns a token for `removeChangeObserver`.
+    public func addChangeObserver(_ observer: @escaping () -> Void) -> Int {
+        defer { navigator.nextChangeToken += 1 }
+        navigator.changeObservers[navigator.nextChangeToken] = observer
+        return navigator.nextChangeToken
+    }
+
+    /// Stops calling the observer `token` names.
+    public func removeChangeObserver(_ token: Int) {
+        navigator.changeObservers[token] = nil
+    }
+}

@@ -1,0 +1,83 @@
+import BerthRuntime
+import Foundation
+
+/// The inspector beside the app (F2): the router tree, the focused view's identity and
+/// state slots, the plugins and their workers, and the recent events and output.
+extension TerminalApp {
+    func inspectorLines() -> [String] {
+        var lines = ["Inspector (F2 closes)", "", "Routers"]
+        func visit(_ router: Router, depth: Int) {
+            let indent = String(repeating: "  ", count: depth)
+            if router.kind == .launch {
+                lines.append("\(indent)launch")
+            } else {
+                let module = router.module
+                let generation = module.map { "g\($0.generation.number)" } ?? "-"
+                let presented = router.parent.map { router.isPresented(from: $0) } == true ? " ⧉" : ""
+                let visible = router === host.visibleRouter ? " ◀" : ""
+                lines.append("\(indent)#\(router.id) \(router.route)\(presented) \(generation) \(module?.state.rawValue ?? "-")\(visible)")
+            }
+            for child in router.children { visit(child, depth: depth + 1) }
+        }
+        visit(host.launchRouter, depth: 1)
+
+        lines += ["", "Focus"]
+        let key = visibleKey
+        switch focus[key] {
+        case .view(let id)?:
+            lines.append("  view \(id)")
+            if let router = host.visibleRouter {
+                let slots = host.stateSlots.filter { $0.identity.instance == router.id && id.hasPrefix($0.identity.path) }
+                for slot in slots.suffix(6) {
+                    lines.append("  @State \(slot.identity.path)#\(slot.index) = \(Self.slotText(slot.bytes))")
+                }
+            }
+        case .action(let name)?: lines.append("  action \(name)")
+        case .route(let route)?: lines.append("  route \(route)")
+        case .back?, nil: lines.append("  (nothing)")
+        }
+
+        lines += ["", "Plugins"]
+        for id in host.plugins.keys.sorted() {
+            guard let record = host.plugins[id] else { continue }
+            var line = "  \(id) \(record.stateName)"
+            if let generation = record.generation {
+                line += " g\(generation.number) \(generation.isolation.rawValue)"
+                if let pid = generation.workerPID { line += " pid \(pid)\(Self.residentMemory(pid).map { " \($0)" } ?? "")" }
+            }
+            lines.append(line)
+        }
+        if let timings = host.lastReloadTimings {
+            lines.append("  last reload: \(BerthHostTimingText.milliseconds(timings.total)) ms")
+        }
+        lines += ["", "Events and output"]
+        lines += log.suffix(12).map { "  " + $0 }
+        return lines
+    }
+
+    /// A slot's bytes as text when they read as text, else their count.
+    private static func slotText(_ bytes: [UInt8]) -> String {
+        if bytes.count == 8 { return String(bytes.reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }) }
+        if bytes.count == 1, bytes[0] <= 1 { return bytes[0] == 1 ? "true" : "false" }
+        if let text = String(validating: bytes, as: UTF8.self), text.allSatisfy({ !$0.isNewline }) { return "\"\(text)\"" }
+        return "\(bytes.count) bytes"
+    }
+
+    /// A process's resident memory (`/proc/PID/statm`), as `12.3 MB`.
+    static func residentMemory(_ pid: Int32) -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        let bytes = pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        return "\(bytes / (1024 * 1024)).\(bytes % (1024 * 1024) * 10 / (1024 * 1024)) MB"
+    }
+}
+
+/// Milliseconds with two decimals, for durations shown in the inspector.
+enum BerthHostTimingText {
+    static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let hundredths = Int(seconds) * 100_000 + Int(attoseconds / 10_000_000_000_000)
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
+    }
+}

@@ -1,0 +1,68 @@
+public import BerthRuntime
+
+/// What the `:` command line runs. The CLI hands in its REPL (every host command, with its
+/// completion); an embedding application may hand in its own, or take `basic(host:)`.
+public struct TerminalCommands {
+    /// What a command printed, and whether it asked the front end to leave.
+    public struct Outcome: Sendable {
+        public var lines: [String]
+        public var errors: [String]
+        public var quit: Bool
+
+        public init(lines: [String] = [], errors: [String] = [], quit: Bool = false) {
+            self.lines = lines
+            self.errors = errors
+            self.quit = quit
+        }
+    }
+
+    /// Runs one command line.
+    public var run: @MainActor (String) async -> Outcome
+    /// The candidates for the word being typed, given the words before it.
+    public var complete: @MainActor (_ before: [String], _ word: String) -> [String]
+
+    public init(run: @escaping @MainActor (String) async -> Outcome,
+                complete: @escaping @MainActor (_ before: [String], _ word: String) -> [String] = { _, _ in [] }) {
+        self.run = run
+        self.complete = complete
+    }
+
+    /// A few navigation commands over the public API: `open ROUTE`, `present ROUTE`,
+    /// `back`, `dismiss`, `send ACTION [TEXT]`, `reload ID [--keep-state]`, `quit`.
+    @MainActor
+    public static func basic(host: BerthHost) -> TerminalCommands {
+        let names = ["open", "present", "back", "dismiss", "send", "reload", "quit"]
+        return TerminalCommands(run: { line in
+            let words = line.split(separator: " ").map(String.init)
+            guard let command = words.first else { return Outcome() }
+            let argument = words.dropFirst().first ?? ""
+            do {
+                switch command {
+                case "open": try host.push(argument)
+                case "present": try host.present(argument)
+                case "back": try host.userBack()
+                case "dismiss": try host.userDismiss()
+                case "send":
+                    guard let router = host.visibleRouter else { return Outcome(errors: ["no screen is open"]) }
+                    try host.send(screen: router.id, action: argument, payload: Array(words.dropFirst(2).joined(separator: " ").utf8))
+                case "reload": try host.reload(argument, keepState: words.contains("--keep-state"))
+                case "quit", "exit": return Outcome(quit: true)
+                default: return Outcome(errors: ["unknown command '\(command)' (\(names.joined(separator: ", ")))"])
+                }
+                return Outcome()
+            } catch {
+                return Outcome(errors: ["\(error)"])
+            }
+        }, complete: { before, word in
+            guard let command = before.first else { return names.filter { $0.hasPrefix(word) } }
+            switch command {
+            case "open", "present":
+                return host.plugins.values.flatMap { record in record.source.manifest.routes.map { "\(record.source.manifest.id)/\($0)" } }
+                    .filter { $0.hasPrefix(word) }.sorted()
+            case "reload": return host.plugins.keys.filter { $0.hasPrefix(word) }.sorted()
+            case "send": return host.visibleRouter.map { host.declaredActions(of: $0).map(\.name).filter { $0.hasPrefix(word) } } ?? []
+            default: return []
+            }
+        })
+    }
+}

@@ -1,0 +1,98 @@
+public import BerthRuntime
+import Foundation
+
+/// Runs the front end on the process's terminal until the person quits, a command quits,
+/// or SIGTERM/SIGINT/SIGHUP arrives; the terminal is restored whichever way it ends.
+///
+///     let host = try BerthHost(configuration: …)
+///     host.discover()
+///     _ = host.activateDiscovered()
+///     try await TerminalFrontEnd(host: host).run()
+@MainActor
+public final class TerminalFrontEnd {
+    public struct Options: Sendable {
+        /// Turn stdout and stderr into a pipe shown in the inspector while the front end runs
+        /// (plugin logs and prints would otherwise scribble over the frame).
+        public var captureOutput = true
+        /// Colour on (it is off with `NO_COLOR` set, whatever this says).
+        public var colours = true
+        /// A route to open first when nothing is open.
+        public var initialRoute: String?
+        public init() {}
+    }
+
+    public let host: BerthHost
+    public var options: Options
+    public var commands: TerminalCommands?
+    /// Called once the terminal is restored, with the front end's captured output lines.
+    public var onFinish: (@MainActor ([String]) -> Void)?
+
+    /// The front end while it runs.
+    public private(set) var app: TerminalApp?
+
+    public init(host: BerthHost, options: Options = Options(), commands: TerminalCommands? = nil) {
+        self.host = host
+        self.options = options
+        self.commands = commands
+    }
+
+    /// Leaves at the next turn (for a quit that comes from elsewhere: a socket client).
+    public func quit() {
+        app?.quit()
+    }
+
+    /// Takes over the terminal; returns when the front end has finished and the terminal is
+    /// back as it was. Throws when stdin or stdout is not a terminal.
+    public func run() async throws {
+        let device = try TerminalDevice(captureOutput: options.captureOutput)
+        let colours = options.colours && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        let app = TerminalApp(host: host, screen: device, commands: commands, colours: colours)
+        self.app = app
+        var captured: [String] = []
+        defer {
+            self.app = nil
+            app.detach()
+            device.restore()
+            onFinish?(captured)
+        }
+        if let route = options.initialRoute, host.visibleRouter == nil {
+            app.perform { try host.push(route) }
+        }
+        let arrivals = device.arrivals
+        app.wake = { [weak device] in device?.wakeUp() }
+        app.draw()
+        for await arrival in arrivals {
+            switch arrival {
+            case .input(let events):
+                for event in events { await app.handle(event) }
+            case .resized:
+                app.invalidate()
+            case .terminate:
+                app.quit()
+            case .output(let line):
+                captured.append(line)
+                app.appendLog(line)
+            case .wake:
+                break
+            }
+            if app.finished { break }
+            if app.redrawPending { app.draw() }
+        }
+    }
+}
+
+extension TerminalFrontEnd {
+    /// Puts the terminal back from any thread, without the main actor: for a process about
+    /// to `_exit` while its main actor is stuck (async-signal-safe; a no-op when no front
+    /// end runs).
+    public nonisolated static func restoreTerminalNow() {
+        EmergencyRestore.restoreNow()
+    }
+}
+
+extension TerminalDevice {
+    /// Wakes the loop (a host change wants a frame).
+    func wakeUp() {
+        wakeFeed()
+    }
+}

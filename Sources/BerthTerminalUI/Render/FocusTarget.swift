@@ -1,0 +1,25 @@
+/// Something a person can focus, press or click, named by identity, not by position: a
+/// view by its structural identity path, an action or a route by its name. Focus kept as a
+/// target survives re-renders and reloads, which keep identities.
+public enum FocusTarget: Hashable, Sendable {
+    /// An interactive view (Button, Toggle, Stepper, TextField) by its identity path.
+    case view(String)
+    /// An action the screen declares (sent when pressed).
+    case action(String)
+    /// A route to open, on the start screen (`PLUGIN/ROUTE`).
+    case route(String)
+    /// The header's back (or dismiss) affordance: clickable, never focused.
+    case back
+}
+
+/// A target placed on a frame: where a click lands on it.
+public struct PlacedTarget: Equatable, Sendable {
+    public var target: FocusTarget
+    public var row: Int
+    public var column: Int
+    public var width: Int
+
+    func contains(column: Int, row: Int) -> Bool {
+        row == self.row && column >= self.column && column < self.column + width
+    }
+}

@@ -1,0 +1,121 @@
+import BerthRuntime
+
+/// Lays a plugin's view tree out as terminal rows: stacks go down, an HStack goes across,
+/// every control takes one row. Pure: the same tree, width and focus give the same block.
+struct ViewLayout {
+    let width: Int
+    let focus: FocusTarget?
+    /// The caret of the text field being edited (its identity and column in its text).
+    let caret: (view: String, offset: Int)?
+    /// Where the caret landed (row, column in the block), when the focused field was drawn.
+    private(set) var caretPosition: (row: Int, column: Int)?
+
+    init(width: Int, focus: FocusTarget?, caret: (view: String, offset: Int)?) {
+        self.width = width
+        self.focus = focus
+        self.caret = caret
+    }
+
+    mutating func layout(_ node: ViewNode) -> Block {
+        layout(node, width: width, caretBase: (0, 0))
+    }
+
+    private mutating func layout(_ node: ViewNode, width: Int, caretBase: (row: Int, column: Int)) -> Block {
+        let fields = node.fields
+        let focused = focus == .view(node.id)
+        let style: CellStyle = focused ? .focused : .plain
+        switch node.type {
+        case "Text":
+            return Self.wrapped(fields["text"] ?? "", width: width)
+        case "Button":
+            return control("[ \(fields["label"] ?? "") ]", node: node, style: style, width: width)
+        case "Toggle":
+            return control("[\(fields["isOn"] == "true" ? "x" : " ")] \(fields["label"] ?? "")", node: node, style: style, width: width)
+        case "Stepper":
+            return control("\(fields["label"] ?? ""): [-] \(fields["value"] ?? "?") [+]", node: node, style: style, width: width)
+        case "TextField":
+            return textField(node, focused: focused, width: width, caretBase: caretBase)
+        case "HStack":
+            var block = Block()
+            for child in node.children {
+                let used = block.rows.isEmpty ? 0 : block.width + 1
+                guard width - used > 0 else { break }
+                let childBlock = layout(child, width: width - used, caretBase: (caretBase.row, caretBase.column + used))
+                block.appendBeside(childBlock, gap: block.rows.isEmpty ? 0 : 1)
+            }
+            return block
+        case "List":
+            var block = Block()
+            for child in node.children {
+                let childBlock = layout(child, width: width - 2, caretBase: (caretBase.row + block.height, caretBase.column + 2))
+                block.appendBelow(childBlock.indented(by: 2, gutter: "│", style: .faint))
+            }
+            return block
+        case "VStack", "Group", "ForEach", "if":
+            var block = Block()
+            for child in node.children {
+                block.appendBelow(layout(child, width: width, caretBase: (caretBase.row + block.height, caretBase.column)))
+            }
+            return block
+        default:
+            // A kind this front end does not know yet: named, with its children below.
+            var block = Block.line("‹\(node.type)›", style: .faint, width: width)
+            for child in node.children {
+                block.appendBelow(layout(child, width: width - 2, caretBase: (caretBase.row + block.height, caretBase.column + 2)).indented(by: 2))
+            }
+            return block
+        }
+    }
+
+    private func control(_ text: String, node: ViewNode, style: CellStyle, width: Int) -> Block {
+        var block = Block.line(text, style: style, width: width)
+        block.targets = [PlacedTarget(target: .view(node.id), row: 0, column: 0, width: block.width)]
+        return block
+    }
+
+    /// `Label: [text      ]`, the box at least 12 columns; the focused field shows its caret.
+    private mutating func textField(_ node: ViewNode, focused: Bool, width: Int, caretBase: (row: Int, column: Int)) -> Block {
+        let label = node.fields["label"] ?? ""
+        let text = Array(node.fields["text"] ?? "")
+        let prefix = label.isEmpty ? "" : "\(label): "
+        let room = max(width - prefix.count - 2, 1)
+        let boxWidth = min(max(text.count + 1, 12), room)
+        // Scrolled so the caret stays inside the box.
+        let offset = focused ? min(caret.flatMap { $0.view == node.id ? $0.offset : nil } ?? text.count, text.count) : text.count
+        let first = max(0, offset - boxWidth + 1)
+        let visible = String(text.dropFirst(first).prefix(boxWidth))
+        let boxStyle: CellStyle = focused ? .focused : CellStyle(underline: true)
+        var row = prefix.map { Cell($0, style: .plain) } + [Cell("[", style: focused ? .focused : .plain)]
+        row += (visible + String(repeating: " ", count: boxWidth - visible.count)).map { Cell($0, style: boxStyle) }
+        row.append(Cell("]", style: focused ? .focused : .plain))
+        row = Array(row.prefix(max(width, 0)))
+        if focused {
+            caretPosition = (caretBase.row, caretBase.column + prefix.count + 1 + offset - first)
+        }
+        return Block(rows: [row], targets: [PlacedTarget(target: .view(node.id), row: 0, column: 0, width: row.count)])
+    }
+
+    /// Text broken at spaces to fit `width` (a word longer than the width is cut).
+    static func wrapped(_ text: String, width: Int, style: CellStyle = .plain) -> Block {
+        guard width > 0 else { return Block(rows: [[]]) }
+        var rows: [[Cell]] = []
+        for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var line = ""
+            for word in paragraph.split(separator: " ", omittingEmptySubsequences: false) {
+                let candidate = line.isEmpty ? String(word) : line + " " + word
+                if candidate.count <= width || line.isEmpty {
+                    line = candidate
+                } else {
+                    rows.append(Array(line.prefix(width)).map { Cell($0, style: style) })
+                    line = String(word)
+                }
+                while line.count > width {
+                    rows.append(Array(line.prefix(width)).map { Cell($0, style: style) })
+                    line = String(line.dropFirst(width))
+                }
+            }
+            rows.append(line.map { Cell($0, style: style) })
+        }
+        return Block(rows: rows)
+    }
+}

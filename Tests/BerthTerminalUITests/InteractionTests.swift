@@ -1,0 +1,212 @@
+import BerthRuntime
+import BerthTerminalUI
+import BerthTestSupport
+import Testing
+
+/// Keys, clicks and the host's own changes, through the headless driver.
+@Suite("Terminal UI: input and focus") @MainActor
+struct InteractionTests {
+    @Test("Tab moves focus in render order; Enter on the start screen opens the focused route")
+    func openFromStart() async throws {
+        let front = try FrontEndHost()
+        let terminal = front.terminal
+        #expect(terminal.app.rendered?.focusOrder.first == .route("com.example.counter/counter"))
+        await terminal.press(.tab)
+        #expect(terminal.app.rendered?.focusOrder.firstIndex(of: .route("com.example.greeter/hello")) == 1)
+        await terminal.press(.backTab)
+        await terminal.press(.enter)
+        #expect(front.host.visibleRouter?.route == "counter")
+        #expect(terminal.text.contains("Count: [-] 0 [+]"))
+    }
+
+    @Test("+ and → step the focused stepper; Enter taps a button; Space flips a toggle")
+    func controls() async throws {
+        let front = try FrontEndHost()
+        try front.open("counter", argument: "3600000")
+        let terminal = front.terminal
+        // The stepper is first in render order.
+        await terminal.press(.character("+"))
+        await terminal.press(.right)
+        #expect(terminal.text.contains("Count: [-] 2 [+]"))
+        await terminal.press(.character("-"))
+        #expect(terminal.text.contains("Count: [-] 1 [+]"))
+        // Stepper, button, toggle, then the badge's button.
+        for _ in 0..<3 { await terminal.press(.tab) }
+        await terminal.press(.enter)
+        #expect(terminal.text.contains("[ taps: 1 ]"))
+        await terminal.press(.up)
+        await terminal.press(.character(" "))
+        #expect(terminal.text.contains("[x] Details"))
+        #expect(terminal.text.contains("Note: ["))
+    }
+
+    @Test("typing edits the focused text field at its caret, with backspace and paste")
+    func typing() async throws {
+        let front = try FrontEndHost()
+        try front.open("counter", argument: "3600000")
+        let terminal = front.terminal
+        #expect(await terminal.click(on: "[ ] Details"))
+        #expect(await terminal.click(on: "Note: ["))
+        await terminal.type("hallo")
+        await terminal.press(.backspace)
+        await terminal.press(.backspace)
+        await terminal.type("lo")
+        await terminal.press(.left)
+        await terminal.press(.left)
+        await terminal.paste("-")
+        #expect(terminal.text.contains("Note: [hal-lo"))
+        // The caret is the terminal's cursor, after the pasted character.
+        let bytes = terminal.writes.last ?? []
+        #expect(String(decoding: bytes, as: UTF8.self).contains("\u{1B}[?25h"))
+        // ':' types into a text field instead of opening the command line.
+        await terminal.type(":")
+        #expect(terminal.text.contains("Note: [hal-:lo"))
+    }
+
+    @Test("focus stays on the same view across the task's re-renders and a reload")
+    func focusByIdentity() async throws {
+        let front = try FrontEndHost()
+        try front.open("counter", argument: "20")
+        let terminal = front.terminal
+        await terminal.press(.tab)
+        await terminal.press(.tab)
+        let focused = try #require(terminal.app.rendered?.focusOrder[2])
+        #expect(terminal.frame.styleMask.contains("rrrrrrrrrrr"))
+        // The ticking task redraws the screen with no key pressed.
+        #expect(await terminal.waitFor("ticks 3"))
+        #expect(focusedTarget(terminal) == focused)
+        try front.host.reload("com.example.counter", keepState: true)
+        terminal.settle()
+        #expect(focusedTarget(terminal) == focused)
+        #expect(terminal.text.contains("[ ] Details"))
+    }
+
+    @Test("Esc goes back, dismisses a modal, and closes the root to the start screen")
+    func escape() async throws {
+        let front = try FrontEndHost()
+        try front.open("inbox")
+        let terminal = front.terminal
+        #expect(await terminal.click(on: "< compose >"))
+        #expect(terminal.text.contains("✕ Dismiss"))
+        await terminal.press(.escape)
+        #expect(front.host.visibleRouter?.route == "inbox")
+        #expect(await terminal.click(on: "< greet >"))
+        #expect(front.host.visibleRouter?.route == "hello")
+        #expect(terminal.text.contains("‹ Back"))
+        #expect(terminal.text.contains("inbox › hello"))
+        await terminal.press(.escape)
+        #expect(front.host.visibleRouter?.route == "inbox")
+        await terminal.press(.escape)
+        #expect(front.host.visibleRouter == nil)
+        #expect(terminal.text.contains("Open a screen:"))
+    }
+
+    @Test("an action that takes text opens the command line with 'send ACTION '")
+    func actionWithText() async throws {
+        let front = try FrontEndHost()
+        try front.open("inbox")
+        let terminal = front.terminal
+        #expect(await terminal.click(on: "< compose >"))
+        #expect(await terminal.click(on: "< type >"))
+        #expect(terminal.text.contains(":send type"))
+        await terminal.type("hi there")
+        await terminal.press(.enter)
+        #expect(await terminal.click(on: "< send >"))
+        #expect(front.host.visibleRouter?.route == "inbox")
+        #expect(terminal.text.contains("Inbox · 1 message(s)"))
+        #expect(terminal.text.contains("hi there"))
+    }
+
+    @Test("the command line runs commands, completes words, and Esc closes it")
+    func commandLine() async throws {
+        let front = try FrontEndHost()
+        let terminal = front.terminal
+        await terminal.type(":open com.example.in")
+        await terminal.press(.tab)
+        #expect(terminal.text.contains(":open com.example.inbox/"))
+        await terminal.type("inbox")
+        await terminal.press(.enter)
+        #expect(front.host.visibleRouter?.route == "inbox")
+        await terminal.type(":nonsense")
+        await terminal.press(.enter)
+        #expect(terminal.text.contains("error: unknown command 'nonsense'"))
+        await terminal.type(":back")
+        await terminal.press(.escape)
+        #expect(!terminal.text.contains(":back"))
+    }
+
+    @Test("a screen taller than the terminal scrolls to keep the focused view visible")
+    func scrolling() async throws {
+        let front = try FrontEndHost(width: 60, height: 9)
+        try front.open("counter", argument: "3600000")
+        let terminal = front.terminal
+        #expect(await terminal.click(on: "[ ] Details"))
+        #expect(!terminal.text.contains("< report >"))
+        // From the toggle (third) back past the first: the last, the report action.
+        for _ in 0..<3 { await terminal.press(.backTab) }
+        #expect(terminal.text.contains("< report >"))
+        #expect(terminal.text.contains("↑ more"))
+        await terminal.press(.tab)
+        #expect(terminal.text.contains("Count: [-] 0 [+]"))
+    }
+
+    @Test("a resize redraws the whole frame at the new size")
+    func resize() throws {
+        let front = try FrontEndHost()
+        try front.open("counter", argument: "3600000")
+        let terminal = front.terminal
+        terminal.resize(width: 50, height: 12)
+        #expect(terminal.frame.width == 50)
+        #expect(String(decoding: terminal.writes.last ?? [], as: UTF8.self).contains("\u{1B}[2J"))
+        #expect(terminal.text.contains("Count: [-] 0 [+]"))
+    }
+
+    @Test("nothing changed, nothing written: a redraw of the same frame writes no bytes")
+    func noChangeNoWrite() throws {
+        let front = try FrontEndHost()
+        try front.open("counter", argument: "3600000")
+        let terminal = front.terminal
+        let writes = terminal.writes.count
+        terminal.app.draw()
+        terminal.app.draw()
+        #expect(terminal.writes.count == writes)
+    }
+
+    @Test("the inspector shows the router tree, the focused view and the plugins")
+    func inspector() async throws {
+        let front = try FrontEndHost(width: 120, height: 40)
+        try front.open("counter", argument: "3600000")
+        let terminal = front.terminal
+        await terminal.press(.character("+"))
+        await terminal.press(.function(2))
+        let text = terminal.text
+        #expect(text.contains("Inspector"))
+        #expect(text.contains("#1 counter"))
+        #expect(text.contains("view "))
+        #expect(text.contains("@State"))
+        #expect(text.contains("com.example.counter loaded g1"))
+        await terminal.press(.function(2))
+        #expect(!terminal.text.contains("Inspector"))
+    }
+
+    @Test("a crash of an isolated plugin closes its screen and shows a banner; Esc clears it")
+    func crashBanner() async throws {
+        let front = try FrontEndHost { $0.stageCrasher(isolation: "process") }
+        let terminal = front.terminal
+        try front.open("org.berth.crasher/segv-action")
+        try? front.host.send(screen: try #require(front.host.visibleRouter?.id), action: "go", payload: [])
+        #expect(await terminal.waitFor("crashed"))
+        #expect(terminal.text.contains("✖ org.berth.crasher crashed"))
+        #expect(front.host.visibleRouter == nil)
+        await terminal.press(.escape)
+        #expect(!terminal.text.contains("✖"))
+    }
+
+    private func focusedTarget(_ terminal: HeadlessTerminal) -> FocusTarget? {
+        // The focused target is the one drawn reversed in the body.
+        let frame = terminal.frame
+        return terminal.app.rendered?.targets.first { placed in
+            placed.row > 1 && placed.row < frame.height - 1 && frame[placed.column, placed.row].style.reverse
+        }?.target
+    }
+}
