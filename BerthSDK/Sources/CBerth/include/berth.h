@@ -83,6 +83,25 @@ enum {
 
 #define BERTH_ERROR_MESSAGE_CAPACITY 512
 
+/*
+ * The capability names a manifest's "capabilities" lists (Docs/security.md). A call to a
+ * berth_host_v1 function outside the declared set answers BERTH_ERR_DENIED. The Swift SDK's
+ * and the host's Capability enums, the manifest schema and the docs spell them as here
+ * (a test checks that they agree).
+ */
+#define BERTH_CAPABILITY_NAVIGATE "navigate"                 /* its own routes */
+#define BERTH_CAPABILITY_NAVIGATE_ANY "navigate.any"         /* other plugins' routes */
+#define BERTH_CAPABILITY_CONTEXT "context"                   /* route contexts */
+#define BERTH_CAPABILITY_DELEGATE "delegate"                 /* delegate actions */
+#define BERTH_CAPABILITY_STATE_PERSIST "state.persist"       /* persisted values */
+#define BERTH_CAPABILITY_SESSION "session"                   /* begin and end the session */
+#define BERTH_CAPABILITY_SERVICES_PROVIDE "services.provide" /* register services */
+#define BERTH_CAPABILITY_SERVICES_CONSUME "services.consume" /* resolve services */
+#define BERTH_CAPABILITY_TASKS "tasks"                       /* managed tasks */
+#define BERTH_CAPABILITY_FILES_READ "files.read"             /* read the manifest's paths (worker) */
+#define BERTH_CAPABILITY_FILES_WRITE "files.write"           /* write the manifest's paths (worker) */
+#define BERTH_CAPABILITY_NETWORK "network"                   /* TCP connect and bind (worker) */
+
 /**
  * A failure message, filled by the callee. The caller allocates it, sets `struct_size`
  * and zeroes `message`; the callee writes a NUL-terminated UTF-8 line (truncated to fit)

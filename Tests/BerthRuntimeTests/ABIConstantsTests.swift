@@ -1,0 +1,64 @@
+import CBerth
+import Foundation
+import Testing
+@testable import BerthRuntime
+import BerthTestSupport
+
+/// berth.h defines the status codes and capability names once; every other place that
+/// spells them (the host, the Swift SDK, the manifest schema) must agree with it.
+@Suite("berth.h's status codes and capability names, as every other place spells them")
+struct ABIConstantsTests {
+    /// berth.h's capability names, in the header's order.
+    private let headerCapabilities = [
+        BERTH_CAPABILITY_NAVIGATE, BERTH_CAPABILITY_NAVIGATE_ANY, BERTH_CAPABILITY_CONTEXT, BERTH_CAPABILITY_DELEGATE,
+        BERTH_CAPABILITY_STATE_PERSIST, BERTH_CAPABILITY_SESSION, BERTH_CAPABILITY_SERVICES_PROVIDE,
+        BERTH_CAPABILITY_SERVICES_CONSUME, BERTH_CAPABILITY_TASKS, BERTH_CAPABILITY_FILES_READ,
+        BERTH_CAPABILITY_FILES_WRITE, BERTH_CAPABILITY_NETWORK,
+    ]
+
+    @Test("the host's refusal codes are berth.h's status codes")
+    func refusalCodes() {
+        let codes: [(HostRefusal.Code, Int32)] = [
+            (.invalidArgument, Int32(BERTH_ERR_INVALID_ARGUMENT)), (.notFound, Int32(BERTH_ERR_NOT_FOUND)),
+            (.unsupported, Int32(BERTH_ERR_UNSUPPORTED)), (.state, Int32(BERTH_ERR_STATE)), (.failed, Int32(BERTH_ERR_FAILED)),
+            (.cancelled, Int32(BERTH_ERR_CANCELLED)), (.decode, Int32(BERTH_ERR_DECODE)), (.denied, Int32(BERTH_ERR_DENIED)),
+        ]
+        for (code, header) in codes { #expect(code.rawValue == header, "\(code)") }
+    }
+
+    @Test("the SDK's BerthError.Code cases follow berth.h's codes from 1, in order")
+    func sdkCodes() throws {
+        let source = try String(contentsOfFile: BuildProducts.packageRoot + "/BerthSDK/Sources/BerthSDK/Screen.swift", encoding: .utf8)
+        let body = try #require(source.components(separatedBy: "public enum Code: Int32, Sendable {").dropFirst().first)
+        let declared = body.prefix { $0 != "}" }.split(separator: "\n")
+            .filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("case ") }
+            .flatMap { $0.trimmingCharacters(in: .whitespaces).dropFirst(5).split(separator: ",") }
+            .map { $0.split(separator: "=").first!.trimmingCharacters(in: .whitespaces) }
+        #expect(declared == ["invalidArgument", "notFound", "unsupported", "state", "failed", "cancelled", "decode", "denied"])
+        #expect(body.contains("case invalidArgument = 1,"), "the SDK's codes must start at berth.h's 1")
+        #expect(Int32(BERTH_ERR_DENIED) == Int32(declared.count))
+    }
+
+    @Test("the host's capabilities are berth.h's names")
+    func hostCapabilities() {
+        #expect(Capability.allCases.map(\.rawValue) == headerCapabilities)
+    }
+
+    @Test("the SDK's capabilities and the manifest schema's are berth.h's names")
+    func sdkAndSchemaCapabilities() throws {
+        let source = try String(contentsOfFile: BuildProducts.packageRoot + "/BerthSDK/Sources/BerthSDK/Capability.swift", encoding: .utf8)
+        let sdk = source.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { $0.hasPrefix("case ") }
+            .map { line -> String in
+                let parts = line.dropFirst(5).components(separatedBy: " = ")
+                return parts.count == 2 ? parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : parts[0]
+            }
+        #expect(sdk == headerCapabilities)
+        let schemaData = try Data(contentsOf: URL(fileURLWithPath: BuildProducts.packageRoot + "/manifests/berth-manifest.schema.json"))
+        let schema = try #require(JSONSerialization.jsonObject(with: schemaData) as? [String: Any])
+        let properties = try #require(schema["properties"] as? [String: Any])
+        let capabilities = try #require(properties["capabilities"] as? [String: Any])
+        let items = try #require(capabilities["items"] as? [String: Any])
+        #expect(items["enum"] as? [String] == headerCapabilities)
+    }
+}
