@@ -2,9 +2,9 @@
 ///
 /// `peerClosed` is the one to watch: the other process died (EOF, broken pipe or reset),
 /// which for a worker means its plugin crashed or was killed. It is never a trap.
-public struct ChannelError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct ChannelError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure.
-    public enum Code: String, Sendable, Equatable {
+    package enum Code: String, Sendable, Equatable {
         /// The peer closed its end: end of file, `EPIPE` or `ECONNRESET`.
         case peerClosed
         /// No reply within the timeout (see `IsolationChannel.call`).
@@ -20,18 +20,18 @@ public struct ChannelError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// What kind of failure.
-    public var code: Code
+    package var code: Code
     /// Who is at the other end: a plugin id, or "host" in a worker.
-    public var peer: String
+    package var peer: String
     /// What was being done ("call render", "read", "notify log").
-    public var operation: String
+    package var operation: String
     /// `strerror` text of the failing system call, when there was one.
-    public var errnoText: String?
+    package var errnoText: String?
     /// Anything more specific (the decoding failure, the timeout).
-    public var detail: String?
+    package var detail: String?
 
     /// A failure of `operation` with `peer`.
-    public init(_ code: Code, peer: String, operation: String, errnoText: String? = nil, detail: String? = nil) {
+    package init(_ code: Code, peer: String, operation: String, errnoText: String? = nil, detail: String? = nil) {
         self.code = code
         self.peer = peer
         self.operation = operation
@@ -40,7 +40,7 @@ public struct ChannelError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// One line for a user: what failed, with whom, and why.
-    public var message: String {
+    package var message: String {
         let reason: String
         switch code {
         case .peerClosed: reason = "the other process is gone (its end of the channel closed)"
@@ -56,5 +56,5 @@ public struct ChannelError: Error, Sendable, Equatable, CustomStringConvertible 
         return text
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

@@ -4,7 +4,7 @@
 /// the body; all integers little-endian. A request carries a call id of the sender's own
 /// numbering, its reply echoes it, a notification carries 0 and gets no reply. Bodies are
 /// written by `WireWriter`: fixed-width integers, `u32`-length-prefixed strings and bytes.
-public enum IsolationWire {
+package enum IsolationWire {
     /// Bumped on any incompatible change; checked by the worker at hello.
     public static let version: UInt32 = 2
     /// Bytes after the length field that every frame has (kind, op, call id).

@@ -17,9 +17,9 @@ internal import CBerth
 /// set are only touched under `readLock`; the socket's writes go through `writeLock`; the
 /// handler, timeout, call numbering, nesting depth and failure state are guarded by
 /// `stateLock`.
-public final class IsolationChannel: @unchecked Sendable {
+package final class IsolationChannel: @unchecked Sendable {
     /// Who is at the other end (a plugin id, or "host"); named in every error.
-    public let peer: String
+    package let peer: String
     private let socket: ChannelSocket
     private let buffer = ReceiveBuffer()
     private let readLock = NSRecursiveLock()
@@ -37,7 +37,7 @@ public final class IsolationChannel: @unchecked Sendable {
 
     /// Takes ownership of `fileDescriptor` (one end of `makeSocketPair()`), which is made
     /// non-blocking and closed when the channel goes away.
-    public init(fileDescriptor: Int32, peer: String, handler: (any IsolationChannelHandler)? = nil) throws(ChannelError) {
+    package init(fileDescriptor: Int32, peer: String, handler: (any IsolationChannelHandler)? = nil) throws(ChannelError) {
         self.peer = peer
         self.socket = ChannelSocket(descriptor: fileDescriptor, peer: peer)
         self.currentHandler = handler
@@ -50,30 +50,30 @@ public final class IsolationChannel: @unchecked Sendable {
 
     /// A connected socketpair, both ends close-on-exec: one for this process's channel, the
     /// other for the worker (see `WorkerProcess.spawn`).
-    public static func makeSocketPair() throws(ChannelError) -> (Int32, Int32) {
+    package static func makeSocketPair() throws(ChannelError) -> (Int32, Int32) {
         try ChannelSocket.makePair(peer: "socketpair")
     }
 
     /// The socket, for a run loop that watches it while idle (then call `serveAvailable`).
-    public var fileDescriptor: Int32 { socket.descriptor }
+    package var fileDescriptor: Int32 { socket.descriptor }
 
     /// Serves the peer's requests and notifications. Held weakly.
-    public var handler: (any IsolationChannelHandler)? {
+    package var handler: (any IsolationChannelHandler)? {
         get { stateLock.withLock { currentHandler } }
         set { stateLock.withLock { currentHandler = newValue } }
     }
 
     /// How long `call` waits when not told otherwise; nil waits as long as it takes.
-    public var replyTimeout: Duration? {
+    package var replyTimeout: Duration? {
         get { stateLock.withLock { defaultTimeout } }
         set { stateLock.withLock { defaultTimeout = newValue } }
     }
 
     /// How many calls the reading thread is inside: 0 at top level, 1 in a handler serving
     /// a request that arrived during a call, and so on.
-    public var callDepth: Int { stateLock.withLock { depth } }
+    package var callDepth: Int { stateLock.withLock { depth } }
     /// How many calls this side has made so far (each is one round trip).
-    public var callsMade: UInt64 { stateLock.withLock { nextCallID - 1 } }
+    package var callsMade: UInt64 { stateLock.withLock { nextCallID - 1 } }
 
     /// Sends `request` and returns its reply, serving the peer's requests and notifications
     /// while it waits.
@@ -82,7 +82,7 @@ public final class IsolationChannel: @unchecked Sendable {
     /// time a nested request from the peer has been answered, so a worker busy calling
     /// back is not taken for a hung one; notifications do not restart it. On timeout the
     /// call is abandoned (a late reply is dropped) and `.timedOut` is thrown.
-    public func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
+    package func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
         readLock.lock()
         defer { readLock.unlock() }
         let operation = "call \(request.name)"
@@ -118,7 +118,7 @@ public final class IsolationChannel: @unchecked Sendable {
     }
 
     /// Sends a notification; safe from any thread. Blocks while the socket is full.
-    public func notify(_ notification: IsolationNotification) throws(ChannelError) {
+    package func notify(_ notification: IsolationNotification) throws(ChannelError) {
         if let failure = stateLock.withLock({ failure }) { throw failure }
         let frame = Frame.encode(kind: .notification, op: notification.op, callID: 0) { notification.write(to: &$0) }
         try send(frame, deadline: nil, operation: "notify")
@@ -127,7 +127,7 @@ public final class IsolationChannel: @unchecked Sendable {
     /// Waits up to `timeout` (nil: forever) for one frame from the peer and serves it.
     /// Returns false when the time ran out first.
     @discardableResult
-    public func serveNext(timeout: Duration? = nil) throws(ChannelError) -> Bool {
+    package func serveNext(timeout: Duration? = nil) throws(ChannelError) -> Bool {
         readLock.lock()
         defer { readLock.unlock() }
         if let failure = stateLock.withLock({ failure }) { throw failure }
@@ -138,7 +138,7 @@ public final class IsolationChannel: @unchecked Sendable {
 
     /// Serves every frame the peer has already sent, without waiting. Returns how many.
     @discardableResult
-    public func serveAvailable() throws(ChannelError) -> Int {
+    package func serveAvailable() throws(ChannelError) -> Int {
         readLock.lock()
         defer { readLock.unlock() }
         if let failure = stateLock.withLock({ failure }) { throw failure }
@@ -152,7 +152,7 @@ public final class IsolationChannel: @unchecked Sendable {
 
     /// Closes this side: the peer sees end of file and a thread waiting here wakes up with
     /// `.closed`. The descriptor itself is closed when the channel is released.
-    public func close() {
+    package func close() {
         stateLock.withLock {
             if failure == nil { failure = ChannelError(.closed, peer: peer, operation: "close") }
         }

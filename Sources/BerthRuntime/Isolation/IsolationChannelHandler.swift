@@ -2,7 +2,7 @@
 /// notifications, on the thread that is waiting in the channel (inside `call`,
 /// `serveNext` or `serveAvailable`). A request handler may call back through the same
 /// channel: that call nests on the same stack, as deep as it needs.
-public protocol IsolationChannelHandler: AnyObject {
+package protocol IsolationChannelHandler: AnyObject {
     /// Answers a request from the peer.
     func handle(_ request: IsolationRequest, on channel: IsolationChannel) -> IsolationReply
     /// Takes a notification from the peer.

@@ -1,5 +1,5 @@
 /// A one-way message: no reply, sendable from any thread. All go worker → host today.
-public enum IsolationNotification: Sendable, Equatable {
+package enum IsolationNotification: Sendable, Equatable {
     /// `berth_host_v1.log`: a line attributed to the plugin (any thread).
     case log(level: Int32, message: String)
     /// A managed task started in the worker. `task` is unique for the worker's life.

@@ -1,19 +1,19 @@
 /// What one render round trip returns: the tree, which slots the render read (so the
 /// host's render-pass GC keeps them) and the writes it made (the host stores them).
-public struct IsolationRenderResult: Sendable, Equatable {
+package struct IsolationRenderResult: Sendable, Equatable {
     /// The plugin's render status and message.
-    public var status: IsolationStatus
+    package var status: IsolationStatus
     /// The view tree the plugin wrote (UTF-8 JSON, Docs/state.md).
-    public var tree: [UInt8]
+    package var tree: [UInt8]
     /// Indices into the request's `slots` of every slot the render read, ascending.
-    public var readSlots: [UInt32]
+    package var readSlots: [UInt32]
     /// Keys read that were not in the request's slots (read as empty), in first-read order.
-    public var readMissing: [IsolationSlotKey]
+    package var readMissing: [IsolationSlotKey]
     /// Every `state_write` of the render, in order (a later write of a key wins).
-    public var writes: [IsolationStateSlot]
+    package var writes: [IsolationStateSlot]
 
     /// A result; a failed render carries only its status (and the reads made before it failed).
-    public init(status: IsolationStatus, tree: [UInt8] = [], readSlots: [UInt32] = [], readMissing: [IsolationSlotKey] = [],
+    package init(status: IsolationStatus, tree: [UInt8] = [], readSlots: [UInt32] = [], readMissing: [IsolationSlotKey] = [],
                 writes: [IsolationStateSlot] = []) {
         self.status = status
         self.tree = tree

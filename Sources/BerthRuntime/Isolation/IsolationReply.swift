@@ -3,7 +3,7 @@ internal import CBerth
 /// A reply to an `IsolationRequest`. Any request may be answered with `.status` carrying a
 /// failure instead of its usual reply (an unknown instance, a call refused in the current
 /// state, a request the other side cannot decode); `status` reads it from every case.
-public enum IsolationReply: Sendable, Equatable {
+package enum IsolationReply: Sendable, Equatable {
     /// The outcome of a call with no other result.
     case status(IsolationStatus)
     /// The library loaded and passed the handshake.
@@ -28,7 +28,7 @@ public enum IsolationReply: Sendable, Equatable {
     case usage(PluginResourceUsage)
 
     /// The status this reply carries (`.ok` for results that cannot fail).
-    public var status: IsolationStatus {
+    package var status: IsolationStatus {
         switch self {
         case .status(let status), .created(let status, _), .bytes(let status, _), .navigated(let status, _), .acted(let status, _): status
         case .rendered(let result): result.status

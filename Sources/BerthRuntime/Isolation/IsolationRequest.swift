@@ -2,7 +2,7 @@
 /// table and the exports); the second goes worker → host (the `berth_host_v1` functions a
 /// plugin calls on its main thread). Instances are named by the worker's token from
 /// `create`; screens by the host's screen id.
-public enum IsolationRequest: Sendable, Equatable {
+package enum IsolationRequest: Sendable, Equatable {
     // MARK: host → worker
     /// Load the library and handshake. Reply: `.hello` or `.helloFailed`.
     case hello(WorkerHello)

@@ -1,13 +1,13 @@
 /// The key of a state slot below a screen: the view's structural identity and the
 /// property index (what `state_read` and `state_write` name).
-public struct IsolationSlotKey: Sendable, Hashable {
+package struct IsolationSlotKey: Sendable, Hashable {
     /// The view's structural path below the screen ("CounterScreen/VStack.1/Stepper").
-    public var identity: String
+    package var identity: String
     /// The property's index within the view.
-    public var index: UInt32
+    package var index: UInt32
 
     /// The key of property `index` of the view at `identity`.
-    public init(identity: String, index: UInt32) {
+    package init(identity: String, index: UInt32) {
         self.identity = identity
         self.index = index
     }
@@ -24,16 +24,16 @@ public struct IsolationSlotKey: Sendable, Hashable {
 
 /// One state slot with its value: sent with a render request (the screen's slots) and
 /// returned with its reply (the writes the render made), and in `state_write`.
-public struct IsolationStateSlot: Sendable, Equatable {
+package struct IsolationStateSlot: Sendable, Equatable {
     /// Which slot.
-    public var key: IsolationSlotKey
+    package var key: IsolationSlotKey
     /// The value's type fingerprint; a read with another fingerprint finds nothing.
-    public var fingerprint: UInt64
+    package var fingerprint: UInt64
     /// The encoded value.
-    public var bytes: [UInt8]
+    package var bytes: [UInt8]
 
     /// A slot holding `bytes` of the type with `fingerprint`.
-    public init(identity: String, index: UInt32, fingerprint: UInt64, bytes: [UInt8]) {
+    package init(identity: String, index: UInt32, fingerprint: UInt64, bytes: [UInt8]) {
         self.key = IsolationSlotKey(identity: identity, index: index)
         self.fingerprint = fingerprint
         self.bytes = bytes

@@ -2,30 +2,30 @@ internal import CBerth
 
 /// A `berth_status` and the message that came with it: what every reply carries for a
 /// call that can fail (the plugin's or the host's `berth_error` text).
-public struct IsolationStatus: Sendable, Equatable, CustomStringConvertible {
+package struct IsolationStatus: Sendable, Equatable, CustomStringConvertible {
     /// `BERTH_OK` or a `BERTH_ERR_*` code.
-    public var code: Int32
+    package var code: Int32
     /// The failure message; empty on success.
-    public var message: String
+    package var message: String
 
     /// A status with its message.
-    public init(code: Int32, message: String = "") {
+    package init(code: Int32, message: String = "") {
         self.code = code
         self.message = message
     }
 
     /// `BERTH_OK`, no message.
-    public static let ok = IsolationStatus(code: Int32(BERTH_OK))
+    package static let ok = IsolationStatus(code: Int32(BERTH_OK))
 
     /// True for `BERTH_OK`.
-    public var isOK: Bool { code == Int32(BERTH_OK) }
+    package var isOK: Bool { code == Int32(BERTH_OK) }
 
     /// A failure with `BERTH_ERR_*` `code`.
     static func failure(_ code: Int, _ message: String) -> IsolationStatus {
         IsolationStatus(code: Int32(code), message: message)
     }
 
-    public var description: String { isOK ? "ok" : "status \(code): \(message)" }
+    package var description: String { isOK ? "ok" : "status \(code): \(message)" }
 
     func write(to writer: inout WireWriter) {
         writer.i32(code)

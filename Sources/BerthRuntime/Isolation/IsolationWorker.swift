@@ -7,9 +7,9 @@ import Foundation
 /// `berth-worker --fd 3 [--parent PID]`. With `--parent`, a worker whose parent is no
 /// longer that process exits at once (the host died before the worker could ask for the
 /// parent-death signal, which its `main` does first).
-public enum IsolationWorker {
+package enum IsolationWorker {
     /// How a worker exits.
-    public enum ExitStatus: Int32, Sendable {
+    package enum ExitStatus: Int32, Sendable {
         /// Shut down on request.
         case shutdown = 0
         /// Bad command line.
@@ -23,7 +23,7 @@ public enum IsolationWorker {
     /// Runs the worker on the calling thread (the process's main thread) until the host
     /// sends `shutdown` or goes away. Returns the status to exit with.
     @MainActor
-    public static func run(arguments: [String]) -> ExitStatus {
+    package static func run(arguments: [String]) -> ExitStatus {
         var descriptor: Int32 = 3
         var parent: Int32?
         var remaining = arguments[...]

@@ -2,24 +2,24 @@
 /// builds it from the manifest (`SandboxPolicy(plugin:…)`) and sends it with the hello; the
 /// worker adds what it needs itself (system library folders, the Swift runtime, its own
 /// executable) and confines itself before it opens the plugin's library.
-public struct SandboxPolicy: Sendable, Equatable {
+package struct SandboxPolicy: Sendable, Equatable {
     /// Folders and files the plugin may read beneath: its folder, its shadow copies, and
     /// the `files.read` grants.
-    public var readPaths: [String]
+    package var readPaths: [String]
     /// Folders the plugin may read and write beneath: its data folder and the `files.write` grants.
-    public var writePaths: [String]
+    package var writePaths: [String]
     /// The plugin's own data folder (`BERTH_PLUGIN_DATA` in the worker's environment).
-    public var dataFolder: String
+    package var dataFolder: String
     /// TCP bind and connect, and UDP sockets, allowed (`network`).
-    public var network: Bool
+    package var network: Bool
     /// The most memory the worker may take, in bytes (RLIMIT_DATA: heap, private mappings,
     /// thread stacks); 0 for no limit.
-    public var memoryLimit: UInt64
+    package var memoryLimit: UInt64
 
     /// A worker's memory limit unless told otherwise: 1 GiB.
-    public static let defaultMemoryLimit: UInt64 = 1 << 30
+    package static let defaultMemoryLimit: UInt64 = 1 << 30
 
-    public init(readPaths: [String], writePaths: [String], dataFolder: String, network: Bool, memoryLimit: UInt64 = defaultMemoryLimit) {
+    package init(readPaths: [String], writePaths: [String], dataFolder: String, network: Bool, memoryLimit: UInt64 = defaultMemoryLimit) {
         self.readPaths = readPaths
         self.writePaths = writePaths
         self.dataFolder = dataFolder
@@ -44,7 +44,7 @@ public struct SandboxPolicy: Sendable, Equatable {
 }
 
 /// Whether a worker confined itself, as its handshake reports it.
-public enum SandboxStatus: Sendable, Equatable {
+package enum SandboxStatus: Sendable, Equatable {
     /// No sandbox was asked for (a canary load of an in-process plugin).
     case off
     /// no_new_privs, no capabilities, the memory limit, a Landlock ruleset of this ABI and

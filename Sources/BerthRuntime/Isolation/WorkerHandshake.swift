@@ -1,18 +1,18 @@
 /// The worker's answer to a hello that loaded: what the handshake read from the plugin's
 /// table, so the host can treat the worker like an in-process generation.
-public struct WorkerHandshake: Sendable, Equatable {
+package struct WorkerHandshake: Sendable, Equatable {
     /// The ABI version the plugin reported.
-    public var abi: ABIVersion
+    package var abi: ABIVersion
     /// The plugin table's `struct_size`.
-    public var tableSize: UInt32
+    package var tableSize: UInt32
     /// The table's `plugin_id` (equal to the manifest's id; the handshake checked it).
-    public var pluginID: String
+    package var pluginID: String
     /// Which table functions are non-NULL.
     package var functions: PluginHandshake.Functions
     /// The worker's own process id, as it sees itself.
-    public var workerProcessID: Int32
+    package var workerProcessID: Int32
     /// Whether the worker confined itself before it opened the library.
-    public var sandbox: SandboxStatus = .off
+    package var sandbox: SandboxStatus = .off
 
     /// A handshake result as the worker read it.
     package init(abi: ABIVersion, tableSize: UInt32, pluginID: String, functions: PluginHandshake.Functions, workerProcessID: Int32) {

@@ -1,6 +1,6 @@
 /// The first request a host sends a worker: which library to open and what its manifest
 /// promises (the handshake checks the table against it; exports get a libffi interface).
-public struct WorkerHello: Sendable, Equatable {
+package struct WorkerHello: Sendable, Equatable {
     /// `IsolationWire.version` of the host; a worker speaking another version refuses.
     public var wireVersion: UInt32
     /// The manifest's id; the table's `plugin_id` must equal it.

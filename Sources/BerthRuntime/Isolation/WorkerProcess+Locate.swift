@@ -4,7 +4,7 @@ extension WorkerProcess {
     /// Finds the worker executable: `$BERTH_WORKER` when set, else beside the running
     /// executable (an installed `berth`, or the build products folder holding a test
     /// bundle), else in `.build/debug` or `.build/release` under the current folder.
-    public static func locateExecutable(named name: String = "berth-worker") -> String? {
+    package static func locateExecutable(named name: String = "berth-worker") -> String? {
         let files = FileManager.default
         if let override = ProcessInfo.processInfo.environment["BERTH_WORKER"], !override.isEmpty {
             return files.isExecutableFile(atPath: override) ? override : nil

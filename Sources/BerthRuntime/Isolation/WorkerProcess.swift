@@ -12,15 +12,15 @@ import Foundation
 ///
 /// `@unchecked Sendable`: the cached termination is guarded by `lock`; `waitpid` runs
 /// under `reapLock` so two threads never reap the same pid.
-public final class WorkerProcess: @unchecked Sendable {
+package final class WorkerProcess: @unchecked Sendable {
     /// The worker's process id.
-    public let pid: Int32
+    package let pid: Int32
     /// The host's end of the worker's channel (owned by this object).
-    public let channel: IsolationChannel
+    package let channel: IsolationChannel
     /// The executable that was started.
-    public let executable: String
+    package let executable: String
     /// Who the worker is for (a plugin id).
-    public let plugin: String
+    package let plugin: String
     private let standardError: StandardErrorTail
     private let lock = NSLock()
     private let reapLock = NSLock()
@@ -47,7 +47,7 @@ public final class WorkerProcess: @unchecked Sendable {
     ///     are still written.
     ///   - standardErrorLines: how many stderr lines `standardErrorTail` keeps.
     ///   - onStandardErrorLine: called with each stderr line, on a reader thread.
-    public static func spawn(
+    package static func spawn(
         executable: String, plugin: String, environment: [String: String] = [:], crashBacktraces: Bool = false,
         standardErrorLines: Int = 50, onStandardErrorLine: (@Sendable (String) -> Void)? = nil
     ) throws(WorkerSpawnError) -> WorkerProcess {
@@ -111,14 +111,14 @@ public final class WorkerProcess: @unchecked Sendable {
     /// worker and anything it started. False once the worker was reaped (its pid may belong
     /// to another process by then) or when `kill` fails.
     @discardableResult
-    public func kill(signal: Int32 = SIGKILL) -> Bool {
+    package func kill(signal: Int32 = SIGKILL) -> Bool {
         guard lock.withLock({ reaped }) == nil else { return false }
         return Glibc.kill(-pid, signal) == 0 || Glibc.kill(pid, signal) == 0
     }
 
     /// Blocks until the worker ended, reaps it and returns how; then waits (briefly) for
     /// its stderr to reach end of file so `lastFatalLine` holds its last words.
-    public func waitForExit() -> WorkerTermination {
+    package func waitForExit() -> WorkerTermination {
         reapLock.lock()
         defer { reapLock.unlock() }
         if let known = lock.withLock({ reaped }) { return known }
@@ -144,7 +144,7 @@ public final class WorkerProcess: @unchecked Sendable {
     }
 
     /// Waits up to `timeout` for the worker to end; nil when it is still running.
-    public func waitForExit(timeout: Duration) -> WorkerTermination? {
+    package func waitForExit(timeout: Duration) -> WorkerTermination? {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let ended = termination { return ended }
@@ -154,7 +154,7 @@ public final class WorkerProcess: @unchecked Sendable {
     }
 
     /// How the worker ended, if it has (reaps it without blocking); nil while it runs.
-    public var termination: WorkerTermination? {
+    package var termination: WorkerTermination? {
         guard reapLock.try() else { return lock.withLock { reaped } }
         defer { reapLock.unlock() }
         if let known = lock.withLock({ reaped }) { return known }
@@ -167,10 +167,10 @@ public final class WorkerProcess: @unchecked Sendable {
     }
 
     /// The last lines the worker wrote to stderr, oldest first.
-    public var standardErrorTail: [String] { standardError.tail }
+    package var standardErrorTail: [String] { standardError.tail }
 
     /// The worker's last fatal stderr line ("Fatal error: ..."), if it wrote one.
-    public var lastFatalLine: String? { standardError.lastFatalLine }
+    package var lastFatalLine: String? { standardError.lastFatalLine }
 
     private func record(_ ended: WorkerTermination) -> WorkerTermination {
         lock.withLock { reaped = ended }

@@ -1,7 +1,7 @@
 /// Why a worker process could not be started.
-public struct WorkerSpawnError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct WorkerSpawnError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What failed.
-    public enum Code: String, Sendable, Equatable {
+    package enum Code: String, Sendable, Equatable {
         /// No executable file at the path.
         case executableMissing
         /// The channel's socketpair or the stderr pipe could not be made.
@@ -11,16 +11,16 @@ public struct WorkerSpawnError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// What failed.
-    public var code: Code
+    package var code: Code
     /// The worker executable.
-    public var executable: String
+    package var executable: String
     /// Who the worker was for (a plugin id).
-    public var plugin: String
+    package var plugin: String
     /// `strerror` text of the failing call, when there was one.
-    public var errnoText: String?
+    package var errnoText: String?
 
     /// A failure to start `executable` for `plugin`.
-    public init(_ code: Code, executable: String, plugin: String, errnoText: String? = nil) {
+    package init(_ code: Code, executable: String, plugin: String, errnoText: String? = nil) {
         self.code = code
         self.executable = executable
         self.plugin = plugin
@@ -28,7 +28,7 @@ public struct WorkerSpawnError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// One line saying what failed and what to check.
-    public var message: String {
+    package var message: String {
         let what: String
         switch code {
         case .executableMissing: what = "no worker executable at \(executable) (build the berth-worker product, or pass its path)"
@@ -38,5 +38,5 @@ public struct WorkerSpawnError: Error, Sendable, Equatable, CustomStringConverti
         return "\(plugin): \(what)\(errnoText.map { ": \($0)" } ?? "")"
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

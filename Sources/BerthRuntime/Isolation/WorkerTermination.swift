@@ -1,7 +1,7 @@
 internal import Glibc
 
 /// How a worker process ended, as `waitpid` reported it.
-public enum WorkerTermination: Sendable, Equatable, CustomStringConvertible {
+package enum WorkerTermination: Sendable, Equatable, CustomStringConvertible {
     /// It called exit (or returned from main) with `status`.
     case exited(status: Int32)
     /// A signal killed it: a crash (SIGSEGV, SIGBUS, SIGILL, SIGTRAP for a Swift trap,
@@ -19,16 +19,16 @@ public enum WorkerTermination: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The signal's name ("SIGSEGV") when a signal ended it.
-    public var signalName: String? {
+    package var signalName: String? {
         guard case .signaled(let signal, _) = self else { return nil }
         return Self.name(ofSignal: signal)
     }
 
     /// True for an exit with status 0.
-    public var isCleanExit: Bool { self == .exited(status: 0) }
+    package var isCleanExit: Bool { self == .exited(status: 0) }
 
     /// "exited with status 3", "killed by SIGSEGV (signal 11)".
-    public var description: String {
+    package var description: String {
         switch self {
         case .exited(let status): "exited with status \(status)"
         case .signaled(let signal, let core): "killed by \(Self.name(ofSignal: signal)) (signal \(signal))\(core ? ", core dumped" : "")"
@@ -36,7 +36,7 @@ public enum WorkerTermination: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The conventional name of a Linux signal number ("SIGNAL 40" for one without).
-    public static func name(ofSignal signal: Int32) -> String {
+    package static func name(ofSignal signal: Int32) -> String {
         names[signal] ?? "SIGNAL \(signal)"
     }
 
