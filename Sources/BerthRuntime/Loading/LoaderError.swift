@@ -2,6 +2,7 @@
 /// and the system's own words (`dlerror()` or errno text) are fields; the message a user
 /// reads is made from them.
 public struct LoaderError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// What kind of failure it is; each one names the step that failed.
     public enum Code: String, Sendable, Equatable {
         case notFound, invalid, dlopenFailed, symbolMissing, handshakeFailed, copyFailed
         case dependencyMissing, dependencyCycle, dependencyVersion, hasDependents
@@ -16,6 +17,7 @@ public struct LoaderError: Error, Sendable, CustomStringConvertible, Equatable {
         case canaryFailed
     }
 
+    /// What kind of failure it is.
     public var code: Code
     /// The plugin id (or the folder when no id is known yet).
     public var plugin: String
@@ -48,6 +50,7 @@ public struct LoaderError: Error, Sendable, CustomStringConvertible, Equatable {
         public var generation: Int
     }
 
+    /// An error of `code` for `plugin`, with the file, symbol, system text and detail involved.
     public init(_ code: Code, plugin: String, path: String? = nil, symbol: String? = nil, systemError: String? = nil, detail: String? = nil) {
         self.code = code
         self.plugin = plugin
@@ -88,5 +91,6 @@ public struct LoaderError: Error, Sendable, CustomStringConvertible, Equatable {
         return parts.joined(separator: ": ")
     }
 
+    /// `plugin: message`, the line a user reads.
     public var description: String { "\(plugin): \(message)" }
 }

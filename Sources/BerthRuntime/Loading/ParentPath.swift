@@ -3,9 +3,9 @@
 /// the process with SIGILL for a path whose last component is one character with nothing
 /// before it, or with a trailing slash: `h`, `.`, `x/`, `./`. Paths typed by users (`berth
 /// new --path h`, `berth validate p`, `--socket s`) reach it, so every caller uses this.
-public enum ParentPath {
+package enum ParentPath {
     /// `a/b` → `a`, `/a` → `/`, `a//b/` → `a`, `h` → `` (empty), `/` → `/`.
-    public static func of(_ path: String) -> String {
+    package static func of(_ path: String) -> String {
         var bytes = Array(path.utf8)
         while bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
         guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return "" }

@@ -3,7 +3,9 @@ import Foundation
 /// What a scan of the plugins folders found: valid plugins by id, and the folders that
 /// failed validation with every problem.
 public struct DiscoveryResult: Sendable {
+    /// The folders that validated, one plugin each.
     public var plugins: [ValidatedPlugin] = []
+    /// The folders that did not validate, with their problems.
     public var rejected: [RejectedPlugin] = []
     /// Trusted-key files or revocation lines that could not be read.
     public var trustProblems: [PluginProblem] = []
@@ -15,6 +17,7 @@ public struct RejectedPlugin: Sendable {
     public var folder: String
     /// The manifest's id when it could be read.
     public var id: String?
+    /// Every problem found in it.
     public var problems: [PluginProblem]
     /// The routes its manifest names, when it could be read (so opening one can say why
     /// the plugin is not there).
@@ -27,10 +30,10 @@ public struct RejectedPlugin: Sendable {
 }
 
 /// Finds plugins: every sub-folder of a plugins folder that holds a `plugin.json`.
-public enum PluginDiscovery {
+package enum PluginDiscovery {
     /// Scans `folders` in order, judging signatures by `signatures`. A second plugin with
     /// an id already found is rejected.
-    public static func scan(_ folders: [String], signatures: SignaturePolicy = SignaturePolicy()) -> DiscoveryResult {
+    package static func scan(_ folders: [String], signatures: SignaturePolicy = SignaturePolicy()) -> DiscoveryResult {
         var result = DiscoveryResult()
         let trust = signatures.loadTrustedKeys()
         result.trustProblems = trust.problems

@@ -18,6 +18,7 @@ public final class PluginGeneration {
     public let pluginID: String
     /// 1 for the first load in this host process, then +1 for every reload.
     public let number: Int
+    /// The manifest it was loaded with.
     public let manifest: PluginManifest
     /// The validated plugin folder this generation came from.
     public let source: ValidatedPlugin

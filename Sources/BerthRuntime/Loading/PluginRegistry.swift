@@ -45,6 +45,7 @@ public final class PluginRecord {
     /// Set when the crash budget is spent.
     var failure: String?
 
+    /// Where the plugin stands: loaded, discovered, crashed (within its crash budget) or failed.
     public var state: State {
         if generation != nil { return .loaded }
         if let failure { return .failed(reason: failure) }

@@ -12,12 +12,12 @@ private let hostsCreated = Atomic<Int>(0)
 /// folder is `$XDG_RUNTIME_DIR/berth/<pid>.<n>` (else `/tmp/berth-<uid>/<pid>.<n>`, `n`
 /// counting hosts in this process), removed by `remove()` when the host exits; folders
 /// left by processes that died are swept on start.
-public final class RuntimeDirectory: Sendable {
+package final class RuntimeDirectory: Sendable {
     /// The folder's path.
-    public let path: String
+    package let path: String
 
     /// Creates the folder for this process, sweeping folders of processes that are gone.
-    public init(base: String? = nil) throws(LoaderError) {
+    package init(base: String? = nil) throws(LoaderError) {
         let parent = base ?? Self.defaultParent()
         let number = hostsCreated.add(1, ordering: .relaxed).newValue
         let path = (parent as NSString).appendingPathComponent("\(getpid()).\(number)")
@@ -96,7 +96,7 @@ public final class RuntimeDirectory: Sendable {
     }
 
     /// Removes the whole folder (host exit).
-    public func remove() {
+    package func remove() {
         try? FileManager.default.removeItem(atPath: path)
     }
 

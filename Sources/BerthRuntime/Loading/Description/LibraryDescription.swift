@@ -1,30 +1,30 @@
 /// What a plugin library says about itself through its entry function and, when it
 /// exports one, `berth_describe_v1` (berth.h). Produced in a tool's child process; a
 /// running host never runs a plugin's code to learn these facts, it reads the manifest.
-public struct LibraryDescription: Codable, Sendable, Equatable {
+package struct LibraryDescription: Codable, Sendable, Equatable {
     /// The entry symbol that was called.
-    public var entry: String
+    package var entry: String
     /// The table's `plugin_id`.
-    public var id: String
+    package var id: String
     /// The table's `abi_version`, as `major.minor`.
-    public var abi: String
+    package var abi: String
     /// Whether the library exports `berth_describe_v1`; without it only `id` and `abi` are known.
-    public var describes: Bool
+    package var describes: Bool
     /// The facts `berth_describe_v1` reported (nil when it did not report one).
-    public var runtime: String?
-    public var routes: [String]?
-    public var persist: [String]?
-    public var services: [String]?
+    package var runtime: String?
+    package var routes: [String]?
+    package var persist: [String]?
+    package var services: [String]?
     /// The capabilities the code states it uses (nil: it states none).
-    public var capabilities: [String]?
-    public var exports: [String]?
+    package var capabilities: [String]?
+    package var exports: [String]?
     /// The actions each route's screen declares (nil when the description has no `actions`:
     /// a C plugin's describe may leave them out, and then they are not checked).
-    public var actions: [String: [DeclaredAction]]?
+    package var actions: [String: [DeclaredAction]]?
     /// What the plugin could not describe (for example a screen whose init threw).
-    public var problems: [String]?
+    package var problems: [String]?
 
-    public init(entry: String, id: String, abi: String, describes: Bool) {
+    package init(entry: String, id: String, abi: String, describes: Bool) {
         self.entry = entry
         self.id = id
         self.abi = abi

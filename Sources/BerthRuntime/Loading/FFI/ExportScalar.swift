@@ -13,9 +13,13 @@ public protocol ExportScalar {
 
 /// The result of an export that returns `void`.
 public struct ExportVoid: ExportScalar, Sendable, Equatable {
+    /// The void value.
     public init() {}
+    /// `ValueType.void`.
     public static var exportType: ValueType { .void }
+    /// Writes nothing: `void` is never an argument.
     @inlinable public func storeArgument(into slot: UnsafeMutableRawPointer) {}
+    /// Reads nothing: a `void` export returns no value.
     @inlinable public static func loadResult(from slot: UnsafeRawPointer) -> ExportVoid { ExportVoid() }
 }
 
@@ -29,7 +33,9 @@ extension Bool: ExportScalar {
 public protocol ExportNumber: ExportScalar {}
 
 extension ExportNumber {
+    /// Writes the number's own bytes into the argument slot.
     @inlinable public func storeArgument(into slot: UnsafeMutableRawPointer) { slot.storeBytes(of: self, as: Self.self) }
+    /// Reads the number from the result slot.
     @inlinable public static func loadResult(from slot: UnsafeRawPointer) -> Self { slot.load(as: Self.self) }
 }
 

@@ -149,19 +149,24 @@ extension ExportSignature {
 /// Why an export call was refused or failed. Nothing was called when this is thrown before
 /// the call.
 public struct FFIError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong: an unknown symbol, the wrong number of arguments, an argument of the wrong type or text, libffi refusing the signature, or the plugin failing during the call.
     public enum Code: Sendable, Equatable {
         case unknownSymbol, arity, badArgument, prepareFailed
         /// The plugin's worker process died or stopped answering during the call.
         case pluginFailed
     }
 
+    /// What went wrong.
     public var code: Code
+    /// The explanation a user reads (the symbol and the argument involved).
     public var message: String
 
+    /// An error with `code`, explained by `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }

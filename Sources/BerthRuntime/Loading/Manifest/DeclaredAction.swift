@@ -6,6 +6,7 @@ public struct DeclaredAction: Sendable, Hashable, Codable {
     /// What the action does, in one line; nil when the plugin gives none.
     public var summary: String?
 
+    /// An action named `name`, with an optional one-line summary.
     public init(name: String, summary: String? = nil) {
         self.name = name
         self.summary = summary

@@ -66,7 +66,9 @@ public struct PluginManifest: Sendable, Equatable {
 
     /// One entry of `requires`.
     public struct Dependency: Sendable, Equatable {
+        /// The plugin id it needs.
         public var id: String
+        /// The versions of it that will do.
         public var range: VersionRange
     }
 
@@ -78,9 +80,12 @@ public struct PluginManifest: Sendable, Equatable {
 
 /// An ABI version as `major.minor` (packed like `BERTH_ABI_VERSION` in berth.h).
 public struct ABIVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The major version: a plugin built for another major cannot load.
     public var major: UInt32
+    /// The minor version: additions that keep the major's contract.
     public var minor: UInt32
 
+    /// The version `major.minor`.
     public init(major: UInt32, minor: UInt32) {
         self.major = major
         self.minor = minor
@@ -100,9 +105,12 @@ public struct ABIVersion: Sendable, Hashable, Comparable, CustomStringConvertibl
         self.init(major: major, minor: minor)
     }
 
+    /// `(major << 16) | minor`, as `BERTH_ABI_VERSION` packs it.
     public var packed: UInt32 { (major << 16) | minor }
+    /// `major.minor`.
     public var description: String { "\(major).\(minor)" }
 
+    /// Orders by major, then minor.
     public static func < (lhs: ABIVersion, rhs: ABIVersion) -> Bool {
         (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
     }

@@ -3,6 +3,7 @@
 /// Printed as one line, `path: field: message`, so a user knows which file and which field
 /// to fix. Warnings (an unknown manifest field) never stop a plugin from loading.
 public struct PluginProblem: Sendable, Equatable, CustomStringConvertible, Codable {
+    /// Whether the problem stops the plugin (`error`) or is only reported (`warning`).
     public enum Severity: String, Sendable, Codable {
         case error, warning
     }
@@ -13,8 +14,10 @@ public struct PluginProblem: Sendable, Equatable, CustomStringConvertible, Codab
     public var field: String
     /// What is wrong and, where it helps, what was expected.
     public var message: String
+    /// Whether it stops the plugin from loading.
     public var severity: Severity
 
+    /// A problem in `field` of the file at `path`.
     public init(path: String, field: String, message: String, severity: Severity = .error) {
         self.path = path
         self.field = field
@@ -22,6 +25,7 @@ public struct PluginProblem: Sendable, Equatable, CustomStringConvertible, Codab
         self.severity = severity
     }
 
+    /// `path: field: message`, with `warning: ` before the message of a warning.
     public var description: String {
         let prefix = severity == .warning ? "warning: " : ""
         return "\(path): \(field): \(prefix)\(message)"

@@ -23,6 +23,7 @@ public struct ExportSignature: Sendable, Equatable, Codable {
     /// Result type.
     public var returns: ValueType
 
+    /// The signature of `symbol`: its parameter types in order and its result type.
     public init(symbol: String, params: [ValueType], returns: ValueType) {
         self.symbol = symbol
         self.params = params

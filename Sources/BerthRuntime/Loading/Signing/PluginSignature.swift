@@ -92,6 +92,7 @@ public enum SignatureFault: Error, Sendable, Equatable, CustomStringConvertible 
     /// The digests match but the signature does not verify with its key (the file was edited).
     case badSignature
 
+    /// What is wrong with the signature, in one line.
     public var description: String {
         switch self {
         case .unreadable(let reason): "\(PluginSignature.fileName) is unusable: \(reason)"
@@ -106,7 +107,7 @@ public enum SignatureFault: Error, Sendable, Equatable, CustomStringConvertible 
 extension ValidatedPlugin {
     /// Writes `plugin.sig` into the plugin's folder: `key`'s signature of the manifest's
     /// exact bytes and the library's SHA-256, as validated.
-    public func writeSignature(with key: PluginSigningKey) throws {
+    package func writeSignature(with key: PluginSigningKey) throws {
         try PluginSignature(signing: self, with: key).write(in: folder)
     }
 }

@@ -83,6 +83,7 @@ public struct SignaturePolicy: Sendable, Equatable {
     /// Refuse unsigned plugins and those signed by an unknown or revoked key.
     public var requireSignature: Bool
 
+    /// A policy over the keys in `trustedKeysFolder` (none when nil), refusing unsigned or untrusted plugins when `requireSignature` is set.
     public init(trustedKeysFolder: String? = nil, requireSignature: Bool = false) {
         self.trustedKeysFolder = trustedKeysFolder
         self.requireSignature = requireSignature

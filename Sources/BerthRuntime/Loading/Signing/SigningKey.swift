@@ -7,9 +7,9 @@ internal import Glibc
 ///
 /// Both files are one line of text: a type tag and the raw key in base64
 /// (`berth-ed25519-private <32-byte seed>`, `berth-ed25519-public <32-byte key>`).
-public struct PluginSigningKey: Sendable {
+package struct PluginSigningKey: Sendable {
     /// The key's name (its file name without the extension); shown as the signer.
-    public let name: String
+    package let name: String
     /// The 32-byte seed (kept as bytes: the key type itself is not Sendable).
     private let seed: [UInt8]
     private var key: Curve25519.Signing.PrivateKey {
@@ -19,13 +19,13 @@ public struct PluginSigningKey: Sendable {
     }
 
     /// A fresh random key.
-    public init(name: String) {
+    package init(name: String) {
         self.name = name
         seed = [UInt8](Curve25519.Signing.PrivateKey().rawRepresentation)
     }
 
     /// Reads a `NAME.private` file.
-    public init(contentsOf path: String) throws(SigningKeyError) {
+    package init(contentsOf path: String) throws(SigningKeyError) {
         let raw = try KeyFile.read(path, tag: KeyFile.privateTag)
         guard (try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)) != nil else {
             throw SigningKeyError(path: path, "is not an Ed25519 private key (\(raw.count) bytes, expected 32)")
@@ -35,13 +35,13 @@ public struct PluginSigningKey: Sendable {
     }
 
     /// The public half.
-    public var publicKey: PluginPublicKey {
+    package var publicKey: PluginPublicKey {
         PluginPublicKey(name: name, rawKey: [UInt8](key.publicKey.rawRepresentation))
     }
 
     /// Writes `DIR/NAME.private` (mode 0600) and `DIR/NAME.public`; refuses to overwrite
     /// either. Returns the two paths.
-    public func write(to folder: String) throws(SigningKeyError) -> (privateKey: String, publicKey: String) {
+    package func write(to folder: String) throws(SigningKeyError) -> (privateKey: String, publicKey: String) {
         let privatePath = (folder as NSString).appendingPathComponent("\(name).\(KeyFile.privateExtension)")
         let publicPath = (folder as NSString).appendingPathComponent("\(name).\(KeyFile.publicExtension)")
         for path in [privatePath, publicPath] where FileManager.default.fileExists(atPath: path) {
@@ -73,7 +73,7 @@ public struct PluginPublicKey: Sendable, Hashable {
     /// Its file name without `.public` (or the name a signature gives).
     public let name: String
     /// The 32 raw key bytes.
-    public let rawKey: [UInt8]
+    package let rawKey: [UInt8]
 
     init(name: String, rawKey: [UInt8]) {
         self.name = name
@@ -81,7 +81,7 @@ public struct PluginPublicKey: Sendable, Hashable {
     }
 
     /// Reads a `NAME.public` file.
-    public init(contentsOf path: String) throws(SigningKeyError) {
+    package init(contentsOf path: String) throws(SigningKeyError) {
         let raw = try KeyFile.read(path, tag: KeyFile.publicTag)
         guard (try? Curve25519.Signing.PublicKey(rawRepresentation: raw)) != nil else {
             throw SigningKeyError(path: path, "is not an Ed25519 public key (\(raw.count) bytes, expected 32)")
@@ -106,16 +106,16 @@ public struct PluginPublicKey: Sendable, Hashable {
 }
 
 /// A key file that cannot be read, parsed or written: the path and what is wrong.
-public struct SigningKeyError: Error, Sendable, CustomStringConvertible {
-    public var path: String
-    public var message: String
+package struct SigningKeyError: Error, Sendable, CustomStringConvertible {
+    package var path: String
+    package var message: String
 
     init(path: String, _ message: String) {
         self.path = path
         self.message = message
     }
 
-    public var description: String { "\(path): \(message)" }
+    package var description: String { "\(path): \(message)" }
 }
 
 /// The one-line key file format.

@@ -7,6 +7,7 @@ import Foundation
 /// and `berth list --json` print); `#` starts a comment. A revoked key is refused even when
 /// its `.public` file is still in the folder.
 public struct TrustedKeys: Sendable {
+    /// The file in the trusted-keys folder that lists revoked keys, one name per line.
     public static let revocationFileName = "revoked-keys"
 
     /// The folder read (nil: no trusted keys).

@@ -8,7 +8,7 @@ extension ELFImage {
     /// Parses `bytes` as a 64-bit little-endian ELF shared object.
     ///
     /// `path` is used only to word error messages; nothing is read from it.
-    public init(bytes: [UInt8], path: String) throws(ELFImageError) {
+    package init(bytes: [UInt8], path: String) throws(ELFImageError) {
         let file = LittleEndianBytes(bytes: bytes)
         let header = try Self.readFileHeader(file, path: path)
         let sections = try Self.locateSectionTable(file, header: header, path: path)

@@ -15,12 +15,12 @@ import Darwin
 /// ``hostMachine`` and word its own message.
 ///
 /// The parsing itself lives in `ELFImage+Parsing.swift`.
-public struct ELFImage: Sendable {
+package struct ELFImage: Sendable {
     /// The `e_machine` field of the ELF header, for example 62 for x86-64.
-    public let machine: UInt16
+    package let machine: UInt16
 
     /// The `e_type` field of the ELF header; always 3 (`ET_DYN`) once parsing succeeded.
-    public let fileType: UInt16
+    package let fileType: UInt16
 
     /// Names that other modules can bind to through the dynamic symbol table.
     ///
@@ -29,7 +29,7 @@ public struct ELFImage: Sendable {
     /// `HIDDEN` or `INTERNAL`, and its type is `FUNC`, `OBJECT`, `IFUNC`, or `NOTYPE` with a
     /// non-zero value. Version suffixes are not part of the names: `.dynsym` stores them in a
     /// separate section, so `ffi_call@@LIBFFI_BASE_8.0` appears here as `ffi_call`.
-    public let exportedSymbols: Set<String>
+    package let exportedSymbols: Set<String>
 
     /// The `e_machine` value of the architecture this host was compiled for.
     ///
@@ -37,7 +37,7 @@ public struct ELFImage: Sendable {
     /// `dlopen` gives a better message than the loader's. On an architecture this list does not
     /// know, the value is 0 (`EM_NONE`), which no real library carries, so every library is refused
     /// rather than wrongly accepted.
-    public static var hostMachine: UInt16 {
+    package static var hostMachine: UInt16 {
         #if arch(x86_64)
         return 62
         #elseif arch(arm64)
@@ -51,13 +51,13 @@ public struct ELFImage: Sendable {
     ///
     /// The file is read in full rather than mapped, so a file that another process is still
     /// writing or truncating cannot change underneath the parser.
-    public init(path: String) throws(ELFImageError) {
+    package init(path: String) throws(ELFImageError) {
         let bytes = try Self.readWholeFile(atPath: path)
         try self.init(bytes: bytes, path: path)
     }
 
     /// Whether the library exports a symbol with exactly this name.
-    public func exports(_ symbol: String) -> Bool {
+    package func exports(_ symbol: String) -> Bool {
         exportedSymbols.contains(symbol)
     }
 
@@ -112,9 +112,9 @@ public struct ELFImage: Sendable {
 }
 
 /// Why a file could not be accepted as a plugin's shared library.
-public struct ELFImageError: Error, CustomStringConvertible, Equatable, Sendable {
+package struct ELFImageError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The kind of problem, for callers that react differently to each.
-    public enum Code: Sendable, Equatable {
+    package enum Code: Sendable, Equatable {
         /// The file could not be opened or read, or is not a regular file.
         case unreadable
         /// The file ends before the ELF identification or header is complete.
@@ -136,23 +136,23 @@ public struct ELFImageError: Error, CustomStringConvertible, Equatable, Sendable
     }
 
     /// The kind of problem.
-    public let code: Code
+    package let code: Code
 
     /// The file the problem was found in, as given by the caller.
-    public let path: String
+    package let path: String
 
     /// What is wrong, in words, including the offending field or byte offsets.
-    public let detail: String
+    package let detail: String
 
     /// Creates an error; `detail` should name the field or offsets involved.
-    public init(code: Code, path: String, detail: String) {
+    package init(code: Code, path: String, detail: String) {
         self.code = code
         self.path = path
         self.detail = detail
     }
 
     /// One line: the path, then what is wrong with it.
-    public var description: String {
+    package var description: String {
         "\(path): \(detail)"
     }
 }

@@ -7,6 +7,7 @@ public struct ValidatedPlugin: Sendable {
     public var folder: String
     /// The manifest file.
     public var manifestPath: String
+    /// The decoded manifest.
     public var manifest: PluginManifest
     /// The library's real path (symlinks resolved, inside the folder).
     public internal(set) var libraryPath: String
@@ -234,8 +235,11 @@ public enum PluginValidator {
 
 /// Why a plugin did not validate: every problem found, in order.
 public struct PluginValidationFailure: Error, Sendable, CustomStringConvertible {
+    /// Every problem found, errors and warnings.
     public var problems: [PluginProblem]
+    /// A failure made of `problems`.
     public init(_ problems: [PluginProblem]) { self.problems = problems }
+    /// Every problem, one per line.
     public var description: String { problems.map(\.description).joined(separator: "\n") }
     /// The problem that stopped validation: the first error (a warning alone stops nothing).
     public var firstError: PluginProblem? { problems.firstError }

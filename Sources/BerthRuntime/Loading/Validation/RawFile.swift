@@ -9,7 +9,7 @@ enum RawFile {
     enum Kind {
         case file, folder, other
 
-        init(_ mode: mode_t) {
+        init(_ mode: UInt32) {
             switch mode & S_IFMT {
             case S_IFREG: self = .file
             case S_IFDIR: self = .folder
