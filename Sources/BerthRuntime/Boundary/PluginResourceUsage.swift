@@ -4,20 +4,20 @@ internal import Glibc
 /// The heap and CPU time of the process a plugin runs in: the host's own for an in-process
 /// plugin, its worker's for an isolated one. `berth validate`'s leak and scan-time checks
 /// read it where the plugin's code actually runs.
-public struct PluginResourceUsage: Sendable, Equatable {
+package struct PluginResourceUsage: Sendable, Equatable {
     /// Bytes the C heap has handed out and not taken back.
-    public var heapBytes: UInt64
+    package var heapBytes: UInt64
     /// CPU time the process has used so far; a worker counts from its hello (the load of
     /// its plugin), leaving out its own start-up.
-    public var cpuNanoseconds: UInt64
+    package var cpuNanoseconds: UInt64
 
-    public init(heapBytes: UInt64, cpuNanoseconds: UInt64) {
+    package init(heapBytes: UInt64, cpuNanoseconds: UInt64) {
         self.heapBytes = heapBytes
         self.cpuNanoseconds = cpuNanoseconds
     }
 
     /// This process's usage now.
-    public static var current: PluginResourceUsage {
+    package static var current: PluginResourceUsage {
         var now = timespec()
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
         return PluginResourceUsage(heapBytes: berth_heap_bytes_in_use(),

@@ -2,20 +2,20 @@ import Foundation
 
 /// The host → plugin call running now, readable from any thread: what a control socket
 /// answers, and what a signal handler reports, while the main actor is stuck in a plugin.
-public enum RunningPluginCall {
+package enum RunningPluginCall {
     /// One call: which screen, which function (`action 'increment'`), and when it began.
-    public struct Call: Sendable, Equatable {
-        public var plugin: String
-        public var route: String
-        public var screen: Int
-        public var function: String
-        public var started: ContinuousClock.Instant
+    package struct Call: Sendable, Equatable {
+        package var plugin: String
+        package var route: String
+        package var screen: Int
+        package var function: String
+        package var started: ContinuousClock.Instant
 
         /// `com.example.counter/counter action 'increment' (screen 3)`.
-        public var description: String { "\(plugin)/\(route) \(function) (screen \(screen))" }
+        package var description: String { "\(plugin)/\(route) \(function) (screen \(screen))" }
 
         /// How long it has run.
-        public var elapsed: Duration { .now - started }
+        package var elapsed: Duration { .now - started }
     }
 
     private static let lock = NSLock()
@@ -23,7 +23,7 @@ public enum RunningPluginCall {
     nonisolated(unsafe) private static var depth = 0
 
     /// The outermost call running now, if any.
-    public static var current: Call? { lock.withLock { outermost } }
+    package static var current: Call? { lock.withLock { outermost } }
 
     /// Runs `body` as a call into `function` of a screen's plugin code (nested calls keep the
     /// outermost one; nothing is built for them).

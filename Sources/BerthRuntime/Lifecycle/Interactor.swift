@@ -18,6 +18,7 @@ public final class Interactor {
         self.module = module
     }
 
+    /// Whether the screen is active (wired to the runtime, receiving input).
     public var isActive: Bool { module.isActive }
     /// Managed tasks currently running for this screen.
     public var liveTaskCount: Int { tasks.count + module.workerTasks.count }
@@ -26,7 +27,7 @@ public final class Interactor {
 
     /// Starts runtime wiring (idempotent). When the plugin's `activate` fails, tasks it
     /// started during the call are cancelled and awaited before the error is returned.
-    public func activate() throws(ScreenError) {
+    package func activate() throws(ScreenError) {
         do {
             try module.activate()
         } catch {
@@ -39,7 +40,7 @@ public final class Interactor {
     /// the plugin's `deactivate`. Returns the plugin's failure message, if any (the screen
     /// is inactive either way).
     @discardableResult
-    public func deactivate() -> String? {
+    package func deactivate() -> String? {
         cancelAllTasks()
         guard module.isActive else { return nil }
         return module.deactivate()

@@ -7,11 +7,13 @@ public struct LifecycleError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The event that was refused.
     public var event: String
 
+    /// The refusal of `event` by `subject` while in `state`.
     public init(subject: String, state: ScreenState, event: String) {
         self.subject = subject
         self.state = state
         self.event = event
     }
 
+    /// `subject: cannot event while state`.
     public var description: String { "\(subject): cannot \(event) while \(state.rawValue)" }
 }

@@ -42,6 +42,7 @@ package final class ScreenHandle {
 public final class ModuleInstance {
     /// Host-wide screen id (never reused in a host process).
     public let id: Int
+    /// The route's name within its plugin.
     public let route: String
     /// The generation that created it; a reload makes new instances from the new one.
     public let generation: PluginGeneration
@@ -67,15 +68,19 @@ public final class ModuleInstance {
     /// How many render passes the plugin made for this instance; for tests.
     private(set) var renderPasses = 0
     /// The `@State` of this instance's views; dropped with the instance.
-    public let stateStorage = StateStorage()
+    package let stateStorage = StateStorage()
     /// The tree of the last render pass.
     public private(set) var lastTree: ViewTree?
     /// This screen's scope: current while the host calls into it, ended on release.
     public let screenScope: Scope?
 
+    /// Where it is in `created → active ⇄ inactive → released`.
     public var state: ScreenState { lifecycle.current }
+    /// True while active (wired to the runtime, receiving input).
     public var isActive: Bool { lifecycle.isActive }
+    /// True once released: the plugin's instance is destroyed.
     public var isReleased: Bool { lifecycle.isReleased }
+    /// The id of the plugin whose screen it is.
     public var pluginID: String { generation.pluginID }
 
     /// Calls the plugin's `create` for `route`.
@@ -335,19 +340,25 @@ public final class ModuleInstance {
 
 /// Why a screen could not be opened, driven or closed.
 public struct ScreenError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong: no plugin provides the route, its plugin is not loaded or failed, a lifecycle step was refused, no open screen has the id, or navigation was refused (a limit, a screen that takes no input).
     public enum Code: Sendable, Equatable {
         case unknownRoute, pluginNotLoaded, pluginFailed, lifecycle, noSuchScreen, navigation
     }
 
+    /// What went wrong.
     public var code: Code
+    /// The screen involved (0 when none is).
     public var screen: Int
+    /// The explanation a user reads.
     public var message: String
 
+    /// An error of `code` about `screen`, explained by `message`.
     public init(_ code: Code, screen: Int, _ message: String) {
         self.code = code
         self.screen = screen
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }

@@ -10,19 +10,25 @@ extension BerthHost {
     /// The open screen with router id `id`.
     public func router(_ id: Int) -> Router? { navigator.router(id) }
 
+    /// Pushes `route` (`"plugin.id/route"`, or a bare route one loaded plugin provides) on the visible stack, handing the screen `argument`; on an empty launch stack it becomes the root screen. `onRelease` runs once when the screen is released.
     @discardableResult
     public func push(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
         try navigator.push(route, argument: argument, onRelease: onRelease)
     }
 
+    /// Presents `route` modally from the visible screen, with a stack of its own (see `push` for the arguments).
     @discardableResult
     public func present(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
         try navigator.present(route, argument: argument, onRelease: onRelease)
     }
 
+    /// Closes `router`'s screen: dismisses it when it is the root of a presented stack, else pops it and every screen above it.
     public func close(_ router: Router) { navigator.close(router) }
+    /// Pops the visible stack back to its root screen.
     public func popToRoot() throws(ScreenError) { try navigator.popToRoot() }
+    /// The user went back (as a swipe-back would): the visible screen is popped.
     public func userBack() throws(ScreenError) { try navigator.userBack() }
+    /// The user dismissed the top-most modal (as a swipe-down would): its whole stack is removed.
     public func userDismiss() throws(ScreenError) { try navigator.userDismiss() }
 
     /// Sends an action to an open, active screen.
@@ -46,7 +52,9 @@ extension BerthHost {
 extension BerthHost {
     /// One open screen as a restart reopens it: its route, pushed or presented.
     public struct RouteReplay: Codable, Sendable, Equatable {
+        /// The route, `"plugin.id/route"`.
         public var route: String
+        /// True when the screen is the root of a presented (modal) stack.
         public var presented: Bool
     }
 

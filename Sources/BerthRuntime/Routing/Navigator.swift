@@ -3,9 +3,9 @@
 /// (deactivate → detach → transition → release) and computes each screen's lifecycle
 /// events from the transition itself.
 @MainActor
-public final class Navigator {
+package final class Navigator {
     /// The root of the router tree, retained for the host's whole life.
-    public let launchRouter = Router(id: 0, kind: .launch)
+    package let launchRouter = Router(id: 0, kind: .launch)
     /// The launch router's navigation stack.
     let launchStack = NavigationStack(id: 0, presenter: nil)
     private var nextRouterID = 1
@@ -43,7 +43,7 @@ public final class Navigator {
     /// The screen the user sees: the top of the top-most presented stack, else of the
     /// launch stack; nil when nothing is open. A modal covers its whole stack, even when
     /// a screen was pushed under it after it was presented.
-    public var visibleRouter: Router? {
+    package var visibleRouter: Router? {
         // Plain loops: a main-actor closure handed to `last(where:)` checks its executor on
         // every call (a tenth of a context dispatch, which ends with this lookup).
         var stack = launchStack
@@ -59,12 +59,12 @@ public final class Navigator {
     }
 
     /// Every open screen's router, the launch router's descendants in tree order.
-    public var openRouters: [Router] {
+    package var openRouters: [Router] {
         launchRouter.subtreeDeepestFirst().reversed().filter { $0.kind == .screen }
     }
 
     /// The open screen with router id `id`.
-    public func router(_ id: Int) -> Router? {
+    package func router(_ id: Int) -> Router? {
         openRouters.first { $0.id == id }
     }
 
@@ -79,7 +79,7 @@ public final class Navigator {
     /// the visible stack: attach → activate → push, with its events. On an empty launch
     /// stack this launches the root screen.
     @discardableResult
-    public func push(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
+    package func push(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
         try topLevel { () throws(ScreenError) -> Router in
             let stack = visibleRouter?.stack ?? launchStack
             let child = try makeScreen(route, argument: argument)
@@ -90,7 +90,7 @@ public final class Navigator {
 
     /// Presents `route` modally from the visible screen, with a stack of its own.
     @discardableResult
-    public func present(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
+    package func present(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
         try topLevel { () throws(ScreenError) -> Router in
             guard let presenter = visibleRouter else {
                 throw ScreenError(.navigation, screen: 0, "nothing is open to present from (open a screen first)")
@@ -262,7 +262,7 @@ public final class Navigator {
 
     /// Closes `router` programmatically: dismiss when it is the root of a presented stack,
     /// else pop it (and everything above it).
-    public func close(_ router: Router) {
+    package func close(_ router: Router) {
         topLevel {
             guard let stack = router.stack, !router.isReleased else { return }
             if stack.isPresented && stack.routers.first === router {
@@ -274,7 +274,7 @@ public final class Navigator {
     }
 
     /// Pops the visible stack back to its root screen (every screen above it removed).
-    public func popToRoot() throws(ScreenError) {
+    package func popToRoot() throws(ScreenError) {
         try topLevel { () throws(ScreenError) in
             guard let stack = visibleRouter?.stack, stack.routers.count > 1 else {
                 throw ScreenError(.navigation, screen: 0, "the visible stack has no screen above its root")
@@ -285,7 +285,7 @@ public final class Navigator {
 
     /// User-driven back (swipe-back): the container pops the visible screen itself, then
     /// the router syncs through the idempotent release.
-    public func userBack() throws(ScreenError) {
+    package func userBack() throws(ScreenError) {
         try topLevel { () throws(ScreenError) in
             guard let visible = visibleRouter, let stack = visible.stack, stack.routers.count > 1 else {
                 throw ScreenError(.navigation, screen: 0, "back: the visible screen is the root of its stack (use dismiss for a modal)")
@@ -298,7 +298,7 @@ public final class Navigator {
 
     /// User-driven dismiss (swipe-down): the container removes the top-most modal stack
     /// itself, then its routers sync through the idempotent release.
-    public func userDismiss() throws(ScreenError) {
+    package func userDismiss() throws(ScreenError) {
         try topLevel { () throws(ScreenError) in
             guard let visible = visibleRouter, let stack = visible.stack, stack.isPresented,
                   let root = stack.routers.first, let presenter = stack.presenter
@@ -325,7 +325,7 @@ public final class Navigator {
     // MARK: Actions and delegate actions
 
     /// Sends an action to an open, active screen (`send` in the host).
-    public func send(screen id: Int, action: String, payload: [UInt8]) throws(ScreenError) {
+    package func send(screen id: Int, action: String, payload: [UInt8]) throws(ScreenError) {
         try topLevel { () throws(ScreenError) in
             guard let module = router(id)?.module else { throw ScreenError(.noSuchScreen, screen: id, "no open screen \(id)") }
             // The outermost operation on the visible screen: `refreshVisibleScreen` renders it next.
@@ -335,7 +335,7 @@ public final class Navigator {
     }
 
     /// Observes `child`'s delegate actions from the host side (for example the CLI).
-    public func observeDelegate(of child: Router, _ handler: @escaping (String, [UInt8]) -> Void) {
+    package func observeDelegate(of child: Router, _ handler: @escaping (String, [UInt8]) -> Void) {
         child.delegateObservers.append(.host(handler))
     }
 

@@ -5,6 +5,7 @@
 /// what is visible.
 @MainActor
 public final class Router {
+    /// Whether a router is the tree's root or holds a screen.
     public enum Kind: Sendable {
         /// The root, retained by the host for its whole life.
         case launch
@@ -14,9 +15,11 @@ public final class Router {
 
     /// Router id (the screen's number in host commands). Never reused in a host process.
     public let id: Int
+    /// The launch router or a screen's router.
     public let kind: Kind
     /// The plugin and route of the screen (empty for the launch router).
     public let pluginID: String
+    /// The route's name within its plugin.
     public let route: String
     /// The screen's interactor; replaced in place when its plugin reloads. The instance it
     /// lets go of forgets this router.
@@ -29,6 +32,7 @@ public final class Router {
     /// never outlives its target: detach clears it, and so do the parent's release and its
     /// deinit (a tree dropped without release), each for the parent's children.
     public private(set) unowned(safe) var parent: Router?
+    /// The routers attached under this one, in attach order (pushed screens, presented roots).
     public private(set) var children: [Router] = []
     /// The stack holding this router (nil for the launch router).
     weak var stack: NavigationStack?
@@ -36,6 +40,7 @@ public final class Router {
     var presentedStack: NavigationStack?
     /// Runs once when this router is released, whichever path closed it.
     var onRelease: (() -> Void)?
+    /// True once the screen is closed and released; a released router is not in the tree.
     public private(set) var isReleased = false
     /// Observers of this screen's delegate actions.
     var delegateObservers: [DelegateObserver] = []

@@ -19,6 +19,7 @@ public enum ScreenLifecycleEvent: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The event as the log prints it (`willAppear(isPresentedInitially: true)`).
     public var description: String {
         switch self {
         case .didLoad: "didLoad"

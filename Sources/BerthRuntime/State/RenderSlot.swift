@@ -1,17 +1,17 @@
 /// One state slot as a render pass hands it to the plugin (`berth_state_slot`): named by
 /// the identity id the plugin's trees defined, or by its path when the plugin has not
 /// defined it yet (state kept across a reload, a slot a C call wrote).
-public struct RenderSlot: Sendable, Equatable {
+package struct RenderSlot: Sendable, Equatable {
     /// `BERTH_IDENTITY_UNKNOWN`: the slot is named by `identity` instead.
-    public static let unknownIdentity = UInt32.max
+    package static let unknownIdentity = UInt32.max
 
-    public var identityID: UInt32
-    public var identity: String?
-    public var index: UInt32
-    public var fingerprint: UInt64
-    public var bytes: [UInt8]
+    package var identityID: UInt32
+    package var identity: String?
+    package var index: UInt32
+    package var fingerprint: UInt64
+    package var bytes: [UInt8]
 
-    public init(identityID: UInt32, identity: String?, index: UInt32, fingerprint: UInt64, bytes: [UInt8]) {
+    package init(identityID: UInt32, identity: String?, index: UInt32, fingerprint: UInt64, bytes: [UInt8]) {
         self.identityID = identityID
         self.identity = identity
         self.index = index

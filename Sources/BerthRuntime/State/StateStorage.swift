@@ -4,23 +4,26 @@
 /// Render-pass GC: between `beginRenderPass` and `endRenderPass` every slot that is read
 /// or written is marked; the end drops the slots of views that were not rendered.
 /// Releasing the module instance drops everything (reopen-reset).
+///
+/// Public for its `read` and `write` only, which the benchmarks measure (a slot's cost
+/// against a plain dictionary); the render-pass machinery is `package`.
 @MainActor
 public final class StateStorage {
-    public struct Key: Hashable, Sendable, Comparable {
-        public let identity: String
-        public let index: UInt32
+    package struct Key: Hashable, Sendable, Comparable {
+        package let identity: String
+        package let index: UInt32
 
-        public static func < (lhs: Key, rhs: Key) -> Bool {
+        package static func < (lhs: Key, rhs: Key) -> Bool {
             (lhs.identity, lhs.index) < (rhs.identity, rhs.index)
         }
     }
 
-    public struct Slot: Sendable, Equatable {
-        public var fingerprint: UInt64
-        public var bytes: [UInt8]
+    package struct Slot: Sendable, Equatable {
+        package var fingerprint: UInt64
+        package var bytes: [UInt8]
     }
 
-    public internal(set) var slots: [Key: Slot] = [:] {
+    package internal(set) var slots: [Key: Slot] = [:] {
         didSet { version &+= 1 }
     }
     /// Changes with every change to `slots`: equal before and after a plugin call means
@@ -34,6 +37,7 @@ public final class StateStorage {
     /// The keys of the slots handed to the pass in progress, by batch position.
     var batchKeys: [Key] = []
 
+    /// Empty storage.
     public init() {}
 
     /// The value at (identity, index) when its fingerprint matches; a slot of another type
@@ -45,19 +49,20 @@ public final class StateStorage {
         return slot.bytes
     }
 
+    /// Stores `bytes` at (identity, index) with the type fingerprint of the value.
     public func write(identity: String, index: UInt32, fingerprint: UInt64, bytes: [UInt8]) {
         let key = Key(identity: identity, index: index)
         marked?.insert(key)
         slots[key] = Slot(fingerprint: fingerprint, bytes: bytes)
     }
 
-    public func beginRenderPass() {
+    package func beginRenderPass() {
         marked = []
     }
 
     /// Ends the pass; drops every slot not read or written in it. Returns what was dropped.
     @discardableResult
-    public func endRenderPass() -> [Key] {
+    package func endRenderPass() -> [Key] {
         guard let alive = marked else { return [] }
         marked = nil
         let dropped = slots.keys.filter { !alive.contains($0) }
@@ -66,7 +71,7 @@ public final class StateStorage {
     }
 
     /// Ends a pass without collecting: a render that failed must not cost any state.
-    public func abandonRenderPass() {
+    package func abandonRenderPass() {
         marked = nil
         batchKeys.removeAll(keepingCapacity: true)
     }
@@ -79,7 +84,7 @@ public final class StateStorage {
 
     /// Drops every slot at or below `path` (a branch that is no longer taken).
     @discardableResult
-    public func invalidateDescendants(of path: String) -> Int {
+    package func invalidateDescendants(of path: String) -> Int {
         let doomed = slots.keys.filter { key in
             key.identity == path || key.identity.hasPrefix(path + "/") || key.identity.hasPrefix(path + ".")
         }
@@ -87,19 +92,19 @@ public final class StateStorage {
         return doomed.count
     }
 
-    public func removeAll() {
+    package func removeAll() {
         slots.removeAll()
         marked = nil
         batchKeys.removeAll()
     }
 
     /// Every slot (for `--keep-state` reload and the `state` command).
-    public var snapshot: [Key: Slot] { slots }
+    package var snapshot: [Key: Slot] { slots }
 
     /// Restores slots taken from another instance of the same route.
-    public func restore(_ saved: [Key: Slot]) {
+    package func restore(_ saved: [Key: Slot]) {
         for (key, slot) in saved { slots[key] = slot }
     }
 
-    public var byteCount: Int { slots.values.reduce(0) { $0 + $1.bytes.count } }
+    package var byteCount: Int { slots.values.reduce(0) { $0 + $1.bytes.count } }
 }

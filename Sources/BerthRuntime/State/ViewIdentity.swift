@@ -3,18 +3,21 @@
 /// instance namespace means two plugins — or two instances of one screen — with a
 /// same-named view never share state.
 public struct ViewIdentity: Hashable, Sendable, CustomStringConvertible {
+    /// The plugin whose screen holds the view.
     public let pluginID: String
     /// The module instance (screen) number.
     public let instance: Int
     /// The path below the screen, as the SDK builds it.
     public let path: String
 
+    /// The identity of the view at `path` in screen `instance` of `pluginID`.
     public init(pluginID: String, instance: Int, path: String) {
         self.pluginID = pluginID
         self.instance = instance
         self.path = path
     }
 
+    /// `plugin#instance/path`.
     public var description: String { "\(pluginID)#\(instance)/\(path)" }
 
     /// True when `other` lies below this identity in the same screen: a strict ancestor

@@ -1,11 +1,13 @@
 /// One node of a rendered view tree, as the plugin described it (made from the binary tree
 /// on demand, or parsed from a C plugin's JSON).
 public struct ViewNode: Sendable, Equatable {
+    /// The view's type (`Text`, `Button`, `VStack`, …).
     public var type: String
     /// The identity path below the screen.
     public var id: String
     /// Scalar fields (`text`, `label`, `isOn`, `value`, `branch`), as text.
     public var fields: [String: String]
+    /// The views it contains, in order.
     public var children: [ViewNode]
 
     /// True for views that take input (`tap`, `toggle`, `type`, `step`).

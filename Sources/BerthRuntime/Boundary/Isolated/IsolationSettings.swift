@@ -11,11 +11,13 @@ public struct IsolationSettings: Sendable, Equatable {
         case always(IsolationMode)
     }
 
+    /// Which mode each plugin runs in.
     public var policy: Policy
     /// A call a worker has not answered in this long kills it (`--unresponsive-ms`).
     public var unresponsiveAfter: Duration
     /// This many crashes within `crashWindow` mark a plugin failed until it is loaded again.
     public var crashLimit: Int
+    /// The window `crashLimit` counts crashes in.
     public var crashWindow: Duration
     /// The `berth-worker` executable; nil looks beside the running executable.
     public var workerExecutable: String?
@@ -28,6 +30,7 @@ public struct IsolationSettings: Sendable, Equatable {
     /// one-shot command would only start a worker it never uses.
     public var keepWorkerReady: Bool
 
+    /// Settings with each field as given; the defaults follow each manifest (in process without the field), allow three crashes in five minutes, and try new in-process generations in a worker first.
     public init(policy: Policy = .manifest(default: .inProcess), unresponsiveAfter: Duration = .seconds(3),
                 crashLimit: Int = 3, crashWindow: Duration = .seconds(300), workerExecutable: String? = nil, canary: Bool = true,
                 keepWorkerReady: Bool = false) {
