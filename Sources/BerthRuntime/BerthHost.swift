@@ -14,6 +14,7 @@ public final class BerthHost {
         public var runtimeBase: String?
         /// Where persisted values live; nil keeps persistence off.
         public var stateDirectory: String?
+        /// Where the host and its plugins log (plugin log lines included).
         public var logger: Logger
         /// Where plugins run, and the crash and hang policy for isolated ones.
         public var isolation: IsolationSettings
@@ -24,15 +25,20 @@ public final class BerthHost {
         /// itself in a loop gets an error at the limit instead of growing the tree forever.
         public var screenLimits = ScreenLimits()
 
+        /// The limits on open screens.
         public struct ScreenLimits: Sendable, Equatable {
+            /// Screens open at once, across every stack.
             public var openScreens: Int
+            /// Screens on one stack.
             public var stackDepth: Int
+            /// Limits of `openScreens` open screens and `stackDepth` screens on a stack.
             public init(openScreens: Int = 1_000, stackDepth: Int = 64) {
                 self.openScreens = openScreens
                 self.stackDepth = stackDepth
             }
         }
 
+        /// A configuration over `pluginFolders`; the other fields keep their defaults (no persistence, plugins where their manifests say, no signature required).
         public init(pluginFolders: [String], runtimeBase: String? = nil, stateDirectory: String? = nil, logger: Logger = Logger(label: "berth"),
                     isolation: IsolationSettings = IsolationSettings()) {
             self.pluginFolders = pluginFolders
@@ -43,15 +49,20 @@ public final class BerthHost {
         }
     }
 
+    /// How the host was set up.
     public let configuration: Configuration
-    public let runtimeDirectory: RuntimeDirectory
+    /// This process's runtime folder (shadow copies, sockets). `package`: the CLI puts its
+    /// restart file and watchdog beside it; an embedding application has no use for it.
+    package let runtimeDirectory: RuntimeDirectory
     /// Plugins found so far, by id (loaded or not).
     let registry = PluginRegistry()
+    /// Every plugin the host knows, by id; each record says whether it is loaded.
     public var plugins: [String: PluginRecord] { registry.records }
     /// Folders rejected by the last discovery.
     public private(set) var rejected: [RejectedPlugin] = []
     /// Swift generations retired (still mapped) and their bytes.
     public private(set) var retiredGenerations = 0
+    /// The bytes of those retired images.
     public private(set) var retiredBytes = 0
     /// Retired image bytes past which the host emits `retiredLimitExceeded` (nil: no limit).
     public var retiredLimitBytes: Int? = 256 * 1024 * 1024
@@ -77,7 +88,7 @@ public final class BerthHost {
     private var watcher: PluginWatcher?
 
     /// The router tree, its transitions and the queue of work plugins ask for.
-    public private(set) lazy var navigator = Navigator(host: self)
+    package private(set) lazy var navigator = Navigator(host: self)
 
     /// The database persisted values live in, when persistence is on.
     let persistentStore: PersistentStore?
@@ -86,6 +97,7 @@ public final class BerthHost {
     /// Scoped services and the scopes alive now.
     public let scopes = ScopeRegistry()
 
+    /// A host over `configuration`, with its runtime folder made and its state database open (persistence stays off, with the reason in `persistenceStatus`, when the database cannot be opened). Nothing is discovered or loaded yet: call `discover()`, then `load(_:)` or `activateDiscovered(lazy:)`.
     public init(configuration: Configuration) throws(LoaderError) {
         self.configuration = configuration
         self.runtimeDirectory = try RuntimeDirectory(base: configuration.runtimeBase)
@@ -416,6 +428,7 @@ public final class BerthHost {
         eventLog.addObserver(observer)
     }
 
+    /// Ends the subscription `token` names.
     public func removeEventObserver(_ token: Int) {
         eventLog.removeObserver(token)
     }
@@ -474,6 +487,7 @@ public final class BerthHost {
         watcher = try PluginWatcher.start(host: self, debounce: debounce, keepState: keepState)
     }
 
+    /// Stops watching the plugins folders (nothing when not watching).
     public func stopWatching() {
         watcher?.stop()
         watcher = nil

@@ -1,5 +1,6 @@
 /// One line of the host's event log.
 public struct HostEvent: Sendable, CustomStringConvertible {
+    /// What happened: a plugin found, loaded, reloaded, retired, unloaded or failed; a screen created, activated, deactivated or released; a screen's lifecycle event; a limit crossed, a worker crash, a refused call.
     public enum Kind: String, Sendable {
         case discovered, rejected, loaded, reloaded, retired, unloaded, failed
         case created, activated, deactivated, released, event
@@ -11,13 +12,16 @@ public struct HostEvent: Sendable, CustomStringConvertible {
         case denied
     }
 
+    /// Its position in the host's log, counting from 1.
     public var sequence: Int
+    /// What happened.
     public var kind: Kind
     /// The plugin id, screen or folder the event is about.
     public var subject: String {
         get { subjectText.formatted(timings: nil) }
         set { subjectText = .plain(newValue) }
     }
+    /// What happened, in words (a reload's phase timings included).
     public var message: String {
         get { messageText.formatted(timings: reloadTimings) }
         set { messageText = .plain(newValue) }
@@ -34,6 +38,7 @@ public struct HostEvent: Sendable, CustomStringConvertible {
     var subjectText: Text
     var messageText: Text
 
+    /// `subject: message`, the line the CLI prints.
     public var description: String { "\(subject): \(message)" }
 
     init(sequence: Int, kind: Kind, reloadTimings: ReloadTimings?, subjectText: Text, messageText: Text) {

@@ -87,6 +87,7 @@ package final class DirectoryWatcher: @unchecked Sendable {
 
 /// Why watching could not start or a folder could not be watched.
 public struct WatchError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Which step failed.
     public enum Code: String, Sendable {
         /// inotify itself could not start.
         case cannotStart
@@ -94,18 +95,21 @@ public struct WatchError: Error, Sendable, Equatable, CustomStringConvertible {
         case cannotWatch
     }
 
+    /// Which step failed.
     public var code: Code
     /// The folder involved, if any.
     public var path: String?
     /// The errno text.
     public var systemError: String
 
+    /// An error of `code` about `path`, with the system's own text.
     public init(_ code: Code, path: String?, systemError: String) {
         self.code = code
         self.path = path
         self.systemError = systemError
     }
 
+    /// The explanation a user reads.
     public var message: String {
         switch code {
         case .cannotStart: "inotify_init1 failed: \(systemError)"
@@ -113,5 +117,6 @@ public struct WatchError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The message.
     public var description: String { message }
 }

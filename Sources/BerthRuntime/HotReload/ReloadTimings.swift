@@ -22,6 +22,7 @@ public struct ReloadTimings: Sendable, Equatable {
     /// The whole reload, from validation to the old generation's end.
     public var total: Duration = .zero
 
+    /// Every phase at zero.
     public init() {}
 
     /// Every phase with its name as `--json` and the event line print it, in order.

@@ -7,6 +7,7 @@ import Foundation
 /// their C release callback) and refuses later resolves. Nothing of it is kept afterwards.
 public final class Scope: @unchecked Sendable, CustomStringConvertible {
     // @unchecked: `state` is only read or written while `lock` (the registry's) is held.
+    /// How long it lives: singleton, screen, session or request.
     public let kind: ScopeKind
     private let name: Name
     /// Who it belongs to (`host`, a screen, a plugin).
@@ -98,8 +99,10 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
         self.onEnd = onEnd
     }
 
+    /// `kind id`, as the log prints it (`session alice`).
     public var description: String { "\(kind) \(id)" }
 
+    /// True once ended: its instances are released and resolves in it are refused.
     public var isEnded: Bool { withLock { $0.ended } }
 
     /// The keys of the instances held now, in creation order.

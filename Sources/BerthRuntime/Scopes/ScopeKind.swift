@@ -11,6 +11,7 @@ public enum ScopeKind: String, Sendable, CaseIterable, CustomStringConvertible {
     /// One per action, context delivery or host command; task-local.
     case request
 
+    /// The kind's name (`singleton`, `screen`, `session`, `request`).
     public var description: String { rawValue }
 
     /// Its `BERTH_SCOPE_*` number.
@@ -37,22 +38,28 @@ public enum ScopeKind: String, Sendable, CaseIterable, CustomStringConvertible {
 /// Why a scoped service could not be resolved or registered. Says which key, which scope
 /// kind, and what to do.
 public struct ScopeError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Which rule was broken: no registration for the key, no scope of its kind open, the scope ended, the provider unloaded, the factory failed, the instance has another type, a second registration.
     public enum Code: Sendable, Equatable {
         case notRegistered, noCurrentScope, scopeEnded, providerUnloaded, factoryFailed, wrongType, duplicate
         /// The provider's instances live in another process than the one resolving.
         case acrossProcesses
     }
 
+    /// Which rule was broken.
     public var code: Code
+    /// The service key involved.
     public var key: String
+    /// What happened and what to do.
     public var message: String
 
+    /// An error of `code` about `key`, explained by `message`.
     public init(_ code: Code, key: String, _ message: String) {
         self.code = code
         self.key = key
         self.message = message
     }
 
+    /// `key: message`.
     public var description: String { "\(key): \(message)" }
 
     /// The berth.h status a plugin's `service_resolve` gets for it.

@@ -103,6 +103,7 @@ public final class ScopeRegistry: @unchecked Sendable {
     /// The screen scope of the screen the host is calling into, if any.
     @TaskLocal static var currentScreen: Scope?
 
+    /// An empty registry with its singleton scope; no session is open.
     public init() {
         singleton = Scope(kind: .singleton, name: .text("host"), owner: "host", lock: lock)
         untrackLockHeld = { [live] ended in live.removeLockHeld(ended) }
@@ -364,6 +365,7 @@ public final class ScopeRegistry: @unchecked Sendable {
         return ended?.id
     }
 
+    /// The open session scope, if any.
     public var currentSession: Scope? { withLock { $0.session } }
 
     /// Every scope alive now (the `scopes` command; the memory checks).

@@ -41,6 +41,7 @@ public enum Capability: String, Sendable, Hashable, CaseIterable, Comparable {
         }
     }
 
+    /// Orders as berth.h lists the capabilities.
     public static func < (lhs: Capability, rhs: Capability) -> Bool {
         (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)
     }

@@ -4,14 +4,18 @@ import Foundation
 /// capability) or write (`files.write`), beyond its own folders. A path is absolute or
 /// starts with `~/` (the home folder of the user running the host).
 public struct FileGrants: Sendable, Equatable {
+    /// Paths the plugin may read.
     public var read: [String]
+    /// Paths the plugin may write (and read).
     public var write: [String]
 
+    /// Grants of `read` and `write` paths.
     public init(read: [String] = [], write: [String] = []) {
         self.read = read
         self.write = write
     }
 
+    /// True when nothing is granted.
     public var isEmpty: Bool { read.isEmpty && write.isEmpty }
 
     /// A granted path as the sandbox gets it: `~/x` below `home`.
