@@ -98,3 +98,11 @@ let package = Package(
         .testTarget(name: "BerthCLITests", dependencies: ["BerthRuntime", "BerthCLI", "BerthTestSupport"], exclude: ["Expected"]),
     ]
 )
+
+// The documentation plugin, only when asked for (`BERTH_DOCC=1 swift package
+// generate-documentation --target BerthRuntime`): builds and tests resolve no extra package.
+if Context.environment["BERTH_DOCC"] != nil {
+    package.dependencies.append(
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")
+    )
+}
