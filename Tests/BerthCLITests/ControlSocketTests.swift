@@ -126,7 +126,7 @@ struct ControlSocketTests {
         try "keep\n".write(toFile: replacement, atomically: false, encoding: .utf8)
         #expect(rename(replacement, host.socket) == 0)
         _ = try? connection.request(["quit"])
-        for _ in 0..<500 where host.process.isRunning { usleep(20_000) }
+        eventually { !host.process.isRunning }
         try #require(!host.process.isRunning, "the host quit")
         #expect(fileType(host.socket) == S_IFREG)
         #expect(try String(contentsOfFile: host.socket, encoding: .utf8) == "keep\n")

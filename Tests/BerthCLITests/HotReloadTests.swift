@@ -349,9 +349,9 @@ struct WatchedFolderIDTests {
         #expect(!plugins.contains("com.example.counter"), "one folder holds one plugin:\n\(plugins)")
         try FileManager.default.removeItem(atPath: folder)
         var remaining = plugins
-        for _ in 0..<100 where remaining.contains("com.example.greeter") {
-            Thread.sleep(forTimeInterval: 0.1)
+        try eventually(every: .milliseconds(100)) {
             remaining = try host.command(["plugins"])
+            return !remaining.contains("com.example.greeter")
         }
         #expect(!remaining.contains("com.example.greeter"), "removing the folder unloads what came from it:\n\(remaining)")
     }

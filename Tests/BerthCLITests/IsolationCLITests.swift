@@ -50,13 +50,13 @@ struct StuckHostTests {
         defer { stuckClient.close() }
         stuckClient.sendFrame(Array(#"{"args":["send","poke"]}"#.utf8))
         var status = ""
-        for _ in 0..<50 where !status.contains("busy:") {
-            usleep(100_000)
+        eventually(timeout: .seconds(5), every: .milliseconds(100)) {
             status = (try? host.command(["status"])) ?? ""
+            return status.contains("busy:")
         }
         #expect(status.contains("busy: org.berth.crasher/hang-action action 'poke'"), "\(status)\n\(host.log)")
         #expect(kill(host.process.processIdentifier, SIGTERM) == 0)
-        for _ in 0..<100 where host.process.isRunning { usleep(100_000) }
+        eventually { !host.process.isRunning }
         #expect(!host.process.isRunning, "SIGTERM ended the stuck host")
         #expect(host.process.terminationStatus == 1)
         #expect(host.log.contains("error: the host is stuck in org.berth.crasher/hang-action action 'poke'"), "\(host.log)")

@@ -63,13 +63,8 @@ struct KillDurabilityTests {
         var hasFinished: Bool { finished.withLock { $0 } }
 
         /// Waits until `condition` holds or the host ends; false on a timeout.
-        func wait(seconds: Double = 20, until condition: () -> Bool) -> Bool {
-            let deadline = Date().addingTimeInterval(seconds)
-            while !condition() {
-                if hasFinished || Date() > deadline { return false }
-                usleep(500)
-            }
-            return true
+        func wait(seconds: Int = 20, until condition: () -> Bool) -> Bool {
+            eventually(timeout: .seconds(seconds), every: .microseconds(500)) { condition() || hasFinished } && condition()
         }
 
         func killNow() {

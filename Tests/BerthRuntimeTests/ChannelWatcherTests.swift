@@ -41,13 +41,6 @@ struct ChannelWatcherTests {
         var value: Int { atomic.load(ordering: .relaxed) }
     }
 
-    /// Waits up to `seconds` (polling, no Swift concurrency) until `condition` holds.
-    private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while !condition() && Date() < deadline { usleep(1_000) }
-        return condition()
-    }
-
     /// Returns once the watcher has reported a control channel made readable now: whatever
     /// it would report of data sent before this call, it has reported by then (the positive
     /// control a negative check waits for, instead of a fixed sleep).

@@ -34,9 +34,7 @@ struct CrashContainmentTests {
 
         /// Waits (serving the main actor) until the crasher has crashed `count` times.
         func waitForCrashes(_ count: Int) async throws {
-            for _ in 0..<200 where host.events.filter({ $0.kind == .crashed }).count < count {
-                try await Task.sleep(for: .milliseconds(25))
-            }
+            await eventuallyAsync { host.events.filter { $0.kind == .crashed }.count >= count }
         }
     }
 

@@ -31,15 +31,13 @@ struct DurabilityTests {
             // another thread kills the worker once it has committed a few values.
             let delay = UInt32.random(in: 2_000...30_000, using: &generator)
             let killer = Thread {
-                for _ in 0..<2_000 where recorder.matching("committed ").isEmpty { usleep(1_000) }
+                eventually(timeout: .seconds(2)) { !recorder.matching("committed ").isEmpty }
                 usleep(delay)
                 kill(worker, SIGKILL)
             }
             killer.start()
             #expect(throws: ScreenError.self) { try host.send(screen: screen.id, action: "persist", payload: Array("100000000".utf8)) }
-            for _ in 0..<200 where host.events.filter({ $0.kind == .crashed }).count < round {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            await eventuallyAsync { host.events.filter { $0.kind == .crashed }.count >= round }
             #expect(host.events.filter { $0.kind == .crashed }.count == round)
             let committed = recorder.matching("committed ").compactMap { Int($0.split(separator: " ").last ?? "") }
             let last = try #require(committed.max(), "round \(round): no value was committed before the kill")

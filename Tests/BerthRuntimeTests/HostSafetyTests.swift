@@ -36,9 +36,7 @@ struct HostSafetyTests {
     func offThreadCallRefused() async throws {
         let (_, host, fixtures) = try fixtureHost()
         let screen = try host.push("org.berth.fixtures/off-thread")
-        for _ in 0..<400 where try fixtures.call("fx_task_runs_finished", arguments: []) == .int32(0) {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await eventuallyAsync { try fixtures.call("fx_task_runs_finished", arguments: []) != .int32(0) }
         #expect(try fixtures.call("fx_offthread_status", arguments: []) == .int32(4))
         #expect(host.openRouters.map(\.id) == [screen.id], "nothing was pushed")
         host.close(screen)
@@ -99,9 +97,7 @@ struct HostSafetyMoreTests {
         let plugins = try ExamplePlugins()
         let inbox = try plugins.host.push("inbox")
         try plugins.host.send(screen: inbox.id, action: "push-from-task", payload: [])
-        for _ in 0..<200 where plugins.recorder.matching("push from a task").isEmpty {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        await eventuallyAsync { !plugins.recorder.matching("push from a task").isEmpty }
         // CI once waited 119 s here for a line that never came: say what the host saw
         // (a worker's crash is an event) and what the plugin logged.
         #expect(plugins.recorder.matching("push from a task was refused: this host function may only be called on the main thread").count == 1,

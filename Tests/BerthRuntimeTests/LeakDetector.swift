@@ -1,5 +1,6 @@
 import Testing
 @testable import BerthRuntime
+import BerthTestSupport
 
 /// Test-only leak detector: tracks routers, interactors, module instances and managed
 /// tasks weakly, and fails the test when any is still alive after it was released.
@@ -31,9 +32,7 @@ final class LeakDetector {
     /// worker thread may hold its task for a moment after signalling that it finished, so
     /// the check allows the main actor up to a second to let those last references go.
     func expectAllReleased(sourceLocation: SourceLocation = #_sourceLocation) async {
-        for _ in 0..<200 where aliveCount > 0 {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        await eventuallyAsync(timeout: .seconds(1)) { aliveCount == 0 }
         for entry in tracked where entry.object != nil {
             Issue.record("\(entry.name) is still alive after release", sourceLocation: sourceLocation)
         }

@@ -19,11 +19,10 @@ struct MainQueueTests {
         #expect(try generation.call("crasher_queue_on_main", arguments: []) == .int32(0))
         #expect(try generation.call("crasher_queue_on_main", arguments: []) == .int32(0))
         var runs: FFIValue = .int32(0)
-        for _ in 0..<200 {
-            // The host's main actor is free while this test sleeps; so is the worker.
-            try await Task.sleep(for: .milliseconds(10))
+        // The host's main actor is free while this test sleeps; so is the worker.
+        try await eventuallyAsync(every: .milliseconds(10)) {
             runs = try generation.call("crasher_main_queue_runs", arguments: [])
-            if runs == .int32(2) { break }
+            return runs == .int32(2)
         }
         #expect(runs == .int32(2), "both queued blocks ran exactly once")
     }

@@ -35,11 +35,9 @@ struct ExamplePlugins {
             .map(\.message)
     }
 
-    /// Waits (briefly, polling the main actor) until `condition` holds.
+    /// Waits (polling, the main actor free in between) until `condition` holds.
     func waitUntil(_ condition: () -> Bool) async {
-        for _ in 0..<500 where !condition() {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        await eventuallyAsync(condition)
     }
 }
 

@@ -18,9 +18,7 @@ struct SwiftTrapReportTests {
         if moment == "action", let opened {
             #expect(throws: ScreenError.self) { try host.send(screen: opened.id, action: "remove", payload: []) }
         }
-        for _ in 0..<400 where !host.events.contains(where: { $0.kind == .crashed }) {
-            try await Task.sleep(for: .milliseconds(25))
-        }
+        await eventuallyAsync { host.events.contains { $0.kind == .crashed } }
         let crash = try #require(host.events.first { $0.kind == .crashed }, "\(host.events.suffix(10).map(\.description))")
         // "the worker of org.berth.stress crashed (SIGILL): Swift/Array.swift:1350: Fatal error: Index out of range"
         #expect(crash.message.hasPrefix("the worker of org.berth.stress crashed (SIGILL): "), "\(crash.message)")

@@ -28,10 +28,12 @@ struct WorkerPoolTests {
     }
 
     private func waitForWaitingWorker(_ executable: String) async throws -> Int32 {
-        for _ in 0..<400 {
-            if let pid = WorkerPool.shared.waitingWorker(of: executable) { return pid }
-            try await Task.sleep(for: .milliseconds(10))
+        var pid: Int32?
+        await eventuallyAsync(timeout: .seconds(4)) {
+            pid = WorkerPool.shared.waitingWorker(of: executable)
+            return pid != nil
         }
-        throw TestFailure("no worker was started ahead of need within 4 s")
+        guard let pid else { throw TestFailure("no worker was started ahead of need within 4 s") }
+        return pid
     }
 }

@@ -27,16 +27,14 @@ public final class RunningHost {
         try process.run()
         // Ready once it announced its socket: that line comes after the first discovery and
         // after the watch is armed (the socket file itself can appear before both).
-        for _ in 0..<500 where !(FileManager.default.fileExists(atPath: socket) && self.log.contains("control socket: ")) {
-            usleep(20_000)
-        }
+        eventually(every: .milliseconds(20)) { FileManager.default.fileExists(atPath: socket) && self.log.contains("control socket: ") }
         guard FileManager.default.fileExists(atPath: socket) else { throw RunningHostError("the host did not open \(socket): \(self.log)") }
     }
 
     deinit {
         if process.isRunning {
             _ = try? command(["quit"])
-            for _ in 0..<100 where process.isRunning { usleep(20_000) }
+            eventually(timeout: .seconds(2), every: .milliseconds(20)) { !process.isRunning }
             if process.isRunning { process.terminate() }
         }
         try? input.fileHandleForWriting.close()
@@ -58,13 +56,12 @@ public final class RunningHost {
     /// count as one, so table column widths do not matter.
     @discardableResult
     public func wait(for text: String, in args: [String] = ["plugins"], timeout: Double = 10) throws -> String {
-        let deadline = Date(timeIntervalSinceNow: timeout)
         var last = ""
-        while Date() < deadline {
+        let shown = eventually(timeout: .milliseconds(Int(timeout * 1_000)), every: .milliseconds(50)) {
             last = (try? command(args)) ?? ""
-            if Self.squeezed(last).contains(Self.squeezed(text)) { return last }
-            usleep(50_000)
+            return Self.squeezed(last).contains(Self.squeezed(text))
         }
+        if shown { return last }
         throw RunningHostError("timed out waiting for '\(text)' in \(args); last reply:\n\(last)\nhost log:\n\(log)")
     }
 

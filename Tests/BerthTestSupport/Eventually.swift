@@ -1,0 +1,40 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The one way a test waits for something another thread or process does: check, wait a
+// little, check again, until the condition holds or a deadline passes. The caller turns a
+// false into a failure (`#expect`, `#require`, a thrown error) that says what never happened.
+
+/// Checks `condition` every `interval` until it holds or `timeout` has passed, blocking the
+/// calling thread in between; true when it held (it is checked once more at the deadline).
+/// For conditions other threads or processes make true; a main-actor test whose condition
+/// needs the main actor to run uses ``eventuallyAsync(timeout:every:isolation:_:)``.
+@discardableResult
+public func eventually(
+    timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(1), _ condition: () throws -> Bool
+) rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        let (seconds, attoseconds) = interval.components
+        usleep(UInt32(clamping: seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+    }
+    return try condition()
+}
+
+/// Checks `condition` every `interval` until it holds or `timeout` has passed, sleeping as a
+/// task in between so the caller's actor (the main actor in most host tests) runs the work
+/// the condition waits for; true when it held (it is checked once more at the deadline).
+@discardableResult
+public func eventuallyAsync(
+    timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(5),
+    isolation: isolated (any Actor)? = #isolation, _ condition: () throws -> Bool
+) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        try? await Task.sleep(for: interval)
+    }
+    return try condition()
+}
