@@ -4,7 +4,7 @@ import BerthTestSupport
 import Foundation
 import Testing
 
-/// The five example plugins staged and loaded into one host (in the isolation mode the test
+/// The five example plugins staged into one host (each loaded when first opened) (in the isolation mode the test
 /// matrix says), with a headless front end over it.
 @MainActor
 final class FrontEndHost {
@@ -18,7 +18,8 @@ final class FrontEndHost {
         }
         extra(workspace)
         host = try workspace.makeHost()
-        let errors = host.activateDiscovered()
+        // Each plugin loads on first use: a test starts only the workers it needs.
+        let errors = host.activateDiscovered(lazy: true)
         guard errors.isEmpty else { throw errors[0] }
         terminal = HeadlessTerminal(host: host, width: width, height: height)
     }

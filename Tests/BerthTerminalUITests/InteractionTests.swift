@@ -73,7 +73,7 @@ struct InteractionTests {
         let focused = try #require(terminal.app.rendered?.focusOrder[2])
         #expect(terminal.frame.styleMask.contains("rrrrrrrrrrr"))
         // The ticking task redraws the screen with no key pressed.
-        #expect(await terminal.waitFor("ticks 3"))
+        #expect(await terminal.waitFor("ticks 3", timeout: .seconds(60)))
         #expect(focusedTarget(terminal) == focused)
         try front.host.reload("com.example.counter", keepState: true)
         terminal.settle()
@@ -146,6 +146,10 @@ struct InteractionTests {
         for _ in 0..<3 { await terminal.press(.backTab) }
         #expect(terminal.text.contains("< report >"))
         #expect(terminal.text.contains("↑ more"))
+        // The wheel scrolls freely, away from the focused action.
+        for _ in 0..<4 { await terminal.wheel(down: false) }
+        #expect(terminal.text.contains("Counter · ticks 0"))
+        #expect(!terminal.text.contains("< report >"))
         await terminal.press(.tab)
         #expect(terminal.text.contains("Count: [-] 0 [+]"))
     }
@@ -195,7 +199,7 @@ struct InteractionTests {
         let terminal = front.terminal
         try front.open("org.berth.crasher/segv-action")
         try? front.host.send(screen: try #require(front.host.visibleRouter?.id), action: "go", payload: [])
-        #expect(await terminal.waitFor("crashed"))
+        #expect(await terminal.waitFor("crashed", timeout: .seconds(60)))
         #expect(terminal.text.contains("✖ org.berth.crasher crashed"))
         #expect(front.host.visibleRouter == nil)
         await terminal.press(.escape)
@@ -208,5 +212,27 @@ struct InteractionTests {
         return terminal.app.rendered?.targets.first { placed in
             placed.row > 1 && placed.row < frame.height - 1 && frame[placed.column, placed.row].style.reverse
         }?.target
+    }
+}
+
+@Suite("Terminal UI: the demo's flows by keys alone") @MainActor
+struct KeyFlowTests {
+    @Test("route context round trip: Profile presents the picker, a user is opened and chosen, the flow ends at Profile")
+    func routeContextRoundTrip() async throws {
+        let front = try FrontEndHost()
+        try front.open("profile")
+        let terminal = front.terminal
+        // Focus starts on the first action, pick; Enter presents the user picker.
+        await terminal.press(.enter)
+        #expect(front.host.visibleRouter?.route == "users")
+        // open takes TEXT: Enter opens the command line with `send open `.
+        await terminal.press(.enter)
+        await terminal.type("ada")
+        await terminal.press(.enter)
+        #expect(front.host.visibleRouter?.route == "user-detail")
+        #expect(terminal.text.contains("Ada Lovelace (ada)"))
+        await terminal.press(.enter)
+        #expect(front.host.visibleRouter?.route == "profile")
+        #expect(front.host.events.contains { $0.message.contains("UserSelection") && $0.message.contains("screen") })
     }
 }

@@ -4,7 +4,8 @@ import Foundation
 /// The inspector beside the app (F2): the router tree, the focused view's identity and
 /// state slots, the plugins and their workers, and the recent events and output.
 extension TerminalApp {
-    func inspectorLines() -> [String] {
+    /// The inspector's lines for a panel `rows` high: the newest events fill what is left.
+    func inspectorLines(rows: Int) -> [String] {
         var lines = ["Inspector (F2 closes)", "", "Routers"]
         func visit(_ router: Router, depth: Int) {
             let indent = String(repeating: "  ", count: depth)
@@ -51,7 +52,7 @@ extension TerminalApp {
             lines.append("  last reload: \(BerthHostTimingText.milliseconds(timings.total)) ms")
         }
         lines += ["", "Events and output"]
-        lines += log.suffix(12).map { "  " + $0 }
+        lines += log.suffix(max(rows - lines.count, 3)).map { "  " + $0 }
         return lines
     }
 

@@ -52,7 +52,7 @@ public final class TerminalApp {
     var wake: () -> Void = {}
     public private(set) var redrawPending = false
 
-    static let help = "Tab move · Enter press · +/- step · Esc back · : command · F2 inspector · ^C quit"
+    static let help = "Tab move · Enter press · +/- step · Esc back · : command · F2 inspect · ^C quit"
 
     public init(host: BerthHost, screen: TerminalScreen, commands: TerminalCommands? = nil, colours: Bool = false) {
         self.host = host
@@ -109,6 +109,12 @@ public final class TerminalApp {
         log.append(line)
         if log.count > 500 { log.removeFirst(log.count - 400) }
         if showsInspector { requestRedraw() }
+    }
+
+    /// Shows `text` on the status line until the next key (a plugin's log line, say).
+    public func showMessage(_ text: String) {
+        message = text
+        requestRedraw()
     }
 
     // MARK: Drawing
@@ -215,7 +221,7 @@ public final class TerminalApp {
         scene.banner = banner
         scene.status = message ?? Self.help
         scene.commandLine = commandLine
-        scene.inspector = showsInspector ? inspectorLines() : nil
+        scene.inspector = showsInspector ? inspectorLines(rows: screen.size.height - 2) : nil
         return scene
     }
 

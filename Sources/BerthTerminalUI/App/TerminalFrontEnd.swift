@@ -72,6 +72,7 @@ public final class TerminalFrontEnd {
             case .output(let line):
                 captured.append(line)
                 app.appendLog(line)
+                app.showMessage(line)
             case .wake:
                 break
             }

@@ -76,6 +76,9 @@ public enum Renderer {
             }
             let inset = appWidth >= 30 ? 3 : 1
             let box = (column: inset, row: top + 1, width: appWidth - 2 * inset, height: max(bodyHeight - 2, 3))
+            // The presenter shows above and below the layer; its margins are left blank.
+            frame.clear(column: 0, row: box.row, width: box.column, height: box.height)
+            frame.clear(column: box.column + box.width, row: box.row, width: appWidth - box.column - box.width, height: box.height)
             drawBox(&frame, box, title: " \(scene.content.heading) ")
             area = (box.column + 2, box.row + 1, box.width - 4, box.height - 2)
         } else {

@@ -1,0 +1,50 @@
+import BerthRuntime
+import BerthTerminalUI
+import Foundation
+
+/// `EmbeddingApp [PLUGINS-FOLDER] [ROUTE]`: a host over the folder (default `plugins`),
+/// every valid plugin loaded, ROUTE (or the first route found) opened, and the terminal
+/// front end until the person quits (Ctrl-C, or `:quit`).
+@main
+struct EmbeddingApp {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let folder = arguments.first ?? "plugins"
+
+        // 1. Configure: the plugins folder and where persisted values go. Isolated plugins
+        //    run in berth-worker, found through $BERTH_WORKER or beside the app.
+        var configuration = BerthHost.Configuration(pluginFolders: [folder])
+        configuration.stateDirectory = (NSTemporaryDirectory() as NSString).appendingPathComponent("embedding-app-state")
+
+        // 2. Start the host (everything runs on the main actor), find and load the plugins.
+        let host: BerthHost
+        do {
+            host = try await MainActor.run { try BerthHost(configuration: configuration) }
+        } catch {
+            FileHandle.standardError.write(Data("cannot start the host: \(error)\n".utf8))
+            exit(1)
+        }
+        await MainActor.run {
+            let found = host.discover()
+            for rejected in found.rejected { print("skipped \(rejected.folder): \(rejected.reason)") }
+            for error in host.activateDiscovered() { print("not loaded: \(error)") }
+        }
+
+        // 3. Show the first screen in the terminal front end.
+        let route = await MainActor.run {
+            arguments.dropFirst().first ?? host.plugins.keys.sorted().lazy
+                .compactMap { id in host.plugins[id]?.source.manifest.routes.first.map { "\(id)/\($0)" } }.first
+        }
+        var options = TerminalFrontEnd.Options()
+        options.initialRoute = route
+        let frontEnd = await TerminalFrontEnd(host: host, options: options)
+        do {
+            try await frontEnd.run()
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+        }
+
+        // 4. Shut down: every screen closed through its close sequence, workers ended.
+        await MainActor.run { host.shutdown() }
+    }
+}
