@@ -74,10 +74,11 @@ public struct ScopeError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// An instance held by a scope: a Swift object, the pointer a C factory returned, or the
 /// token of an instance a worker made (its pointer never leaves the worker).
-public enum ScopedValue: @unchecked Sendable {
-    // @unchecked: a `.pointer` belongs to its provider plugin, which documents its own
-    // thread rules; the host only stores it, hands it back, and releases it once.
-    case object(AnyObject)
+enum ScopedValue: @unchecked Sendable {
+    // @unchecked for `.pointer` alone: it belongs to its provider plugin, which documents
+    // its own thread rules; the host only stores it, hands it back, and releases it once.
+    // An object must be Sendable itself (`registerScoped` asks for `AnyObject & Sendable`).
+    case object(any AnyObject & Sendable)
     case pointer(UnsafeMutableRawPointer)
     case workerInstance(UInt64)
 
