@@ -2,7 +2,9 @@
 public struct HostEvent: Sendable, CustomStringConvertible {
     /// What happened: a plugin found, loaded, reloaded, retired, unloaded or failed; a screen created, activated, deactivated or released; a screen's lifecycle event; a limit crossed, a worker crash, a refused call.
     public enum Kind: String, Sendable {
+        /// A plugin was found, rejected by validation, loaded, reloaded, retired (a Swift image kept mapped), unloaded, or failed (to load or reload, or past its crash budget).
         case discovered, rejected, loaded, reloaded, retired, unloaded, failed
+        /// A screen was created, activated, deactivated or released, or was sent a lifecycle event.
         case created, activated, deactivated, released, event
         /// Retired Swift images passed `BerthHost.retiredLimitBytes` (once per crossing).
         case retiredLimitExceeded

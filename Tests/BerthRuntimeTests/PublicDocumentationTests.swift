@@ -5,7 +5,8 @@ import BerthTestSupport
 /// Every public declaration of BerthRuntime carries a `///` comment, so the DocC reference
 /// (`BERTH_DOCC=1 swift package generate-documentation --target BerthRuntime`) has no
 /// undocumented symbol. A source scan: a `public` line counts when every type it is nested
-/// in is public too (a `public` member of a `package` type is not part of the API).
+/// in is public too (a `public` member of a `package` type is not part of the API), and so
+/// does a `case` line of such a public enum.
 @Suite("BerthRuntime's public API is documented")
 struct PublicDocumentationTests {
     @Test("every public declaration of BerthRuntime has a /// comment")
@@ -35,13 +36,25 @@ struct PublicDocumentationTests {
             extension Shown {
                 public func undocumentedToo() {}
             }
+            /// Kinds.
+            public enum Kind {
+                /// Documented.
+                case one, two
+                case three
+                func name() -> String {
+                    switch self {
+                    case .one, .two, .three: "a switch case is no declaration"
+                    }
+                }
+            }
             """
         let scan = PublicDeclarationScan(files: ["Sample.swift": source])
         #expect(scan.declarations.map(\.location) == [
             "Sample.swift:2: public struct Shown {", "Sample.swift:4: public var documented: Int",
             "Sample.swift:6: public func undocumented() {}", "Sample.swift:15: public func undocumentedToo() {}",
+            "Sample.swift:18: public enum Kind {", "Sample.swift:20: case one, two", "Sample.swift:21: case three",
         ])
-        #expect(scan.declarations.map(\.documented) == [true, true, false, false])
+        #expect(scan.declarations.map(\.documented) == [true, true, false, false, true, true, false])
     }
 }
 
@@ -75,8 +88,16 @@ struct PublicDeclarationScan {
             }
         }
         for (file, lines) in sources.sorted(by: { $0.key < $1.key }) {
-            for (index, line) in lines.enumerated() where Self.isPublicDeclaration(line) {
-                guard Self.enclosingScopesArePublic(lines, index, publicTypes) else { continue }
+            for (index, line) in lines.enumerated() {
+                if Self.isPublicDeclaration(line) {
+                    guard Self.enclosingScopesArePublic(lines, index, publicTypes) else { continue }
+                } else if Self.isCaseDeclaration(line) {
+                    guard let enclosing = Self.enclosingLine(lines, index), Self.typeDeclaration(lines[enclosing])?.1 == true,
+                          Self.significantWords(lines[enclosing]).contains("enum"),
+                          Self.enclosingScopesArePublic(lines, enclosing, publicTypes) else { continue }
+                } else {
+                    continue
+                }
                 declarations.append(Declaration(
                     location: "\(file):\(index + 1): \(line.trimmingCharacters(in: .whitespaces))",
                     documented: Self.precededByDocComment(lines, index)
@@ -98,6 +119,21 @@ struct PublicDeclarationScan {
     }
 
     /// The words of a line without its attributes (`@MainActor`, `@inlinable`).
+    /// A line that declares enum cases (`case a, b`), not a `switch` case (`case .a:`).
+    private static func isCaseDeclaration(_ line: String) -> Bool {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        return trimmed.hasPrefix("case ") && trimmed.dropFirst(5).first.map { $0.isLetter || $0 == "_" } == true
+    }
+
+    /// The index of the nearest line above `index` that is indented less: what it is nested in.
+    private static func enclosingLine(_ lines: [String], _ index: Int) -> Int? {
+        let depth = indentation(lines[index])
+        return lines[..<index].lastIndex { line in
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            return !trimmed.isEmpty && !trimmed.hasPrefix("//") && !trimmed.hasPrefix("#") && indentation(line) < depth
+        }
+    }
+
     private static func significantWords(_ line: String) -> [String] {
         line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init).filter { !$0.hasPrefix("@") }
     }

@@ -342,6 +342,7 @@ public final class ModuleInstance {
 public struct ScreenError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong: no plugin provides the route, its plugin is not loaded or failed, a lifecycle step was refused, no open screen has the id, or navigation was refused (a limit, a screen that takes no input).
     public enum Code: Sendable, Equatable {
+        /// No loaded plugin provides the route; its plugin is not loaded; its plugin failed during the call; a lifecycle step was refused; no open screen has the id; navigation was refused (a screen limit, a screen that takes no input).
         case unknownRoute, pluginNotLoaded, pluginFailed, lifecycle, noSuchScreen, navigation
     }
 

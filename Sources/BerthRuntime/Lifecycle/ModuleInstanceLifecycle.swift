@@ -1,5 +1,7 @@
 /// Where an open screen's module instance is in its life.
 public enum ScreenState: String, Sendable {
+    /// Made by the plugin's `create`; activated (running its tasks, taking actions); deactivated
+    /// (before detaching: its tasks cancelled, actions refused); destroyed.
     case created, active, inactive, released
 }
 

@@ -7,6 +7,7 @@ import Logging
 public final class PluginGeneration {
     /// Where a generation is in its life.
     public enum State: String, Sendable {
+        /// Its code is mapped and callable.
         case loaded
         /// A Swift image that stays mapped (never unmapped in process).
         case retired

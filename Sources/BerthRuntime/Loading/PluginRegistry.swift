@@ -5,6 +5,7 @@ public final class PluginRecord {
     public enum State: Sendable, Equatable {
         /// Valid, not loaded.
         case discovered
+        /// Loaded: a generation is in place.
         case loaded
         /// Its worker crashed; it starts again on its next use.
         case crashed

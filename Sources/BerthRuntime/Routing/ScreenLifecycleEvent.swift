@@ -2,10 +2,15 @@ internal import CBerth
 
 /// A screen lifecycle event as the host delivers it (berth.h `BERTH_EVENT_*`).
 public enum ScreenLifecycleEvent: Sendable, Equatable, CustomStringConvertible {
+    /// Once, right after the plugin's `create`, before activation.
     case didLoad
+    /// The screen is about to become the visible one (true the first time this instance appears).
     case willAppear(isPresentedInitially: Bool)
+    /// The screen became the visible one (true the first time this instance appears).
     case didAppear(isPresentedInitially: Bool)
+    /// The screen is about to stop being the visible one (true when it is being removed for good).
     case willDisappear(isRemovedPermanently: Bool)
+    /// The screen stopped being the visible one (true when it was removed for good).
     case didDisappear(isRemovedPermanently: Bool)
 
     /// The event's code and flag for `berth_plugin_v1.screen_event`.

@@ -40,6 +40,7 @@ public enum ScopeKind: String, Sendable, CaseIterable, CustomStringConvertible {
 public struct ScopeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Which rule was broken: no registration for the key, no scope of its kind open, the scope ended, the provider unloaded, the factory failed, the instance has another type, a second registration.
     public enum Code: Sendable, Equatable {
+        /// No registration for the key; no scope of its kind is current; the scope has ended; the providing plugin was unloaded; the factory failed; the instance is not of the asked type; the key is registered already.
         case notRegistered, noCurrentScope, scopeEnded, providerUnloaded, factoryFailed, wrongType, duplicate
         /// The provider's instances live in another process than the one resolving.
         case acrossProcesses

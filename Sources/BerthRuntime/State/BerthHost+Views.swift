@@ -2,6 +2,7 @@
 extension BerthHost {
     /// The kinds of input a rendered view takes.
     public enum ViewInputKind: String, Sendable, CaseIterable {
+        /// Tap a button; flip a toggle; type text into a field; step a stepper.
         case tap, toggle, type, step
     }
 

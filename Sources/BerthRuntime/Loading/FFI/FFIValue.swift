@@ -1,11 +1,18 @@
 /// A value passed to or returned from an export called through libffi.
 public enum FFIValue: Sendable, Equatable, CustomStringConvertible {
+    /// No value (a `void` result).
     case void
+    /// A `bool`.
     case bool(Bool)
+    /// A signed integer of the manifest's width.
     case int8(Int8), int16(Int16), int32(Int32), int64(Int64)
+    /// An unsigned integer of the manifest's width.
     case uint8(UInt8), uint16(UInt16), uint32(UInt32), uint64(UInt64)
+    /// A floating-point number.
     case float(Float), double(Double)
+    /// A NUL-terminated UTF-8 string.
     case string(String)
+    /// Bytes passed as pointer and length.
     case bytes([UInt8])
 
     /// The manifest type of this value.
@@ -151,6 +158,7 @@ extension ExportSignature {
 public struct FFIError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong: an unknown symbol, the wrong number of arguments, an argument of the wrong type or text, libffi refusing the signature, or the plugin failing during the call.
     public enum Code: Sendable, Equatable {
+        /// The manifest declares no export of that name; the wrong number of arguments; an argument of the wrong type or unreadable text; libffi refused the signature.
         case unknownSymbol, arity, badArgument, prepareFailed
         /// The plugin's worker process died or stopped answering during the call.
         case pluginFailed

@@ -1,7 +1,9 @@
 /// The language runtime a plugin image was built with. Decides how it is unloaded: a Swift
 /// image is never `dlclose`d (see Docs/loading.md), a C image is.
 public enum PluginRuntimeKind: String, Sendable, Codable {
+    /// Built with Swift (BerthSDK): never unmapped.
     case swift
+    /// Plain C: closed with `dlclose` when unloaded.
     case c
 }
 

@@ -5,6 +5,7 @@
 public struct PluginProblem: Sendable, Equatable, CustomStringConvertible, Codable {
     /// Whether the problem stops the plugin (`error`) or is only reported (`warning`).
     public enum Severity: String, Sendable, Codable {
+        /// Stops the plugin from loading; is only reported.
         case error, warning
     }
 

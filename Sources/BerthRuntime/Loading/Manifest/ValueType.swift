@@ -4,10 +4,15 @@
 /// parameter it is two C arguments (`const uint8_t *`, `uint64_t`); as a result it is a
 /// `berth_bytes` struct returned by value.
 public enum ValueType: String, Sendable, CaseIterable, Codable {
+    /// No value (results only); a C `bool`.
     case void, bool
+    /// Signed integers of that width.
     case int8, int16, int32, int64
+    /// Unsigned integers of that width.
     case uint8, uint16, uint32, uint64
+    /// C `float` and `double`.
     case float, double
+    /// A NUL-terminated UTF-8 string; bytes as pointer and length.
     case string, bytes
 
     /// The types a parameter may have (everything but `void`).

@@ -86,8 +86,11 @@ struct PluginSignature: Codable, Sendable {
 public enum SignatureFault: Error, Sendable, Equatable, CustomStringConvertible {
     /// `plugin.sig` cannot be read or parsed.
     case unreadable(String)
+    /// `plugin.json` changed after signing.
     case manifestChanged
+    /// The library changed after signing (its SHA-256 then and now).
     case libraryChanged(signed: String, now: String)
+    /// The manifest and the library both changed after signing.
     case bothChanged
     /// The digests match but the signature does not verify with its key (the file was edited).
     case badSignature
