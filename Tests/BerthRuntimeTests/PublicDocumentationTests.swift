@@ -26,6 +26,9 @@ struct PublicDocumentationTests {
                 public var documented: Int
                 @MainActor
                 public func undocumented() {}
+                /// Documented.
+                @exclusivity(unchecked) public var attributed = 0
+                public var afterAnAttributedLine: Bool { true }
             }
             package struct Hidden {
                 public var notAPI: Int
@@ -51,10 +54,11 @@ struct PublicDocumentationTests {
         let scan = PublicDeclarationScan(files: ["Sample.swift": source])
         #expect(scan.declarations.map(\.location) == [
             "Sample.swift:2: public struct Shown {", "Sample.swift:4: public var documented: Int",
-            "Sample.swift:6: public func undocumented() {}", "Sample.swift:15: public func undocumentedToo() {}",
-            "Sample.swift:18: public enum Kind {", "Sample.swift:20: case one, two", "Sample.swift:21: case three",
+            "Sample.swift:6: public func undocumented() {}", "Sample.swift:8: @exclusivity(unchecked) public var attributed = 0",
+            "Sample.swift:9: public var afterAnAttributedLine: Bool { true }", "Sample.swift:18: public func undocumentedToo() {}",
+            "Sample.swift:21: public enum Kind {", "Sample.swift:23: case one, two", "Sample.swift:24: case three",
         ])
-        #expect(scan.declarations.map(\.documented) == [true, true, false, false, true, true, false])
+        #expect(scan.declarations.map(\.documented) == [true, true, false, true, false, false, true, true, false])
     }
 }
 
@@ -180,7 +184,7 @@ struct PublicDeclarationScan {
         var cursor = index - 1
         while cursor >= 0 {
             let trimmed = lines[cursor].trimmingCharacters(in: .whitespaces)
-            if trimmed.hasPrefix("@") && !trimmed.contains("{") { cursor -= 1; continue }
+            if trimmed.hasPrefix("@") && significantWords(trimmed).isEmpty { cursor -= 1; continue }
             return trimmed.hasPrefix("///")
         }
         return false

@@ -30,6 +30,7 @@ public final class PluginGeneration {
     /// Unchecked exclusivity: read on every typed export call, and only ever read or
     /// assigned whole, on the main actor, so no access can overlap another.
     @exclusivity(unchecked) public private(set) var state: State = .loaded
+    /// True while the generation is loaded: its code mapped and callable.
     public var isLoaded: Bool { state == .loaded }
 
     /// Where its code runs.
