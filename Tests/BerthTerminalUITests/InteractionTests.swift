@@ -1,3 +1,4 @@
+import Foundation
 import BerthRuntime
 import BerthTerminalUI
 import BerthTestSupport
@@ -200,7 +201,8 @@ struct InteractionTests {
         try front.open("org.berth.crasher/segv-action")
         try? front.host.send(screen: try #require(front.host.visibleRouter?.id), action: "go", payload: [])
         #expect(await terminal.waitFor("crashed", timeout: .seconds(60)))
-        #expect(terminal.text.contains("✖ org.berth.crasher crashed"))
+        #expect(terminal.text.contains("✖ the worker of org.berth.crasher crashed"))
+        #expect(terminal.text.contains("SIGSEGV"), "the signal is named: \(terminal.text)")
         #expect(front.host.visibleRouter == nil)
         await terminal.press(.escape)
         #expect(!terminal.text.contains("✖"))
@@ -234,5 +236,41 @@ struct KeyFlowTests {
         await terminal.press(.enter)
         #expect(front.host.visibleRouter?.route == "profile")
         #expect(front.host.events.contains { $0.message.contains("UserSelection") && $0.message.contains("screen") })
+    }
+}
+
+@Suite("Terminal UI: large screens") @MainActor
+struct LargeScreenTests {
+    @Test("a 1,000-row screen: Enter taps the focused row, Tab walks down with the view following, PgDn scrolls")
+    func thousandRows() async throws {
+        let front = try FrontEndHost { $0.stage("stress.json") }
+        try front.open("org.berth.stress/grid", argument: "1000")
+        let terminal = front.terminal
+        #expect(terminal.text.contains("↓ more"))
+        let started = ContinuousClock.now
+        await terminal.press(.enter)
+        let keyToFrame = started.duration(to: .now)
+        #expect(terminal.text.contains("[ row 0: 1 ]"))
+        for _ in 0..<30 { await terminal.press(.tab) }
+        #expect(terminal.text.contains("[ row 30: 0 ]"))
+        #expect(!terminal.text.contains("[ row 0: 1 ]"))
+        await terminal.press(.pageDown)
+        #expect(!terminal.text.contains("[ row 30: 0 ]"))
+        // A figure for Docs/terminal-ui.md, not a check (timings are not tested).
+        print("1,000-row screen: key press to frame written \(keyToFrame)")
+    }
+}
+
+@Suite("Terminal UI: a hung plugin") @MainActor
+struct HungPluginTests {
+    @Test("an isolated plugin that stops answering is ended by the watchdog, and its verdict is the banner")
+    func hungVerdict() async throws {
+        let front = try FrontEndHost { $0.stageCrasher(isolation: "process") }
+        let terminal = front.terminal
+        try front.open("org.berth.crasher/hang-action")
+        try? front.host.send(screen: try #require(front.host.visibleRouter?.id), action: "go", payload: [])
+        #expect(await terminal.waitFor("✖ the worker of org.berth.crasher crashed", timeout: .seconds(60)))
+        #expect(terminal.text.contains("unresponsive"), "\(terminal.text)")
+        #expect(front.host.visibleRouter == nil)
     }
 }

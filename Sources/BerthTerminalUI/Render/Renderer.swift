@@ -59,9 +59,14 @@ public enum Renderer {
 
         var top = 2
         if let banner = scene.banner {
-            frame.clear(column: 0, row: top, width: appWidth, height: 1, style: CellStyle(bold: true, colour: .red))
-            frame.put("✖ " + banner, column: 0, row: top, style: CellStyle(bold: true, colour: .red), limit: appWidth)
-            top += 1
+            // Up to three rows: the signal and the fatal line matter more than the screen.
+            let style = CellStyle(bold: true, colour: .red)
+            let rows = ViewLayout.wrapped("✖ " + banner, width: appWidth - 1).rows.prefix(3)
+            for row in rows {
+                frame.clear(column: 0, row: top, width: appWidth, height: 1, style: style)
+                frame.put(String(row.map(\.character)), column: 0, row: top, style: style, limit: appWidth)
+                top += 1
+            }
         }
         let bottom = height - 1
         let bodyHeight = bottom - top
