@@ -48,8 +48,19 @@ struct RouteContextDispatcher {
     @discardableResult
     func send(_ type: String, payload: [UInt8], from sender: Router) -> BerthHost.ContextDelivery {
         host.topLevel {
-            BerthHost.ContextDelivery(receiverIDs: dispatch(type, payload: payload, from: sender), closed: [], navigation: .none)
+            let receivers = dispatch(type, payload: payload, from: sender)
+            noteStaysOpen(sender, after: type, receivers: receivers)
+            return BerthHost.ContextDelivery(receiverIDs: receivers, closed: [], navigation: .none)
         }
+    }
+
+    /// The common mistake: a picker that sends its choice with `context` stays open, and
+    /// nothing says why. The first `context` a screen sends that someone received gets a
+    /// note naming `terminate`, once per screen.
+    private func noteStaysOpen(_ sender: Router, after type: String, receivers: ContextReceivers) {
+        guard !receivers.isEmpty, !sender.notedContextKeepsItOpen else { return }
+        sender.notedContextKeepsItOpen = true
+        host.emit(.event, "screen \(sender.id)", "note: context \(type) was sent and screen \(sender.id) stays open; terminate(\(type)) sends it and closes the screen")
     }
 
     /// Dispatches, then completes navigation: pop back to the nearest earlier screen of the
@@ -111,6 +122,15 @@ struct RouteContextDispatcher {
         }
     }
 
+    /// "; did you mean 'com.nu.tags.TagChoice' (observed by screen 1)?" when an open
+    /// screen observes a type that differs from `type` as a typo would, else "".
+    private func resemblance(to type: String) -> String {
+        let observations = observations
+        guard let near = Suggestion.closest(to: type, among: observations.map(\.type)),
+              let observer = observations.first(where: { $0.type == near }) else { return "" }
+        return "; did you mean '\(near)' (observed by screen \(observer.screen))?"
+    }
+
     private func dispatch(_ type: String, payload: [UInt8], from sender: Router) -> ContextReceivers {
         var receivers = ContextReceivers()
         guard let module = sender.module, module.isActive else {
@@ -135,7 +155,7 @@ struct RouteContextDispatcher {
         }
         if receivers.isEmpty {
             let observed = walkContextChain(from: sender) { $0.contextObservers.contains { $0.type == type } }
-            host.emit(.event, "screen \(sender.id)", observed ? "context \(type) reached no observer (each one refused it)" : "context \(type) has no observer")
+            host.emit(.event, "screen \(sender.id)", observed ? "context \(type) reached no observer (each one refused it)" : "context \(type) has no observer" + resemblance(to: type))
         } else {
             // Formatted only when the log is read: the common path builds no string.
             host.emit(.event, .screen(sender.id), .contextDelivered(type: type, receivers: receivers))

@@ -46,6 +46,8 @@ public final class Router {
     var delegateObservers: [DelegateObserver] = []
     /// Route-context observers registered on this router, in registration order.
     var contextObservers: [ContextObserver] = []
+    /// Whether the note that `context` leaves this screen open was emitted (once a screen).
+    var notedContextKeepsItOpen = false
 
     init(id: Int, kind: Kind, pluginID: String = "", route: String = "") {
         self.id = id
