@@ -25,6 +25,7 @@ extension Berth {
                 // The key is read first: a wrong path stops before anything is written.
                 let key = try sign.map { path throws(SigningKeyError) in try PluginSigningKey(contentsOf: path) }
                 let packed = try PluginPacker.pack(path, into: out, signingKey: key)
+                for warning in packed.warnings { printWarning(warning) }
                 let signed = key.map { " signed by \($0.name) (key \($0.publicKey.shortFingerprint))" } ?? ""
                 emitLine("packed \(packed.id) \(packed.version) → \(packed.folder) (sha256 \(packed.sha256))\(signed)")
             } catch let failure as PluginValidationFailure {
@@ -49,6 +50,8 @@ enum PluginPacker {
         var version: String
         var folder: String
         var sha256: String
+        /// What the code uses that its capabilities do not grant (see `CapabilityUse`).
+        var warnings: [String] = []
     }
 
     static func pack(_ path: String, into out: String, signingKey: PluginSigningKey? = nil) throws -> Packed {
@@ -73,8 +76,15 @@ enum PluginPacker {
         // The code's facts: generated into the manifest of a Swift package, checked against
         // the hand-written one of a C plugin.
         let generated = manifest.isEmpty || manifest["runtime"] as? String != PluginRuntimeKind.c.rawValue
+        var services: [String] = []
         if generated {
-            let description = try LibraryFacts.describe(built, entry: manifest["entry"] as? String)
+            var description = try LibraryFacts.describe(built, entry: manifest["entry"] as? String)
+            if isSwiftPackage, description.describes {
+                // Keys in views the describe render never reaches (behind `if`, in rows).
+                let stated = SourceFacts.persistedKeys(inPackage: package)
+                description.persist = Array(Set(description.persist ?? []).union(stated)).sorted()
+            }
+            services = description.services ?? []
             let mismatches = ManifestFacts(description: description, manifestPath: manifestPath, library: built).fill(&manifest)
             guard mismatches.isEmpty else { throw FactMismatches(lines: mismatches) }
         } else if let mismatches = ManifestFacts.mismatches(of: manifest, manifestPath: manifestPath, library: built) {
@@ -104,7 +114,8 @@ enum PluginPacker {
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         try? FileManager.default.removeItem(atPath: target)
         try FileManager.default.copyItem(atPath: staging, toPath: target)
-        return Packed(id: id, version: checked.manifest.version.description, folder: target, sha256: checked.librarySHA256)
+        return Packed(id: id, version: checked.manifest.version.description, folder: target, sha256: checked.librarySHA256,
+                      warnings: CapabilityUse.warnings(for: checked.manifest, registersServices: services))
     }
 
     /// The library to pack: the manifest's, beside it or in `.build`; without a manifest,

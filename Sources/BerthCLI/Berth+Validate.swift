@@ -54,7 +54,8 @@ extension Berth {
                     ])
                 case .success(let plugin):
                     firstWithID[plugin.manifest.id] = path
-                    report = ValidationReport(path: path, id: plugin.manifest.id, valid: true, problems: plugin.warnings.map(\.description))
+                    report = ValidationReport(path: path, id: plugin.manifest.id, valid: true, problems: plugin.warnings.map(\.description)
+                                              + CapabilityUse.warnings(for: plugin.manifest).map { "warning: \($0)" })
                     report.signature = plugin.signature == .unsigned ? "unsigned" : "signed by \(plugin.signature)"
                     report.isolation = isolation.settings.mode(for: plugin.manifest).rawValue
                     // The manifest against what the library's code reports (runs its code).

@@ -18,7 +18,8 @@ enum HostText {
         case .failed(let reason): return ["persistence OFF: \(reason)"]
         case .on(let path):
             return ["persisted in \(path)"] + host.persistedKeys().map { entry in
-                let value = host.persistedValue(plugin: entry.plugin, key: entry.key).flatMap(StateValueText.persisted)
+                let swift = host.plugins[entry.plugin]?.source.manifest.runtime == .swift
+                let value = host.persistedValue(plugin: entry.plugin, key: entry.key).flatMap { StateValueText.persisted($0, swiftPlugin: swift) }
                 return "  \(entry.plugin)/\(entry.key)  " + (value.map { "= \($0)" } ?? "\(entry.bytes) byte(s)")
             }
         }

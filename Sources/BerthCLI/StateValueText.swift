@@ -22,12 +22,15 @@ enum StateValueText {
         return TerminalText.visible(String(decoding: json, as: UTF8.self)) + " (JSON)"
     }
 
-    /// A persisted value: `@Persisted` stores its type's fingerprint (8 bytes, little-endian)
-    /// before the value. Only built-in types are decoded: a C plugin's bytes have no
-    /// fingerprint, and guessing JSON in them could show a value that is not there.
-    static func persisted(_ stored: [UInt8]) -> String? {
+    /// A persisted value: a Swift plugin's `@Persisted` stores its type's fingerprint (8
+    /// bytes, little-endian) before the value, which is a built-in's or JSON (any other
+    /// `Codable`). A C plugin's bytes have no fingerprint, and guessing JSON in them could
+    /// show a value that is not there: only built-in fingerprints are decoded for it.
+    static func persisted(_ stored: [UInt8], swiftPlugin: Bool) -> String? {
         guard stored.count >= 8 else { return nil }
-        guard let builtin = builtins[littleEndian(stored.prefix(8))] else { return nil }
+        let fingerprint = littleEndian(stored.prefix(8))
+        if swiftPlugin { return decoded(fingerprint: fingerprint, bytes: Array(stored.dropFirst(8))) }
+        guard let builtin = builtins[fingerprint] else { return nil }
         return builtinText(builtin.kind, Array(stored.dropFirst(8))).map { "\($0) (\(builtin.name))" }
     }
 

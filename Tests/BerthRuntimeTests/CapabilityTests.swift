@@ -52,14 +52,14 @@ struct CapabilityTests {
         #expect(host.openRouters.count == 1, "nothing was pushed")
     }
 
-    @Test("a Swift plugin gets the refusal as a BerthError naming the capability: Counter cannot start its ticking task without tasks")
+    @Test("a Swift plugin gets the refusal as a BerthError naming the capability as Swift spells it: Counter cannot start its ticking task without .tasks")
     func swiftPluginSeesDenied() throws {
         workspace.stage("counter.json") { $0["capabilities"] = ["state.persist"] }
         let host = try host()
         #expect { try host.push("counter") } throws: { error in
-            (error as? ScreenError)?.message.contains("activate failed: task_start: com.example.counter lacks the capability 'tasks'") == true
+            (error as? ScreenError)?.message.contains("activate failed: task_start: com.example.counter lacks the capability .tasks (add it to Plugin(capabilities:)") == true
         }
-        #expect(host.events.last { $0.kind == .denied }?.description == "com.example.counter: task_start refused: no capability 'tasks'")
+        #expect(host.events.last { $0.kind == .denied }?.description == "com.example.counter: task_start refused: no capability .tasks")
     }
 
     @Test("a manifest without capabilities keeps every host service: navigate, persist and tasks work")

@@ -211,7 +211,8 @@ package struct HostCallbackHandler: HostCallbacks {
         let plugin = router.pluginID
         // The screen's own generation's list (a reload's new list applies to its screens).
         guard handle.grant.persistKeys.contains(key) else {
-            return .failure(HostRefusal(.invalidArgument, "\(verb): key '\(key)' is not in \(plugin)'s manifest persist list"))
+            let fix = handle.grant.runtime == .swift ? " (berth pack lists every @Persisted(\"…\") literal of the code: pack again)" : ""
+            return .failure(HostRefusal(.invalidArgument, "\(verb): key '\(key)' is not in \(plugin)'s manifest persist list\(fix)"))
         }
         guard let store = host.persistentStore else {
             let reason: String

@@ -128,7 +128,7 @@ final class WorkerSession: IsolationChannelHandler {
                 return .helloFailed(LoaderError(.workerFailed, plugin: hello.pluginID, "the worker could not confine itself: \(error.message)"))
             }
         }
-        grant = CapabilityGrant(pluginID: hello.pluginID, capabilities: hello.capabilities)
+        grant = CapabilityGrant(pluginID: hello.pluginID, capabilities: hello.capabilities, runtime: hello.runtime)
         do {
             let loaded = try WorkerPlugin(hello: hello, pluginHandle: pluginHandle)
             plugin = loaded

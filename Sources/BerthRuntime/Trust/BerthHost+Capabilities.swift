@@ -1,7 +1,7 @@
 extension BerthHost {
     /// Reports a refused call as a `denied` event naming the plugin, the call and the capability.
     func report(_ denial: CapabilityDenial) {
-        emit(.denied, denial.plugin, "\(denial.call) refused: no capability '\(denial.capability.rawValue)'")
+        emit(.denied, denial.plugin, "\(denial.call) refused: no capability \(denial.capability.spelling(for: denial.runtime))")
     }
 
     /// Warns once per host that workers run without Landlock (the kernel lacks it).

@@ -5,17 +5,40 @@ package struct CapabilityDenial: Sendable, Equatable {
     package var capability: Capability
     /// The `berth_host_v1` function refused (`navigate`, `persist_write`, `task_start`).
     package var call: String
+    /// Where the plugin's author grants capabilities: a Swift plugin in its code, a C
+    /// plugin in plugin.json.
+    package var runtime: PluginRuntimeKind = .c
 
     package var message: String {
-        "\(call): \(plugin) lacks the capability '\(capability.rawValue)' (declare it in plugin.json \"capabilities\")"
+        "\(call): \(plugin) lacks the capability \(capability.howToGrant(runtime))"
     }
 
     /// The refusal a plugin's call gets.
     package var refusal: HostRefusal { HostRefusal(.denied, message) }
 
     /// The denial, or nil when `granted` holds `capability`.
-    package static func check(_ capability: Capability, granted: Set<Capability>, plugin: String, call: String) -> CapabilityDenial? {
-        granted.contains(capability) ? nil : CapabilityDenial(plugin: plugin, capability: capability, call: call)
+    package static func check(_ capability: Capability, granted: Set<Capability>, plugin: String, call: String,
+                              runtime: PluginRuntimeKind = .c) -> CapabilityDenial? {
+        granted.contains(capability) ? nil : CapabilityDenial(plugin: plugin, capability: capability, call: call, runtime: runtime)
+    }
+}
+
+extension Capability {
+    /// The capability as its author writes it: `.statePersist` in a Swift plugin's code,
+    /// `"state.persist"` in a C plugin's manifest.
+    package func spelling(for runtime: PluginRuntimeKind) -> String {
+        switch runtime {
+        case .swift: ".\(self)"
+        case .c: "'\(rawValue)'"
+        }
+    }
+
+    /// "'.statePersist' (add it to Plugin(capabilities:))" or "'state.persist' (declare …)".
+    package func howToGrant(_ runtime: PluginRuntimeKind) -> String {
+        switch runtime {
+        case .swift: "\(spelling(for: runtime)) (add it to Plugin(capabilities:) in the plugin's code, then pack again)"
+        case .c: "\(spelling(for: runtime)) (declare it in plugin.json \"capabilities\")"
+        }
     }
 }
 
@@ -26,19 +49,22 @@ package struct CapabilityGrant: Sendable, Equatable {
     package var capabilities: Set<Capability>
     /// The keys its manifest's `persist` list names: the only ones `state.persist` reaches.
     package var persistKeys: [String]
+    /// The plugin's language, for how a denial names the capability.
+    package var runtime: PluginRuntimeKind
 
-    package init(pluginID: String, capabilities: Set<Capability>, persistKeys: [String] = []) {
+    package init(pluginID: String, capabilities: Set<Capability>, persistKeys: [String] = [], runtime: PluginRuntimeKind = .c) {
         self.pluginID = pluginID
         self.capabilities = capabilities
         self.persistKeys = persistKeys
+        self.runtime = runtime
     }
 
     package init(manifest: PluginManifest) {
-        self.init(pluginID: manifest.id, capabilities: manifest.grantedCapabilities, persistKeys: manifest.persist)
+        self.init(pluginID: manifest.id, capabilities: manifest.grantedCapabilities, persistKeys: manifest.persist, runtime: manifest.runtime)
     }
 
     /// The denial of `call`, or nil when `capability` is granted.
     package func check(_ capability: Capability, call: String) -> CapabilityDenial? {
-        CapabilityDenial.check(capability, granted: capabilities, plugin: pluginID, call: call)
+        CapabilityDenial.check(capability, granted: capabilities, plugin: pluginID, call: call, runtime: runtime)
     }
 }

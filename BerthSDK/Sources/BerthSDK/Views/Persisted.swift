@@ -39,7 +39,16 @@ final class PersistedBox<Value: StateCodable> {
         PluginRuntime.shared.persistedKeysSeen?.insert(key)
         guard let read = PluginRuntime.shared.hostFunction(\.persist_read) else { return }
         var collector = ByteCollector()
-        let status = collector.collect { sink in read(screen, key, sink, nil) }
+        var error = berth_error()
+        error.struct_size = UInt32(MemoryLayout<berth_error>.size)
+        let status = collector.collect { sink in read(screen, key, sink, &error) }
+        if status == berth_status(BERTH_ERR_DENIED) || status == berth_status(BERTH_ERR_INVALID_ARGUMENT) {
+            // A refusal (no capability, an undeclared key) is not an empty value: say so where
+            // the author looks. Persistence that is off the host reports itself, once.
+            let message = withUnsafeBytes(of: &error.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            Plugin.log("@Persisted(\"\(key)\") not read, showing its default: \(message)", level: .error)
+            return
+        }
         // Stored as the type fingerprint (8 bytes, little-endian) then the value, so a
         // value written by another type reads as absent and the default applies.
         let stored = collector.bytes

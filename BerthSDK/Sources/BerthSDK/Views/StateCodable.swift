@@ -4,8 +4,9 @@ import Synchronization
 /// A value `@State` and `@Persisted` can keep in the host: bytes plus a type fingerprint.
 /// A slot whose stored fingerprint differs (the type changed) starts from its default.
 ///
-/// Int, Int64, Double, Bool and String have compact encodings; any `Codable` type gets a
-/// JSON one by declaring `extension MyType: StateCodable {}`.
+/// Int, Int64, Double, Bool and String have compact encodings; arrays and dictionaries of
+/// `Codable` values are JSON as they are; any other `Codable` type gets a JSON one by
+/// declaring `extension MyType: StateCodable {}`.
 public protocol StateCodable {
     /// Identifies the type across builds (a hash of its name by default).
     static var stateFingerprint: UInt64 { get }
@@ -76,6 +77,12 @@ extension String: StateCodable {
         self = String(decoding: stateBytes, as: UTF8.self)
     }
 }
+
+/// Arrays and dictionaries of `Codable` values are kept as they are (`@Persisted("tasks")
+/// var tasks: [TaskItem] = []`), as JSON like any other `Codable` value.
+extension Array: StateCodable where Element: Codable {}
+
+extension Dictionary: StateCodable where Key: Codable, Value: Codable {}
 
 /// FNV-1a, 64 bit: stable across processes and builds (Swift's `hashValue` is seeded).
 enum Fingerprint {

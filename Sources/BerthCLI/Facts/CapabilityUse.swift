@@ -1,0 +1,22 @@
+import BerthRuntime
+
+/// What a plugin's facts show it uses that its capabilities do not grant: every such call
+/// would be refused at run time, so `pack` and `validate` say so first, in the author's
+/// spelling (`.statePersist` in `Plugin(capabilities:)`, `"state.persist"` in plugin.json).
+enum CapabilityUse {
+    /// One warning per capability used but not granted; none when the manifest declares no
+    /// `capabilities` (it then has every host service).
+    static func warnings(for manifest: PluginManifest, registersServices services: [String] = []) -> [String] {
+        guard manifest.capabilities != nil else { return [] }
+        var needed: [(Capability, String)] = []
+        if !manifest.persist.isEmpty {
+            needed.append((.statePersist, "it persists \(ManifestFacts.list(manifest.persist))"))
+        }
+        if !services.isEmpty {
+            needed.append((.servicesProvide, "it registers \(ManifestFacts.list(services))"))
+        }
+        return needed.filter { !manifest.grantedCapabilities.contains($0.0) }.map { capability, use in
+            "\(manifest.id): \(use) but its capabilities lack \(capability.howToGrant(manifest.runtime)): every such call will be refused"
+        }
+    }
+}

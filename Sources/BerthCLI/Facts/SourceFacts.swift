@@ -1,0 +1,73 @@
+import Foundation
+
+/// The `@Persisted` keys a Swift package's sources state, read from the text.
+///
+/// `berth_describe_v1` learns keys by creating each screen and rendering its body once,
+/// which reaches only the branches taken with no state and no rows: a `@Persisted` in a
+/// view behind `if` or in a `ForEach` row is never created there. Swift cannot list the
+/// views a branch might show without running it, and a macro would make every plugin
+/// build swift-syntax, so `pack` also reads each `@Persisted("key")` literal from the
+/// package's `Sources/`: the key is written there whatever branch its view sits in. A key
+/// built at run time (not a literal) is still found only by the render.
+enum SourceFacts {
+    /// The literal keys of `@Persisted("…")` in the `.swift` files under `package/Sources`,
+    /// sorted, outside `//` comments; empty when the package has no such folder.
+    static func persistedKeys(inPackage package: String) -> [String] {
+        let sources = (package as NSString).appendingPathComponent("Sources")
+        guard let files = FileManager.default.enumerator(atPath: sources) else { return [] }
+        var keys: Set<String> = []
+        for case let file as String in files where file.hasSuffix(".swift") {
+            guard let text = try? String(contentsOfFile: (sources as NSString).appendingPathComponent(file), encoding: .utf8) else { continue }
+            keys.formUnion(persistedKeys(inSource: text))
+        }
+        return keys.sorted()
+    }
+
+    /// The literal keys of `@Persisted("…")` (with or without `wrappedValue:` first) in one
+    /// file's text, skipping `//` comment lines and interpolated keys.
+    static func persistedKeys(inSource text: String) -> Set<String> {
+        var keys: Set<String> = []
+        for line in text.split(separator: "\n") {
+            let code = line.range(of: "//").map { line[..<$0.lowerBound] } ?? line[...]
+            var rest = code
+            while let found = rest.range(of: "@Persisted") {
+                rest = rest[found.upperBound...]
+                guard let key = literalArgument(after: rest) else { continue }
+                keys.insert(key)
+            }
+        }
+        return keys
+    }
+
+    /// The key argument's literal: the last string literal among the arguments that
+    /// follow (`("key")`, or `(wrappedValue: "a", "key")`), unless it interpolates or
+    /// escapes; nil without one.
+    private static func literalArgument(after text: Substring) -> String? {
+        let trimmed = text.drop { $0 == " " }
+        guard trimmed.first == "(" else { return nil }
+        var depth = 0
+        var literal: String?
+        var last: String?
+        for character in trimmed {
+            if var current = literal {
+                if character == "\"" {
+                    last = depth == 1 ? current : last
+                    literal = nil
+                } else {
+                    current.append(character)
+                    literal = current
+                }
+                continue
+            }
+            switch character {
+            case "(": depth += 1
+            case ")":
+                depth -= 1
+                if depth == 0 { return last.flatMap { $0.isEmpty || $0.contains("\\") ? nil : $0 } }
+            case "\"": literal = ""
+            default: break
+            }
+        }
+        return nil
+    }
+}
