@@ -30,6 +30,32 @@ struct DevLoopTests {
         #expect(dev.log.contains("saved → shown"), "the time from save to screen is printed")
         #expect(try dev.command(["screen"]).contains("\"Edited 1 time(s)\""))
     }
+
+    @Test("berth dev over a plugin packed before opens its first route; berth restart brings the dev host back with its screen")
+    func packedBeforeAndRestart() throws {
+        let workspace = PluginWorkspace()
+        let created = try BerthProcess.run(["new", "Hello", "--path", "hello"], in: workspace.root)
+        try #require(created.status == 0, "\(created.standardError)")
+        // A first session packs the plugin into the folder and leaves.
+        let first = try DevProcess(workspace, package: "hello", log: "first.log")
+        try first.wait(for: "\"Waved 0 time(s)\"", timeout: 600)
+        first.stop()
+
+        // The host loads the packed plugin at its start, so the dev loop reloads it: its
+        // first route must still be shown (it used to say "0 screen(s) reopened" and stop).
+        let dev = try DevProcess(workspace, package: "hello")
+        defer { dev.stop() }
+        try dev.wait(for: "dev: build ", timeout: 300)
+        try dev.wait(for: "\"Waved 0 time(s)\"", timeout: 60)
+        #expect(try dev.command(["screens"]).contains("com.example.hello"), "\(dev.log)")
+
+        let restart = try BerthProcess.run(["restart", "--socket", dev.socket], in: workspace.root)
+        #expect(restart.status == 0, "\(restart.standardOutput)\(restart.standardError)")
+        try dev.wait(for: "restored after restart: 1 plugin(s), 1 screen(s)", timeout: 60)
+        #expect(!dev.log.contains("Unknown option"), "\(dev.log)")
+        let screens = try dev.waitForReply(["screens"], containing: "com.example.hello", timeout: 60)
+        #expect(screens.contains("hello"), "\(screens)")
+    }
 }
 
 /// A `berth dev` process whose own host answers on a socket in the workspace.
@@ -39,9 +65,9 @@ private final class DevProcess {
     private let input = Pipe()
     private let outputFile: String
 
-    init(_ workspace: PluginWorkspace, package: String) throws {
+    init(_ workspace: PluginWorkspace, package: String, log logName: String = "dev.log") throws {
         socket = workspace.root + "/control.sock"
-        outputFile = workspace.root + "/dev.log"
+        outputFile = workspace.root + "/" + logName
         _ = FileManager.default.createFile(atPath: outputFile, contents: nil)
         let log = FileHandle(forWritingAtPath: outputFile)!
         process.executableURL = URL(fileURLWithPath: BuildProducts.berth)
@@ -71,6 +97,20 @@ private final class DevProcess {
             usleep(100_000)
         }
         throw RunningHostError("'\(text)' was not shown; berth dev printed:\n\(log)")
+    }
+
+    /// Repeats `args` until the reply holds `text` (the host answers again after a restart).
+    func waitForReply(_ args: [String], containing text: String, timeout: Double) throws -> String {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        var last = ""
+        while Date() < deadline {
+            if let reply = try? command(args) {
+                last = reply
+                if reply.contains(text) { return reply }
+            }
+            usleep(100_000)
+        }
+        throw RunningHostError("\(args) never answered with '\(text)' (last: \(last)); berth dev printed:\n\(log)")
     }
 
     func stop() {

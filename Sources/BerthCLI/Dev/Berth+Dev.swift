@@ -28,6 +28,10 @@ extension Berth {
         @Flag(name: .customLong("tui"), help: "The host started here shows its screens full-screen (as `berth run --tui`); each save redraws them.")
         var terminalUI = false
 
+        /// Set by `restart`, which re-executes this command with the same arguments.
+        @Option(name: .customLong("restore"), help: .hidden)
+        var restore: String?
+
         func run() async throws {
             guard let build = PackageBuild(package: package) else {
                 printError("\(package): not a plugin package (no Package.swift or Makefile)")
@@ -57,7 +61,7 @@ extension Berth {
             var options = HostRunner.Options(
                 folders: folders.resolved, script: nil, stateDirectory: stateDirectory ?? Run.defaultStateDirectory(),
                 watch: false, debounce: .milliseconds(200), keepState: !freshState, socket: socketPath,
-                noSocket: false, maxRetiredMB: 256, restore: nil, isolation: isolation.settings
+                noSocket: false, maxRetiredMB: 256, restore: restore, isolation: isolation.settings
             )
             options.terminalUI = terminalUI
             let status = await HostRunner(options: options).run()

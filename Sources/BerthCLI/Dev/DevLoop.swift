@@ -2,8 +2,9 @@ import BerthRuntime
 import Foundation
 
 /// `berth dev`'s loop: build the package, pack it into the plugins folder, and have the
-/// host load it (the first time, then open its first route) or reload it keeping state,
-/// which shows its visible screen again. It talks to the host over the control socket,
+/// host load it or reload it keeping state, which shows its visible screen again; when no
+/// screen of the plugin is open (a first load, or a plugin the host loaded at its start),
+/// its first route opens. It talks to the host over the control socket,
 /// whether the host runs in this process or in another terminal. A failed build or pack
 /// changes nothing in the host: the running generation stays.
 ///
@@ -61,6 +62,7 @@ final class DevLoop: Sendable {
             return
         }
         let packTime = ContinuousClock.now - packStarted
+        for warning in packed.warnings { printWarning(warning) }
         let reloadStarted = ContinuousClock.now
         guard let verb = apply(packed) else { return }
         let reloadTime = ContinuousClock.now - reloadStarted
@@ -75,6 +77,9 @@ final class DevLoop: Sendable {
         guard let reload = request(["reload", packed.id] + (keepState ? ["--keep-state"] : [])) else { return nil }
         if reload.ok {
             show(reload)
+            // Loaded at the host's start (packed before) or with every screen closed:
+            // nothing of it is on show, so open its first route as a first load does.
+            openFirstRouteUnlessShown(packed)
             return "reload"
         }
         guard reload.errors.contains(where: { $0.contains(": not loaded") || $0.contains(": no plugin has this id") }) else {
@@ -85,11 +90,25 @@ final class DevLoop: Sendable {
         guard let load = request(["load", URL(fileURLWithPath: packed.folder).standardizedFileURL.path]) else { return nil }
         show(load)
         guard load.ok else { return nil }
+        openFirstRouteUnlessShown(packed)
+        return "load"
+    }
+
+    /// Opens the plugin's first route and shows it, unless a screen of the plugin is open.
+    private func openFirstRouteUnlessShown(_ packed: PluginPacker.Packed) {
+        guard let screens = request(["screens"]), !Self.listsScreen(of: packed.id, in: screens.output) else { return }
         if let route = Self.firstRoute(in: packed.folder), let open = request(["open", "\(packed.id)/\(route)"]) {
             show(open)
             if open.ok, let screen = request(["screen"]) { show(screen) }
         }
-        return "load"
+    }
+
+    /// Whether `screens`' table (SCREEN ROUTE PLUGIN GENERATION STATE) has a row of `plugin`.
+    static func listsScreen(of plugin: String, in lines: [String]) -> Bool {
+        lines.flatMap { $0.split(separator: "\n") }.contains { row in
+            let columns = row.split(separator: " ", omittingEmptySubsequences: true)
+            return columns.count >= 3 && columns[2] == plugin
+        }
     }
 
     /// A host started by this process binds its socket while this thread builds; wait for
