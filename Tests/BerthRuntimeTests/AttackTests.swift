@@ -15,7 +15,7 @@ struct AttackTests {
     let workspace = PluginWorkspace()
 
     /// Loads the attacker in a worker with `capabilities`.
-    private func attacker(_ capabilities: [String] = []) throws -> (BerthHost, PluginGeneration) {
+    private func attacker(_ capabilities: [String] = [], isolation: String = "process") throws -> (BerthHost, PluginGeneration) {
         let folder = (workspace.plugins as NSString).appendingPathComponent("org.berth.attacker")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try? FileManager.default.copyItem(atPath: BuildProducts.library("libBerthAttacker.so"), toPath: folder + "/libBerthAttacker.so")
@@ -27,7 +27,7 @@ struct AttackTests {
         ]
         workspace.write(manifest: [
             "id": "org.berth.attacker", "name": "Attacker", "version": "1.0.0", "abi": "1.0", "library": "libBerthAttacker.so",
-            "entry": "berth_attacker_entry_v1", "runtime": "c", "routes": ["attack"], "isolation": "process", "capabilities": capabilities,
+            "entry": "berth_attacker_entry_v1", "runtime": "c", "routes": ["attack"], "isolation": isolation, "capabilities": capabilities,
             "exports": exports.map { ["symbol": $0.0, "params": $0.1, "returns": "int32"] as [String: Any] },
         ], in: folder)
         let host = try workspace.makeHost()
@@ -147,6 +147,40 @@ struct AttackTests {
         while !ended(), ContinuousClock.now < settled { Thread.sleep(forTimeInterval: 0.01) }
         #expect(ended(), "the worker's child outlived it")
         if !ended() { kill(child, SIGKILL) }
+    }
+}
+
+extension AttackTests {
+    @Test("a render of 1,000,000 views, of 250,000 views or with a 2 MiB text is refused in one line, and the next render works",
+          arguments: ["process", "in-process"])
+    func renderLimits(isolation: String) throws {
+        let (host, _) = try attacker(isolation: isolation)
+        let screen = try host.push("org.berth.attacker/attack")
+        for (action, size, reason) in [("big-render", "1000000", "bytes, over the limit of"), ("big-render", "250000", "views, the limit"),
+                                       ("long-text", "2097152", "bytes is over the limit of")] {
+            try host.send(screen: screen.id, action: action, payload: Array(size.utf8))
+            #expect {
+                try host.render(screen: screen.id)
+            } throws: { error in
+                let text = "\(error)"
+                return text.contains(reason) && !text.contains("\n")
+            }
+        }
+        try host.send(screen: screen.id, action: "big-render", payload: Array("3".utf8))
+        #expect(try host.render(screen: screen.id)?.allNodes.count == 4)
+        #expect(host.plugins["org.berth.attacker"]?.state != .crashed)
+    }
+
+    @Test("an action that calls the host 300,000 times is cut off by the call budget and its worker handled as unresponsive")
+    func hostCallStorm() throws {
+        let (host, _) = try attacker(["context"])
+        let screen = try host.push("org.berth.attacker/attack")
+        #expect {
+            try host.send(screen: screen.id, action: "storm", payload: Array("300000".utf8))
+        } throws: { error in
+            "\(error)".contains("unresponsive")
+        }
+        #expect(host.events.contains { $0.kind == .crashed && $0.message.contains("unresponsive") })
     }
 }
 

@@ -9,16 +9,44 @@ package enum IsolationWire {
     public static let version: UInt32 = 2
     /// Bytes after the length field that every frame has (kind, op, call id).
     static let headerSize = 1 + 2 + 8
-    /// The largest body accepted (a multi-megabyte render is far below it); a length past
-    /// it means the stream is corrupt.
-    static let maximumFrameSize = 1 << 30
+    /// The largest body any frame may have (a render of `RenderLimits.maximumBytes` is well
+    /// below it); what one op may carry is `maximumBodySize(kind:op:)`.
+    static let maximumFrameSize = 64 << 20
+    /// The most a frame of a small op carries (a status, a handshake, a log line, an op
+    /// this side does not know).
+    static let smallBodySize = 1 << 20
+
+    /// Replies that carry bulk: a render (`rendered`, `acted`), saved or read bytes, an export's result.
+    private static let bulkReplyOps: Set<UInt16> = [104, 105, 108, 111]
+    /// Notifications that carry bulk: a task's post, a state write.
+    private static let bulkNotificationOps: Set<UInt16> = [203, 205]
+
+    /// The largest body a frame of `kind` and `op` may announce. Checked as soon as the
+    /// frame's header arrives, before anything is buffered for it: a peer cannot make this
+    /// side hold a gigabyte for an op that never carries one. Requests (ops below 100) may
+    /// carry bulk: state batches, arguments, payloads.
+    static func maximumBodySize(kind: FrameKind, op: UInt16) -> Int {
+        switch kind {
+        case .request: op < 100 ? maximumFrameSize : smallBodySize
+        case .reply: bulkReplyOps.contains(op) ? maximumFrameSize : smallBodySize
+        case .notification: bulkNotificationOps.contains(op) ? maximumFrameSize : smallBodySize
+        }
+    }
 }
 
 /// What a frame is.
-enum FrameKind: UInt8 {
+enum FrameKind: UInt8, CustomStringConvertible {
     case request = 1
     case reply = 2
     case notification = 3
+
+    var description: String {
+        switch self {
+        case .request: "request"
+        case .reply: "reply"
+        case .notification: "notification"
+        }
+    }
 }
 
 /// One received frame, header decoded, body still encoded.

@@ -34,6 +34,11 @@ package final class IsolationChannel: @unchecked Sendable {
     /// Calls that timed out: their late replies are dropped.
     private var abandonedCalls: Set<UInt64> = []
     private var depth = 0
+    /// The budget of one outermost call, and what the one running has spent (both only
+    /// touched under `readLock`).
+    private var budget: CallBudget?
+    private var outermostStart = ContinuousClock.now
+    private var nestedRequestsServed = 0
 
     /// Takes ownership of `fileDescriptor` (one end of `makeSocketPair()`), which is made
     /// non-blocking and closed when the channel goes away.
@@ -69,6 +74,14 @@ package final class IsolationChannel: @unchecked Sendable {
         set { stateLock.withLock { defaultTimeout = newValue } }
     }
 
+    /// What one outermost `call` may take from the peer (the host's side of a worker's
+    /// channel sets `.worker`); nil for no budget. A call past it throws `.timedOut`, as a
+    /// silent peer does: a peer that keeps calling back is as stuck as one that never answers.
+    package var callBudget: CallBudget? {
+        get { readLock.withLock { budget } }
+        set { readLock.withLock { budget = newValue } }
+    }
+
     /// How many calls the reading thread is inside: 0 at top level, 1 in a handler serving
     /// a request that arrived during a call, and so on.
     package var callDepth: Int { stateLock.withLock { depth } }
@@ -80,8 +93,9 @@ package final class IsolationChannel: @unchecked Sendable {
     ///
     /// `timeout` (or `replyTimeout` when nil) bounds the silence: the clock restarts each
     /// time a nested request from the peer has been answered, so a worker busy calling
-    /// back is not taken for a hung one; notifications do not restart it. On timeout the
-    /// call is abandoned (a late reply is dropped) and `.timedOut` is thrown.
+    /// back is not taken for a hung one; notifications do not restart it. `callBudget`
+    /// bounds the whole outermost call. On timeout the call is abandoned (a late reply is
+    /// dropped) and `.timedOut` is thrown.
     package func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
         readLock.lock()
         defer { readLock.unlock() }
@@ -91,7 +105,12 @@ package final class IsolationChannel: @unchecked Sendable {
         nextCallID += 1
         stateLock.unlock()
         if let failed { throw failed }
-        var deadline = limit.map { ContinuousClock.now + $0 }
+        if stateLock.withLock({ depth }) == 0 {
+            outermostStart = .now
+            nestedRequestsServed = 0
+        }
+        let budgetEnd = budget.map { outermostStart + $0.maximumDuration }
+        var deadline = earliest(limit.map { ContinuousClock.now + $0 }, budgetEnd)
         let frame = Frame.encode(kind: .request, op: request.op, callID: callID, reservingCapacity: request.encodedSizeHint) {
             request.write(to: &$0)
         }
@@ -101,6 +120,10 @@ package final class IsolationChannel: @unchecked Sendable {
         while true {
             guard let incoming = try nextFrame(until: deadline, operation: operation) else {
                 abandonedCalls.insert(callID)
+                if let budget, let budgetEnd, ContinuousClock.now >= budgetEnd {
+                    throw ChannelError(.timedOut, peer: peer, operation: operation,
+                                       detail: "one call ran past its budget of \(budget.maximumDuration)")
+                }
                 throw ChannelError(.timedOut, peer: peer, operation: operation,
                                    detail: "no reply within \(limit.map { "\($0)" } ?? "the timeout")")
             }
@@ -110,7 +133,13 @@ package final class IsolationChannel: @unchecked Sendable {
                 try dropLateReply(incoming, operation: operation)
             case .request:
                 try serveRequest(incoming)
-                deadline = limit.map { ContinuousClock.now + $0 }
+                nestedRequestsServed += 1
+                if let budget, nestedRequestsServed > budget.maximumNestedRequests {
+                    abandonedCalls.insert(callID)
+                    throw ChannelError(.timedOut, peer: peer, operation: operation,
+                                       detail: "one call made more than \(budget.maximumNestedRequests) requests back, its budget")
+                }
+                deadline = earliest(limit.map { ContinuousClock.now + $0 }, budgetEnd)
             case .notification:
                 try deliverNotification(incoming)
             }
@@ -157,6 +186,11 @@ package final class IsolationChannel: @unchecked Sendable {
             if failure == nil { failure = ChannelError(.closed, peer: peer, operation: "close") }
         }
         socket.shutDown()
+    }
+
+    private func earliest(_ first: ContinuousClock.Instant?, _ second: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
+        guard let first, let second else { return first ?? second }
+        return min(first, second)
     }
 
     // MARK: Receiving
@@ -265,4 +299,20 @@ package final class IsolationChannel: @unchecked Sendable {
         }
         return error
     }
+}
+
+/// What one outermost call may take from the peer: how many requests back (each one
+/// answered restarts the silence clock) and how long in all.
+package struct CallBudget: Sendable, Equatable {
+    package var maximumNestedRequests: Int
+    package var maximumDuration: Duration
+
+    package init(maximumNestedRequests: Int, maximumDuration: Duration) {
+        self.maximumNestedRequests = maximumNestedRequests
+        self.maximumDuration = maximumDuration
+    }
+
+    /// A worker's, as its host holds it: 20,000 host calls or 30 seconds per call the host
+    /// makes (an action, a render, a load). Far above any plugin's need, far below a storm.
+    package static let worker = CallBudget(maximumNestedRequests: 20_000, maximumDuration: .seconds(30))
 }

@@ -1,5 +1,7 @@
-/// Bytes read from the socket and not yet handed out as frames. Grows to hold the largest
-/// frame in flight (a multi-megabyte render), shrinks back when it empties.
+/// Bytes read from the socket and not yet handed out as frames. Each frame's header is
+/// checked as soon as it arrives: its length against what its op may carry
+/// (`IsolationWire.maximumBodySize`). A frame larger than the buffer is read straight into
+/// its own body, so a big render is held once, not twice.
 final class ReceiveBuffer {
     private static let initialCapacity = 64 * 1024
     private var storage: UnsafeMutableRawPointer
@@ -7,6 +9,8 @@ final class ReceiveBuffer {
     /// Unconsumed bytes are `start..<end`.
     private var start = 0
     private var end = 0
+    /// A frame too large for the buffer, being read into its body (`filled` bytes so far).
+    private var large: (kind: FrameKind, op: UInt16, callID: UInt64, body: [UInt8], filled: Int)?
 
     init() {
         capacity = Self.initialCapacity
@@ -17,11 +21,16 @@ final class ReceiveBuffer {
         storage.deallocate()
     }
 
-    var isEmpty: Bool { start == end }
+    var isEmpty: Bool { start == end && large == nil }
 
     /// Removes and returns the complete frame at the front, or nil when more bytes are
     /// needed (after making room for them).
     func takeFrame() throws(WireDecodingError) -> Frame? {
+        if let pending = large {
+            guard pending.filled == pending.body.count else { return nil }
+            large = nil
+            return Frame(kind: pending.kind, op: pending.op, callID: pending.callID, body: pending.body)
+        }
         let headerEnd = 4 + IsolationWire.headerSize
         let available = end - start
         guard available >= 4 else {
@@ -29,14 +38,13 @@ final class ReceiveBuffer {
             return nil
         }
         let base = UnsafeRawPointer(storage + start)
-        // Checked as soon as it arrives: a corrupt length fails now, not after a wait.
+        // The length on its own first: a corrupt one fails now, not after a wait.
         let length = Int(UInt32(littleEndian: base.loadUnaligned(as: UInt32.self)))
         guard length >= IsolationWire.headerSize, length - IsolationWire.headerSize <= IsolationWire.maximumFrameSize else {
             throw WireDecodingError(detail: "frame length \(length) is outside 11...\(IsolationWire.maximumFrameSize + 11)")
         }
-        let frameSize = 4 + length
-        guard available >= frameSize else {
-            reserve(frameSize: frameSize)
+        guard available >= headerEnd else {
+            reserve(frameSize: headerEnd)
             return nil
         }
         guard let kind = FrameKind(rawValue: base.load(fromByteOffset: 4, as: UInt8.self)) else {
@@ -44,18 +52,52 @@ final class ReceiveBuffer {
         }
         let op = UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 5, as: UInt16.self))
         let callID = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 7, as: UInt64.self))
-        let body = Array(UnsafeRawBufferPointer(start: base + headerEnd, count: frameSize - headerEnd))
+        let bodySize = length - IsolationWire.headerSize
+        let limit = IsolationWire.maximumBodySize(kind: kind, op: op)
+        guard bodySize <= limit else {
+            throw WireDecodingError(detail: "a \(kind) of op \(op) announces \(bodySize) bytes, over its limit of \(limit)")
+        }
+        let frameSize = 4 + length
+        guard available >= frameSize else {
+            if frameSize > capacity {
+                startLargeFrame(kind: kind, op: op, callID: callID, bodySize: bodySize, from: base + headerEnd, count: available - headerEnd)
+            } else {
+                reserve(frameSize: frameSize)
+            }
+            return nil
+        }
+        let body = Array(UnsafeRawBufferPointer(start: base + headerEnd, count: bodySize))
         start += frameSize
         if start == end { reset() }
         return Frame(kind: kind, op: op, callID: callID, body: body)
     }
 
-    /// Reads what the socket has into the free space.
+    /// Reads what the socket has into the free space (or into the large frame's body).
     func fill(from socket: ChannelSocket) throws(ChannelError) -> ChannelSocket.ReadOutcome {
+        if var pending = large {
+            // Only the frame's own bytes: what follows it is read into the buffer later.
+            large = nil
+            let outcome = pending.body.withUnsafeMutableBytes { buffer in
+                Result { () throws(ChannelError) in try socket.read(into: buffer.baseAddress! + pending.filled, capacity: buffer.count - pending.filled) }
+            }
+            if case .success(.bytes(let count)) = outcome { pending.filled += count }
+            large = pending
+            return try outcome.get()
+        }
         if end == capacity { reserve(frameSize: end - start + Self.initialCapacity) }
         let outcome = try socket.read(into: storage + end, capacity: capacity - end)
         if case .bytes(let count) = outcome { end += count }
         return outcome
+    }
+
+    /// Moves the part of a large frame's body already buffered into its own array; the rest
+    /// is read there by `fill`.
+    private func startLargeFrame(kind: FrameKind, op: UInt16, callID: UInt64, bodySize: Int, from bytes: UnsafeRawPointer, count: Int) {
+        var body = [UInt8](repeating: 0, count: bodySize)
+        body.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: bytes, byteCount: count) }
+        large = (kind, op, callID, body, count)
+        start = end
+        reset()
     }
 
     /// Makes sure a frame of `frameSize` bytes starting at the front fits.

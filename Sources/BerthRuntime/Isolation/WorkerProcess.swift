@@ -82,6 +82,7 @@ package final class WorkerProcess: @unchecked Sendable {
         let channel: IsolationChannel
         do {
             channel = try IsolationChannel(fileDescriptor: hostEnd, peer: plugin)
+            channel.callBudget = .worker
         } catch {
             _ = Glibc.kill(spawned.pid, SIGKILL)
             var status: Int32 = 0

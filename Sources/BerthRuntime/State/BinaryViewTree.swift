@@ -29,6 +29,7 @@ struct BinaryViewTree: Sendable {
 
     /// Reads the header, definitions and bitmap; throws a one-line reason.
     static func header(_ bytes: [UInt8]) throws(ViewTreeError) -> Header {
+        try RenderLimits.checkSize(bytes)
         let read = bytes.withUnsafeBytes { buffer in Result { () throws(ViewTreeError) in try readHeader(TreeReader(bytes: buffer, offset: 0)) } }
         var header = try read.get()
         header.alive = bytes[header.aliveRange]
@@ -47,6 +48,10 @@ struct BinaryViewTree: Sendable {
         let flags = try reader.u32("flags")
         let definitionCount = Int(try reader.u32("definition count"))
         let nodeCount = Int(try reader.u32("node count"))
+        guard nodeCount <= RenderLimits.maximumNodes else { throw RenderLimits.nodesError(nodeCount) }
+        guard definitionCount <= RenderLimits.maximumNodes else {
+            throw ViewTreeError("the tree defines \(definitionCount) identities, over the limit of \(RenderLimits.maximumNodes)")
+        }
         try reader.skip(headerSize - 24, "header")
         var definitions: [String] = []
         definitions.reserveCapacity(min(definitionCount, reader.bytes.count / 8))
@@ -203,6 +208,7 @@ private struct TreeReader {
     /// A length-prefixed UTF-8 string.
     mutating func string(_ what: StaticString, length: StaticString) throws(ViewTreeError) -> String {
         let count = Int(try u32(length))
+        guard count <= RenderLimits.maximumStringBytes else { throw RenderLimits.stringError("\(what)", count) }
         guard bytes.count - offset >= count else { throw endsInside(what) }
         defer { offset += count }
         return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count]), as: UTF8.self)

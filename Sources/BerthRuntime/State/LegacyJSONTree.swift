@@ -6,6 +6,7 @@ enum LegacyJSONTree {
     /// The tree, nil for no bytes; throws a one-line reason for anything else.
     static func parse(_ bytes: [UInt8]) throws(ViewTreeError) -> ViewNode? {
         guard !bytes.isEmpty else { return nil }
+        try RenderLimits.checkSize(bytes)
         var parser = JSONScanner(bytes: bytes)
         let value = try parser.value(depth: 0)
         parser.skipSpace()
@@ -57,6 +58,9 @@ private struct JSONScanner {
 
     let bytes: [UInt8]
     var offset = 0
+    /// Objects read so far: each view is one, so past `RenderLimits.maximumNodes` the
+    /// tree is refused before it is built.
+    var objects = 0
 
     mutating func skipSpace() {
         while offset < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[offset]) { offset += 1 }
@@ -80,6 +84,8 @@ private struct JSONScanner {
 
     private mutating func object(depth: Int) throws(ViewTreeError) -> Value {
         offset += 1
+        objects += 1
+        guard objects <= RenderLimits.maximumNodes else { throw ViewTreeError("the tree has more than \(RenderLimits.maximumNodes) views, the limit") }
         var members: [(String, Value)] = []
         skipSpace()
         if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") { offset += 1; return .object(members) }
@@ -160,6 +166,7 @@ private struct JSONScanner {
             case 0..<0x20: throw ViewTreeError("the text is not JSON: a control character inside a string at byte \(offset - 1)")
             default: utf8.append(byte)
             }
+            guard utf8.count <= RenderLimits.maximumStringBytes else { throw RenderLimits.stringError("string", utf8.count) }
         }
         throw ViewTreeError("the text is not JSON: a string is not closed")
     }

@@ -30,3 +30,30 @@ enum ViewTreeDecoder {
 struct ViewTreeDecodingError: Error, Sendable {
     var reason: String
 }
+
+/// What one render may hand the host, in either tree form (Docs/security.md): a plugin in a
+/// worker must not freeze the host's main thread or grow it by hundreds of megabytes with
+/// one tree. Past a limit the render is refused with one line, before the tree is built.
+enum RenderLimits {
+    /// The rendered bytes: 16 MiB.
+    static let maximumBytes = 16 << 20
+    /// Views in one tree: 200,000 (the stress fixture's screen of 10,000 rows has 60,000).
+    static let maximumNodes = 200_000
+    /// One text, label or identity: 1 MiB.
+    static let maximumStringBytes = 1 << 20
+
+    /// Refuses `bytes` past `maximumBytes`.
+    static func checkSize(_ bytes: [UInt8]) throws(ViewTreeError) {
+        guard bytes.count <= maximumBytes else {
+            throw ViewTreeError("the render is \(bytes.count) bytes, over the limit of \(maximumBytes)")
+        }
+    }
+
+    static func nodesError(_ count: Int) -> ViewTreeError {
+        ViewTreeError("the tree has \(count) views, over the limit of \(maximumNodes)")
+    }
+
+    static func stringError(_ what: String, _ count: Int) -> ViewTreeError {
+        ViewTreeError("a \(what) of \(count) bytes is over the limit of \(maximumStringBytes)")
+    }
+}
