@@ -22,8 +22,8 @@ int berth_spawn_new_session_flag(void) {
     return POSIX_SPAWN_SETSID;
 }
 
-int berth_spawn_close_from(posix_spawn_file_actions_t *actions, int first) {
-    return posix_spawn_file_actions_addclosefrom_np(actions, first);
+int berth_spawn_close_from(void *actions, int first) {
+    return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, first);
 }
 
 int berth_drop_capabilities(void) {

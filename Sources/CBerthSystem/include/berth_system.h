@@ -76,13 +76,11 @@ int berth_thread_count(void);
 
 /* ---- What a worker inherits (inheritance.c) ---------------------------------------- */
 
-#include <spawn.h>
-
 /** posix_spawn's POSIX_SPAWN_SETSID flag (a GNU extension Swift's Glibc does not show): the child starts its own session, without a controlling terminal. */
 int berth_spawn_new_session_flag(void);
 
-/** Adds "close every descriptor from `first` up" to `actions` (posix_spawn_file_actions_addclosefrom_np, glibc 2.34). 0 or errno. */
-int berth_spawn_close_from(posix_spawn_file_actions_t *actions, int first);
+/** Adds "close every descriptor from `first` up" to `actions`, a posix_spawn_file_actions_t (posix_spawn_file_actions_addclosefrom_np, glibc 2.34). 0 or errno. */
+int berth_spawn_close_from(void *actions, int first);
 
 /**
  * Drops every capability of this process: securebits locked (when it may set them), the
