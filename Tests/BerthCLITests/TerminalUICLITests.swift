@@ -69,4 +69,48 @@ struct TerminalUICLITests {
         let modes = try #require(terminal.localModes)
         #expect(modes & tcflag_t(ECHO) != 0)
     }
+
+    /// A host over the crasher fixture, in the host's process (its faults are the host's).
+    /// The Swift runtime's backtracer is told not to wait at the terminal for someone to
+    /// look at the crash (its default on a terminal), so the crashed host ends at once.
+    private func startCrasher(in workspace: PluginWorkspace) throws -> TerminalSession {
+        workspace.stageCrasher(isolation: "in-process")
+        return try TerminalSession(["run", "--tui", "--plugins", "plugins", "--no-socket", "--state-dir", "state"], in: workspace.root,
+                                   environment: ["SWIFT_BACKTRACE": "interactive=no"])
+    }
+
+    private func expectRestored(_ terminal: TerminalSession, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let after = screen(terminal.output)
+        #expect(after.modes.isDisjoint(with: [1049, 1000, 1006, 2004]), "modes left on: \(after.modes)", sourceLocation: sourceLocation)
+        let modes = try #require(terminal.localModes, sourceLocation: sourceLocation)
+        #expect(modes & tcflag_t(ECHO) != 0 && modes & tcflag_t(ICANON) != 0, "the line discipline is back", sourceLocation: sourceLocation)
+    }
+
+    @Test("a host that crashes (an in-process plugin's SIGSEGV) leaves the terminal restored")
+    func hostCrash() throws {
+        let workspace = PluginWorkspace()
+        let terminal = try startCrasher(in: workspace)
+        try #require(waitForScreen(terminal, "[ org.berth.crasher/ok ]"), "\(terminal.diagnosis())")
+        terminal.type(":open org.berth.crasher/segv-action\r")
+        #expect(waitForScreen(terminal, "org.berth.crasher/segv-action · screen 1"))
+        terminal.type(":send go\r")
+        let status = terminal.waitForExit()
+        #expect(status == 128 + SIGSEGV, "exit status \(String(describing: status))")
+        try expectRestored(terminal)
+    }
+
+    @Test("a host stuck in a plugin call gets SIGTERM: the watchdog restores the terminal, then says where it was stuck")
+    func stuckHost() throws {
+        let workspace = PluginWorkspace()
+        let terminal = try startCrasher(in: workspace)
+        try #require(waitForScreen(terminal, "[ org.berth.crasher/ok ]"), "\(terminal.diagnosis())")
+        terminal.type(":open org.berth.crasher/hang-action\r")
+        #expect(waitForScreen(terminal, "org.berth.crasher/hang-action · screen 1"))
+        terminal.type(":send go\r")
+        kill(terminal.pid, SIGTERM)
+        #expect(terminal.waitForExit(timeout: .seconds(30)) == 1)
+        try expectRestored(terminal)
+        // Written after the restore, on the main screen.
+        #expect(terminal.screen.contains("the host is stuck in"))
+    }
 }

@@ -14,6 +14,7 @@ public protocol TerminalScreen: AnyObject {
 /// says something changed (never on a timer). Runs on the main actor, like the host.
 @MainActor
 public final class TerminalApp {
+    /// The host whose screens are shown.
     public let host: BerthHost
     let screen: TerminalScreen
     let commands: TerminalCommands
@@ -36,9 +37,11 @@ public final class TerminalApp {
     var banner: String?
     var message: String?
     var commandLine: (text: String, caret: Int)?
+    /// Whether the inspector is shown (F2).
     public internal(set) var showsInspector = false
     /// Recent events and captured output lines, for the inspector.
     var log: [String] = []
+    /// Set once the front end was asked to leave.
     public private(set) var finished = false
     /// Backdrops rendered once by the front end (screen/generation), so one that renders
     /// nothing is not asked again on every frame.
@@ -50,10 +53,12 @@ public final class TerminalApp {
     private var eventToken: Int?
     /// Told when a redraw is wanted (the run loop wakes up; a headless driver notes it).
     var wake: () -> Void = {}
+    /// Whether a frame was asked for and not drawn yet.
     public private(set) var redrawPending = false
 
     static let help = "Tab move · Enter press · +/- step · Esc back · : command · F2 inspect · ^C quit"
 
+    /// A front end over `host` drawing on `screen`; it listens to the host's changes and events until `detach()`.
     public init(host: BerthHost, screen: TerminalScreen, commands: TerminalCommands? = nil, colours: Bool = false) {
         self.host = host
         self.screen = screen

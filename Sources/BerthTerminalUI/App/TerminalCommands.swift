@@ -5,10 +5,14 @@ public import BerthRuntime
 public struct TerminalCommands {
     /// What a command printed, and whether it asked the front end to leave.
     public struct Outcome: Sendable {
+        /// What the command printed.
         public var lines: [String]
+        /// Its errors.
         public var errors: [String]
+        /// Whether the front end should leave.
         public var quit: Bool
 
+        /// An outcome with the given output.
         public init(lines: [String] = [], errors: [String] = [], quit: Bool = false) {
             self.lines = lines
             self.errors = errors
@@ -21,6 +25,7 @@ public struct TerminalCommands {
     /// The candidates for the word being typed, given the words before it.
     public var complete: @MainActor (_ before: [String], _ word: String) -> [String]
 
+    /// Commands that `run` runs and `complete` completes.
     public init(run: @escaping @MainActor (String) async -> Outcome,
                 complete: @escaping @MainActor (_ before: [String], _ word: String) -> [String] = { _, _ in [] }) {
         self.run = run

@@ -10,6 +10,7 @@ import Foundation
 ///     try await TerminalFrontEnd(host: host).run()
 @MainActor
 public final class TerminalFrontEnd {
+    /// How the front end runs.
     public struct Options: Sendable {
         /// Turn stdout and stderr into a pipe shown in the inspector while the front end runs
         /// (plugin logs and prints would otherwise scribble over the frame).
@@ -18,11 +19,15 @@ public final class TerminalFrontEnd {
         public var colours = true
         /// A route to open first when nothing is open.
         public var initialRoute: String?
+        /// The defaults.
         public init() {}
     }
 
+    /// The host whose screens are shown.
     public let host: BerthHost
+    /// How it runs.
     public var options: Options
+    /// What the `:` line runs (nil: `TerminalCommands.basic`).
     public var commands: TerminalCommands?
     /// Called once the terminal is restored, with the front end's captured output lines.
     public var onFinish: (@MainActor ([String]) -> Void)?
@@ -30,6 +35,7 @@ public final class TerminalFrontEnd {
     /// The front end while it runs.
     public private(set) var app: TerminalApp?
 
+    /// A front end for `host`; `run()` starts it.
     public init(host: BerthHost, options: Options = Options(), commands: TerminalCommands? = nil) {
         self.host = host
         self.options = options

@@ -2,10 +2,15 @@
 /// (SGR 1, 2, 4, 7) and an optional colour. Colour is dropped when the output takes none
 /// (`NO_COLOR`, `TERM=dumb`): attributes alone keep focus and emphasis visible.
 public struct CellStyle: Hashable, Sendable {
+    /// SGR 1.
     public var bold = false
+    /// SGR 2.
     public var dim = false
+    /// SGR 4.
     public var underline = false
+    /// SGR 7 (focus).
     public var reverse = false
+    /// The foreground colour, if any (dropped without colour support).
     public var colour: Colour?
 
     /// The eight ANSI colours the front end uses (foreground only).
@@ -13,6 +18,7 @@ public struct CellStyle: Hashable, Sendable {
         case red = 31, green = 32, yellow = 33, blue = 34, magenta = 35, cyan = 36
     }
 
+    /// A style with the given attributes.
     public init(bold: Bool = false, dim: Bool = false, underline: Bool = false, reverse: Bool = false, colour: Colour? = nil) {
         self.bold = bold
         self.dim = dim
@@ -21,9 +27,13 @@ public struct CellStyle: Hashable, Sendable {
         self.colour = colour
     }
 
+    /// No attribute.
     public static let plain = CellStyle()
+    /// The focused control: reverse video.
     public static let focused = CellStyle(reverse: true)
+    /// Secondary text: dim.
     public static let faint = CellStyle(dim: true)
+    /// Headings: bold.
     public static let strong = CellStyle(bold: true)
 
     /// One letter for a golden frame's style mask: ` ` plain, `r` reverse, `b` bold,

@@ -1,13 +1,17 @@
 /// One cell of a frame: a character (one column) and its style.
 public struct Cell: Hashable, Sendable {
+    /// What the cell shows.
     public var character: Character
+    /// How it is drawn.
     public var style: CellStyle
 
+    /// A cell showing `character` in `style`.
     public init(_ character: Character = " ", style: CellStyle = .plain) {
         self.character = character
         self.style = style
     }
 
+    /// A plain space.
     public static let blank = Cell()
 }
 
@@ -15,16 +19,21 @@ public struct Cell: Hashable, Sendable {
 /// compares it with the frame on screen and sends only what differs. Every character takes
 /// one column (wide characters are not measured: the example screens use none).
 public struct Frame: Equatable, Sendable {
+    /// Columns.
     public let width: Int
+    /// Rows.
     public let height: Int
+    /// Every cell, row by row.
     public private(set) var cells: [Cell]
 
+    /// A blank frame of `width` × `height`.
     public init(width: Int, height: Int) {
         self.width = max(width, 0)
         self.height = max(height, 0)
         cells = Array(repeating: .blank, count: self.width * self.height)
     }
 
+    /// The cell at (`column`, `row`); writes outside the frame are dropped.
     public subscript(column: Int, row: Int) -> Cell {
         get { cells[row * width + column] }
         set {

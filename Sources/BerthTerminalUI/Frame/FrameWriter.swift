@@ -8,6 +8,7 @@ public struct FrameWriter: Sendable {
     /// Whether the terminal said it supports synchronized output (DECRQM for mode 2026).
     public var synchronized: Bool
 
+    /// A writer for a terminal that takes colour or not, and synchronized output or not.
     public init(colours: Bool, synchronized: Bool = false) {
         self.colours = colours
         self.synchronized = synchronized
@@ -16,8 +17,11 @@ public struct FrameWriter: Sendable {
     /// Where the terminal's cursor goes after the frame: shown at a text field's caret,
     /// hidden otherwise.
     public struct Cursor: Equatable, Sendable {
+        /// The column (0-based).
         public var column: Int
+        /// The row (0-based).
         public var row: Int
+        /// A cursor at a cell (0-based).
         public init(column: Int, row: Int) {
             self.column = column
             self.row = row

@@ -21,14 +21,19 @@ public enum Key: Hashable, Sendable {
 
 /// A mouse report (SGR 1006 form): cells counted from 0.
 public struct MouseEvent: Equatable, Sendable {
+    /// What the mouse did.
     public enum Kind: Equatable, Sendable {
         case press, release, wheelUp, wheelDown
     }
 
+    /// What happened.
     public var kind: Kind
+    /// The column (0-based).
     public var column: Int
+    /// The row (0-based).
     public var row: Int
 
+    /// A mouse event at a cell (0-based).
     public init(_ kind: Kind, column: Int, row: Int) {
         self.kind = kind
         self.column = column

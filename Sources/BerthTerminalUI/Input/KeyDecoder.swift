@@ -21,6 +21,7 @@ public struct KeyDecoder: Sendable {
     /// Bytes of a UTF-8 character not complete yet.
     private var pendingUTF8: [UInt8] = []
 
+    /// The defaults.
     public init() {}
 
     /// True when a lone ESC is waiting: the caller calls `flush()` if no byte follows soon.

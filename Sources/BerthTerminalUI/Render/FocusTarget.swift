@@ -14,9 +14,13 @@ public enum FocusTarget: Hashable, Sendable {
 
 /// A target placed on a frame: where a click lands on it.
 public struct PlacedTarget: Equatable, Sendable {
+    /// What was placed.
     public var target: FocusTarget
+    /// The row it is on.
     public var row: Int
+    /// Its first column.
     public var column: Int
+    /// How many columns it takes.
     public var width: Int
 
     func contains(column: Int, row: Int) -> Bool {

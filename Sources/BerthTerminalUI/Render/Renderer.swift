@@ -1,14 +1,19 @@
 /// A drawn scene: the frame, where each target landed (for clicks), the focus order, the
 /// cursor, and the scroll the frame used.
 public struct RenderedFrame: Sendable {
+    /// The cells.
     public var frame: Frame
+    /// Where each clickable target landed, in drawing order.
     public var targets: [PlacedTarget]
     /// The focusable targets of the front screen, in render order (Tab's order).
     public var focusOrder: [FocusTarget]
+    /// Where the terminal's cursor goes (a text field's caret), if shown.
     public var cursor: FrameWriter.Cursor?
+    /// The first content row shown (after following focus).
     public var scroll: Int
     /// Rows of the front screen's content and how many of them fit.
     public var contentHeight: Int
+    /// How many content rows fit on the terminal.
     public var viewportHeight: Int
 
     /// The target under a click, if any.
@@ -25,6 +30,7 @@ public struct RenderedFrame: Sendable {
 ///     rows …     the screen (a presented one boxed over its faint presenter), scrolled
 ///     last row   status, or the `:` command line
 public enum Renderer {
+    /// Draws `scene` on a `width` × `height` frame.
     public static func render(_ scene: Scene, width: Int, height: Int) -> RenderedFrame {
         var frame = Frame(width: width, height: height)
         var result = RenderedFrame(frame: frame, targets: [], focusOrder: [], cursor: nil, scroll: 0, contentHeight: 0, viewportHeight: 0)

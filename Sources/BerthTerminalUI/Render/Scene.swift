@@ -8,6 +8,7 @@ public struct Scene: Sendable {
     /// The route of every screen from the launch root to the visible one; a presented
     /// screen starts a new group (`modalStarts` holds the index of each group's first screen).
     public var crumbs: [String]
+    /// Indices in `crumbs` of presented screens.
     public var modalStarts: Set<Int> = []
     /// What the header's back affordance does: nil when there is nowhere to go back to.
     public var back: BackAffordance?
@@ -17,11 +18,13 @@ public struct Scene: Sendable {
     public var content: ScreenContent
     /// Whether `content` is presented (drawn as a layer with a frame).
     public var isModal = false
+    /// The focused target, drawn reversed.
     public var focus: FocusTarget?
     /// The caret of the text field being edited.
     public var caret: (view: String, offset: Int)?
     /// The first content row shown; `followFocus` moves it so the focused target is seen.
     public var scroll = 0
+    /// Whether `scroll` moves to keep the focused target in view.
     public var followFocus = true
     /// A fault to show above the screen (a crashed plugin), until dismissed.
     public var banner: String?
@@ -32,6 +35,7 @@ public struct Scene: Sendable {
     /// The inspector's lines, when it is shown.
     public var inspector: [String]?
 
+    /// What the header's back affordance does.
     public enum BackAffordance: Sendable, Equatable {
         case back, dismiss, close
         var label: String {
@@ -43,6 +47,7 @@ public struct Scene: Sendable {
         }
     }
 
+    /// A scene with the parts every frame has; the rest default to off.
     public init(title: String, crumbs: [String], content: ScreenContent, status: String) {
         self.title = title
         self.crumbs = crumbs
@@ -64,6 +69,7 @@ public struct ScreenContent: Sendable {
     /// The routes the start screen offers.
     public var routes: [String] = []
 
+    /// A screen's part of a scene.
     public init(heading: String, tree: ViewNode? = nil, note: String? = nil, actions: [DeclaredAction] = [], routes: [String] = []) {
         self.heading = heading
         self.tree = tree

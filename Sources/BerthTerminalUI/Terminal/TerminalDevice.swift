@@ -69,6 +69,7 @@ final class TerminalDevice: TerminalScreen {
                 dup2(captureEnds[1], STDERR_FILENO)
                 close(captureEnds[1])
                 capture = captureEnds[0]
+                EmergencyRestore.standardStreams = (savedStandardOutput, savedStandardError)
             }
         }
         let signals = SignalPipe.install()
@@ -121,6 +122,7 @@ final class TerminalDevice: TerminalScreen {
 
 /// A front-end failure (no terminal).
 public struct TerminalUIError: Error, CustomStringConvertible {
+    /// What went wrong, in one line.
     public var description: String
     init(_ description: String) { self.description = description }
 }
@@ -262,16 +264,24 @@ enum EmergencyRestore {
         armed = true
     }
 
-    /// Writes the saved bytes and modes back (async-signal-safe: write and tcsetattr).
+    /// stdout and stderr as they were before the capture (-1: not captured).
+    nonisolated(unsafe) static var standardStreams: (output: Int32, error: Int32) = (-1, -1)
+
+    /// Writes the saved bytes and modes back, and points stdout and stderr at the terminal
+    /// again, so a crash report or the stuck-host line is seen (async-signal-safe: write,
+    /// tcsetattr, dup2).
     static func restoreNow() {
         guard terminal >= 0, let bytes else { return }
         _ = Glibc.write(terminal, bytes.baseAddress, bytes.count)
         tcsetattr(terminal, TCSAFLUSH, &modes)
+        if standardStreams.output >= 0 { dup2(standardStreams.output, STDOUT_FILENO) }
+        if standardStreams.error >= 0 { dup2(standardStreams.error, STDERR_FILENO) }
     }
 
     static func disarm() {
         guard armed else { return }
         armed = false
+        standardStreams = (-1, -1)
         for signal in fatal { sigaction(signal, previous + Int(signal), nil) }
         terminal = -1
     }

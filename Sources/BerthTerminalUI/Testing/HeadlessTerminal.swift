@@ -5,27 +5,33 @@ public import BerthRuntime
 /// is the one the front end last wrote; `bytesWritten` is what it sent for it.
 @MainActor
 public final class HeadlessTerminal: TerminalScreen {
+    /// The terminal's columns and rows (set by `resize`).
     public private(set) var size: (width: Int, height: Int)
     /// Every write, in order (one per frame that changed something).
     public private(set) var writes: [[UInt8]] = []
+    /// The front end being driven.
     public private(set) var app: TerminalApp!
 
+    /// A front end over `host` on a headless terminal of `width` × `height`, first frame drawn.
     public init(host: BerthHost, width: Int = 80, height: Int = 24, commands: TerminalCommands? = nil) {
         size = (width, height)
         app = TerminalApp(host: host, screen: self, commands: commands)
         app.draw()
     }
 
+    /// Records one frame's bytes.
     public func write(_ bytes: [UInt8]) {
         writes.append(bytes)
     }
 
     /// The frame on the (headless) terminal now.
     public var frame: Frame { app.rendered?.frame ?? Frame(width: size.width, height: size.height) }
+    /// The frame's text (trailing blanks dropped).
     public var text: String { frame.text }
     /// The frame and its style mask, as golden files store them.
     public var golden: String { frame.text + "\n--- styles\n" + frame.styleMask + "\n" }
 
+    /// Presses one key and draws the frame it leads to.
     public func press(_ key: Key) async {
         await app.handle(.key(key))
     }
@@ -35,6 +41,7 @@ public final class HeadlessTerminal: TerminalScreen {
         for character in text { await app.handle(.key(.character(character))) }
     }
 
+    /// Pastes `text` (bracketed paste: never taken as keys).
     public func paste(_ text: String) async {
         await app.handle(.paste(text))
     }
@@ -57,10 +64,12 @@ public final class HeadlessTerminal: TerminalScreen {
         return false
     }
 
+    /// Turns the mouse wheel one notch over a cell.
     public func wheel(down: Bool, column: Int = 1, row: Int = 3) async {
         await app.handle(.mouse(MouseEvent(down ? .wheelDown : .wheelUp, column: column, row: row)))
     }
 
+    /// Resizes the terminal and redraws the whole frame.
     public func resize(width: Int, height: Int) {
         size = (width, height)
         app.invalidate()
