@@ -84,6 +84,8 @@ public final class BerthHost {
     private var lastCanaryDuration: Duration = .zero
     /// Set once the host warned that workers run without Landlock.
     var warnedNoSandbox = false
+    /// The live workers of manifest groups, which their members' generations join.
+    let workerGroups = WorkerGroups()
     /// The plugins folders' watcher, while watching.
     private var watcher: PluginWatcher?
 
@@ -339,7 +341,7 @@ public final class BerthHost {
                     plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
                     workerExecutable: configuration.isolation.resolvedWorkerExecutable,
                     unresponsive: configuration.isolation.unresponsiveAfter, keepWorkerReady: configuration.isolation.keepWorkerReady,
-                    sandbox: try sandboxPolicy(for: record.source), host: self, logger: configuration.logger)
+                    sandbox: try groupSandboxPolicy(for: record.source), host: self, groups: workerGroups, logger: configuration.logger)
                 warnIfUnconfined(isolated.sandbox)
                 isolated.onFailure = { [weak self] failure in self?.workerFailed(failure, generation: number) }
                 connection = isolated
@@ -389,6 +391,8 @@ public final class BerthHost {
             emit(.unloaded, generation.pluginID, "generation \(generation.number) unloaded (dlclose verified with RTLD_NOLOAD)")
         case .workerEnded:
             emit(.unloaded, generation.pluginID, "generation \(generation.number) unloaded (its worker ended)")
+        case .leftGroupWorker(let group):
+            emit(.unloaded, generation.pluginID, "generation \(generation.number) unloaded (group '\(group)''s worker goes on for its other members)")
         }
     }
 

@@ -51,7 +51,6 @@ struct SigningCLITests {
         #expect(validate.status == 1)
         #expect(validate.standardOutput.split(separator: "\n").map(String.init) == [
             "signed/com.example.greeter: ok (com.example.greeter, signed by alice)",
-            "  note  runs in-process: a crash in this plugin ends the host and every other plugin (Docs/isolation.md)",
             "signed/com.example.counter: signature: unsigned (no plugin.sig), and --require-signature refuses unsigned plugins",
         ])
 

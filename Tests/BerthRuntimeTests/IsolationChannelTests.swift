@@ -15,7 +15,7 @@ extension IsolationWorkerTests {
                 .create(screen: 1, route: "r", argument: [9]), .destroy(instance: 2), .activate(instance: 3), .deactivate(instance: 4),
                 .screenEvent(instance: 5, event: 3, flag: true), .action(instance: 6, name: "n", payload: [1]),
                 .delegateReceived(instance: 7, child: 8, name: "d", payload: []), .contextReceived(instance: 9, type: "t", payload: [2]),
-                .render(instance: 10, slots: [slot, slot]), .saveState(instance: 11), .restoreState(instance: 12, state: [3]), .unload,
+                .render(instance: 10, slots: [slot, slot]), .saveState(instance: 11), .restoreState(instance: 12, state: [3]), .unload(),
                 .callExport(symbol: "s", arguments: [.void, .bool(true), .int8(-1), .int16(-2), .int32(-3), .int64(-4), .uint8(1), .uint16(2),
                                                      .uint32(3), .uint64(.max), .float(1.5), .double(-2.25), .string("é"), .bytes([7])]),
                 .shutdown, .navigate(screen: 1, kind: 3, route: nil, argument: []), .navigate(screen: 1, kind: 1, route: "x", argument: [1]),
@@ -23,13 +23,15 @@ extension IsolationWorkerTests {
                 .contextObserve(screen: 1, type: "t"), .contextUnobserve(screen: 1, type: "t"),
                 .contextSend(screen: 1, type: "t", payload: [1], mode: 1), .contextCanTerminate(screen: 1, type: "t"),
                 .stateRead(screen: 1, key: slot.key, fingerprint: 5), .persistRead(screen: 1, key: "k"),
-                .persistWrite(screen: 1, key: "k", value: [1]), .sessionBegin(id: "s"), .sessionEnd,
+                .persistWrite(screen: 1, key: "k", value: [1]), .sessionBegin(id: "s"), .sessionEnd(), .sessionBegin(plugin: 2, id: "t"),
+                .serviceCreate(service: 1), .serviceRelease(instance: 2), .serviceRegister(plugin: 2, key: "k", kind: 1, service: 3),
+                .serviceResolve(screen: 1, key: "k"), .create(plugin: 2, screen: 1, route: "r", argument: []), .unload(plugin: 2),
                 .actionThenRender(instance: 6, name: "n", payload: [1], slots: [
                     RenderSlot(identityID: 3, identity: nil, index: 1, fingerprint: 9, bytes: [4]),
                     RenderSlot(identityID: RenderSlot.unknownIdentity, identity: "S/Text", index: 0, fingerprint: 2, bytes: []),
                 ]),
             ]
-            #expect(Set(requests.map(\.op)).count == 28, "each case has its own op")
+            #expect(Set(requests.map(\.op)).count == 32, "each case has its own op")
             for request in requests {
                 var writer = WireWriter()
                 request.write(to: &writer)
@@ -116,7 +118,7 @@ extension IsolationWorkerTests {
             let near = try IsolationChannel(fileDescriptor: nearEnd, peer: "far")
             let far = try IsolationChannel(fileDescriptor: farEnd, peer: "near")
             var received: [String] = []
-            let handler = ClosureHandler(notified: { if case .log(_, let message) = $0 { received.append(message) } })
+            let handler = ClosureHandler(notified: { if case .log(_, _, let message) = $0 { received.append(message) } })
             near.handler = handler
             let threads = 8, each = 300
             for thread in 0..<threads {
@@ -144,7 +146,7 @@ extension IsolationWorkerTests {
             let (nearEnd, farEnd) = try IsolationChannel.makeSocketPair()
             let near = try IsolationChannel(fileDescriptor: nearEnd, peer: "far")
             close(farEnd)
-            #expect { try near.call(.unload) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
+            #expect { try near.call(.unload()) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
             #expect { try near.notify(.log(level: 0, message: "late")) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
             #expect { try near.serveNext(timeout: .milliseconds(10)) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
 
@@ -152,7 +154,7 @@ extension IsolationWorkerTests {
             defer { close(otherEnd) }
             let closed = try IsolationChannel(fileDescriptor: ownEnd, peer: "other")
             closed.close()
-            #expect { try closed.call(.unload) } throws: { ($0 as? ChannelError)?.code == .closed }
+            #expect { try closed.call(.unload()) } throws: { ($0 as? ChannelError)?.code == .closed }
         }
 
         @Test("a corrupt frame is a typed malformed error")

@@ -56,7 +56,7 @@ final class RecordingHost: IsolationChannelHandler {
     }
 
     var logLines: [String] {
-        notifications.compactMap { if case .log(_, let message) = $0 { message } else { nil } }
+        notifications.compactMap { if case .log(_, _, let message) = $0 { message } else { nil } }
     }
 }
 

@@ -31,7 +31,7 @@ struct IsolationWorkerTests {
         #expect(!handshake.functions.contains(.saveState))
         // Registered from the entry function, before the hello reply; nothing refused.
         let registered = worker.host.requests.compactMap { request, _ -> String? in
-            if case .serviceRegister(let key, let kind, _) = request, kind == 0 { return key }
+            if case .serviceRegister(_, let key, let kind, _) = request, kind == 0 { return key }
             return nil
         }
         #expect(registered == ["com.example.greeter/Greeting"])
@@ -77,10 +77,10 @@ struct IsolationWorkerTests {
         let refused = try worker.call(.action(instance: token, name: "tick", payload: [])).status
         #expect(refused.code == 4 && refused.message.contains("not active"))
 
-        #expect(try worker.call(.unload).status.code == 4, "unload waits until every screen is destroyed")
+        #expect(try worker.call(.unload()).status.code == 4, "unload waits until every screen is destroyed")
         #expect(try worker.call(.destroy(instance: token)).status.isOK)
         #expect(try worker.call(.renderTree(instance: token, slots: [])).status.code == 2)
-        #expect(try worker.call(.unload).status.isOK)
+        #expect(try worker.call(.unload()).status.isOK)
         #expect(try worker.shutDown() == .exited(status: 0))
     }
 
@@ -296,11 +296,11 @@ struct IsolationWorkerTests {
             Thread.sleep(forTimeInterval: 0.01)
         }
         let worker = try #require(shell.standardErrorTail.first { $0.hasPrefix("worker ") }.flatMap { Int32($0.dropFirst(7)) })
-        #expect(try shell.channel.call(.unload, timeout: .seconds(10)).status.code == 4, "the worker serves (nothing loaded yet)")
+        #expect(try shell.channel.call(.unload(), timeout: .seconds(10)).status.code == 4, "the worker serves (nothing loaded yet)")
         #expect(shell.kill())
         #expect(shell.waitForExit().signalName == "SIGKILL")
         // Its parent gone, the worker is killed too, and its end of the channel closes.
-        #expect { try shell.channel.call(.unload, timeout: .seconds(10)) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
+        #expect { try shell.channel.call(.unload(), timeout: .seconds(10)) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
         // Gone, or a zombie waiting for init to reap it (its descriptors close before that).
         func ended() -> Bool {
             kill(worker, 0) != 0 || (try? String(contentsOfFile: "/proc/\(worker)/stat", encoding: .utf8))?.contains(") Z ") == true

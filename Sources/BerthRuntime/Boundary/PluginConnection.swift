@@ -104,6 +104,9 @@ package enum GenerationEnding: Sendable, Equatable {
     case retired(bytes: Int)
     /// The worker process that held it exited; nothing of it was ever in the host.
     case workerEnded
+    /// Unloaded from its group's worker, which goes on for the other members and keeps the
+    /// image mapped until it ends; nothing of it was ever in the host.
+    case leftGroupWorker(group: String)
 }
 
 extension PluginConnection {

@@ -1,7 +1,8 @@
 /// A one-way message: no reply, sendable from any thread. All go worker → host today.
 package enum IsolationNotification: Sendable, Equatable {
-    /// `berth_host_v1.log`: a line attributed to the plugin (any thread).
-    case log(level: Int32, message: String)
+    /// `berth_host_v1.log`: a line attributed to plugin `plugin` (its hello's `member`; 0
+    /// for a NULL handle), from any thread.
+    case log(plugin: UInt64 = 1, level: Int32, message: String)
     /// A managed task started in the worker. `task` is unique for the worker's life.
     case taskStarted(screen: UInt64, key: String, task: UInt64)
     /// A managed task's body returned; `cancelled` when it was asked to stop first.
@@ -31,8 +32,8 @@ package enum IsolationNotification: Sendable, Equatable {
 
     func write(to writer: inout WireWriter) {
         switch self {
-        case .log(let level, let message):
-            writer.i32(level); writer.string(message)
+        case .log(let plugin, let level, let message):
+            writer.u64(plugin); writer.i32(level); writer.string(message)
         case .taskStarted(let screen, let key, let task):
             writer.u64(screen); writer.string(key); writer.u64(task)
         case .taskFinished(let screen, let key, let task, let cancelled):
@@ -50,7 +51,7 @@ package enum IsolationNotification: Sendable, Equatable {
     static func read(op: UInt16, from reader: inout WireReader) throws(WireDecodingError) -> IsolationNotification? {
         let notification: IsolationNotification
         switch op {
-        case 200: notification = .log(level: try reader.i32(), message: try reader.string())
+        case 200: notification = .log(plugin: try reader.u64(), level: try reader.i32(), message: try reader.string())
         case 201: notification = .taskStarted(screen: try reader.u64(), key: try reader.string(), task: try reader.u64())
         case 202:
             notification = .taskFinished(screen: try reader.u64(), key: try reader.string(), task: try reader.u64(), cancelled: try reader.bool())

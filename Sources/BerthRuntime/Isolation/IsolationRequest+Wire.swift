@@ -2,8 +2,8 @@ extension IsolationRequest {
     func write(to writer: inout WireWriter) {
         switch self {
         case .hello(let hello): hello.write(to: &writer)
-        case .create(let screen, let route, let argument):
-            writer.u64(screen); writer.string(route); writer.data(argument)
+        case .create(let plugin, let screen, let route, let argument):
+            writer.u64(plugin); writer.u64(screen); writer.string(route); writer.data(argument)
         case .destroy(let instance), .activate(let instance), .deactivate(let instance), .saveState(let instance),
              .serviceCreate(let instance), .serviceRelease(let instance):
             writer.u64(instance)
@@ -23,9 +23,10 @@ extension IsolationRequest {
             writer.u64(instance); writer.list(slots) { $1.write(to: &$0) }
         case .restoreState(let instance, let state):
             writer.u64(instance); writer.data(state)
-        case .unload, .shutdown, .usage, .sessionEnd: break
-        case .callExport(let symbol, let arguments):
-            writer.string(symbol); writer.list(arguments) { $1.write(to: &$0) }
+        case .shutdown, .usage: break
+        case .unload(let plugin), .sessionEnd(let plugin): writer.u64(plugin)
+        case .callExport(let plugin, let symbol, let arguments):
+            writer.u64(plugin); writer.string(symbol); writer.list(arguments) { $1.write(to: &$0) }
         case .navigate(let screen, let kind, let route, let argument):
             writer.u64(screen); writer.i32(kind); writer.optionalString(route); writer.data(argument)
         case .observeDelegate(let screen, let child):
@@ -42,10 +43,10 @@ extension IsolationRequest {
             writer.u64(screen); writer.string(key)
         case .persistWrite(let screen, let key, let value):
             writer.u64(screen); writer.string(key); writer.data(value)
-        case .sessionBegin(let id):
-            writer.string(id)
-        case .serviceRegister(let key, let kind, let service):
-            writer.string(key); writer.i32(kind); writer.u64(service)
+        case .sessionBegin(let plugin, let id):
+            writer.u64(plugin); writer.string(id)
+        case .serviceRegister(let plugin, let key, let kind, let service):
+            writer.u64(plugin); writer.string(key); writer.i32(kind); writer.u64(service)
         case .serviceResolve(let screen, let key):
             writer.u64(screen); writer.string(key)
         }
@@ -56,7 +57,7 @@ extension IsolationRequest {
         let request: IsolationRequest
         switch op {
         case 1: request = .hello(try WorkerHello.read(from: &reader))
-        case 2: request = .create(screen: try reader.u64(), route: try reader.string(), argument: try reader.data())
+        case 2: request = .create(plugin: try reader.u64(), screen: try reader.u64(), route: try reader.string(), argument: try reader.data())
         case 3: request = .destroy(instance: try reader.u64())
         case 4: request = .activate(instance: try reader.u64())
         case 5: request = .deactivate(instance: try reader.u64())
@@ -73,11 +74,12 @@ extension IsolationRequest {
             request = .render(instance: instance, slots: slots)
         case 11: request = .saveState(instance: try reader.u64())
         case 12: request = .restoreState(instance: try reader.u64(), state: try reader.data())
-        case 13: request = .unload
+        case 13: request = .unload(plugin: try reader.u64())
         case 14:
+            let plugin = try reader.u64()
             let symbol = try reader.string()
             let arguments = try reader.list(minimumElementSize: 1) { reader throws(WireDecodingError) in try FFIValue.read(from: &reader) }
-            request = .callExport(symbol: symbol, arguments: arguments)
+            request = .callExport(plugin: plugin, symbol: symbol, arguments: arguments)
         case 15: request = .shutdown
         case 16:
             let instance = try reader.u64()
@@ -101,9 +103,9 @@ extension IsolationRequest {
             request = .stateRead(screen: try reader.u64(), key: try IsolationSlotKey.read(from: &reader), fingerprint: try reader.u64())
         case 41: request = .persistRead(screen: try reader.u64(), key: try reader.string())
         case 42: request = .persistWrite(screen: try reader.u64(), key: try reader.string(), value: try reader.data())
-        case 43: request = .sessionBegin(id: try reader.string())
-        case 44: request = .sessionEnd
-        case 45: request = .serviceRegister(key: try reader.string(), kind: try reader.i32(), service: try reader.u64())
+        case 43: request = .sessionBegin(plugin: try reader.u64(), id: try reader.string())
+        case 44: request = .sessionEnd(plugin: try reader.u64())
+        case 45: request = .serviceRegister(plugin: try reader.u64(), key: try reader.string(), kind: try reader.i32(), service: try reader.u64())
         case 46: request = .serviceResolve(screen: try reader.u64(), key: try reader.string())
         default: return nil
         }

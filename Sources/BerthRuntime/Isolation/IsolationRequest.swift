@@ -6,8 +6,9 @@ package enum IsolationRequest: Sendable, Equatable {
     // MARK: host → worker
     /// Load the library and handshake. Reply: `.hello` or `.helloFailed`.
     case hello(WorkerHello)
-    /// `create` for `route`; `screen` is the host's id for the new screen. Reply: `.created`.
-    case create(screen: UInt64, route: String, argument: [UInt8])
+    /// `create` for `route` of plugin `plugin` (its hello's `member`); `screen` is the host's
+    /// id for the new screen. Reply: `.created`.
+    case create(plugin: UInt64 = 1, screen: UInt64, route: String, argument: [UInt8])
     /// Cancel the instance's tasks (deactivating it first if active), then `destroy`. Reply: `.status`.
     case destroy(instance: UInt64)
     case activate(instance: UInt64)
@@ -32,9 +33,9 @@ package enum IsolationRequest: Sendable, Equatable {
     case saveState(instance: UInt64)
     case restoreState(instance: UInt64, state: [UInt8])
     /// The plugin's `unload` (every instance must be destroyed first). Reply: `.status`.
-    case unload
+    case unload(plugin: UInt64 = 1)
     /// An export through libffi. Reply: `.exported` or `.exportFailed`.
-    case callExport(symbol: String, arguments: [FFIValue])
+    case callExport(plugin: UInt64 = 1, symbol: String, arguments: [FFIValue])
     /// Reply `.status`, then the worker exits with status 0.
     case shutdown
     /// The worker's heap in use and CPU time (the conformance checks measure the plugin
@@ -63,10 +64,10 @@ package enum IsolationRequest: Sendable, Equatable {
     /// Reply: `.bytes`.
     case persistRead(screen: UInt64, key: String)
     case persistWrite(screen: UInt64, key: String, value: [UInt8])
-    case sessionBegin(id: String)
-    case sessionEnd
+    case sessionBegin(plugin: UInt64 = 1, id: String)
+    case sessionEnd(plugin: UInt64 = 1)
     /// `service_register` of a `berth_service_v1` kept in the worker as `service`. Reply: `.status`.
-    case serviceRegister(key: String, kind: Int32, service: UInt64)
+    case serviceRegister(plugin: UInt64 = 1, key: String, kind: Int32, service: UInt64)
     /// `service_resolve` on the worker's main thread. Reply: `.created` with the token of
     /// the instance the host's scope holds (made now by a nested `.serviceCreate` if new).
     case serviceResolve(screen: UInt64, key: String)
@@ -156,7 +157,7 @@ package enum IsolationRequest: Sendable, Equatable {
         case .render(_, let slots): slots.reduce(16) { $0 + IsolationStateSlot.minimumWireSize + $1.key.identity.utf8.count + $1.bytes.count }
         case .renderTree(_, let slots): Self.sizeHint(slots)
         case .actionThenRender(_, let name, let payload, let slots): Self.sizeHint(slots) + name.utf8.count + payload.count
-        case .create(_, let route, let bytes): 32 + route.utf8.count + bytes.count
+        case .create(_, _, let route, let bytes): 32 + route.utf8.count + bytes.count
         case .action(_, let name, let bytes), .delegateReceived(_, _, let name, let bytes), .contextReceived(_, let name, let bytes),
              .sendDelegate(_, let name, let bytes), .contextSend(_, let name, let bytes, _), .persistWrite(_, let name, let bytes):
             32 + name.utf8.count + bytes.count

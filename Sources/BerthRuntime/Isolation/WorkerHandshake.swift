@@ -13,6 +13,9 @@ package struct WorkerHandshake: Sendable, Equatable {
     package var workerProcessID: Int32
     /// Whether the worker confined itself before it opened the library.
     package var sandbox: SandboxStatus = .off
+    /// Where the table lives in the worker (each generation's image has its own, also when
+    /// a group's worker hosts several generations of one plugin).
+    package var tableAddress: UInt64 = 0
 
     /// A handshake result as the worker read it.
     package init(abi: ABIVersion, tableSize: UInt32, pluginID: String, functions: PluginHandshake.Functions, workerProcessID: Int32) {
@@ -30,12 +33,14 @@ package struct WorkerHandshake: Sendable, Equatable {
         writer.u32(functions.rawValue)
         writer.i32(workerProcessID)
         sandbox.write(to: &writer)
+        writer.u64(tableAddress)
     }
 
     static func read(from reader: inout WireReader) throws(WireDecodingError) -> WorkerHandshake {
         var handshake = WorkerHandshake(abi: ABIVersion(packed: try reader.u32()), tableSize: try reader.u32(), pluginID: try reader.string(),
                                         functions: PluginHandshake.Functions(rawValue: try reader.u32()), workerProcessID: try reader.i32())
         handshake.sandbox = try SandboxStatus.read(from: &reader)
+        handshake.tableAddress = try reader.u64()
         return handshake
     }
 }

@@ -20,7 +20,12 @@ package struct WorkerHello: Sendable, Equatable {
     /// What the manifest grants (the worker refuses `task_start` without `tasks`).
     public var capabilities: Set<Capability> = Capability.undeclaredDefault
     /// The OS sandbox to enter before the library is opened; nil for none (a canary load).
+    /// A worker confines itself once, at its first hello: a group's is the union of its
+    /// members' (`WorkerGroup`).
     public var sandbox: SandboxPolicy? = nil
+    /// The host's number for this plugin generation in its worker (a group's worker hosts
+    /// several); requests about the plugin and the plugin's own calls name it.
+    public var member: UInt64 = 1
 
     /// A hello spelled out field by field (tests, fixtures); hosts use `init(manifest:libraryPath:)`.
     public init(pluginID: String, libraryPath: String, entry: String, runtime: PluginRuntimeKind, abi: ABIVersion,
@@ -68,6 +73,7 @@ package struct WorkerHello: Sendable, Equatable {
         writer.list(capabilities.sorted()) { $0.string($1.rawValue) }
         writer.bool(sandbox != nil)
         sandbox?.write(to: &writer)
+        writer.u64(member)
     }
 
     static func read(from reader: inout WireReader) throws(WireDecodingError) -> WorkerHello {
@@ -91,6 +97,7 @@ package struct WorkerHello: Sendable, Equatable {
         let names = try reader.list(minimumElementSize: 4) { reader throws(WireDecodingError) in try reader.string() }
         hello.capabilities = Set(names.compactMap(Capability.init(rawValue:)))
         hello.sandbox = try reader.bool() ? try SandboxPolicy.read(from: &reader) : nil
+        hello.member = try reader.u64()
         return hello
     }
 

@@ -4,16 +4,19 @@ internal import CBerth
 /// host registers its key and owns the scopes; a resolve asks the host which instance the
 /// current scope holds (made here, by a nested request, when it holds none yet).
 extension WorkerHostCalls {
-    static func serviceRegister(_ service: UnsafePointer<berth_service_v1>?, _ error: ErrorPointer) -> berth_status {
-        onMainThread((service, error), error: error) { arguments, session in
-            let (service, error) = arguments
+    static func serviceRegister(_ plugin: OpaquePointer?, _ service: UnsafePointer<berth_service_v1>?, _ error: ErrorPointer) -> berth_status {
+        onMainThread((plugin, service, error), error: error) { arguments, session in
+            let (plugin, service, error) = arguments
+            guard let member = WorkerPluginHandle.from(plugin)?.member else {
+                return HostServices.fill(error, BERTH_ERR_NOT_FOUND, "service_register: the plugin handle is not a loaded plugin")
+            }
             let declaration: ServiceDeclaration
             switch ServiceDeclaration.read(service) {
             case .success(let read): declaration = read
             case .failure(let refusal): return HostServices.refuse(refusal, error)
             }
-            let token = session.services.declare(declaration)
-            let request = IsolationRequest.serviceRegister(key: declaration.key, kind: declaration.kind.code, service: token)
+            let token = session.services.declare(declaration, by: member)
+            let request = IsolationRequest.serviceRegister(plugin: member, key: declaration.key, kind: declaration.kind.code, service: token)
             guard let reply = forward(request, in: session, error: error) else {
                 session.services.forget(service: token)
                 return berth_status(BERTH_ERR_FAILED)

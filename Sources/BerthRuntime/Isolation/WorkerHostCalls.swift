@@ -54,11 +54,17 @@ enum WorkerHostCalls {
         }
     }
 
-    /// A plugin-wide function (sessions) whose reply is only a status.
-    static func forwardPluginStatus(_ error: ErrorPointer, _ name: String, _ request: @escaping () -> IsolationRequest) -> berth_status {
-        onMainThread((error, request), error: error) { arguments, session in
-            let (error, request) = arguments
-            guard let reply = forward(request(), in: session, error: error) else { return berth_status(BERTH_ERR_FAILED) }
+    /// A plugin-wide function (sessions) whose reply is only a status; the request names the
+    /// calling plugin by its member number.
+    static func forwardPluginStatus(
+        _ plugin: OpaquePointer?, _ error: ErrorPointer, _ name: String, _ request: @escaping (UInt64) -> IsolationRequest
+    ) -> berth_status {
+        onMainThread((plugin, error, request), error: error) { arguments, session in
+            let (plugin, error, request) = arguments
+            guard let member = WorkerPluginHandle.from(plugin)?.member else {
+                return HostServices.fill(error, BERTH_ERR_NOT_FOUND, "\(name): the plugin handle is not a loaded plugin")
+            }
+            guard let reply = forward(request(member), in: session, error: error) else { return berth_status(BERTH_ERR_FAILED) }
             return finish(reply.status, error)
         }
     }
@@ -179,7 +185,7 @@ enum WorkerHostCalls {
             }
             // Checked here because the task runs in this process; the host reports the
             // refusal, and refuses what an unchecked task would post anyway.
-            if let denial = session.grant?.check(.tasks, call: "task_start") {
+            if let denial = instance.plugin.grant.check(.tasks, call: "task_start") {
                 ManagedTask.releaseUnstarted(descriptor)
                 session.shared.notify(.denied(screen: screen.hostScreenID, capability: denial.capability.rawValue, call: denial.call))
                 return HostServices.fill(error, Int(BERTH_ERR_DENIED), denial.message)

@@ -25,9 +25,9 @@ enum WorkerHostTable {
     }()
 
     private static func fill(_ table: UnsafeMutablePointer<berth_host_v1>) {
-        table.pointee.log = { _, level, message in
+        table.pointee.log = { plugin, level, message in
             guard let message, let shared = WorkerShared.current.withLock({ $0 }) else { return }
-            shared.notify(.log(level: level, message: String(cString: message)))
+            shared.notify(.log(plugin: WorkerPluginHandle.from(plugin)?.member ?? 0, level: level, message: String(cString: message)))
         }
         table.pointee.navigate = { WorkerHostCalls.navigate($0, $1, $2, $3, $4, $5) }
         table.pointee.observe_delegate = { screen, child, error in
@@ -63,15 +63,15 @@ enum WorkerHostTable {
             let bytes = value.copied
             return WorkerHostCalls.forwardStatus(screen, error, "persist_write") { .persistWrite(screen: $0, key: name, value: bytes) }
         }
-        table.pointee.service_register = { _, service, error in WorkerHostCalls.serviceRegister(service, error) }
+        table.pointee.service_register = { WorkerHostCalls.serviceRegister($0, $1, $2) }
         table.pointee.service_resolve = { WorkerHostCalls.serviceResolve($0, $1, $2, $3) }
-        table.pointee.session_begin = { _, session, error in
+        table.pointee.session_begin = { plugin, session, error in
             guard let session else { return HostServices.fill(error, BERTH_ERR_INVALID_ARGUMENT, "session_begin: session_id is NULL") }
             let id = String(cString: session)
-            return WorkerHostCalls.forwardPluginStatus(error, "session_begin") { .sessionBegin(id: id) }
+            return WorkerHostCalls.forwardPluginStatus(plugin, error, "session_begin") { .sessionBegin(plugin: $0, id: id) }
         }
-        table.pointee.session_end = { _, error in
-            WorkerHostCalls.forwardPluginStatus(error, "session_end") { .sessionEnd }
+        table.pointee.session_end = { plugin, error in
+            WorkerHostCalls.forwardPluginStatus(plugin, error, "session_end") { .sessionEnd(plugin: $0) }
         }
         table.pointee.task_start = { WorkerHostCalls.taskStart($0, $1, $2, $3) }
         table.pointee.task_cancel = { WorkerHostCalls.taskCancel($0, $1) }

@@ -9,6 +9,8 @@ final class WorkerInstance {
     /// The worker's token for this instance (what the host names it by).
     let token: UInt64
     let route: String
+    /// The plugin whose instance it is (a group's worker hosts several).
+    let plugin: WorkerPlugin
     let screen: WorkerScreen
     /// The plugin's instance.
     let pointer: UnsafeMutableRawPointer?
@@ -16,9 +18,10 @@ final class WorkerInstance {
     private var tasks: [String: ManagedTask] = [:]
     private let shared: WorkerShared
 
-    init(token: UInt64, route: String, screen: WorkerScreen, pointer: UnsafeMutableRawPointer?, shared: WorkerShared) {
+    init(token: UInt64, route: String, plugin: WorkerPlugin, screen: WorkerScreen, pointer: UnsafeMutableRawPointer?, shared: WorkerShared) {
         self.token = token
         self.route = route
+        self.plugin = plugin
         self.screen = screen
         self.pointer = pointer
         self.shared = shared

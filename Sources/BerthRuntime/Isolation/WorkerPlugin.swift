@@ -1,23 +1,32 @@
 import Foundation
 internal import CBerth
 
-/// The one plugin generation a worker hosts: its image opened with `dlopen`, the table the
-/// handshake checked, and a prepared libffi call per declared export.
+/// One plugin generation a worker hosts (a group's worker hosts several): its image opened
+/// with `dlopen`, the table the handshake checked, and a prepared libffi call per declared
+/// export.
 ///
-/// The image is never closed: a worker lives for one generation, and its exit is what
-/// gives the memory back (a Swift image must not be `dlclose`d anyway).
+/// The image is never closed: the worker's exit is what gives the memory back (a Swift
+/// image must not be `dlclose`d anyway).
 @MainActor
 final class WorkerPlugin {
     let manifest: PluginManifest
     let table: PluginTable
+    /// What the hello's manifest grants (the worker's own host functions check it).
+    let grant: CapabilityGrant
+    /// The `berth_plugin_handle *` it was given: names it in its calls to the host.
+    let handle: WorkerPluginHandle
     private var exports: [String: ForeignFunction]
     /// Set once the plugin's `unload` ran; nothing is called after it.
     private(set) var isUnloaded = false
 
     /// Opens the library (`RTLD_NOW | RTLD_LOCAL`), calls the entry with the worker's host
     /// table, checks the table against the manifest and prepares the exports.
-    init(hello: WorkerHello, pluginHandle: OpaquePointer) throws(LoaderError) {
+    init(hello: WorkerHello) throws(LoaderError) {
         let manifest = hello.manifest
+        let handle = WorkerPluginHandle(member: hello.member, pluginID: manifest.id)
+        // Never freed, even when the load fails: the entry may have kept the pointer, and a
+        // thread of the plugin may still log with it.
+        let pluginHandle = OpaquePointer(Unmanaged.passRetained(handle).toOpaque())
         let image = try DynamicLibrary(path: hello.libraryPath, flags: RTLD_NOW | RTLD_LOCAL, plugin: manifest.id)
         let prepared: Result<(PluginTable, [String: ForeignFunction]), LoaderError>
         do {
@@ -32,6 +41,8 @@ final class WorkerPlugin {
         self.manifest = manifest
         self.table = table
         self.exports = exports
+        self.handle = handle
+        grant = CapabilityGrant(pluginID: hello.pluginID, capabilities: hello.capabilities, runtime: hello.runtime)
     }
 
     private static func prepare(
@@ -61,8 +72,10 @@ final class WorkerPlugin {
 
     /// What the host needs from the handshake.
     var handshake: WorkerHandshake {
-        WorkerHandshake(abi: table.abi, tableSize: UInt32(table.size), pluginID: manifest.id,
-                        functions: table.handshake.functions, workerProcessID: ProcessInfo.processInfo.processIdentifier)
+        var handshake = WorkerHandshake(abi: table.abi, tableSize: UInt32(table.size), pluginID: manifest.id,
+                                        functions: table.handshake.functions, workerProcessID: ProcessInfo.processInfo.processIdentifier)
+        handshake.tableAddress = UInt64(table.handshake.tableAddress)
+        return handshake
     }
 
     /// Calls an export through its prepared libffi interface.
@@ -81,5 +94,23 @@ final class WorkerPlugin {
         isUnloaded = true
         exports.removeAll()
         if let unload = table.table.unload { HostCall.run { unload() } }
+    }
+}
+
+/// What a `berth_plugin_handle *` points to in a worker: which of the worker's plugins is
+/// calling. Immutable, so `log` reads it from any thread; retained for the worker's life.
+final class WorkerPluginHandle: Sendable {
+    /// The hello's `member`.
+    let member: UInt64
+    let pluginID: String
+
+    init(member: UInt64, pluginID: String) {
+        self.member = member
+        self.pluginID = pluginID
+    }
+
+    static func from(_ handle: OpaquePointer?) -> WorkerPluginHandle? {
+        guard let handle else { return nil }
+        return Unmanaged<WorkerPluginHandle>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
     }
 }

@@ -5,8 +5,9 @@ internal import CBerth
 /// scopes and says when to make and release one; the pointers never leave this process.
 @MainActor
 final class WorkerServices {
-    private var declarations: [UInt64: ServiceDeclaration] = [:]
-    private var instances: [UInt64: (declaration: ServiceDeclaration, pointer: UnsafeMutableRawPointer)] = [:]
+    /// Each with the member (plugin) that registered it.
+    private var declarations: [UInt64: (member: UInt64, declaration: ServiceDeclaration)] = [:]
+    private var instances: [UInt64: (member: UInt64, declaration: ServiceDeclaration, pointer: UnsafeMutableRawPointer)] = [:]
     /// Creation order, for releasing what the host left (newest first).
     private var order: [UInt64] = []
     private var nextToken: UInt64 = 1
@@ -16,10 +17,10 @@ final class WorkerServices {
         return nextToken
     }
 
-    /// Keeps a registered declaration; returns its token.
-    func declare(_ declaration: ServiceDeclaration) -> UInt64 {
+    /// Keeps a declaration `member` registered; returns its token.
+    func declare(_ declaration: ServiceDeclaration, by member: UInt64) -> UInt64 {
         let token = takeToken()
-        declarations[token] = declaration
+        declarations[token] = (member, declaration)
         return token
     }
 
@@ -30,7 +31,7 @@ final class WorkerServices {
 
     /// One instance of `service`: the provider's `create`, on the stack of the host's call.
     func make(service token: UInt64) -> IsolationReply {
-        guard let declaration = declarations[token] else {
+        guard let (member, declaration) = declarations[token] else {
             return .created(.failure(Int(BERTH_ERR_NOT_FOUND), "service_create: no service \(token) in this worker"), instance: 0)
         }
         let made: UnsafeMutableRawPointer
@@ -40,7 +41,7 @@ final class WorkerServices {
             return .created(.failure(Int(BERTH_ERR_FAILED), error.message), instance: 0)
         }
         let instance = takeToken()
-        instances[instance] = (declaration, made)
+        instances[instance] = (member, declaration, made)
         order.append(instance)
         return .created(.ok, instance: instance)
     }
@@ -52,14 +53,15 @@ final class WorkerServices {
 
     /// The provider's `release` of one instance (once; a token released before is ignored).
     func release(instance token: UInt64) {
-        guard let (declaration, pointer) = instances.removeValue(forKey: token) else { return }
+        guard let (_, declaration, pointer) = instances.removeValue(forKey: token) else { return }
         order.removeAll { $0 == token }
         HostCall.run { declaration.release(pointer) }
     }
 
-    /// Releases, newest first, whatever the host did not (before the plugin's `unload`).
-    func releaseAll() {
-        while let token = order.last { release(instance: token) }
-        declarations.removeAll()
+    /// Releases, newest first, what `member`'s services made and the host did not release
+    /// (before the plugin's `unload`), and forgets its declarations.
+    func releaseAll(of member: UInt64) {
+        for token in order.reversed() where instances[token]?.member == member { release(instance: token) }
+        declarations = declarations.filter { $0.value.member != member }
     }
 }

@@ -21,14 +21,19 @@ extension WorkerSession {
         guard status == BERTH_OK, let created else {
             return .created(Self.status(status, error), instance: 0)
         }
-        let instance = WorkerInstance(token: takeInstanceToken(), route: route, screen: handle, pointer: created, shared: shared)
+        let instance = WorkerInstance(token: takeInstanceToken(), route: route, plugin: plugin, screen: handle, pointer: created, shared: shared)
         handle.instance = instance
         instances[instance.token] = instance
         return .created(.ok, instance: instance.token)
     }
 
-    /// The requests about one existing instance.
-    func serveInstance(_ request: IsolationRequest, plugin: WorkerPlugin) -> IsolationReply {
+    /// The requests about one existing instance, served with its plugin's table.
+    func serveInstance(_ request: IsolationRequest) -> IsolationReply {
+        let token = Self.instanceToken(of: request)
+        guard let plugin = instances[token]?.plugin else { return notServed(request, token: token) }
+        guard !plugin.isUnloaded else {
+            return .status(.failure(Int(BERTH_ERR_STATE), "\(request.name): \(plugin.pluginID) is unloaded; nothing is called"))
+        }
         let table = plugin.table.table
         switch request {
         case .destroy(let token):
@@ -183,6 +188,29 @@ extension WorkerSession {
             }
         }
         return status == BERTH_OK ? .ok : Self.status(status, error)
+    }
+
+    /// The instance token an instance request names.
+    private static func instanceToken(of request: IsolationRequest) -> UInt64 {
+        switch request {
+        case .destroy(let token), .activate(let token), .deactivate(let token), .screenEvent(let token, _, _), .action(let token, _, _),
+             .actionThenRender(let token, _, _, _), .delegateReceived(let token, _, _, _), .contextReceived(let token, _, _),
+             .render(let token, _), .renderTree(let token, _), .saveState(let token), .restoreState(let token, _):
+            token
+        default:
+            preconditionFailure("serveInstance handles instance requests only, not \(request.name)")
+        }
+    }
+
+    /// The reply to an instance request for an instance the worker does not have.
+    private func notServed(_ request: IsolationRequest, token: UInt64) -> IsolationReply {
+        let status = missing(token, request)
+        switch request {
+        case .render, .renderTree: return .rendered(IsolationRenderResult(status: status))
+        case .saveState: return .bytes(status, [])
+        case .actionThenRender: return .acted(status, render: nil)
+        default: return .status(status)
+        }
     }
 
     private func missing(_ token: UInt64, _ request: IsolationRequest) -> IsolationStatus {

@@ -2,8 +2,8 @@ import Foundation
 internal import CBerth
 
 /// The worker's side of the seam: serves the host's requests (the `berth_plugin_v1` table
-/// and the exports) for the one plugin generation this process hosts, and owns its
-/// instances. Runs on the worker's main thread, which is the thread serving the channel:
+/// and the exports) for the plugin generations this process hosts (one, or a group's
+/// members), and owns their instances. Runs on the worker's main thread, which is the thread serving the channel:
 /// every call into the plugin is made from it, marked with `HostCall`, so the plugin's
 /// main-thread host calls are allowed exactly where they are in-process.
 @MainActor
@@ -15,9 +15,10 @@ final class WorkerSession: IsolationChannelHandler {
     let shared: WorkerShared
     /// The plugin's own services: declarations and the instances the host asked for.
     let services = WorkerServices()
-    private(set) var plugin: WorkerPlugin?
-    /// What the hello's manifest grants (the worker's own host functions check it).
-    private(set) var grant: CapabilityGrant?
+    /// The plugins loaded, by their hello's `member`.
+    private(set) var plugins: [UInt64: WorkerPlugin] = [:]
+    /// Whether the first hello confined the worker (later ones join the same sandbox).
+    private var sandbox: SandboxStatus?
     /// The worker's CPU time when the hello arrived: `usage` counts from there, so the
     /// scan-time check measures the plugin's load, not the worker's own start-up (tens of
     /// milliseconds for a debug build, more on a loaded machine).
@@ -38,13 +39,10 @@ final class WorkerSession: IsolationChannelHandler {
     var hostCallsMade = 0
     /// Set by `shutdown`: the serving loop ends after the reply went out.
     private(set) var isFinished = false
-    /// The opaque `berth_plugin_handle *`: a token the plugin passes back, never read.
-    private let pluginHandle: OpaquePointer
 
     init(channel: IsolationChannel) {
         self.channel = channel
         self.shared = WorkerShared(channel: channel)
-        self.pluginHandle = OpaquePointer(Unmanaged.passUnretained(shared).toOpaque())
     }
 
     nonisolated func handle(_ request: IsolationRequest, on channel: IsolationChannel) -> IsolationReply {
@@ -78,62 +76,78 @@ final class WorkerSession: IsolationChannelHandler {
              .render, .renderTree, .saveState, .restoreState, .unload, .callExport, .serviceCreate, .serviceRelease:
             break
         }
-        guard let plugin else {
+        guard !plugins.isEmpty else {
             return .status(.failure(Int(BERTH_ERR_STATE), "\(request.name): no plugin is loaded in this worker (send hello first)"))
+        }
+        switch request {
+        case .serviceCreate(let service):
+            return services.make(service: service)
+        case .serviceRelease(let instance):
+            services.release(instance: instance)
+            return .status(.ok)
+        case .create(let member, _, _, _), .callExport(let member, _, _), .unload(let member):
+            return serve(request, plugin: member)
+        default:
+            return serveInstance(request)
+        }
+    }
+
+    /// A request about one plugin as a whole.
+    private func serve(_ request: IsolationRequest, plugin member: UInt64) -> IsolationReply {
+        guard let plugin = plugins[member] else {
+            return .status(.failure(Int(BERTH_ERR_STATE), "\(request.name): no plugin \(member) is loaded in this worker (send hello first)"))
         }
         guard !plugin.isUnloaded else {
             return .status(.failure(Int(BERTH_ERR_STATE), "\(request.name): \(plugin.pluginID) is unloaded; nothing is called"))
         }
         switch request {
-        case .create(let screen, let route, let argument):
+        case .create(_, let screen, let route, let argument):
             return create(screen: screen, route: route, argument: argument, plugin: plugin)
-        case .callExport(let symbol, let arguments):
+        case .callExport(_, let symbol, let arguments):
             do {
                 return .exported(try plugin.call(symbol, arguments: arguments))
             } catch {
                 return .exportFailed(error)
             }
         case .unload:
-            guard instances.isEmpty else {
-                return .status(.failure(Int(BERTH_ERR_STATE), "unload: \(instances.count) screen(s) of \(plugin.pluginID) are still open; destroy them first"))
+            let open = instances.values.filter { $0.plugin === plugin }.count
+            guard open == 0 else {
+                return .status(.failure(Int(BERTH_ERR_STATE), "unload: \(open) screen(s) of \(plugin.pluginID) are still open; destroy them first"))
             }
-            services.releaseAll()
+            services.releaseAll(of: member)
             plugin.unload()
             return .status(.ok)
-        case .serviceCreate(let service):
-            return services.make(service: service)
-        case .serviceRelease(let instance):
-            services.release(instance: instance)
-            return .status(.ok)
         default:
-            return serveInstance(request, plugin: plugin)
+            preconditionFailure("serve(_:plugin:) handles plugin requests only, not \(request.name)")
         }
     }
 
-    /// Loads the library named by the hello (once per worker).
+    /// Loads the library named by the hello (one per member; a group's worker hosts several).
     private func load(_ hello: WorkerHello) -> IsolationReply {
-        guard plugin == nil else {
-            return .helloFailed(LoaderError(.alreadyLoaded, plugin: hello.pluginID, "this worker already hosts \(plugin?.pluginID ?? "a plugin")"))
+        if let loaded = plugins[hello.member] {
+            return .helloFailed(LoaderError(.alreadyLoaded, plugin: hello.pluginID, "this worker already hosts \(loaded.pluginID) as member \(hello.member)"))
         }
         guard hello.wireVersion == IsolationWire.version else {
             return .helloFailed(LoaderError(.handshakeFailed, plugin: hello.pluginID,
                                             "the host speaks channel version \(hello.wireVersion), this worker \(IsolationWire.version)"))
         }
-        // Confined before dlopen: the plugin's constructors run inside it.
-        var sandbox = SandboxStatus.off
-        if let policy = hello.sandbox {
-            do throws(WorkerSandbox.Failure) {
-                sandbox = try WorkerSandbox.apply(policy)
-            } catch {
-                return .helloFailed(LoaderError(.workerFailed, plugin: hello.pluginID, "the worker could not confine itself: \(error.message)"))
+        // Confined before the first dlopen: the plugin's constructors run inside it. A group's
+        // later members join the sandbox the first hello set up (the union of their policies).
+        if sandbox == nil {
+            sandbox = .off
+            if let policy = hello.sandbox {
+                do throws(WorkerSandbox.Failure) {
+                    sandbox = try WorkerSandbox.apply(policy)
+                } catch {
+                    return .helloFailed(LoaderError(.workerFailed, plugin: hello.pluginID, "the worker could not confine itself: \(error.message)"))
+                }
             }
         }
-        grant = CapabilityGrant(pluginID: hello.pluginID, capabilities: hello.capabilities, runtime: hello.runtime)
         do {
-            let loaded = try WorkerPlugin(hello: hello, pluginHandle: pluginHandle)
-            plugin = loaded
+            let loaded = try WorkerPlugin(hello: hello)
+            plugins[hello.member] = loaded
             var handshake = loaded.handshake
-            handshake.sandbox = sandbox
+            handshake.sandbox = sandbox ?? .off
             return .hello(handshake)
         } catch {
             return .helloFailed(error)

@@ -102,7 +102,7 @@ public final class PluginGeneration {
         }
         switch ending {
         case .retired: state = .retired
-        case .unmapped, .workerEnded: state = .unloaded
+        case .unmapped, .workerEnded, .leftGroupWorker: state = .unloaded
         }
         return ending
     }

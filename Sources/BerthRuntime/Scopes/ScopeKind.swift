@@ -81,6 +81,7 @@ enum ScopedValue: @unchecked Sendable {
     // An object must be Sendable itself (`registerScoped` asks for `AnyObject & Sendable`).
     case object(any AnyObject & Sendable)
     case pointer(UnsafeMutableRawPointer)
+    /// The token of an instance a worker's plugin made; the pointer stays in the worker.
     case workerInstance(UInt64)
 
     /// What an in-process plugin gets (nil for a worker's instance, which it cannot reach).

@@ -2,37 +2,57 @@ import Logging
 internal import CBerth
 
 /// The host's handler of one worker's requests: it names each open screen of the worker by
-/// a token, and turns the worker's plugin → host requests into `HostCallbacks` calls.
+/// a token, knows which plugin generation (member) each belongs to, and turns the worker's
+/// plugin → host requests into `HostCallbacks` calls.
 ///
 /// The channel calls it on the thread that is reading: the main actor, either inside a
 /// host → plugin call (a re-entrant request, answered on the same stack) or while serving
 /// what arrived between calls. `@unchecked Sendable`: its tables are touched only there.
 final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
-    private let pluginID: String
-    /// The generation, grant and place its services and sessions are served with.
-    private let services: WorkerServiceLink
+    /// A plugin generation the worker hosts: what its services and sessions are served with,
+    /// and the logger of its lines.
+    private struct Member {
+        let services: WorkerServiceLink
+        let logger: Logger
+    }
+
+    private var members: [UInt64: Member] = [:]
     private var screens: [UInt64: ScreenHandle] = [:]
+    /// Each screen token's member.
+    private var screenMembers: [UInt64: UInt64] = [:]
     private var instances: [UInt64: UInt64] = [:]
     private var nextToken: UInt64 = 1
     private let logger: Logger
 
-    init(pluginID: String, services: WorkerServiceLink, logger: Logger) {
-        self.pluginID = pluginID
-        self.services = services
+    /// `logger` takes the lines of a NULL plugin handle.
+    init(logger: Logger) {
         self.logger = logger
     }
 
-    /// A token for a screen about to be created.
+    /// A generation about to say hello (its entry may register services).
     @MainActor
-    func register(_ screen: ScreenHandle) -> UInt64 {
+    func add(member: UInt64, services: WorkerServiceLink, logger: Logger) {
+        members[member] = Member(services: services, logger: logger)
+    }
+
+    @MainActor
+    func remove(member: UInt64) {
+        members[member] = nil
+    }
+
+    /// A token for a screen of `member` about to be created.
+    @MainActor
+    func register(_ screen: ScreenHandle, member: UInt64) -> UInt64 {
         defer { nextToken += 1 }
         screens[nextToken] = screen
+        screenMembers[nextToken] = member
         return nextToken
     }
 
     @MainActor
     func unregister(_ token: UInt64) {
         screens[token] = nil
+        screenMembers[token] = nil
     }
 
     @MainActor
@@ -43,7 +63,7 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
     /// The instance was destroyed: its screen's token goes too.
     @MainActor
     func unbind(instance: UInt64) {
-        if let token = instances.removeValue(forKey: instance) { screens[token] = nil }
+        if let token = instances.removeValue(forKey: instance) { unregister(token) }
     }
 
     // MARK: IsolationChannelHandler
@@ -60,7 +80,8 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
         case .taskStarted, .stateWrite, .taskPost, .denied: HostCallbackCount.record()
         }
         switch notification {
-        case .log(let level, let message):
+        case .log(let member, let level, let message):
+            let logger = MainActor.assumeIsolated { members[member]?.logger } ?? logger
             logger.log(level: HostTable.logLevel(level), "\(message)")
         case .taskStarted(let token, let key, let task):
             MainActor.assumeIsolated {
@@ -98,6 +119,9 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
     private func answer(_ request: IsolationRequest) -> IsolationReply {
         let callbacks = HostCallbackHandler()
         func screen(_ token: UInt64) -> ScreenHandle? { screens[token] }
+        func notLoaded(_ verb: String, _ member: UInt64) -> IsolationReply {
+            .status(IsolationStatus(code: Int32(BERTH_ERR_NOT_FOUND), message: "\(verb): the plugin handle is not a loaded plugin (member \(member))"))
+        }
         func notOpen(_ verb: String) -> IsolationReply {
             .status(IsolationStatus(code: Int32(BERTH_ERR_NOT_FOUND), message: "\(verb): the screen handle is not an open screen"))
         }
@@ -152,13 +176,16 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
         case .persistWrite(let token, let key, let value):
             guard let handle = screen(token) else { return notOpen("persist_write") }
             return status(callbacks.persistWrite(handle, key: key, value: value))
-        case .sessionBegin(let id):
+        case .sessionBegin(let member, let id):
+            guard let services = members[member]?.services else { return notLoaded("session_begin", member) }
             guard let host = services.host else { return .status(.ok) }
             return status(callbacks.sessionBegin(services.grant, host: host, id: id))
-        case .sessionEnd:
+        case .sessionEnd(let member):
+            guard let services = members[member]?.services else { return notLoaded("session_end", member) }
             guard let host = services.host else { return .status(.ok) }
             return status(callbacks.sessionEnd(services.grant, host: host))
-        case .serviceRegister(let key, let code, let service):
+        case .serviceRegister(let member, let key, let code, let service):
+            guard let services = members[member]?.services else { return notLoaded("service_register", member) }
             // A trial worker's plugin registers too; nothing of it is kept.
             guard let host = services.host else { return .status(.ok) }
             guard let kind = ScopeKind(code: code) else {
@@ -166,7 +193,9 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
             }
             return status(callbacks.serviceRegister(services.registration(key: key, kind: kind, service: service), grant: services.grant, host: host))
         case .serviceResolve(let token, let key):
-            guard let handle = screen(token) else { return notOpen("service_resolve \(key)") }
+            guard let handle = screen(token), let services = screenMembers[token].flatMap({ members[$0]?.services }) else {
+                return notOpen("service_resolve \(key)")
+            }
             switch HostCallbackHandler.serviceResolve(handle, key: key, for: services.consumer) {
             case .success(.workerInstance(let instance)): return .created(.ok, instance: instance)
             case .success: return .status(IsolationStatus(code: Int32(BERTH_ERR_STATE), message: "service_resolve \(key): not an instance of this worker"))

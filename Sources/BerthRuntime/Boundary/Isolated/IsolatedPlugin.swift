@@ -22,14 +22,13 @@ final class IsolatedPlugin: PluginConnection {
     let workerPID: Int32
     /// Whether the worker confined itself before it opened the library.
     let sandbox: SandboxStatus
-    private let worker: WorkerProcess
+    /// The worker it runs in: its own, or its manifest group's, shared with the others.
+    let group: WorkerGroup
+    /// Its number in that worker (the hello's `member`).
+    private let member: UInt64
     private let runtimeDirectory: RuntimeDirectory
-    private let router: IsolatedCallRouter
     /// Set once the worker died or was killed: every later call fails at once.
     private(set) var failure: WorkerFailure?
-    /// The channel's watch while the host is not calling (`ChannelWatcher`); nil once the
-    /// worker ended or failed.
-    private var watch: ChannelWatcher.Token?
     /// Told once, on the main actor, when the worker fails.
     var onFailure: ((WorkerFailure) -> Void)?
     /// The render the worker made with the last action, until the host renders (or any
@@ -39,13 +38,14 @@ final class IsolatedPlugin: PluginConnection {
     /// their own); for tests.
     private(set) var renderTreesTakenFromActions = 0
     /// How many calls the host has made to the worker (each one round trip); for tests.
-    var callsMade: UInt64 { worker.channel.callsMade }
+    var callsMade: UInt64 { group.callsMade }
 
-    /// Takes a worker (a waiting one when `keepWorkerReady`, see `WorkerPool`), hands it the
-    /// shadow copy and waits for its handshake.
+    /// Joins `groups`' open worker of the manifest's group, or takes a worker (a waiting one
+    /// when `keepWorkerReady`, see `WorkerPool`); hands it the shadow copy and waits for its
+    /// handshake.
     init(plugin: ValidatedPlugin, generation number: Int, runtimeDirectory: RuntimeDirectory, workerExecutable: String,
          unresponsive: Duration, keepWorkerReady: Bool, sandbox policy: SandboxPolicy? = nil, host: BerthHost? = nil,
-         logger: Logger) throws(LoaderError) {
+         groups: WorkerGroups? = nil, logger: Logger) throws(LoaderError) {
         let manifest = plugin.manifest
         let id = manifest.id
         pluginID = id
@@ -56,62 +56,65 @@ final class IsolatedPlugin: PluginConnection {
         timings.copyAndHash = copyStarted.elapsed
         let workerStarted = ContinuousClock.now
         imagePath = shadow
-        let spawned: WorkerProcess
-        do {
-            // Without the Swift runtime's crash backtracer (WorkerProcess.spawn's default): it
-            // would hold a crashed worker for seconds; the host reports the signal and the
-            // fatal line itself.
-            spawned = try WorkerPool.shared.take(executable: workerExecutable, plugin: id, keepOneReady: keepWorkerReady)
-        } catch {
-            runtimeDirectory.discard(shadowCopy: shadow)
-            throw LoaderError(.workerFailed, plugin: id, path: workerExecutable, detail: "cannot start a worker: \(error)")
-        }
-        worker = spawned
-        workerPID = spawned.pid
         var logger = logger
         logger[metadataKey: "plugin"] = "\(id)#\(number)"
+        let group: WorkerGroup
+        if let name = manifest.isolationGroup, let open = groups?.open(name) {
+            group = open
+        } else {
+            let spawned: WorkerProcess
+            do {
+                // Without the Swift runtime's crash backtracer (WorkerProcess.spawn's default): it
+                // would hold a crashed worker for seconds; the host reports the signal and the
+                // fatal line itself.
+                spawned = try WorkerPool.shared.take(executable: workerExecutable, plugin: id, keepOneReady: keepWorkerReady)
+            } catch {
+                runtimeDirectory.discard(shadowCopy: shadow)
+                throw LoaderError(.workerFailed, plugin: id, path: workerExecutable, detail: "cannot start a worker: \(error)")
+            }
+            group = WorkerGroup(name: manifest.isolationGroup, worker: spawned, unresponsive: unresponsive, logger: logger)
+            groups?.add(group)
+        }
+        self.group = group
+        let member = group.takeMember()
+        self.member = member
+        workerPID = group.worker.pid
         let services = WorkerServiceLink(pluginID: id, generation: number, grant: CapabilityGrant(manifest: manifest),
-                                         place: .newWorker(group: nil), host: host)
-        router = IsolatedCallRouter(pluginID: id, services: services, logger: logger)
-        spawned.channel.handler = router
-        spawned.channel.replyTimeout = unresponsive
+                                         place: group.place, host: host)
+        group.router.add(member: member, services: services, logger: logger)
         timings.dlopen = workerStarted.elapsed
         let helloSent = ContinuousClock.now
         let reply: IsolationReply
         do {
             // The load includes the worker's own start (the Swift runtime, Foundation), which a
             // busy machine slows: it gets at least `loadTimeout`, a call after it `unresponsive`.
-            reply = try spawned.channel.call(.hello(WorkerHello(manifest: manifest, libraryPath: shadow, sandbox: policy)),
-                                             timeout: max(unresponsive, Self.loadTimeout))
+            var hello = WorkerHello(manifest: manifest, libraryPath: shadow, sandbox: policy)
+            hello.member = member
+            reply = try group.call(.hello(hello), timeout: max(unresponsive, Self.loadTimeout))
         } catch {
-            let failure = WorkerFailure(plugin: id, worker: spawned, channelError: error)
+            let summary = group.failure?.summary ?? error.message
+            group.leave(member)
             runtimeDirectory.discard(shadowCopy: shadow)
-            throw LoaderError(.workerFailed, plugin: id, detail: "the worker failed while loading: \(failure.summary)")
+            throw LoaderError(.workerFailed, plugin: id, detail: "the worker failed while loading: \(summary)")
         }
         timings.handshake = helloSent.elapsed
         loadTimings = timings
         switch reply {
         case .hello(let answer):
             handshake = PluginHandshake(abi: answer.abi, tableSize: Int(answer.tableSize),
-                                        functions: answer.functions, tableAddress: UInt(answer.workerProcessID))
+                                        functions: answer.functions, tableAddress: UInt(answer.tableAddress))
             sandbox = answer.sandbox
         case .helloFailed(let error):
-            Self.stop(spawned)
+            group.leave(member)
             runtimeDirectory.discard(shadowCopy: shadow)
             throw error
         default:
-            Self.stop(spawned)
+            group.leave(member)
             runtimeDirectory.discard(shadowCopy: shadow)
             throw LoaderError(.workerFailed, plugin: id, detail: "the worker answered hello with \(reply)")
         }
         services.plugin = self
-        startWatching()
-    }
-
-    deinit {
-        // A generation dropped without `end` stops being watched before its worker's
-        // channel closes.
-        if let watch { ChannelWatcher.shared.stop(watch) }
+        group.attach(self, as: member)
     }
 
     /// The least time a worker gets to start and load its plugin.
@@ -120,19 +123,19 @@ final class IsolatedPlugin: PluginConnection {
     // MARK: Host → plugin
 
     func create(route: String, argument: [UInt8], screen: ScreenHandle) throws(PluginCallError) -> PluginInstanceID {
-        let token = router.register(screen)
-        let reply = try call(.create(screen: token, route: route, argument: argument))
+        let token = group.router.register(screen, member: member)
+        let reply = try call(.create(plugin: member, screen: token, route: route, argument: argument))
         guard case .created(let status, let instance) = reply, status.isOK else {
-            router.unregister(token)
+            group.router.unregister(token)
             throw Self.failure(reply.status)
         }
-        router.bind(instance: instance, to: token)
+        group.router.bind(instance: instance, to: token)
         return PluginInstanceID(rawValue: UInt(instance))
     }
 
     func destroy(_ instance: PluginInstanceID) {
         _ = try? call(.destroy(instance: UInt64(instance.rawValue)))
-        router.unbind(instance: UInt64(instance.rawValue))
+        group.router.unbind(instance: UInt64(instance.rawValue))
     }
 
     func activate(_ instance: PluginInstanceID) throws(PluginCallError) {
@@ -164,7 +167,8 @@ final class IsolatedPlugin: PluginConnection {
         let reply = try call(.actionThenRender(instance: UInt64(instance.rawValue), name: name, payload: payload, slots: slots))
         guard case .acted(let status, let render) = reply, status.isOK else { throw Self.failure(reply.status) }
         guard let render else { return }
-        prerendered = PrerenderedTree(instance: instance, storage: state, version: state.version, batchKeys: batchKeys, result: render)
+        prerendered = PrerenderedTree(instance: instance, storage: state, version: state.version, batchKeys: batchKeys,
+                                      callsMade: group.callsMade, result: render)
     }
 
     func delegateReceived(_ instance: PluginInstanceID, from child: Int, action: String, payload: [UInt8]) throws(PluginCallError) {
@@ -178,7 +182,8 @@ final class IsolatedPlugin: PluginConnection {
     /// One round trip: the instance's slots go with the request; the reply says which were
     /// read (they stay alive in this pass) and what was written.
     func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> RenderedTree {
-        if let ready = prerendered, ready.instance == instance, ready.storage === state, ready.version == state.version {
+        if let ready = prerendered, ready.instance == instance, ready.storage === state, ready.version == state.version,
+           ready.callsMade == group.callsMade {
             prerendered = nil
             renderTreesTakenFromActions += 1
             state.batchKeys = ready.batchKeys
@@ -221,7 +226,7 @@ final class IsolatedPlugin: PluginConnection {
     func callExport(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue {
         let reply: IsolationReply
         do {
-            reply = try call(.callExport(symbol: symbol, arguments: arguments))
+            reply = try call(.callExport(plugin: member, symbol: symbol, arguments: arguments))
         } catch {
             throw FFIError(.pluginFailed, "\(pluginID) \(symbol): \(error.message)")
         }
@@ -259,17 +264,14 @@ final class IsolatedPlugin: PluginConnection {
     /// Exports run in the worker: a typed call site sends its values like `callExport`.
     func exportFunction(_ symbol: String) -> ForeignFunction? { nil }
 
-    /// Asks the worker to unload and exit; kills it when it does not. Nothing stays mapped
-    /// in the host.
+    /// Asks the worker to unload the plugin; the last member of a worker also stops it (and
+    /// kills it when it does not exit). Nothing stays mapped in the host.
     func end() throws(LoaderError) -> GenerationEnding {
-        stopWatching()
-        if failure == nil {
-            _ = try? worker.channel.call(.unload, timeout: .seconds(2))
-            _ = try? worker.channel.call(.shutdown, timeout: .seconds(1))
-        }
-        Self.stop(worker)
+        if failure == nil { _ = try? group.call(.unload(plugin: member), timeout: .seconds(2)) }
+        let stopped = group.leave(member)
         runtimeDirectory.discard(shadowCopy: imagePath)
-        return .workerEnded
+        guard !stopped, let name = group.name else { return .workerEnded }
+        return .leftGroupWorker(group: name)
     }
 
     // MARK: Calls and failure
@@ -278,9 +280,9 @@ final class IsolatedPlugin: PluginConnection {
         discardPrerenderedTree()
         if let failure { throw PluginCallError(status: Int32(BERTH_ERR_FAILED), message: failure.message) }
         do {
-            return try worker.channel.call(request)
+            return try group.call(request)
         } catch {
-            let failure = fail(error)
+            let failure = self.failure ?? group.fail(error).naming(pluginID)
             throw PluginCallError(status: Int32(BERTH_ERR_FAILED), message: failure.message)
         }
     }
@@ -303,48 +305,12 @@ final class IsolatedPlugin: PluginConnection {
         PluginCallError(status: status.code, message: status.message.isEmpty ? "failed with status \(status.code) and no message" : status.message)
     }
 
-    /// Records the worker's end (killing it if it only stopped answering) and tells the
-    /// host once.
-    @discardableResult
-    private func fail(_ error: ChannelError) -> WorkerFailure {
-        if let failure { return failure }
-        let failure = WorkerFailure(plugin: pluginID, worker: worker, channelError: error)
+    /// The group's worker failed: recorded with this plugin named, and the host told once.
+    func workerFailed(_ groupFailure: WorkerFailure) {
+        guard failure == nil else { return }
+        let failure = groupFailure.naming(pluginID)
         self.failure = failure
-        stopWatching()
         onFailure?(failure)
-        return failure
-    }
-
-    /// Watches the channel while the host is not calling: notifications (logs, task posts)
-    /// are served on the main actor, and a worker that dies between calls is noticed.
-    private func startWatching() {
-        watch = ChannelWatcher.shared.watch(worker.channel.fileDescriptor) { [weak self] in
-            Task { @MainActor [weak self] in self?.serveWhileIdle() }
-        }
-    }
-
-    private func serveWhileIdle() {
-        guard let watch, failure == nil else { return }
-        do throws(ChannelError) {
-            try worker.channel.serveAvailable()
-            ChannelWatcher.shared.rearm(watch)
-        } catch {
-            fail(error)
-        }
-    }
-
-    private func stopWatching() {
-        guard let watch else { return }
-        self.watch = nil
-        ChannelWatcher.shared.stop(watch)
-    }
-
-    private static func stop(_ worker: WorkerProcess) {
-        worker.channel.close()
-        if worker.waitForExit(timeout: .seconds(2)) == nil {
-            _ = worker.kill()
-            _ = worker.waitForExit()
-        }
     }
 }
 
@@ -391,6 +357,13 @@ struct WorkerFailure: Sendable, Equatable {
         fatalLine = worker.lastFatalLine
     }
 
+    /// The same failure, told to the member `plugin` of the worker's group.
+    func naming(_ plugin: String) -> WorkerFailure {
+        var copy = self
+        copy.plugin = plugin
+        return copy
+    }
+
     /// The reason and the fatal line.
     var summary: String { reason + (fatalLine.map { ": \($0)" } ?? "") }
 
@@ -408,6 +381,9 @@ struct PrerenderedTree {
     let version: UInt64
     /// The storage's slots in the order the worker's batch had them (for the GC bitmap).
     let batchKeys: [StateStorage.Key]
+    /// The group worker's call count then: a call by another member of the group since
+    /// (a shared service changed, say) makes it stale too.
+    let callsMade: UInt64
     /// The worker's render: its tree, or its failure (reported as the host's render's).
     let result: IsolationRenderResult
 }

@@ -30,8 +30,8 @@ public struct IsolationSettings: Sendable, Equatable {
     /// one-shot command would only start a worker it never uses.
     public var keepWorkerReady: Bool
 
-    /// Settings with each field as given; the defaults follow each manifest (in process without the field), allow three crashes in five minutes, and try new in-process generations in a worker first.
-    public init(policy: Policy = .manifest(default: .inProcess), unresponsiveAfter: Duration = .seconds(3),
+    /// Settings with each field as given; the defaults follow each manifest (a worker process without the field, as `berth run`), allow three crashes in five minutes, and try new in-process generations in a worker first.
+    public init(policy: Policy = .manifest(default: .process), unresponsiveAfter: Duration = .seconds(3),
                 crashLimit: Int = 3, crashWindow: Duration = .seconds(300), workerExecutable: String? = nil, canary: Bool = true,
                 keepWorkerReady: Bool = false) {
         self.canary = canary

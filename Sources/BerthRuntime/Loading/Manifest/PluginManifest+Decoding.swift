@@ -115,7 +115,7 @@ struct ManifestReader {
         let requires = readRequires(fields)
         let sha256 = readSHA256(fields)
         let description = optionalString(fields, "description")
-        let isolation = readIsolation(fields)
+        let (isolation, isolationGroup) = readIsolation(fields)
         let capabilities = readCapabilities(fields)
         let files = readFiles(fields, capabilities: capabilities ?? Capability.undeclaredDefault)
         if isolation == .inProcess, let capabilities {
@@ -130,7 +130,7 @@ struct ManifestReader {
         return PluginManifest(
             id: id, name: name, version: version, abi: abi, library: library, entry: entry,
             runtime: runtime, exports: exports, routes: routes, requires: requires,
-            persist: persist, sha256: sha256, description: description, isolation: isolation,
+            persist: persist, sha256: sha256, description: description, isolation: isolation, isolationGroup: isolationGroup,
             capabilities: capabilities, files: files, activation: activation, actions: actions
         )
     }
@@ -175,13 +175,31 @@ struct ManifestReader {
         return runtime
     }
 
-    private mutating func readIsolation(_ fields: [String: Any]) -> IsolationMode? {
-        guard fields["isolation"] != nil else { return nil }
-        guard let text = fields["isolation"] as? String, let mode = IsolationMode(rawValue: text) else {
-            fail("isolation", "\(fields["isolation"].map { "\($0)" } ?? "") is not an isolation mode (expected \"process\" or \"in-process\")")
-            return nil
+    /// `"process"`, `"in-process"`, or `{"group": NAME}` (a worker shared with the group's
+    /// other members; the mode stays the host's default). Returns the mode and the group.
+    private mutating func readIsolation(_ fields: [String: Any]) -> (mode: IsolationMode?, group: String?) {
+        guard let value = fields["isolation"] else { return (nil, nil) }
+        if let object = value as? [String: Any] {
+            for key in object.keys.sorted() where key != "group" {
+                fail("isolation", "unknown field \(quoted(key)) (expected only \"group\")")
+            }
+            guard let group = object["group"] as? String, Self.isGroupName(group) else {
+                fail("isolation", "group must be a name of 1 to 64 letters, digits, '-', '_' or '.', such as {\"group\": \"greeter-family\"}")
+                return (nil, nil)
+            }
+            return (nil, group)
         }
-        return mode
+        guard let text = value as? String, let mode = IsolationMode(rawValue: text) else {
+            fail("isolation", "\(value) is not an isolation mode (expected \"process\", \"in-process\" or {\"group\": NAME})")
+            return (nil, nil)
+        }
+        return (mode, nil)
+    }
+
+    static func isGroupName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count) && name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D || byte == 0x5F || byte == 0x2E
+        }
     }
 
     private mutating func readCapabilities(_ fields: [String: Any]) -> Set<Capability>? {

@@ -53,6 +53,10 @@ public struct PluginManifest: Sendable, Equatable {
     public var description: String?
     /// Where the plugin asks to run; nil leaves it to the host's default.
     public var isolation: IsolationMode? = nil
+    /// The worker group it shares a worker with when it runs isolated (`"isolation":
+    /// {"group": NAME}`): members share services as in process. Where it runs is still the
+    /// host's default.
+    public var isolationGroup: String? = nil
     /// The capabilities the manifest declares; nil when it has no `capabilities` field.
     public var capabilities: Set<Capability>? = nil
     /// Paths an isolated plugin may read or write beyond its own folders (`files`).

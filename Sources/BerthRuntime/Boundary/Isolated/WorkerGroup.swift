@@ -1,0 +1,151 @@
+import Foundation
+import Logging
+
+/// One `berth-worker` process and the plugin generations it hosts: one plugin's alone, or
+/// the members of a manifest group (`"isolation": {"group": NAME}`), which share it and so
+/// share services. Owns the channel, its watch while the host is not calling, and the
+/// worker's failure, which is every member's.
+@MainActor
+final class WorkerGroup {
+    /// The manifests' group name; nil for a plugin's own worker.
+    let name: String?
+    /// Where its services' instances live (one place for every member).
+    let place: ServicePlace
+    let worker: WorkerProcess
+    let router: IsolatedCallRouter
+    /// Set once the worker died or was killed: every later call fails at once.
+    private(set) var failure: WorkerFailure?
+    /// Set once the last member left and the worker was stopped.
+    private(set) var isEnded = false
+    private var watch: ChannelWatcher.Token?
+    /// Members by number (the hello's `member`), weakly: a generation owns its group.
+    private var members: [UInt64: Weak] = [:]
+    private var lastMember: UInt64 = 0
+
+    private struct Weak {
+        weak var plugin: IsolatedPlugin?
+    }
+
+    init(name: String?, worker: WorkerProcess, unresponsive: Duration, logger: Logger) {
+        self.name = name
+        self.worker = worker
+        place = .newWorker(group: name)
+        router = IsolatedCallRouter(logger: logger)
+        worker.channel.handler = router
+        worker.channel.replyTimeout = unresponsive
+        startWatching()
+    }
+
+    deinit {
+        // A group dropped without `leave` stops being watched before its worker's channel closes.
+        if let watch { ChannelWatcher.shared.stop(watch) }
+    }
+
+    /// How many calls the host has made to the worker (each one round trip).
+    var callsMade: UInt64 { worker.channel.callsMade }
+
+    /// Whether a new member may join: alive, and not yet ended.
+    var isOpen: Bool { failure == nil && !isEnded }
+
+    /// A number for a generation about to say hello; it is a member from now on (a crash
+    /// during its hello is reported to it once it is attached).
+    func takeMember() -> UInt64 {
+        lastMember += 1
+        return lastMember
+    }
+
+    /// Attaches the loaded generation: it hears of the worker's failure.
+    func attach(_ plugin: IsolatedPlugin, as member: UInt64) {
+        members[member] = Weak(plugin: plugin)
+    }
+
+    /// The generation `member` is gone (ended, or its load failed); the last one out stops
+    /// the worker. Returns whether the worker was stopped.
+    @discardableResult
+    func leave(_ member: UInt64) -> Bool {
+        members[member] = nil
+        router.remove(member: member)
+        guard members.isEmpty, !isEnded else { return false }
+        isEnded = true
+        stopWatching()
+        if failure == nil { _ = try? worker.channel.call(.shutdown, timeout: .seconds(1)) }
+        Self.stop(worker)
+        return true
+    }
+
+    /// One round trip; a dead or unresponsive worker fails the whole group.
+    func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
+        do {
+            if let timeout { return try worker.channel.call(request, timeout: timeout) }
+            return try worker.channel.call(request)
+        } catch {
+            fail(error)
+            throw error
+        }
+    }
+
+    /// Records the worker's end (killing it if it only stopped answering) and tells every
+    /// member once, each with its own plugin named.
+    @discardableResult
+    func fail(_ error: ChannelError) -> WorkerFailure {
+        if let failure { return failure }
+        let failure = WorkerFailure(plugin: name.map { "group '\($0)'" } ?? "a plugin", worker: worker, channelError: error)
+        self.failure = failure
+        stopWatching()
+        for member in members.values { member.plugin?.workerFailed(failure) }
+        return failure
+    }
+
+    // MARK: Between calls
+
+    /// Watches the channel while the host is not calling: notifications (logs, task posts)
+    /// are served on the main actor, and a worker that dies between calls is noticed.
+    private func startWatching() {
+        watch = ChannelWatcher.shared.watch(worker.channel.fileDescriptor) { [weak self] in
+            Task { @MainActor [weak self] in self?.serveWhileIdle() }
+        }
+    }
+
+    private func serveWhileIdle() {
+        guard let watch, failure == nil else { return }
+        do throws(ChannelError) {
+            try worker.channel.serveAvailable()
+            ChannelWatcher.shared.rearm(watch)
+        } catch {
+            fail(error)
+        }
+    }
+
+    private func stopWatching() {
+        guard let watch else { return }
+        self.watch = nil
+        ChannelWatcher.shared.stop(watch)
+    }
+
+    static func stop(_ worker: WorkerProcess) {
+        worker.channel.close()
+        if worker.waitForExit(timeout: .seconds(2)) == nil {
+            _ = worker.kill()
+            _ = worker.waitForExit()
+        }
+    }
+}
+
+/// The host's live worker groups by name, so a member that loads joins its group's worker.
+@MainActor
+final class WorkerGroups {
+    private var groups: [String: WorkerGroup] = [:]
+
+    init() {}
+
+    /// The group's worker, when it is alive and still has members.
+    func open(_ name: String) -> WorkerGroup? {
+        guard let group = groups[name], group.isOpen else { return nil }
+        return group
+    }
+
+    func add(_ group: WorkerGroup) {
+        guard let name = group.name else { return }
+        groups[name] = group
+    }
+}
