@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BerthTestSupport
 
-/// Docs/first-plugin.md and Docs/common-tasks.md stay true: every source file they show builds.
+/// Docs/first-plugin.md, common-tasks.md and c-plugins.md stay true: every source file they show builds.
 ///
 /// The convention the tutorial follows: a fenced code block whose info string carries
 /// `file=PATH` is a complete source file at PATH, for example
@@ -23,11 +23,11 @@ import BerthTestSupport
 /// non-blank lines, its entry function included.
 @Suite("Docs/first-plugin.md and common-tasks.md: the tutorial's sources build", .serialized)
 struct TutorialTests {
-    @Test("the tutorial has a Swift package, a C file, the hello world and the common tasks")
+    @Test("the tutorial has a Swift package, the two-plugin app, a C file, the hello world and the common tasks")
     func tutorialHasItsSamples() throws {
         let blocks = try TutorialBlocks.load()
         let groups = Set(blocks.map(\.group))
-        #expect(groups.isSuperset(of: ["new", "new-c", "hello-world", "tasks"]), "groups found: \(groups.sorted())")
+        #expect(groups.isSuperset(of: ["new", "new-c", "hello-world", "tasks", "app"]), "groups found: \(groups.sorted())")
         #expect(blocks.contains { $0.language == "c" })
         #expect(blocks.contains { $0.path == "Package.swift" })
     }
@@ -87,7 +87,7 @@ private struct TutorialBlock: Sendable {
 
 private enum TutorialBlocks {
     /// The pages whose `file=` blocks are built; group names are shared across them.
-    static let documentPaths = ["first-plugin.md", "common-tasks.md"].map { BuildProducts.packageRoot + "/Docs/" + $0 }
+    static let documentPaths = ["first-plugin.md", "common-tasks.md", "c-plugins.md"].map { BuildProducts.packageRoot + "/Docs/" + $0 }
 
     /// The group names, for the parameterized test (empty when the doc cannot be read,
     /// which `tutorialHasItsSamples` reports).
