@@ -6,6 +6,10 @@ import PackageDescription
 
 let package = Package(
     name: "BerthBenchmarks",
+    products: [
+        // Preloaded under valgrind only (scripts/bench --instructions): see its source.
+        .library(name: "ValgrindSigsuspend", type: .dynamic, targets: ["ValgrindSigsuspend"]),
+    ],
     dependencies: [
         .package(name: "Berth", path: ".."),
         .package(path: "../BerthSDK"),
@@ -19,6 +23,10 @@ let package = Package(
     targets: [
         // The raw libffi baseline (a prepared cif, called from C).
         .target(name: "RawFFI", path: "Benchmarks/RawFFI", linkerSettings: [.linkedLibrary("ffi")]),
+        // Callgrind's instrumentation around the measured loops (scripts/bench --instructions);
+        // does nothing without valgrind's headers.
+        .target(name: "Callgrind", path: "Benchmarks/Callgrind"),
+        .target(name: "ValgrindSigsuspend", path: "Benchmarks/ValgrindSigsuspend"),
         .executableTarget(
             name: "LoaderBenchmarks",
             dependencies: [
@@ -28,6 +36,7 @@ let package = Package(
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Logging", package: "swift-log"),
                 "RawFFI",
+                "Callgrind",
             ],
             path: "Benchmarks/LoaderBenchmarks",
             plugins: [

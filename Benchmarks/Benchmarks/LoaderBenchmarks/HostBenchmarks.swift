@@ -52,22 +52,83 @@ final class BareCreateDestroy {
         guard let image = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), let entry = dlsym(image, ExamplePlugin.counter.entry) else {
             fatalError("cannot open \(path)")
         }
-        // A host table with nothing in it but its header: create/destroy need no service.
-        host = .allocate(capacity: 1)
+        host = Self.makeHost()
+        table = Self.table(entry: entry, host: host)
+    }
+
+    /// A host table with nothing in it but its header: create/destroy need no service.
+    static func makeHost() -> UnsafeMutablePointer<berth_host_v1> {
+        let host = UnsafeMutablePointer<berth_host_v1>.allocate(capacity: 1)
         host.initialize(to: berth_host_v1())
         host.pointee.struct_size = UInt32(MemoryLayout<berth_host_v1>.size)
         host.pointee.abi_version = (UInt32(BERTH_ABI_VERSION_MAJOR) << 16) | UInt32(BERTH_ABI_VERSION_MINOR)
-        let call = unsafeBitCast(entry, to: (@convention(c) (UnsafePointer<berth_host_v1>?, OpaquePointer?) -> UnsafePointer<berth_plugin_v1>?).self)
-        guard let table = call(host, nil) else { fatalError("the Counter entry refused the bare host") }
-        self.table = table
+        return host
     }
 
-    func createAndDestroy() {
+    /// The plugin's table from its entry point, called with the bare host.
+    static func table(entry: UnsafeMutableRawPointer, host: UnsafePointer<berth_host_v1>) -> UnsafePointer<berth_plugin_v1> {
+        let call = unsafeBitCast(entry, to: (@convention(c) (UnsafePointer<berth_host_v1>?, OpaquePointer?) -> UnsafePointer<berth_plugin_v1>?).self)
+        guard let table = call(host, nil) else { fatalError("the Counter entry refused the bare host") }
+        return table
+    }
+
+    func createAndDestroy() { Self.createAndDestroy(table) }
+
+    static func createAndDestroy(_ table: UnsafePointer<berth_plugin_v1>) {
         var instance: UnsafeMutableRawPointer?
         var error = berth_error()
         error.struct_size = UInt32(MemoryLayout<berth_error>.size)
         _ = table.pointee.create?(nil, "counter", berth_bytes(data: nil, length: 0), &instance, &error)
         table.pointee.destroy?(instance)
+    }
+}
+
+/// P2's floor: a fresh image of Counter loaded raw (copy, dlopen, dlsym) and its three
+/// screens made and ended bare, with nothing of the host in between.
+@MainActor
+final class RawReloadFloor {
+    let raw: RawFixture
+    let host = BareCreateDestroy.makeHost()
+
+    init() throws { raw = try RawFixture(.counter) }
+
+    func reload() {
+        guard let entry = raw.loader.loadAndKeepSwift(entry: raw.plugin.entry) else { fatalError("no entry") }
+        let table = BareCreateDestroy.table(entry: entry, host: host)
+        for _ in 0..<3 { BareCreateDestroy.createAndDestroy(table) }
+    }
+}
+
+@MainActor var rawReloadFloor: RawReloadFloor?
+
+/// P6's floor: what any dispatch up a 10-level stack with observers at three levels does,
+/// written bare: a walk from the top node to the root through parent links, calling each
+/// node's observers on the way.
+final class WalkNode {
+    let parent: WalkNode?
+    let observers: [(String, [UInt8]) -> Void]
+
+    init(parent: WalkNode?, observers: [(String, [UInt8]) -> Void]) {
+        self.parent = parent
+        self.observers = observers
+    }
+
+    /// Ten nodes, with one observer at the levels P6's benchmark observes (1, 4, 8): the top.
+    static func stack(observer: @escaping (String, [UInt8]) -> Void) -> WalkNode {
+        var top: WalkNode?
+        for level in 0..<10 {
+            top = WalkNode(parent: top, observers: [1, 4, 8].contains(level) ? [observer] : [])
+        }
+        return top!
+    }
+
+    @inline(never)
+    func dispatch(_ key: String, _ payload: [UInt8]) {
+        var node: WalkNode? = self
+        while let current = node {
+            for observer in current.observers { observer(key, payload) }
+            node = current.parent
+        }
     }
 }
 
@@ -148,11 +209,11 @@ func registerHostBenchmarks() {
     let perOperation = Benchmark.Configuration(
         metrics: [.wallClock, .cpuTotal, .processCPU, .mallocCountTotal], warmupIterations: 5,
         scalingFactor: .kilo, maxDuration: .seconds(5), maxIterations: 1_000
-    )
+    ).tuned()
     let perIteration = Benchmark.Configuration(
         metrics: [.wallClock, .processCPU, .mallocCountTotal, .peakMemoryResident], warmupIterations: 5,
         scalingFactor: .one, maxDuration: .seconds(10), maxIterations: 10_000
-    )
+    ).tuned(countedIterations: 20)
 
     // MARK: Open + close of a screen vs the bare ABI create/destroy
 
@@ -203,7 +264,7 @@ func registerHostBenchmarks() {
     Benchmark("reload with 3 open screens (Counter)", configuration: Benchmark.Configuration(
         metrics: [.wallClock, .processCPU, .mallocCountTotal, .peakMemoryResident], warmupIterations: 0,
         scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 100
-    )) { benchmark in
+    ).tuned()) { benchmark in
         onMainActor(with: benchmark) { benchmark in
             guard let host = screenFixture?.host else { fatalError("setup did not run") }
             measure(benchmark) {
@@ -218,6 +279,21 @@ func registerHostBenchmarks() {
         }
     } teardown: {
         onMainActor { screenFixture?.tearDown(); screenFixture = nil }
+    }
+
+    // P2's floor, timed as P2 is: the first 100 of a process.
+    Benchmark("raw copy+dlopen+dlsym + 3 bare create+destroy, first 100 (Counter)", configuration: Benchmark.Configuration(
+        metrics: [.wallClock, .processCPU, .mallocCountTotal, .peakMemoryResident], warmupIterations: 0,
+        scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 100
+    ).tuned()) { benchmark in
+        onMainActor(with: benchmark) { benchmark in
+            guard let floor = rawReloadFloor else { fatalError("setup did not run") }
+            measure(benchmark) { floor.reload() }
+        }
+    } setup: {
+        try onMainActor { rawReloadFloor = try RawReloadFloor() }
+    } teardown: {
+        onMainActor { rawReloadFloor?.raw.tearDown(); rawReloadFloor = nil }
     }
 
     // MARK: Route context: dispatch through 10 levels, terminate popping 5
@@ -259,10 +335,23 @@ func registerHostBenchmarks() {
         }
     }
 
+    // P6's floor: the same three observer calls, reached by a bare 10-level parent walk.
+    Benchmark("bare observer calls (3) + 10-level parent walk", configuration: perOperation) { benchmark in
+        onMainActor(with: benchmark) { benchmark in
+            var total = 0
+            let top = WalkNode.stack { _, payload in total &+= payload.count }
+            let payload = Array("{\"id\":\"ada\"}".utf8)
+            measure(benchmark) {
+                for _ in benchmark.scaledIterations { top.dispatch("bench.Selection", payload) }
+            }
+            blackHole(total)
+        }
+    }
+
     Benchmark("terminate popping 5 screens", configuration: Benchmark.Configuration(
         metrics: [.wallClock, .processCPU, .mallocCountTotal], warmupIterations: 10,
         scalingFactor: .one, maxDuration: .seconds(10), maxIterations: 2_000
-    )) { benchmark in
+    ).tuned()) { benchmark in
         onMainActor(with: benchmark) { benchmark in
             guard let context = contextFixture else { fatalError("setup did not run") }
             let host = context.fixture.host
@@ -290,7 +379,7 @@ func registerHostBenchmarks() {
     Benchmark("render pass, 10,000 stateful views (GC included)", configuration: Benchmark.Configuration(
         metrics: [.wallClock, .processCPU, .mallocCountTotal, .peakMemoryResident], warmupIterations: 3,
         scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 200
-    )) { benchmark in
+    ).tuned()) { benchmark in
         onMainActor(with: benchmark) { benchmark in
             guard let host = screenFixture?.host, let screen = host.visibleRouter?.id else { fatalError("setup did not run") }
             measure(benchmark) {
@@ -332,6 +421,25 @@ func registerHostBenchmarks() {
         measure(benchmark) {
             for iteration in benchmark.scaledIterations {
                 let identity = identities[iteration % 1_000]
+                sum &+= dictionary[identity]?.count ?? 0
+                dictionary[identity] = [2, 0, 0, 0, 0, 0, 0, 0]
+            }
+        }
+        blackHole(sum)
+    }
+
+    // P5's floor: the state a render pass of 10,000 views reads and writes, as 10,000 reads
+    // and writes of a dictionary keyed by the same identities.
+    Benchmark("10,000 dictionary reads+writes", configuration: Benchmark.Configuration(
+        metrics: [.wallClock, .processCPU, .mallocCountTotal], warmupIterations: 3,
+        scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 200
+    ).tuned()) { benchmark in
+        let identities = (0..<10_000).map { "Grid/List.0/ForEach.\($0).0/Cell" }
+        var dictionary: [String: [UInt8]] = [:]
+        for identity in identities { dictionary[identity] = [1, 0, 0, 0, 0, 0, 0, 0] }
+        var sum = 0
+        measure(benchmark) {
+            for identity in identities {
                 sum &+= dictionary[identity]?.count ?? 0
                 dictionary[identity] = [2, 0, 0, 0, 0, 0, 0, 0]
             }

@@ -59,7 +59,7 @@ func registerIsolationBenchmarks() {
     let perIteration = Benchmark.Configuration(
         metrics: [.wallClock, .processCPU, .mallocCountTotal, .peakMemoryResident], warmupIterations: 5,
         scalingFactor: .one, maxDuration: .seconds(10), maxIterations: 10_000
-    )
+    ).tuned()
 
     Benchmark("isolated action round trip (Counter increment)", configuration: perIteration) { benchmark in
         onMainActor(with: benchmark) { benchmark in
@@ -109,7 +109,7 @@ func registerIsolationBenchmarks() {
     Benchmark("isolated reload with 3 open screens (Counter)", configuration: Benchmark.Configuration(
         metrics: [.wallClock, .processCPU, .mallocCountTotal, .peakMemoryResident], warmupIterations: 10,
         scalingFactor: .one, maxDuration: .seconds(60), maxIterations: 2_000
-    )) { benchmark in
+    ).tuned()) { benchmark in
         onMainActor(with: benchmark) { benchmark in
             guard let host = screenFixture?.host else { fatalError("setup did not run") }
             measure(benchmark) {
@@ -129,7 +129,7 @@ func registerIsolationBenchmarks() {
     Benchmark("isolated render pass, 10,000 stateful views (GC included)", configuration: Benchmark.Configuration(
         metrics: [.wallClock, .processCPU, .mallocCountTotal, .peakMemoryResident], warmupIterations: 3,
         scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 200
-    )) { benchmark in
+    ).tuned()) { benchmark in
         onMainActor(with: benchmark) { benchmark in
             guard let host = screenFixture?.host, let screen = host.visibleRouter?.id else { fatalError("setup did not run") }
             measure(benchmark) {

@@ -162,26 +162,26 @@ let benchmarks: @Sendable () -> Void = {
     // by time.
     let cLoad = Benchmark.Configuration(
         metrics: loadMetrics, warmupIterations: 1, scalingFactor: .kilo, maxDuration: .seconds(20), maxIterations: 100
-    )
+    ).tuned(countedScale: .one)
     // Every Swift generation stays mapped for the life of the process (retired, never
     // dlclosed), so the count is bounded: 20 warm-up + 2,000 measured loads, one load per
     // iteration, so the percentiles show how the cost moves as images pile up.
     let swiftLoad = Benchmark.Configuration(
         metrics: loadMetrics, warmupIterations: 20, scalingFactor: .one, maxDuration: .seconds(60), maxIterations: 2_000
-    )
+    ).tuned()
     // The first loads of a process (P1-swift): 100 loads, no warm-up, before retired images
     // pile up.
     let firstSwiftLoads = Benchmark.Configuration(
         metrics: loadMetrics, warmupIterations: 0, scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 100
-    )
+    ).tuned()
     // Single steps of a reload, for the breakdown. One measured iteration = 1,000 steps.
     let step = Benchmark.Configuration(
         metrics: loadMetrics, warmupIterations: 1, scalingFactor: .kilo, maxDuration: .seconds(10), maxIterations: 100
-    )
+    ).tuned(countedScale: .one)
     // One measured iteration = 1,000 calls.
     let call = Benchmark.Configuration(
         metrics: callMetrics, warmupIterations: 5, scalingFactor: .kilo, maxDuration: .seconds(3), maxIterations: 10_000
-    )
+    ).tuned()
 
     // MARK: Greeter (C): generation load vs copy + dlopen + dlsym + dlclose
 

@@ -30,8 +30,10 @@ public final class Router {
     /// its target a side table, and every retain and release of a router with one takes
     /// the slow path (a third of a context dispatch, which walks up the tree). The link
     /// never outlives its target: detach clears it, and so do the parent's release and its
-    /// deinit (a tree dropped without release), each for the parent's children.
-    public private(set) unowned(safe) var parent: Router?
+    /// deinit (a tree dropped without release), each for the parent's children. Unchecked
+    /// exclusivity, as `contextObservers`: main-actor state read on every step of a context
+    /// dispatch, and only ever assigned whole, never modified in place across a call.
+    @exclusivity(unchecked) public private(set) unowned(safe) var parent: Router?
     /// The routers attached under this one, in attach order (pushed screens, presented roots).
     public private(set) var children: [Router] = []
     /// The stack holding this router (nil for the launch router).
@@ -44,8 +46,11 @@ public final class Router {
     public private(set) var isReleased = false
     /// Observers of this screen's delegate actions.
     var delegateObservers: [DelegateObserver] = []
-    /// Route-context observers registered on this router, in registration order.
-    var contextObservers: [ContextObserver] = []
+    /// Route-context observers registered on this router, in registration order. Unchecked
+    /// exclusivity: read at every level a context dispatch walks (its dynamic check and
+    /// `parent`'s were a fifth of a dispatch's instructions), and main-actor state whose
+    /// in-place changes (append, removeAll) call nothing that could reach this router again.
+    @exclusivity(unchecked) var contextObservers: [ContextObserver] = []
     /// Whether the note that `context` leaves this screen open was emitted (once a screen).
     var notedContextKeepsItOpen = false
 
