@@ -190,6 +190,10 @@ struct InteractionTests {
         #expect(text.contains("view "))
         #expect(text.contains("@State"))
         #expect(text.contains("com.example.counter loaded g1"))
+        try front.host.reload("com.example.counter")
+        terminal.settle()
+        #expect(terminal.text.contains("last reload: com.example.counter"))
+        #expect(terminal.text.contains("generation 1 → 2 in"))
         await terminal.press(.function(2))
         #expect(!terminal.text.contains("Inspector"))
     }

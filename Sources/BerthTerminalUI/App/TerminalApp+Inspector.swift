@@ -4,8 +4,9 @@ import Foundation
 /// The inspector beside the app (F2): the router tree, the focused view's identity and
 /// state slots, the plugins and their workers, and the recent events and output.
 extension TerminalApp {
-    /// The inspector's lines for a panel `rows` high: the newest events fill what is left.
-    func inspectorLines(rows: Int) -> [String] {
+    /// The inspector's lines for a panel `rows` × `columns`: the newest events fill what is
+    /// left; longer lines are cut, except the last reload's phases, which wrap.
+    func inspectorLines(rows: Int, columns: Int) -> [String] {
         var lines = ["Inspector (F2 closes)", "", "Routers"]
         func visit(_ router: Router, depth: Int) {
             let indent = String(repeating: "  ", count: depth)
@@ -44,12 +45,18 @@ extension TerminalApp {
             var line = "  \(id) \(record.stateName)"
             if let generation = record.generation {
                 line += " g\(generation.number) \(generation.isolation.rawValue)"
-                if let pid = generation.workerPID { line += " pid \(pid)\(Self.residentMemory(pid).map { " \($0)" } ?? "")" }
+                if let pid = generation.workerPID {
+                    line += " pid \(pid)"
+                    if let memory = Self.residentMemory(pid) { line += " \(memory)" }
+                    if let cpu = Self.processorTime(pid) { line += " cpu \(cpu)" }
+                }
             }
             lines.append(line)
         }
-        if let timings = host.lastReloadTimings {
-            lines.append("  last reload: \(BerthHostTimingText.milliseconds(timings.total)) ms")
+        // The last reload's event names its phases (validate, copy+hash, dlopen, …).
+        if let reload = host.events.last(where: { $0.kind == .reloaded }) {
+            lines.append("  last reload: \(reload.subject)")
+            lines += ViewLayout.wrapped(reload.message, width: max(columns - 4, 10)).rows.map { "    " + String($0.map(\.character)) }
         }
         lines += ["", "Events and output"]
         lines += log.suffix(max(rows - lines.count, 3)).map { "  " + $0 }
@@ -64,6 +71,17 @@ extension TerminalApp {
         return "\(bytes.count) bytes"
     }
 
+    /// A process's processor time so far, user and system (`/proc/PID/stat`), as `1.23 s`.
+    static func processorTime(_ pid: Int32) -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let afterName = text.lastIndex(of: ")") else { return nil }
+        // After the command name: state is field 3; utime and stime are fields 14 and 15.
+        let fields = text[text.index(after: afterName)...].split(separator: " ")
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+        let hundredths = (user + system) * 100 / Int(sysconf(Int32(_SC_CLK_TCK)))
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) s"
+    }
+
     /// A process's resident memory (`/proc/PID/statm`), as `12.3 MB`.
     static func residentMemory(_ pid: Int32) -> String? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8) else { return nil }
@@ -74,11 +92,3 @@ extension TerminalApp {
     }
 }
 
-/// Milliseconds with two decimals, for durations shown in the inspector.
-enum BerthHostTimingText {
-    static func milliseconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let hundredths = Int(seconds) * 100_000 + Int(attoseconds / 10_000_000_000_000)
-        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
-    }
-}

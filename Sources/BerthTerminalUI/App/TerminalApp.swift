@@ -226,7 +226,8 @@ public final class TerminalApp {
         scene.banner = banner
         scene.status = message ?? Self.help
         scene.commandLine = commandLine
-        scene.inspector = showsInspector ? inspectorLines(rows: screen.size.height - 2) : nil
+        scene.inspector = showsInspector
+            ? inspectorLines(rows: screen.size.height - 2, columns: Renderer.inspectorWidth(forWidth: screen.size.width) - 2) : nil
         return scene
     }
 

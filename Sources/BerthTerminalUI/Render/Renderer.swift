@@ -39,7 +39,7 @@ public enum Renderer {
             result.frame = frame
             return result
         }
-        let inspectorWidth = scene.inspector == nil ? 0 : min(max(width * 2 / 5, 30), width - 20)
+        let inspectorWidth = scene.inspector == nil ? 0 : Self.inspectorWidth(forWidth: width)
         let appWidth = width - inspectorWidth
 
         // Title bar.
@@ -138,6 +138,11 @@ public enum Renderer {
         }
         result.frame = frame
         return result
+    }
+
+    /// The inspector panel's columns on a terminal `width` wide (its text has two fewer).
+    public static func inspectorWidth(forWidth width: Int) -> Int {
+        min(max(width * 2 / 5, 30), width - 20)
     }
 
     /// A screen's tree, its note, its actions, or the start screen's routes, as one block.
