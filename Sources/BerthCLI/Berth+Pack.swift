@@ -143,15 +143,19 @@ enum PluginPacker {
         [library, ".build/debug/\(library)", ".build/release/\(library)"].map { (package as NSString).appendingPathComponent($0) }
     }
 
-    /// A package folder (a SwiftPM package, or a manifest whose library is not beside it):
-    /// packed into a temporary folder, so `validate` checks what `pack` would write. Nil
-    /// for a plugin folder, or anything else.
+    /// A package folder (a SwiftPM package, or a manifest whose plain-named library is not
+    /// beside it but built in `.build`): packed into a temporary folder, so `validate`
+    /// checks what `pack` would write. Nil for a plugin folder, or anything else: a library
+    /// that escapes the folder (`../x.so`) or is simply missing is the validator's to name.
     static func stagedForValidation(_ path: String) throws -> (folder: String, cleanup: String)? {
         let manifestPath = (path as NSString).appendingPathComponent(PluginValidator.manifestFileName)
         let library = FileManager.default.contents(atPath: manifestPath)
             .flatMap { ((try? JSONSerialization.jsonObject(with: $0)) as? [String: Any])?["library"] as? String }
-        let isPackage = FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("Package.swift"))
-            || library.map { !FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent($0)) } == true
+        let builtElsewhere = library.map { name in
+            !name.contains("/") && !FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent(name))
+                && libraryCandidates(name, in: path).dropFirst().contains { FileManager.default.fileExists(atPath: $0) }
+        } == true
+        let isPackage = FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("Package.swift")) || builtElsewhere
         guard isPackage else { return nil }
         let scratch = (NSTemporaryDirectory() as NSString).appendingPathComponent("berth-validate-\(UUID().uuidString.prefix(8))")
         let packed = try pack(path, into: scratch)

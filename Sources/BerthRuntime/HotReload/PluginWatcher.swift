@@ -15,6 +15,9 @@ final class PluginWatcher {
     private var pending: [String: Task<Void, Never>] = [:]
     /// The writers each folder is waiting on (reported once per change).
     private var waitingFor: [String: [Int32]] = [:]
+    /// Set by `stop`: a settle already past an `await` must not touch `host` (unowned),
+    /// which may be gone by then.
+    private var stopped = false
     private var configuration: BerthHost.Configuration { host.configuration }
     private var plugins: [String: PluginRecord] { host.plugins }
 
@@ -49,6 +52,7 @@ final class PluginWatcher {
     }
 
     func stop() {
+        stopped = true
         watcher.stop()
         for task in pending.values { task.cancel() }
         pending = [:]
@@ -56,13 +60,14 @@ final class PluginWatcher {
 
     /// Waits (debounced) for `folder` to settle, then acts on it.
     func pluginFolderChanged(_ folder: String) {
+        guard !stopped else { return }
         if FileManager.default.fileExists(atPath: folder), !watcher.watchedPaths.contains(folder) {
             try? watcher.watch(folder)
         }
         pending[folder]?.cancel()
         pending[folder] = Task { @MainActor [weak self, debounce] in
             try? await Task.sleep(for: debounce)
-            guard !Task.isCancelled, let self else { return }
+            guard !Task.isCancelled, let self, !self.stopped else { return }
             await self.settle(folder)
         }
     }
@@ -83,6 +88,7 @@ final class PluginWatcher {
         // Sizes must hold still across a further short wait: a build may pause mid-write.
         let before = Self.fileSizes(in: folder)
         try? await Task.sleep(for: debounce / 2)
+        guard !stopped else { return }
         guard Self.fileSizes(in: folder) == before else {
             pluginFolderChanged(folder)
             return
@@ -102,7 +108,9 @@ final class PluginWatcher {
         // Validation reads and hashes the library: off the main actor, so the host answers meanwhile.
         let plugin: ValidatedPlugin
         let signatures = host.configuration.signatures
-        switch await Task.detached(operation: { PluginValidator.validate(path: folder, signatures: signatures) }).value {
+        let validation = await Task.detached(operation: { PluginValidator.validate(path: folder, signatures: signatures) }).value
+        guard !stopped else { return }
+        switch validation {
         case .success(let valid): plugin = valid
         case .failure(let failure):
             guard FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)) else { return }
@@ -111,14 +119,26 @@ final class PluginWatcher {
             return
         }
         let id = plugin.manifest.id
-        // A folder holds one plugin: a new id there replaces the one that came from it.
+        // A folder holds one plugin: a new id there replaces the one that came from it, once
+        // it has loaded. New content that fails to load is invalid content like any other:
+        // the running generation and its screens stay.
         if let owner, owner.source.manifest.id != id {
             let previous = owner.source.manifest.id
+            if plugins[id]?.generation == nil {
+                let known = plugins[id] != nil
+                do { try host.loadFolder(folder) } catch {
+                    if !known { host.forget(id) }
+                    let kept = owner.generation.map { "; \(previous) generation \($0.number) stays" } ?? ""
+                    host.emit(.failed, "watch", "\(folder) now holds \(id), which did not load: \(error.message)\(kept)")
+                    return
+                }
+            }
             host.emit(.event, "watch", "\(folder) now holds \(id): unloading \(previous)")
             if owner.generation != nil {
                 do { try host.unload(previous) } catch { host.emit(.failed, previous, "watch: \(error.message)"); return }
             }
             host.forget(previous)
+            return
         }
         if let record = plugins[id], let generation = record.generation {
             let changed = plugin.librarySHA256 != generation.source.librarySHA256 || plugin.manifestSHA256 != generation.source.manifestSHA256
