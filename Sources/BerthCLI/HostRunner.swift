@@ -271,22 +271,16 @@ final class HostRunner {
     /// Starts answering the bound socket, if there is one.
     private func startServer() -> Bool {
         guard let server else { return false }
-        server.start { [weak self] connection in self?.serve(connection) }
+        server.start(onRefusal: { refusal in Task { @MainActor in emitLine("  · control socket: \(refusal)") } }) { [weak self] connection in self?.serve(connection) }
         emitLine("  · control socket: \(server.path)")
         return true
     }
 
-    /// One connection, on its own thread: peer check, then one request at a time. Only
+    /// One admitted connection (its uid and token checked by `ControlServer`), on its own
+    /// thread: one request at a time. Only
     /// this thread writes to the client; it waits for the client, the host never does.
     private nonisolated func serve(_ connection: ControlConnection) {
         defer { connection.finish() }
-        if let refusal = ControlServer.checkPeer(connection.descriptor) {
-            // The refusal goes out before the request is read; `finish` then reads and
-            // discards the request, so the client is not reset and reads the refusal.
-            connection.reply(ControlReply(ok: false, errors: [refusal]))
-            Task { @MainActor in emitLine("  · control socket: \(refusal)") }
-            return
-        }
         defer { onMain { $0.remoteShells[ObjectIdentifier(connection)] = nil } }
         while true {
             let frame: [UInt8]?

@@ -31,6 +31,7 @@ struct ControlTokenTests {
         let refusal = "error: refused: the client did not present this host's control token (\(tokenFile))"
         #expect(try reply(at: host.socket, first: nil) == refusal)
         #expect(try reply(at: host.socket, first: Array(#"{"token":"0000"}"#.utf8)) == refusal)
+        #expect(eventually { host.log.contains("  · control socket: refused: the client did not present") }, "the host says so: \(host.log)")
         let token = try String(contentsOfFile: tokenFile, encoding: .utf8)
         let served = try reply(at: host.socket, first: Array(#"{"token":"\#(token)"}"#.utf8)) ?? ""
         #expect(served.contains("loaded: ") && !served.contains("error"), "\(served)")

@@ -100,8 +100,9 @@ final class ControlServer: @unchecked Sendable {
         boundFile = identity
     }
 
-    /// Accepts connections on a thread; `serve` runs each on a thread of its own.
-    func start(serve: @escaping @Sendable (ControlConnection) -> Void) {
+    /// Accepts connections on a thread; `serve` runs each admitted one on a thread of its
+    /// own. A refused client gets the reason as its one reply, and `onRefusal` hears it.
+    func start(onRefusal: @escaping @Sendable (String) -> Void = { _ in }, serve: @escaping @Sendable (ControlConnection) -> Void) {
         let proceed = lock.withLock { () -> Bool in
             guard !stopped, !started else { return false }
             started = true
@@ -121,6 +122,7 @@ final class ControlServer: @unchecked Sendable {
                     if let refusal = admit(connection) {
                         connection.reply(ControlReply(ok: false, errors: [refusal]))
                         connection.finish()
+                        onRefusal(refusal)
                         return
                     }
                     serve(connection)
