@@ -45,18 +45,6 @@ final class RenderBatch {
         }
     }
 
-    /// The slots the host keeps after this pass's GC: those read (whatever their type) or
-    /// written. After a successful render the host's storage for the screen is exactly
-    /// this, so the worker can answer `state_read` outside a render from it.
-    func survivors() -> [IsolationSlotKey: IsolationStateSlot] {
-        var kept: [IsolationSlotKey: IsolationStateSlot] = [:]
-        for position in read.indices where read[position] { kept[slots[position].key] = slots[position] }
-        for write in writes {
-            if let position = positions[write.key] { kept[write.key] = slots[position] }
-        }
-        return kept
-    }
-
     /// The reply: the tree and the record of reads and writes.
     func result(status: IsolationStatus, tree: [UInt8]) -> IsolationRenderResult {
         let readSlots = read.indices.filter { read[$0] }.map { UInt32($0) }

@@ -116,11 +116,9 @@ enum WorkerHostCalls {
                 guard let bytes = batch.read(key, fingerprint: fingerprint) else { return berth_status(BERTH_ERR_NOT_FOUND) }
                 return SinkBuffer.write(bytes, to: out)
             }
-            // Between renders: from the mirror of the host's storage when it has the slot.
-            if let slot = session.stateMirrors[screen.hostScreenID]?[key] {
-                guard slot.fingerprint == fingerprint else { return berth_status(BERTH_ERR_NOT_FOUND) }
-                return SinkBuffer.write(slot.bytes, to: out)
-            }
+            // Between renders the host's storage answers: the worker keeps no copy of it, so a
+            // slot the host dropped (render-pass GC, a branch no longer taken, a release) is
+            // never read here.
             let request = IsolationRequest.stateRead(screen: screen.hostScreenID, key: key, fingerprint: fingerprint)
             guard let reply = forward(request, in: session, error: error) else { return berth_status(BERTH_ERR_FAILED) }
             guard case .bytes(let status, let bytes) = reply, status.isOK else { return finish(reply.status, error) }
@@ -143,7 +141,6 @@ enum WorkerHostCalls {
                 batch.write(slot)
                 return berth_status(BERTH_OK)
             }
-            session.stateMirrors[screen.hostScreenID]?[slot.key] = slot
             session.hostCallsMade += 1
             do throws(ChannelError) {
                 try session.channel.notify(.stateWrite(screen: screen.hostScreenID, slot: slot))

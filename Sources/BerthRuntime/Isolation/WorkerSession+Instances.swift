@@ -43,7 +43,6 @@ extension WorkerSession {
             if let destroy = table.destroy { HostCall.run { destroy(instance.pointer) } }
             instance.screen.instance = nil
             instances[token] = nil
-            stateMirrors[instance.screen.hostScreenID] = nil
             return .status(.ok)
         case .activate(let token):
             guard let instance = instances[token] else { return .status(missing(token, request)) }
@@ -148,12 +147,10 @@ extension WorkerSession {
 
     /// One `render_tree` pass over the screen's `slots`.
     private func render(_ instance: WorkerInstance, slots: [RenderSlot], _ renderTree: RenderTreeFunction) -> IsolationRenderResult {
-        // The plugin reads its slots from the batch; a state_read or state_write it still
-        // makes goes to the host like any other call (so the host marks it for the GC:
-        // the mirror, which only the v1.0 render keeps, must not answer it).
-        stateMirrors[instance.screen.hostScreenID] = nil
         var error = BerthErrorBuffer.make()
         let collected = SinkBuffer()
+        // The plugin reads its slots from the batch; a state_read or state_write it still
+        // makes goes to the host like any other call (so the host marks it for the GC).
         let status = HostCall.run { RenderInput.with(slots) { input in collected.withSink { renderTree(instance.pointer, input, $0, &error) } } }
         return IsolationRenderResult(status: status == BERTH_OK ? .ok : Self.status(status, error), tree: status == BERTH_OK ? collected.bytes : [])
     }
@@ -172,10 +169,8 @@ extension WorkerSession {
         let collected = SinkBuffer()
         let status = HostCall.run { collected.withSink { render(instance.pointer, $0, &error) } }
         guard status == BERTH_OK else {
-            stateMirrors[screen] = nil
             return batch.result(status: Self.status(status, error), tree: [])
         }
-        stateMirrors[screen] = batch.survivors()
         return batch.result(status: .ok, tree: collected.bytes)
     }
 

@@ -27,12 +27,6 @@ final class WorkerSession: IsolationChannelHandler {
     private var nextInstanceToken: UInt64 = 1
     /// The slot batches of the screens being rendered, by host screen id.
     var renderBatches: [UInt64: RenderBatch] = [:]
-    /// Each screen's state as the host holds it since its last successful render (the
-    /// batch's survivors, then the writes made since), by host screen id: a `state_read`
-    /// outside a render that finds its slot here needs no round trip. A slot missing here
-    /// is still asked of the host, so a host that kept more (a render it could not use)
-    /// answers as it would in process.
-    var stateMirrors: [UInt64: [IsolationSlotKey: IsolationStateSlot]] = [:]
     /// Calls the plugin made to the host (forwarded requests and `state_write`s outside a
     /// render) so far: an action that made none leaves the host as it found it, so the
     /// render after it can run here at once (`actionThenRender`).

@@ -6,6 +6,9 @@
  *   resolve KIND   resolves org.berth.scoped/KIND twice; logs "resolved KIND #N same=1"
  *   key KEY        resolves any key once; fails with the host's message
  *   begin ID       session_begin; end: session_end
+ *   put            writes 7 to the state slot ("Scoped/Text", 0); peek logs "peek: N" or
+ *                  "peek: none" for what a state_read of it answers now
+ * Its v1.0 render reads that slot (so it survives the render-pass GC) and draws a Text.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +81,33 @@ static berth_status scoped_create(berth_screen_handle *screen, const char *route
 
 static void scoped_destroy(berth_instance *instance) { free(instance); }
 
+/* A sink that keeps the first byte written. */
+typedef struct scoped_byte { uint8_t value; int written; } scoped_byte;
+
+static berth_status scoped_byte_write(void *context, const uint8_t *data, uint64_t length) {
+    scoped_byte *byte = context;
+    if (length > 0) { byte->value = data[0]; byte->written = 1; }
+    return BERTH_OK;
+}
+
+static int scoped_read_slot(berth_screen_handle *screen, uint8_t *value) {
+    scoped_byte byte = {0, 0};
+    berth_sink sink = {.struct_size = sizeof(berth_sink), .context = &byte, .write = scoped_byte_write};
+    berth_error error = {.struct_size = sizeof(berth_error)};
+    if (scoped_host->state_read(screen, "Scoped/Text", 0, 1, &sink, &error) != BERTH_OK || !byte.written) return 0;
+    *value = byte.value;
+    return 1;
+}
+
+static berth_status scoped_render(berth_instance *opaque, const berth_sink *out, berth_error *error) {
+    scoped_instance *instance = opaque;
+    uint8_t value = 0;
+    (void)error;
+    scoped_read_slot(instance->screen, &value);
+    const char *tree = "{\"type\":\"Text\",\"id\":\"Scoped/Text\",\"text\":\"scoped\"}";
+    return out->write(out->context, (const uint8_t *)tree, strlen(tree));
+}
+
 static berth_status scoped_action(berth_instance *opaque, const char *name, berth_bytes payload, berth_error *error) {
     scoped_instance *instance = opaque;
     char word[64] = {0};
@@ -97,6 +127,18 @@ static berth_status scoped_action(berth_instance *opaque, const char *name, bert
         void *found = NULL;
         return scoped_host->service_resolve(instance->screen, word, &found, error);
     }
+    if (strcmp(name, "put") == 0) {
+        const uint8_t value = 7;
+        return scoped_host->state_write(instance->screen, "Scoped/Text", 0, 1, (berth_bytes){&value, 1}, error);
+    }
+    if (strcmp(name, "peek") == 0) {
+        uint8_t value = 0;
+        int found = scoped_read_slot(instance->screen, &value);
+        char line[32];
+        if (found) snprintf(line, sizeof line, "peek: %d", value); else snprintf(line, sizeof line, "peek: none");
+        scoped_say(line);
+        return BERTH_OK;
+    }
     if (strcmp(name, "begin") == 0) return scoped_host->session_begin(scoped_plugin, word, error);
     if (strcmp(name, "end") == 0) return scoped_host->session_end(scoped_plugin, error);
     return berth_error_set(error, BERTH_ERR_NOT_FOUND, "scoped: no such action");
@@ -104,7 +146,7 @@ static berth_status scoped_action(berth_instance *opaque, const char *name, bert
 
 static const berth_plugin_v1 scoped_table = {
     .struct_size = sizeof(berth_plugin_v1), .abi_version = BERTH_ABI_VERSION, .plugin_id = "org.berth.scoped",
-    .create = scoped_create, .destroy = scoped_destroy, .action = scoped_action,
+    .create = scoped_create, .destroy = scoped_destroy, .action = scoped_action, .render = scoped_render,
 };
 
 static const char *scoped_kinds[] = {"singleton", "screen", "session", "request", "failing"};
