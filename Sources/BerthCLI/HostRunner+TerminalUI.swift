@@ -7,7 +7,8 @@ extension HostRunner {
     /// it, or from a socket client, ends it.
     func runTerminalUI(host: BerthHost, shell: HostShell) async -> Int32 {
         // Events are in the front end's inspector; printed, they would land there twice.
-        host.onEvent = nil
+        if let eventPrinter { host.removeEventObserver(eventPrinter) }
+        eventPrinter = nil
         let completion = HostCompletion(host: host)
         let control = self.control
         let commands = TerminalCommands(run: { line in

@@ -79,6 +79,8 @@ final class HostRunner {
     let options: Options
     let control = LoopControl()
     private var host: BerthHost?
+    /// The subscription that prints host events (ended when the full-screen front end shows them).
+    var eventPrinter: Int?
     private var server: ControlServer?
     /// One shell per socket connection, so `screen` numbers carry to the next `tap`.
     private var remoteShells: [ObjectIdentifier: HostShell] = [:]
@@ -134,7 +136,7 @@ final class HostRunner {
         }
         self.host = host
         host.retiredLimitBytes = options.maxRetiredMB * 1024 * 1024
-        host.onEvent = { event in
+        eventPrinter = host.addEventObserver { event in
             emitLine(TerminalStyle.event.paint("  · \(HostText.eventLine(event))", for: STDOUT_FILENO))
             // A reload by --watch shows the screen it changed (a `reload` command does so itself).
             if event.kind == .reloaded, self.commandsRunning == 0 {

@@ -69,11 +69,6 @@ public final class BerthHost {
     private let eventLog = EventLog()
     /// Everything that happened, in order (the most recent `EventLog.limit`).
     public var events: [HostEvent] { eventLog.events }
-    /// Called for every new event.
-    public var onEvent: ((HostEvent) -> Void)? {
-        get { eventLog.onEvent }
-        set { eventLog.onEvent = newValue }
-    }
     /// How long the last reload took, host side: from taking the screens out to the new
     /// generation in place (validation before it and ending the old one after it excluded).
     public private(set) var lastReloadDuration: Duration?
@@ -427,7 +422,8 @@ public final class BerthHost {
         eventLog.emit(kind, subject, message)
     }
 
-    /// Subscribes to events; returns a token for `removeEventObserver`.
+    /// Subscribes to events, the host's one event stream: `observer` is called with each new
+    /// event, after those who subscribed before it; returns a token for `removeEventObserver`.
     public func addEventObserver(_ observer: @escaping (HostEvent) -> Void) -> Int {
         eventLog.addObserver(observer)
     }
@@ -465,12 +461,14 @@ public final class BerthHost {
     }
 
     /// Forgets the event log (long-running checks that open thousands of screens).
+    /// `package`: for `berth conformance-check`; an application's log is bounded anyway.
     package func clearEvents() {
         eventLog.clear()
     }
 
     /// Adds an already validated plugin without loading it.
-    /// The plugin under test replaces any same-id plugin found beside it.
+    /// The plugin under test replaces any same-id plugin found beside it. `package`: for
+    /// `berth conformance-check`; an application adds a folder with `loadFolder`.
     package func adopt(_ plugin: ValidatedPlugin) {
         registry.add(plugin)
     }

@@ -64,8 +64,8 @@ final class EventLog {
     private(set) var events: [HostEvent] = []
     static let limit = 10_000
     private var count = 0
-    var onEvent: ((HostEvent) -> Void)?
-    private var observers: [Int: (HostEvent) -> Void] = [:]
+    /// Who is told of each new event, in the order they subscribed.
+    private var observers: [(token: Int, observer: (HostEvent) -> Void)] = []
     private var nextToken = 1
 
     func emit(_ kind: HostEvent.Kind, _ subject: String, _ message: String, reloadTimings: ReloadTimings? = nil) {
@@ -78,18 +78,17 @@ final class EventLog {
         events.append(event)
         // A long-running host keeps the recent log only.
         if events.count > Self.limit { events.removeFirst(events.count - Self.limit / 2) }
-        onEvent?(event)
-        for observer in observers.values { observer(event) }
+        for (_, observer) in observers { observer(event) }
     }
 
     func addObserver(_ observer: @escaping (HostEvent) -> Void) -> Int {
         defer { nextToken += 1 }
-        observers[nextToken] = observer
+        observers.append((nextToken, observer))
         return nextToken
     }
 
     func removeObserver(_ token: Int) {
-        observers[token] = nil
+        observers.removeAll { $0.token == token }
     }
 
     func clear() {

@@ -42,6 +42,8 @@ extension BerthHost {
     }
 
     /// A screen created but never attached or activated (conformance: create/destroy).
+    /// `package`: only `berth conformance-check` needs a screen outside the tree; an
+    /// application opens screens with `push` and `present`.
     package func createDetached(_ route: String) throws(ScreenError) -> Router { try navigator.createDetached(route) }
     package func destroyDetached(_ router: Router) { navigator.destroyDetached(router) }
 
