@@ -78,14 +78,14 @@ struct TutorialTests {
 }
 
 /// A source file shown in the tutorial.
-private struct TutorialBlock: Sendable {
+struct TutorialBlock: Sendable {
     var language: String
     var path: String
     var group: String
     var contents: String
 }
 
-private enum TutorialBlocks {
+enum TutorialBlocks {
     /// The pages whose `file=` blocks are built; group names are shared across them.
     static let documentPaths = ["first-plugin.md", "common-tasks.md", "c-plugins.md"].map { BuildProducts.packageRoot + "/Docs/" + $0 }
 
@@ -171,7 +171,7 @@ private enum TutorialBlocks {
     }
 }
 
-private struct TutorialError: Error, CustomStringConvertible {
+struct TutorialError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
