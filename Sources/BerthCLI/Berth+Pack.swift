@@ -81,7 +81,7 @@ enum PluginPacker {
             var description = try LibraryFacts.describe(built, entry: manifest["entry"] as? String)
             if isSwiftPackage, description.describes {
                 // Keys in views the describe render never reaches (behind `if`, in rows).
-                let stated = SourceFacts.persistedKeys(inPackage: package)
+                let stated = SourceFacts.persistedKeys(inPackage: package, library: built)
                 description.persist = Array(Set(description.persist ?? []).union(stated)).sorted()
             }
             services = description.services ?? []

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import BerthTestSupport
+@testable import BerthCLI
 
 /// `berth pack` on a Swift package writes every fact its code states, whatever branch the
 /// code sits in, and warns about what the code uses that its capabilities do not grant.
@@ -111,5 +112,19 @@ struct PackFactsTests {
         let granted = workspace.stageProbe { $0["capabilities"] = ["state.persist"] }
         let quiet = try BerthProcess.run(["validate", "--static", granted], in: workspace.root)
         #expect(!(quiet.standardOutput + quiet.standardError).contains("capabilities lack"), "\(quiet.standardOutput)")
+    }
+
+    @Test("the source scan reads only the library's own target when the package has several, and skips comments and computed keys")
+    func sourceScanPerTarget() throws {
+        let workspace = PluginWorkspace()
+        let sources = workspace.root + "/pkg/Sources"
+        for (target, text) in [("Tasks", #"@Persisted("tasks") var t: [Int] = [] // @Persisted("commented")"# + "\n" + #"@Persisted("row-\(id)") var r = 0"#),
+                               ("Tags", #"@Persisted(wrappedValue: "none", "last-tag") var tag: String"#)] {
+            try FileManager.default.createDirectory(atPath: sources + "/" + target, withIntermediateDirectories: true)
+            try text.write(toFile: sources + "/" + target + "/" + target + ".swift", atomically: true, encoding: .utf8)
+        }
+        #expect(SourceFacts.persistedKeys(inPackage: workspace.root + "/pkg", library: "/x/.build/debug/libTasks.so") == ["tasks"])
+        #expect(SourceFacts.persistedKeys(inPackage: workspace.root + "/pkg", library: "libTags.so") == ["last-tag"])
+        #expect(SourceFacts.persistedKeys(inPackage: workspace.root + "/pkg", library: "libOther.so") == ["last-tag", "tasks"])
     }
 }

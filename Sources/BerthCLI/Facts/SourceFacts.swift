@@ -10,10 +10,17 @@ import Foundation
 /// package's `Sources/`: the key is written there whatever branch its view sits in. A key
 /// built at run time (not a literal) is still found only by the render.
 enum SourceFacts {
-    /// The literal keys of `@Persisted("…")` in the `.swift` files under `package/Sources`,
-    /// sorted, outside `//` comments; empty when the package has no such folder.
-    static func persistedKeys(inPackage package: String) -> [String] {
-        let sources = (package as NSString).appendingPathComponent("Sources")
+    /// The literal keys of `@Persisted("…")` in the `.swift` files under `package/Sources`
+    /// (only `Sources/<Name>/` for `libName.so` when that folder exists, so one plugin of a
+    /// package of several does not list another's keys), sorted, outside `//` comments;
+    /// empty when the package has no such folder.
+    static func persistedKeys(inPackage package: String, library: String) -> [String] {
+        var sources = (package as NSString).appendingPathComponent("Sources")
+        var name = ((library as NSString).lastPathComponent as NSString).deletingPathExtension
+        if name.hasPrefix("lib") { name.removeFirst(3) }
+        let target = (sources as NSString).appendingPathComponent(name)
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: target, isDirectory: &isFolder), isFolder.boolValue { sources = target }
         guard let files = FileManager.default.enumerator(atPath: sources) else { return [] }
         var keys: Set<String> = []
         for case let file as String in files where file.hasSuffix(".swift") {
