@@ -163,7 +163,11 @@ public final class TerminalSession {
         while true {
             var status: Int32 = 0
             let result = waitpid(pid, &status, WNOHANG)
-            if result == pid { return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F) }
+            if result == pid {
+                // What it wrote last (a terminal restored on its way out) may still be unread.
+                while readAvailable(waiting: 50) {}
+                return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+            }
             if result < 0 { return nil }
             guard ContinuousClock.now < deadline else { return nil }
             _ = readAvailable(waiting: 50)
