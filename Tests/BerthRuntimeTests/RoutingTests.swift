@@ -148,9 +148,7 @@ struct CancellationLeakTests {
         let probe = TaskProbe()
         try interactor.startTask(key: "once", descriptor: probe.descriptor)
         // The body returns at once; the table hears of it on the main actor, which this test shares.
-        for _ in 0..<500 where interactor.liveTaskCount > 1 {
-            try await Task.sleep(for: .milliseconds(2))
-        }
+        await eventuallyAsync(timeout: .seconds(1), every: .milliseconds(2)) { interactor.liveTaskCount <= 1 }
         #expect(interactor.liveTaskCount == 1)
         #expect(probe.ran == 1)
         #expect(probe.released == 1)
