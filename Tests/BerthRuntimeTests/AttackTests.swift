@@ -24,6 +24,7 @@ struct AttackTests {
             ("attack_effective_capabilities", []), ("attack_bounding_capabilities", []), ("attack_mknod", []), ("attack_fork", []),
             ("attack_clone3", []), ("attack_thread", []), ("attack_socket", ["int32", "int32"]), ("attack_udp", ["int32"]),
             ("attack_execve", ["string"]), ("attack_memfd_exec", []), ("attack_allocate", ["int32"]), ("attack_descriptor_open", ["string"]),
+            ("attack_oom_score_adj", []),
         ]
         workspace.write(manifest: [
             "id": "org.berth.attacker", "name": "Attacker", "version": "1.0.0", "abi": "1.0", "library": "libBerthAttacker.so",
@@ -102,11 +103,13 @@ struct AttackTests {
         #expect(try attack(generation, "attack_socket", .int32(AF_INET), .int32(3)) == EPERM)
     }
 
-    @Test("a 3 GiB allocation fails inside the plugin and the worker answers on")
+    @Test("a 3 GiB allocation fails inside the plugin, the worker answers on, and the OOM killer would pick it first")
     func memoryLimit() throws {
         let (host, generation) = try attacker()
         #expect(try attack(generation, "attack_allocate", .int32(3072)) == ENOMEM)
         #expect(try attack(generation, "attack_allocate", .int32(64)) == 0)
+        // The OOM killer prefers the worker to the host.
+        #expect(try attack(generation, "attack_oom_score_adj") == 800)
         #expect(host.plugins["org.berth.attacker"]?.state != .crashed)
     }
 

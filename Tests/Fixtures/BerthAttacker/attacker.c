@@ -308,3 +308,13 @@ int32_t attack_descriptor_open(const char *marker) {
     closedir(folder);
     return result;
 }
+
+/* The worker's oom_score_adj (how much the OOM killer prefers it), or -errno. */
+int32_t attack_oom_score_adj(void) {
+    int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    char text[16] = {0};
+    ssize_t count = read(fd, text, sizeof text - 1);
+    close(fd);
+    return count > 0 ? (int32_t)strtol(text, NULL, 10) : -EIO;
+}

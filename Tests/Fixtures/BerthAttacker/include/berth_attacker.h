@@ -20,5 +20,6 @@ int32_t attack_execve(const char *path);
 int32_t attack_memfd_exec(void);
 int32_t attack_allocate(int32_t mebibytes);
 int32_t attack_descriptor_open(const char *marker);
+int32_t attack_oom_score_adj(void);
 
 #endif
