@@ -83,12 +83,13 @@ extension WorkerSession {
         case .delegateReceived(let token, let child, let name, let payload):
             guard let instance = instances[token] else { return .status(missing(token, request)) }
             guard instance.isActive else { return .status(.ok) }
-            guard let receive = table.delegate_received else { return .status(unsupported(plugin, instance, "has no delegate_received")) }
+            // An optional function left NULL does nothing, as in process.
+            guard let receive = table.delegate_received else { return .status(.ok) }
             return .status(deliver(payload) { bytes, error in receive(instance.pointer, child, name, bytes, error) })
         case .contextReceived(let token, let type, let payload):
             guard let instance = instances[token] else { return .status(missing(token, request)) }
             guard instance.isActive else { return .status(.ok) }
-            guard let receive = table.context_received else { return .status(unsupported(plugin, instance, "has no context_received")) }
+            guard let receive = table.context_received else { return .status(.ok) }
             return .status(deliver(payload) { bytes, error in receive(instance.pointer, type, bytes, error) })
         case .render(let token, let slots):
             guard let instance = instances[token] else { return .rendered(IsolationRenderResult(status: missing(token, request))) }
@@ -141,7 +142,8 @@ extension WorkerSession {
         guard instance.isActive else {
             return (.failure(Int(BERTH_ERR_STATE), "screen \(instance.screen.hostScreenID) is not active; actions go to active screens only"), instance)
         }
-        guard let action = table.action else { return (unsupported(plugin, instance, "takes no actions"), instance) }
+        // No `action`: the action does nothing, as in process.
+        guard let action = table.action else { return (.ok, instance) }
         return (deliver(payload) { bytes, error in action(instance.pointer, name, bytes, error) }, instance)
     }
 
@@ -157,9 +159,8 @@ extension WorkerSession {
 
     /// One render pass, its `state_read`s served from `slots`.
     private func render(_ instance: WorkerInstance, slots: [IsolationStateSlot], table: berth_plugin_v1, plugin: WorkerPlugin) -> IsolationRenderResult {
-        guard let render = table.render else {
-            return IsolationRenderResult(status: unsupported(plugin, instance, "cannot render"))
-        }
+        // No render function at all: an empty tree (the screen draws nothing), as in process.
+        guard let render = table.render else { return IsolationRenderResult(status: .ok) }
         let batch = RenderBatch(slots: slots)
         let screen = instance.screen.hostScreenID
         let outer = renderBatches[screen]

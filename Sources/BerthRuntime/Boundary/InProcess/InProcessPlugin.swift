@@ -99,7 +99,9 @@ final class InProcessPlugin: PluginConnection {
     }
 
     func create(route: String, argument: [UInt8], screen: ScreenHandle) throws(PluginCallError) -> PluginInstanceID {
-        guard let create = table.create else { preconditionFailure("handshake guarantees create when routes exist") }
+        // The handshake requires create when the manifest has routes; without it, the same
+        // refusal as in a worker.
+        guard let create = table.create else { throw PluginCallError(status: Int32(BERTH_ERR_UNSUPPORTED), message: "\(pluginID) has no create") }
         var error = BerthErrorBuffer.make()
         var created: UnsafeMutableRawPointer?
         let status = argument.withUnsafeBufferPointer { buffer in
