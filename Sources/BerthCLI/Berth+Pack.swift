@@ -77,6 +77,7 @@ enum PluginPacker {
         // the hand-written one of a C plugin.
         let generated = manifest.isEmpty || manifest["runtime"] as? String != PluginRuntimeKind.c.rawValue
         var services: [String] = []
+        var sourceUses: [(capability: Capability, use: String)] = []
         if generated {
             var description = try LibraryFacts.describe(built, entry: manifest["entry"] as? String)
             if isSwiftPackage, description.describes {
@@ -85,6 +86,7 @@ enum PluginPacker {
                 description.persist = Array(Set(description.persist ?? []).union(stated)).sorted()
             }
             services = description.services ?? []
+            if isSwiftPackage { sourceUses = SourceFacts.usedCapabilities(inPackage: package, library: built, pluginID: description.id) }
             let mismatches = ManifestFacts(description: description, manifestPath: manifestPath, library: built).fill(&manifest)
             guard mismatches.isEmpty else { throw FactMismatches(lines: mismatches) }
         } else if let mismatches = ManifestFacts.mismatches(of: manifest, manifestPath: manifestPath, library: built) {
@@ -115,7 +117,7 @@ enum PluginPacker {
         try? FileManager.default.removeItem(atPath: target)
         try FileManager.default.copyItem(atPath: staging, toPath: target)
         return Packed(id: id, version: checked.manifest.version.description, folder: target, sha256: checked.librarySHA256,
-                      warnings: CapabilityUse.warnings(for: checked.manifest, registersServices: services))
+                      warnings: CapabilityUse.warnings(for: checked.manifest, registersServices: services, sourceUses: sourceUses))
     }
 
     /// The library to pack: the manifest's, beside it or in `.build`; without a manifest,

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import BerthTestSupport
 @testable import BerthCLI
+import BerthRuntime
 
 /// `berth pack` on a Swift package writes every fact its code states, whatever branch the
 /// code sits in, and warns about what the code uses that its capabilities do not grant.
@@ -126,5 +127,11 @@ struct PackFactsTests {
         #expect(SourceFacts.persistedKeys(inPackage: workspace.root + "/pkg", library: "/x/.build/debug/libTasks.so") == ["tasks"])
         #expect(SourceFacts.persistedKeys(inPackage: workspace.root + "/pkg", library: "libTags.so") == ["last-tag"])
         #expect(SourceFacts.persistedKeys(inPackage: workspace.root + "/pkg", library: "libOther.so") == ["last-tag", "tasks"])
+        let uses = #"try context.run("tick") { _ in }; _ = try context.push("com.example.tags/pick"); _ = try context.push("com.nu.tasks/own")"#
+            + "\n" + #"// context.terminate(x) in a comment"#
+        try uses.write(toFile: sources + "/Tasks/Uses.swift", atomically: true, encoding: .utf8)
+        let found = SourceFacts.usedCapabilities(inPackage: workspace.root + "/pkg", library: "libTasks.so", pluginID: "com.nu.tasks")
+        #expect(found.map(\.capability) == [.navigateAny, .tasks], "\(found)")
+        #expect(found.first?.use == "opens com.example.tags/pick")
     }
 }

@@ -6,9 +6,10 @@ import BerthRuntime
 enum CapabilityUse {
     /// One warning per capability used but not granted; none when the manifest declares no
     /// `capabilities` (it then has every host service).
-    static func warnings(for manifest: PluginManifest, registersServices services: [String] = []) -> [String] {
+    static func warnings(for manifest: PluginManifest, registersServices services: [String] = [],
+                         sourceUses: [(capability: Capability, use: String)] = []) -> [String] {
         guard manifest.capabilities != nil else { return [] }
-        var needed: [(Capability, String)] = []
+        var needed: [(Capability, String)] = sourceUses.map { ($0.capability, "its code uses \($0.use)") }
         if !manifest.persist.isEmpty {
             needed.append((.statePersist, "it persists \(ManifestFacts.list(manifest.persist))"))
         }

@@ -1,3 +1,4 @@
+import BerthRuntime
 import Foundation
 
 /// The `@Persisted` keys a Swift package's sources state, read from the text.
@@ -15,6 +16,38 @@ enum SourceFacts {
     /// package of several does not list another's keys), sorted, outside `//` comments;
     /// empty when the package has no such folder.
     static func persistedKeys(inPackage package: String, library: String) -> [String] {
+        var keys: Set<String> = []
+        for text in sourceTexts(inPackage: package, library: library) { keys.formUnion(persistedKeys(inSource: text)) }
+        return keys.sorted()
+    }
+
+    /// The capabilities the sources plainly use, each with the first use that shows it:
+    /// `context.run(` (tasks), `.push("other.plugin/…")` or `.present(` of another plugin's
+    /// route (navigate.any), and sending or observing a route context (context). A hint for
+    /// `pack`'s warnings, not a proof: a use it does not see is refused at run time.
+    static func usedCapabilities(inPackage package: String, library: String, pluginID: String) -> [(capability: Capability, use: String)] {
+        var found: [Capability: String] = [:]
+        for text in sourceTexts(inPackage: package, library: library) {
+            for line in text.split(separator: "\n") {
+                let code = line.range(of: "//").map { line[..<$0.lowerBound] } ?? line[...]
+                if code.contains("context.run(") { found[.tasks] = found[.tasks] ?? "context.run" }
+                for call in [".push(\"", ".present(\""] {
+                    guard let start = code.range(of: call) else { continue }
+                    let route = code[start.upperBound...].prefix { $0 != "\"" }
+                    if let slash = route.firstIndex(of: "/"), route[..<slash] != pluginID {
+                        found[.navigateAny] = found[.navigateAny] ?? "opens \(route)"
+                    }
+                }
+                for call in [".terminate(", ".context(", ".routerContext(", ".addContext("] where code.contains(call) {
+                    found[.context] = found[.context] ?? "route context (\(call.dropFirst().dropLast()))"
+                }
+            }
+        }
+        return found.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    /// The text of each `.swift` file of the library's target (see `persistedKeys`).
+    private static func sourceTexts(inPackage package: String, library: String) -> [String] {
         var sources = (package as NSString).appendingPathComponent("Sources")
         var name = ((library as NSString).lastPathComponent as NSString).deletingPathExtension
         if name.hasPrefix("lib") { name.removeFirst(3) }
@@ -22,12 +55,10 @@ enum SourceFacts {
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: target, isDirectory: &isFolder), isFolder.boolValue { sources = target }
         guard let files = FileManager.default.enumerator(atPath: sources) else { return [] }
-        var keys: Set<String> = []
-        for case let file as String in files where file.hasSuffix(".swift") {
-            guard let text = try? String(contentsOfFile: (sources as NSString).appendingPathComponent(file), encoding: .utf8) else { continue }
-            keys.formUnion(persistedKeys(inSource: text))
+        return files.compactMap { file in
+            guard let file = file as? String, file.hasSuffix(".swift") else { return nil }
+            return try? String(contentsOfFile: (sources as NSString).appendingPathComponent(file), encoding: .utf8)
         }
-        return keys.sorted()
     }
 
     /// The literal keys of `@Persisted("…")` (with or without `wrappedValue:` first) in one
