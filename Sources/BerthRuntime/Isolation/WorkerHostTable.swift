@@ -7,22 +7,9 @@ internal import CBerth
 /// made and kept here while the host's scopes decide their lifetime (`WorkerServices`).
 enum WorkerHostTable {
     /// The table's address, stable for the life of the process.
-    static var pointer: UnsafePointer<berth_host_v1> { UnsafePointer(storage.table) }
+    static var pointer: UnsafePointer<berth_host_v1> { storage.pointer }
 
-    /// Holds the table pointer. Safe to share: the table is written once, during this
-    /// initializer (run exactly once by Swift's lazy global initialization), then only read.
-    private struct Storage: @unchecked Sendable {
-        let table: UnsafeMutablePointer<berth_host_v1>
-    }
-
-    private static let storage: Storage = {
-        let table = UnsafeMutablePointer<berth_host_v1>.allocate(capacity: 1)
-        table.initialize(to: berth_host_v1())
-        table.pointee.struct_size = UInt32(MemoryLayout<berth_host_v1>.size)
-        table.pointee.abi_version = HostABI.version.packed
-        fill(table)
-        return Storage(table: table)
-    }()
+    private static let storage = HostFunctionTable(fill)
 
     private static func fill(_ table: UnsafeMutablePointer<berth_host_v1>) {
         table.pointee.log = { plugin, level, message in
@@ -75,11 +62,7 @@ enum WorkerHostTable {
         }
         table.pointee.task_start = { WorkerHostCalls.taskStart($0, $1, $2, $3) }
         table.pointee.task_cancel = { WorkerHostCalls.taskCancel($0, $1) }
-        table.pointee.task_is_cancelled = { task in (ManagedTask.from(handle: task)?.isCancelled ?? true) ? 1 : 0 }
-        table.pointee.task_sleep = { task, milliseconds in
-            guard let task = ManagedTask.from(handle: task) else { return berth_status(BERTH_ERR_INVALID_ARGUMENT) }
-            return berth_status(task.sleep(milliseconds: milliseconds) ? BERTH_OK : BERTH_ERR_CANCELLED)
-        }
+        HostFunctionTable.fillTaskChecks(table)
         table.pointee.task_post = { WorkerHostCalls.taskPost($0, $1, $2) }
     }
 }

@@ -50,21 +50,12 @@ final class WorkerInstance {
 
     /// Cancels the task `key` (a no-op when there is none) and waits until it returned.
     func cancelTask(key: String) {
-        guard let task = tasks.removeValue(forKey: key) else { return }
-        task.cancel()
-        task.waitUntilFinished()
-        task.releaseOnce()
+        tasks.cancelTask(key: key)
     }
 
     /// Cancels every task, waits until each body returned, releases each once.
     func cancelAllTasks() {
-        let running = Array(tasks.values)
-        tasks.removeAll()
-        for task in running { task.cancel() }
-        for task in running {
-            task.waitUntilFinished()
-            task.releaseOnce()
-        }
+        tasks.cancelAll()
     }
 
     /// A task whose body returned on its own: it leaves the table and is released.

@@ -48,13 +48,7 @@ public final class Interactor {
 
     /// Cancels every task, waits until each body returned, releases each once.
     private func cancelAllTasks() {
-        let running = Array(tasks.values)
-        tasks.removeAll()
-        for task in running { task.cancel() }
-        for task in running {
-            task.waitUntilFinished()
-            task.releaseOnce()
-        }
+        tasks.cancelAll()
     }
 
     /// Destroys the module instance (after deactivation).
@@ -91,10 +85,7 @@ public final class Interactor {
 
     /// Cancels the task `key` (a no-op when there is none) and waits for it to return.
     func cancelTask(key: String) {
-        guard let task = tasks.removeValue(forKey: key) else { return }
-        task.cancel()
-        task.waitUntilFinished()
-        task.releaseOnce()
+        tasks.cancelTask(key: key)
     }
 
     /// A task's body returned on its own: it leaves the table and is released.

@@ -179,3 +179,29 @@ struct ManagedTaskPhase {
         }
     }
 }
+
+/// A screen's table of managed tasks, by key: the one place that cancels and awaits them,
+/// for the interactor in process and the instance in a worker.
+@MainActor
+extension [String: ManagedTask] {
+    /// Cancels the task `key` (a no-op when there is none), waits until its body returned,
+    /// releases it once.
+    mutating func cancelTask(key: String) {
+        guard let task = removeValue(forKey: key) else { return }
+        task.cancel()
+        task.waitUntilFinished()
+        task.releaseOnce()
+    }
+
+    /// Cancels every task, waits until each body returned, releases each once; the table
+    /// is empty afterwards.
+    mutating func cancelAll() {
+        let running = Array(values)
+        removeAll()
+        for task in running { task.cancel() }
+        for task in running {
+            task.waitUntilFinished()
+            task.releaseOnce()
+        }
+    }
+}

@@ -41,22 +41,9 @@ final class PluginContext: Sendable {
 /// allocated once, never freed (plugins may keep the pointer until they unload).
 enum HostTable {
     /// The table's address, stable for the life of the process.
-    static var pointer: UnsafePointer<berth_host_v1> { UnsafePointer(storage.table) }
+    static var pointer: UnsafePointer<berth_host_v1> { storage.pointer }
 
-    /// Holds the table pointer. Safe to share: the table is written once, during this
-    /// initializer (run exactly once by Swift's lazy global initialization), then only read.
-    private struct Storage: @unchecked Sendable {
-        let table: UnsafeMutablePointer<berth_host_v1>
-    }
-
-    private static let storage: Storage = {
-        let table = UnsafeMutablePointer<berth_host_v1>.allocate(capacity: 1)
-        table.initialize(to: berth_host_v1())
-        table.pointee.struct_size = UInt32(MemoryLayout<berth_host_v1>.size)
-        table.pointee.abi_version = HostABI.version.packed
-        fill(table)
-        return Storage(table: table)
-    }()
+    private static let storage = HostFunctionTable(fill)
 
     /// Every entry but logging and a task's sleep and cancel check is counted first
     /// (`HostCallbackCount`): those cannot change what a screen renders.
@@ -82,11 +69,7 @@ enum HostTable {
         table.pointee.session_end = { HostCallbackCount.record(); return HostServices.sessionEnd($0, $1) }
         table.pointee.task_start = { HostCallbackCount.record(); return HostServices.taskStart($0, $1, $2, $3) }
         table.pointee.task_cancel = { HostCallbackCount.record(); return HostServices.taskCancel($0, $1) }
-        table.pointee.task_is_cancelled = { task in (ManagedTask.from(handle: task)?.isCancelled ?? true) ? 1 : 0 }
-        table.pointee.task_sleep = { task, milliseconds in
-            guard let task = ManagedTask.from(handle: task) else { return berth_status(BERTH_ERR_INVALID_ARGUMENT) }
-            return berth_status(task.sleep(milliseconds: milliseconds) ? BERTH_OK : BERTH_ERR_CANCELLED)
-        }
+        HostFunctionTable.fillTaskChecks(table)
         table.pointee.task_post = { HostCallbackCount.record(); return HostServices.taskPost($0, $1, $2) }
     }
 
@@ -99,6 +82,33 @@ enum HostTable {
         case Int(BERTH_LOG_NOTICE): .notice
         case Int(BERTH_LOG_WARNING): .warning
         default: .error
+        }
+    }
+}
+
+/// A `berth_host_v1` allocated once and never freed, its header set and its functions
+/// filled by its owner: the host's table in process, the worker's in a worker. Safe to
+/// share: the table is written once, in the initializer (run once by Swift's lazy global
+/// initialization of the owner's `static let`), then only read.
+struct HostFunctionTable: @unchecked Sendable {
+    let pointer: UnsafePointer<berth_host_v1>
+
+    init(_ fill: (UnsafeMutablePointer<berth_host_v1>) -> Void) {
+        let table = UnsafeMutablePointer<berth_host_v1>.allocate(capacity: 1)
+        table.initialize(to: berth_host_v1())
+        table.pointee.struct_size = UInt32(MemoryLayout<berth_host_v1>.size)
+        table.pointee.abi_version = HostABI.version.packed
+        fill(table)
+        pointer = UnsafePointer(table)
+    }
+
+    /// `task_is_cancelled` and `task_sleep`: a managed task asks its own handle, from its
+    /// thread, wherever the task runs.
+    static func fillTaskChecks(_ table: UnsafeMutablePointer<berth_host_v1>) {
+        table.pointee.task_is_cancelled = { task in (ManagedTask.from(handle: task)?.isCancelled ?? true) ? 1 : 0 }
+        table.pointee.task_sleep = { task, milliseconds in
+            guard let task = ManagedTask.from(handle: task) else { return berth_status(BERTH_ERR_INVALID_ARGUMENT) }
+            return berth_status(task.sleep(milliseconds: milliseconds) ? BERTH_OK : BERTH_ERR_CANCELLED)
         }
     }
 }
