@@ -116,6 +116,9 @@ struct IsolationOptions: ParsableArguments {
     @Option(name: .customLong("crash-window-s"), help: "The window of --crash-limit, in seconds.")
     var crashWindowSeconds = 300
 
+    @Option(name: .customLong("max-plugin-memory"), help: "The most memory each isolated plugin's worker may take, in MiB (0: no limit).")
+    var maxPluginMemoryMiB: UInt64 = SandboxPolicy.defaultMemoryLimit >> 20
+
     func validate() throws {
         guard unresponsiveMilliseconds > 0 else { throw ValidationError("--unresponsive-ms must be above 0") }
         guard crashLimit > 0 else { throw ValidationError("--crash-limit must be above 0") }
@@ -124,7 +127,9 @@ struct IsolationOptions: ParsableArguments {
 
     /// The runtime's settings for these options.
     var settings: IsolationSettings {
-        IsolationSettings(policy: isolation.policy, unresponsiveAfter: .milliseconds(unresponsiveMilliseconds),
-                                 crashLimit: crashLimit, crashWindow: .seconds(crashWindowSeconds))
+        var settings = IsolationSettings(policy: isolation.policy, unresponsiveAfter: .milliseconds(unresponsiveMilliseconds),
+                                         crashLimit: crashLimit, crashWindow: .seconds(crashWindowSeconds))
+        settings.maxPluginMemory = maxPluginMemoryMiB << 20
+        return settings
     }
 }

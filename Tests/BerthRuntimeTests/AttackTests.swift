@@ -15,7 +15,8 @@ struct AttackTests {
     let workspace = PluginWorkspace()
 
     /// Loads the attacker in a worker with `capabilities`.
-    private func attacker(_ capabilities: [String] = [], isolation: String = "process") throws -> (BerthHost, PluginGeneration) {
+    private func attacker(_ capabilities: [String] = [], isolation: String = "process",
+                          settings: IsolationSettings = TestIsolation.settings) throws -> (BerthHost, PluginGeneration) {
         let folder = (workspace.plugins as NSString).appendingPathComponent("org.berth.attacker")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try? FileManager.default.copyItem(atPath: BuildProducts.library("libBerthAttacker.so"), toPath: folder + "/libBerthAttacker.so")
@@ -31,7 +32,7 @@ struct AttackTests {
             "entry": "berth_attacker_entry_v1", "runtime": "c", "routes": ["attack"], "isolation": isolation, "capabilities": capabilities,
             "exports": exports.map { ["symbol": $0.0, "params": $0.1, "returns": "int32"] as [String: Any] },
         ], in: folder)
-        let host = try workspace.makeHost()
+        let host = try workspace.makeHost(isolation: settings)
         return (host, try host.load("org.berth.attacker"))
     }
 
@@ -111,6 +112,15 @@ struct AttackTests {
         // The OOM killer prefers the worker to the host.
         #expect(try attack(generation, "attack_oom_score_adj") == 800)
         #expect(host.plugins["org.berth.attacker"]?.state != .crashed)
+    }
+
+    @Test("the host's memory limit for plugins (--max-plugin-memory) holds in the worker")
+    func memoryLimitSetting() throws {
+        var settings = TestIsolation.settings
+        settings.maxPluginMemory = 128 << 20
+        let (_, generation) = try attacker(settings: settings)
+        #expect(try attack(generation, "attack_allocate", .int32(256)) == ENOMEM)
+        #expect(try attack(generation, "attack_allocate", .int32(32)) == 0)
     }
 
     @Test("an in-process plugin in a folder a worker can write is refused, with the folder named")

@@ -4,13 +4,13 @@ extension SandboxPolicy {
     /// The sandbox of an isolated plugin: read its folder and its shadow copies, read and
     /// write its data folder, plus the manifest's `files` grants (each only with its
     /// capability; `~/` is `home`) and TCP only with `network`.
-    init(plugin: ValidatedPlugin, shadowFolder: String, dataFolder: String, home: String) {
+    init(plugin: ValidatedPlugin, shadowFolder: String, dataFolder: String, home: String, memoryLimit: UInt64 = SandboxPolicy.defaultMemoryLimit) {
         let manifest = plugin.manifest
         let granted = manifest.grantedCapabilities
         let reads = granted.contains(.filesRead) ? manifest.files.read.map { FileGrants.resolve($0, home: home) } : []
         let writes = granted.contains(.filesWrite) ? manifest.files.write.map { FileGrants.resolve($0, home: home) } : []
         self.init(readPaths: [plugin.folder, shadowFolder] + reads, writePaths: [dataFolder] + writes,
-                  dataFolder: dataFolder, network: granted.contains(.network))
+                  dataFolder: dataFolder, network: granted.contains(.network), memoryLimit: memoryLimit)
     }
 }
 
@@ -29,6 +29,7 @@ extension BerthHost {
             throw LoaderError(.copyFailed, plugin: id, path: dataFolder, systemError: error.localizedDescription, detail: "cannot create the plugin's data folder")
         }
         let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
-        return SandboxPolicy(plugin: plugin, shadowFolder: runtimeDirectory.folder(of: id), dataFolder: dataFolder, home: home)
+        return SandboxPolicy(plugin: plugin, shadowFolder: runtimeDirectory.folder(of: id), dataFolder: dataFolder, home: home,
+                             memoryLimit: configuration.isolation.maxPluginMemory)
     }
 }

@@ -29,6 +29,9 @@ public struct IsolationSettings: Sendable, Equatable {
     /// wait for a process to start (`WorkerPool`). For long-lived hosts (`berth run`); a
     /// one-shot command would only start a worker it never uses.
     public var keepWorkerReady: Bool
+    /// The most memory each worker may take, in bytes (`--max-plugin-memory`; 0: no
+    /// limit). Docs/security.md says what it counts.
+    public var maxPluginMemory: UInt64 = SandboxPolicy.defaultMemoryLimit
 
     /// Settings with each field as given; the defaults follow each manifest (a worker process without the field, as `berth run`), allow three crashes in five minutes, and try new in-process generations in a worker first.
     public init(policy: Policy = .manifest(default: .process), unresponsiveAfter: Duration = .seconds(3),
