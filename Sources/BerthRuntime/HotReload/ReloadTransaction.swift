@@ -94,16 +94,24 @@ struct ReloadTransaction {
         return rolledBack
     }
 
-    /// Deactivate, removal events and destroy for each place's instance (deepest first).
-    /// The routers stay where they are.
+    /// Deactivates every place's instance (deepest first), sends the removal events through
+    /// `ScreenEventPlanner` as any transition that removes screens does (every
+    /// `willDisappear`, then every `didDisappear`), then destroys the instances. The routers
+    /// stay where they are.
     private static func takeOut(_ places: [Router], host: BerthHost) {
-        for router in places {
-            guard let interactor = router.interactor else { continue }
-            interactor.deactivate()
+        let taken = places.filter { $0.interactor != nil }
+        for router in taken {
+            router.interactor?.deactivate()
             host.emit(.deactivated, "screen \(router.id)", "inactive (reload)")
-            host.navigator.deliver(.willDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
-            host.navigator.deliver(.didDisappear(isRemovedPermanently: true), to: interactor.module, of: router)
-            try? interactor.release()
+        }
+        let events = ScreenEventPlanner.plan(visibleBefore: nil as ObjectIdentifier?, visibleAfter: nil,
+                                             removed: taken.map(ObjectIdentifier.init), hasAppeared: { _ in true })
+        for planned in events {
+            guard let router = taken.first(where: { ObjectIdentifier($0) == planned.screen }), let module = router.interactor?.module else { continue }
+            host.navigator.deliver(planned.event, to: module, of: router)
+        }
+        for router in taken {
+            try? router.interactor?.release()
             router.interactor = nil
             // The router stays, so observations of its children stay valid (the new instance
             // could not learn their ids again); its route-context observers are the
