@@ -43,7 +43,7 @@ enum WorkerSandbox {
         let status = try restrictFiles(policy)
         var message = [CChar](repeating: 0, count: 256)
         guard berth_seccomp_confine(policy.network ? 1 : 0, &message, message.count) == 0 else {
-            throw Failure(message: "cannot load the system-call filter: \(String(cString: message))")
+            throw Failure(message: "cannot load the system-call filter: \(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
         }
         return status
     }
