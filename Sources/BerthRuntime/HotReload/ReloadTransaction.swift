@@ -128,23 +128,22 @@ struct ReloadTransaction {
                                slots: [Int: [StateStorage.Key: StateStorage.Slot]], instanceState: [Int: [UInt8]],
                                restoring: inout Duration) throws(ScreenError) {
         for router in places.reversed() {
-            let module = try ModuleInstance(id: router.id, route: router.route, generation: generation, router: router, host: host)
-            let restoreStarted = ContinuousClock.now
-            if let kept = slots[router.id], !kept.isEmpty {
-                module.stateStorage.restore(kept)
-                host.emit(.event, "screen \(router.id)", "kept \(kept.count) state slot(s)")
-            }
-            if let bytes = instanceState[router.id], !bytes.isEmpty {
-                do {
-                    try module.restoreState(bytes)
-                } catch {
-                    host.emit(.failed, "screen \(router.id)", "\(error.message); the instance starts fresh")
+            // The same screen-making code as navigation; the kept state goes in first.
+            let module = try host.navigator.makeInstance(on: router, generation: generation, reopened: true) { module in
+                let restoreStarted = ContinuousClock.now
+                if let kept = slots[router.id], !kept.isEmpty {
+                    module.stateStorage.restore(kept)
+                    host.emit(.event, "screen \(router.id)", "kept \(kept.count) state slot(s)")
                 }
+                if let bytes = instanceState[router.id], !bytes.isEmpty {
+                    do throws(ScreenError) {
+                        try module.restoreState(bytes)
+                    } catch {
+                        host.emit(.failed, "screen \(router.id)", "\(error.message); the instance starts fresh")
+                    }
+                }
+                restoring += restoreStarted.elapsed
             }
-            restoring += restoreStarted.elapsed
-            router.interactor = Interactor(module: module)
-            host.emit(.created, "screen \(router.id)", "\(router.pluginID)/\(router.route) recreated (generation \(generation.number))")
-            module.deliver(.didLoad)
             try host.navigator.activate(router)
             if host.visibleRouter === router {
                 host.navigator.deliver(.willAppear(isPresentedInitially: true), to: module, of: router)

@@ -147,11 +147,22 @@ package final class Navigator {
         }
         let routerID = id ?? takeRouterID()
         let router = Router(id: routerID, kind: .screen, pluginID: pluginID, route: name)
-        let module = try ModuleInstance(id: routerID, route: name, generation: generation, argument: argument, router: router, host: host)
-        router.interactor = Interactor(module: module)
-        host.emit(.created, "screen \(routerID)", "\(pluginID)/\(name) created (generation \(generation.number))")
-        module.deliver(.didLoad)
+        try makeInstance(on: router, generation: generation, argument: argument)
         return router
+    }
+
+    /// Gives `router` a new module instance of `generation` and its interactor, then reports
+    /// it `created` and delivers `didLoad`: for a new screen, and for a reload's reopened
+    /// ones, whose kept state `prepare` restores before the interactor exists.
+    @discardableResult
+    func makeInstance(on router: Router, generation: PluginGeneration, argument: [UInt8] = [], reopened: Bool = false,
+                      prepare: (ModuleInstance) -> Void = { _ in }) throws(ScreenError) -> ModuleInstance {
+        let module = try ModuleInstance(id: router.id, route: router.route, generation: generation, argument: argument, router: router, host: host)
+        prepare(module)
+        router.interactor = Interactor(module: module)
+        host.emit(.created, "screen \(router.id)", "\(router.pluginID)/\(router.route) \(reopened ? "recreated" : "created") (generation \(generation.number))")
+        module.deliver(.didLoad)
+        return module
     }
 
     // MARK: The seed's router helpers

@@ -59,7 +59,8 @@ final class IsolatedPlugin: PluginConnection {
         var logger = logger
         logger[metadataKey: "plugin"] = "\(id)#\(number)"
         let group: WorkerGroup
-        if let name = manifest.isolationGroup, let open = groups?.open(name) {
+        if let name = manifest.isolationGroup, let open = groups?.open(name),
+           policy == nil || open.admits(runtimeDirectory.folder(of: id)) {
             group = open
         } else {
             let spawned: WorkerProcess
@@ -73,6 +74,7 @@ final class IsolatedPlugin: PluginConnection {
                 throw LoaderError(.workerFailed, plugin: id, path: workerExecutable, detail: "cannot start a worker: \(error)")
             }
             group = WorkerGroup(name: manifest.isolationGroup, worker: spawned, unresponsive: unresponsive, logger: logger)
+            group.confine(to: policy)
             groups?.add(group)
         }
         self.group = group

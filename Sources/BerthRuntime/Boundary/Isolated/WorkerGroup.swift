@@ -21,6 +21,9 @@ final class WorkerGroup {
     /// Members by number (the hello's `member`), weakly: a generation owns its group.
     private var members: [UInt64: Weak] = [:]
     private var lastMember: UInt64 = 0
+    /// The folders its sandbox was made for, by path, with the inode each had then:
+    /// Landlock holds the folder itself, so one removed and made again is outside it.
+    private var confinedFolders: [String: UInt64] = [:]
 
     private struct Weak {
         weak var plugin: IsolatedPlugin?
@@ -46,6 +49,23 @@ final class WorkerGroup {
 
     /// Whether a new member may join: alive, and not yet ended.
     var isOpen: Bool { failure == nil && !isEnded }
+
+    /// Records the folders of the sandbox the worker enters at its first hello.
+    func confine(to policy: SandboxPolicy?) {
+        for path in policy?.readPaths ?? [] { confinedFolders[path] = Self.inode(of: path) }
+    }
+
+    /// Whether `folder` is the very folder the worker's sandbox admits (not one made again
+    /// at the same path since).
+    func admits(_ folder: String) -> Bool {
+        guard let inode = confinedFolders[folder] else { return false }
+        return inode != 0 && inode == Self.inode(of: folder)
+    }
+
+    private static func inode(of path: String) -> UInt64 {
+        var info = stat()
+        return stat(path, &info) == 0 ? UInt64(info.st_ino) : 0
+    }
 
     /// A number for a generation about to say hello; it is a member from now on (a crash
     /// during its hello is reported to it once it is attached).
