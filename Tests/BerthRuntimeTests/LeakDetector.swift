@@ -30,9 +30,10 @@ final class LeakDetector {
 
     /// Fails the current test for every tracked object still alive. A managed task's
     /// worker thread may hold its task for a moment after signalling that it finished, so
-    /// the check allows the main actor up to a second to let those last references go.
+    /// the check allows the main actor time to let those last references go (a deadline: the
+    /// main actor is shared by the whole suite).
     func expectAllReleased(sourceLocation: SourceLocation = #_sourceLocation) async {
-        await eventuallyAsync(timeout: .seconds(1)) { aliveCount == 0 }
+        await eventuallyAsync(timeout: .seconds(30)) { aliveCount == 0 }
         for entry in tracked where entry.object != nil {
             Issue.record("\(entry.name) is still alive after release", sourceLocation: sourceLocation)
         }

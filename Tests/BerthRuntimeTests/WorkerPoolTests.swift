@@ -29,11 +29,11 @@ struct WorkerPoolTests {
 
     private func waitForWaitingWorker(_ executable: String) async throws -> Int32 {
         var pid: Int32?
-        await eventuallyAsync(timeout: .seconds(4)) {
+        await eventuallyAsync(timeout: .seconds(30)) {
             pid = WorkerPool.shared.waitingWorker(of: executable)
             return pid != nil
         }
-        guard let pid else { throw TestFailure("no worker was started ahead of need within 4 s") }
+        guard let pid else { throw TestFailure("no worker was started ahead of need within 30 s") }
         return pid
     }
 }

@@ -26,9 +26,12 @@ public func eventually(
 /// Checks `condition` every `interval` until it holds or `timeout` has passed, sleeping as a
 /// task in between so the caller's actor (the main actor in most host tests) runs the work
 /// the condition waits for; true when it held (it is checked once more at the deadline).
+/// The default deadline is long because it is a deadline, not a timing: with the whole suite
+/// in parallel on two cores, every main-actor test shares one thread, and a wait for work on
+/// it can sit behind others' for over a minute (seen in a fresh-clone CI run).
 @discardableResult
 public func eventuallyAsync(
-    timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(5),
+    timeout: Duration = .seconds(120), every interval: Duration = .milliseconds(5),
     isolation: isolated (any Actor)? = #isolation, _ condition: () throws -> Bool
 ) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
