@@ -17,6 +17,8 @@ final class StandardErrorTail: @unchecked Sendable {
     /// The last Swift runtime "Fatal error" line, and the last merely mentioning "fatal".
     private var fatalError: String?
     private var fatalMention: String?
+    /// The stack frames the runtime printed after the last Swift fatal error (at most 128).
+    private var fatalTrace: [String] = []
     private var partial: [UInt8] = []
     private var closed = false
 
@@ -37,6 +39,12 @@ final class StandardErrorTail: @unchecked Sendable {
     /// when the runtime knows them), else the last line outside a stack trace that
     /// mentions "fatal" in any case.
     var lastFatalLine: String? { condition.withLock { fatalError ?? fatalMention } }
+
+    /// The last Swift fatal error with the stack frames printed after it, for
+    /// `FatalErrorReport.located(in:)`; nil without one.
+    var lastFatalError: FatalErrorReport? {
+        condition.withLock { fatalError.map { FatalErrorReport(line: $0, stackTrace: fatalTrace) } }
+    }
 
     /// Waits until the pipe reached end of file (every writer closed it), at most `timeout`.
     /// Returns false when it did not in time (a grandchild may hold the pipe open).
@@ -96,7 +104,10 @@ final class StandardErrorTail: @unchecked Sendable {
         if lines.count > limit { lines.removeFirst(lines.count - limit) }
         if Self.isSwiftFatalError(line) {
             fatalError = line
-        } else if line.lowercased().contains("fatal"), !Self.isStackFrame(line) {
+            fatalTrace.removeAll()
+        } else if Self.isStackFrame(line) {
+            if fatalError != nil, fatalTrace.count < 128 { fatalTrace.append(line) }
+        } else if line.lowercased().contains("fatal") {
             fatalMention = line
         }
         condition.unlock()

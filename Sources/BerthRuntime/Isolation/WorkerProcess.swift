@@ -173,6 +173,9 @@ package final class WorkerProcess: @unchecked Sendable {
     /// The worker's last fatal stderr line ("Fatal error: ..."), if it wrote one.
     package var lastFatalLine: String? { standardError.lastFatalLine }
 
+    /// The worker's last Swift fatal error with the stack trace printed after it.
+    var lastFatalError: FatalErrorReport? { standardError.lastFatalError }
+
     private func record(_ ended: WorkerTermination) -> WorkerTermination {
         lock.withLock { reaped = ended }
         standardError.waitUntilClosed(timeout: .seconds(1))

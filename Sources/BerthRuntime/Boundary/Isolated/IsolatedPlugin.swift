@@ -343,7 +343,9 @@ struct WorkerFailure: Sendable, Equatable {
     /// The cause as the event log words it.
     var reason: String { cause.description }
 
-    init(plugin: String, worker: WorkerProcess, channelError: ChannelError) {
+    /// - Parameter images: the plugin images the worker loaded; a trap in the standard
+    ///   library is reported at the first of their lines in its stack trace.
+    init(plugin: String, worker: WorkerProcess, channelError: ChannelError, images: [String] = []) {
         self.plugin = plugin
         if channelError.code == .timedOut {
             _ = worker.kill()
@@ -356,7 +358,7 @@ struct WorkerFailure: Sendable, Equatable {
             }()
             cause = .ended(termination)
         }
-        fatalLine = worker.lastFatalLine
+        fatalLine = worker.lastFatalError?.located(in: images) ?? worker.lastFatalLine
     }
 
     /// The same failure, told to the member `plugin` of the worker's group.

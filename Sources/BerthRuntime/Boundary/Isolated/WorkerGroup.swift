@@ -109,7 +109,8 @@ final class WorkerGroup {
     @discardableResult
     func fail(_ error: ChannelError) -> WorkerFailure {
         if let failure { return failure }
-        let failure = WorkerFailure(plugin: name.map { "group '\($0)'" } ?? "a plugin", worker: worker, channelError: error)
+        let failure = WorkerFailure(plugin: name.map { "group '\($0)'" } ?? "a plugin", worker: worker, channelError: error,
+                                    images: members.values.compactMap { $0.plugin?.imagePath })
         self.failure = failure
         stopWatching()
         for member in members.values { member.plugin?.workerFailed(failure) }
