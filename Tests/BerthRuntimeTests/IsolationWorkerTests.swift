@@ -52,6 +52,21 @@ struct IsolationWorkerTests {
         #expect(open.message.contains("/nonexistent/libCounter.so"))
     }
 
+    @Test("a missing entry or export is a loader error with the symbol and the path as fields, as in process")
+    func helloMissingSymbols() throws {
+        let library = BuildProducts.library("libCounter.so")
+        let (_, noEntry) = try LaunchedWorker.launch("counter.json") { $0.entry = "no_such_entry" }
+        guard case .helloFailed(let entry) = noEntry else { throw TestFailure("expected a missing entry, got \(noEntry)") }
+        #expect(entry.code == .symbolMissing && entry.symbol == "no_such_entry" && entry.path == library, "\(entry)")
+        #expect(entry.message == "symbol 'no_such_entry' not found in \(library)")
+
+        let (_, noExport) = try LaunchedWorker.launch("counter.json") {
+            $0.exports = [ExportSignature(symbol: "no_such_export", params: [], returns: .int32)]
+        }
+        guard case .helloFailed(let export) = noExport else { throw TestFailure("expected a missing export, got \(noExport)") }
+        #expect(export.code == .symbolMissing && export.symbol == "no_such_export" && export.path == library, "\(export)")
+    }
+
     // MARK: Screens
 
     @Test("a Counter screen is created, activated, rendered, changed by an action, deactivated and destroyed")

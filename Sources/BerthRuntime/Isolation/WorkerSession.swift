@@ -99,7 +99,7 @@ final class WorkerSession: IsolationChannelHandler {
             return create(screen: screen, route: route, argument: argument, plugin: plugin)
         case .callExport(_, let symbol, let arguments):
             do {
-                return .exported(try plugin.call(symbol, arguments: arguments))
+                return .exported(try plugin.image.callExport(symbol, arguments: arguments))
             } catch {
                 return .exportFailed(error)
             }
@@ -109,7 +109,7 @@ final class WorkerSession: IsolationChannelHandler {
                 return .status(.failure(Int(BERTH_ERR_STATE), "unload: \(open) screen(s) of \(plugin.pluginID) are still open; destroy them first"))
             }
             services.releaseAll(of: member)
-            plugin.unload()
+            plugin.image.unload()
             return .status(.ok)
         default:
             preconditionFailure("serve(_:plugin:) handles plugin requests only, not \(request.name)")

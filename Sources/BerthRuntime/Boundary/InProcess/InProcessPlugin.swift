@@ -11,15 +11,14 @@ final class InProcessPlugin: PluginConnection {
     let pluginID: String
     let handshake: PluginHandshake
     let loadTimings: LoadTimings
-    private var library: DynamicLibrary?
+    /// The image and its table, called by the rules both modes share.
+    private let image: PluginImage
     private let runtime: PluginRuntimeKind
     private let shadowPath: String
     var imagePath: String { shadowPath }
     private let imageBytes: Int
     private let runtimeDirectory: RuntimeDirectory
     private let contextHandle: OpaquePointer
-    private let table: berth_plugin_v1
-    private var exports: [String: ForeignFunction]
 
     /// Copies, opens and handshakes the image and prepares its exports. On any failure
     /// nothing of it stays loaded (a Swift image already mapped is retired: `onRetire`).
@@ -35,191 +34,102 @@ final class InProcessPlugin: PluginConnection {
         self.runtimeDirectory = runtimeDirectory
 
         var timings = LoadTimings()
-        var phase = ContinuousClock.now
+        let phase = ContinuousClock.now
         let shadow = try runtimeDirectory.verifiedShadowCopy(of: plugin, generation: number)
         timings.copyAndHash = phase.elapsed
-        phase = .now
         self.shadowPath = shadow
-        var flags = RTLD_NOW | RTLD_LOCAL
-        if manifest.runtime == .swift { flags |= RTLD_NODELETE }
-        let image: DynamicLibrary
+        let context = PluginContext(pluginID: id, generation: number, logger: logger, host: host, grant: CapabilityGrant(manifest: manifest))
+        let handle = context.retainedHandle()
+        let image: PluginImage
         do {
-            image = try DynamicLibrary(path: shadow, flags: flags, plugin: id)
+            image = try PluginImage(path: shadow, manifest: manifest, disposal: manifest.runtime == .swift ? .retire : .close,
+                                    hostTable: HostTable.pointer, handle: handle, onRetiredAfterFailure: { onRetire(plugin.librarySize) })
         } catch {
+            PluginContext.releaseHandle(handle)
             runtimeDirectory.discard(shadowCopy: shadow)
             throw error
         }
-        // From here a failure must dispose of the image by its runtime's rule.
-        func abandon(_ image: consuming DynamicLibrary, _ error: LoaderError) -> LoaderError {
-            if manifest.runtime == .swift {
-                image.retire()
-                onRetire(plugin.librarySize)
-            } else {
-                try? image.close(path: shadow, plugin: id)
-            }
-            runtimeDirectory.discard(shadowCopy: shadow)
-            return error
-        }
-        guard let entryAddress = image.symbol(manifest.entry) else {
-            throw abandon(image, LoaderError(.symbolMissing, plugin: id, path: shadow, symbol: manifest.entry))
-        }
-        timings.dlopen = phase.elapsed
-        phase = .now
-        let context = PluginContext(pluginID: id, generation: number, logger: logger, host: host, grant: CapabilityGrant(manifest: manifest))
-        let handle = context.retainedHandle()
-        let entry = unsafeBitCast(entryAddress, to: berth_entry_v1.self)
-        let table: PluginTable
-        do {
-            table = try PluginTable.handshake(HostCall.run { entry(HostTable.pointer, handle) }, manifest: manifest, entry: manifest.entry)
-        } catch {
-            PluginContext.releaseHandle(handle)
-            throw abandon(image, error)
-        }
-        var exports: [String: ForeignFunction] = [:]
-        exports.reserveCapacity(manifest.exports.count)
-        for signature in manifest.exports {
-            guard let address = image.symbol(signature.symbol) else {
-                PluginContext.releaseHandle(handle)
-                throw abandon(image, LoaderError(.symbolMissing, plugin: id, path: shadow, symbol: signature.symbol))
-            }
-            do {
-                exports[signature.symbol] = try ForeignFunction(signature: signature, address: address)
-            } catch {
-                PluginContext.releaseHandle(handle)
-                throw abandon(image, LoaderError(.invalid, plugin: id, symbol: signature.symbol, detail: error.message))
-            }
-        }
-        timings.handshake = phase.elapsed
+        timings.dlopen = image.openDuration
+        timings.handshake = image.handshakeDuration
         self.loadTimings = timings
-        self.library = consume image
+        self.image = image
         self.contextHandle = handle
-        self.table = table.table
-        self.handshake = table.handshake
-        self.exports = exports
+        self.handshake = image.table.handshake
     }
 
     func create(route: String, argument: [UInt8], screen: ScreenHandle) throws(PluginCallError) -> PluginInstanceID {
-        // The handshake requires create when the manifest has routes; without it, the same
-        // refusal as in a worker.
-        guard let create = table.create else { throw PluginCallError(status: Int32(BERTH_ERR_UNSUPPORTED), message: "\(pluginID) has no create") }
-        var error = BerthErrorBuffer.make()
-        var created: UnsafeMutableRawPointer?
-        let status = argument.withUnsafeBufferPointer { buffer in
-            create(screen.opaque, route, berth_bytes(data: buffer.baseAddress, length: UInt64(buffer.count)), &created, &error)
-        }
-        guard status == BERTH_OK, let created else { throw Self.failure(error, status) }
+        let created = try image.create(route: route, argument: argument, screen: screen.opaque)
         return PluginInstanceID(rawValue: UInt(bitPattern: created))
     }
 
     func destroy(_ instance: PluginInstanceID) {
-        table.destroy?(Self.pointer(instance))
+        image.destroy(Self.pointer(instance))
     }
 
     func activate(_ instance: PluginInstanceID) throws(PluginCallError) {
-        guard let activate = table.activate else { return }
-        try Self.check { activate(Self.pointer(instance), $0) }
+        try image.activate(Self.pointer(instance))
     }
 
     func deactivate(_ instance: PluginInstanceID) throws(PluginCallError) {
-        guard let deactivate = table.deactivate else { return }
-        try Self.check { deactivate(Self.pointer(instance), $0) }
+        try image.deactivate(Self.pointer(instance))
     }
 
     func screenEvent(_ instance: PluginInstanceID, code: Int32, flag: Bool) {
-        table.screen_event?(Self.pointer(instance), code, flag ? 1 : 0)
+        image.screenEvent(Self.pointer(instance), code: code, flag: flag)
     }
 
     func action(_ instance: PluginInstanceID, name: String, payload: [UInt8]) throws(PluginCallError) {
-        guard let action = table.action else { return }
-        try Self.check(payload) { action(Self.pointer(instance), name, $0, $1) }
+        try image.action(Self.pointer(instance), name: name, payload: payload)
     }
 
     func delegateReceived(_ instance: PluginInstanceID, from child: Int, action: String, payload: [UInt8]) throws(PluginCallError) {
-        guard let receive = table.delegate_received else { return }
-        try Self.check(payload) { receive(Self.pointer(instance), UInt64(child), action, $0, $1) }
+        try image.delegateReceived(Self.pointer(instance), from: UInt64(child), action: action, payload: payload)
     }
 
     func contextReceived(_ instance: PluginInstanceID, type: String, payload: [UInt8]) throws(PluginCallError) {
-        guard let receive = table.context_received else { return }
-        try Self.check(payload) { receive(Self.pointer(instance), type, $0, $1) }
+        try image.contextReceived(Self.pointer(instance), type: type, payload: payload)
     }
 
     /// `render_tree` gets the screen's slots in one batch; a v1.0 `render` reads each slot
     /// itself through `state_read` as it renders.
     func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> RenderedTree {
-        let collected = SinkBuffer()
-        if let renderTree = table.render_tree {
-            let slots = state.renderSlots()
-            try Self.check { error in RenderInput.with(slots) { input in collected.withSink { renderTree(Self.pointer(instance), input, $0, error) } } }
-            return .binary(collected.bytes)
-        }
-        guard let render = table.render else { return .json([]) }
-        try Self.check { error in collected.withSink { render(Self.pointer(instance), $0, error) } }
-        return .json(collected.bytes)
+        try image.render(Self.pointer(instance)) { state.renderSlots() }
     }
 
     func saveState(_ instance: PluginInstanceID) throws(PluginCallError) -> [UInt8] {
-        guard let save = table.save_state else { return [] }
-        let collected = SinkBuffer()
-        try Self.check { error in collected.withSink { save(Self.pointer(instance), $0, error) } }
-        return collected.bytes
+        try image.saveState(Self.pointer(instance))
     }
 
     func restoreState(_ instance: PluginInstanceID, _ bytes: [UInt8]) throws(PluginCallError) {
-        guard let restore = table.restore_state else { return }
-        try Self.check(bytes) { restore(Self.pointer(instance), $0, $1) }
+        try image.restoreState(Self.pointer(instance), bytes)
     }
 
     func callExport(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue {
-        guard let function = exports[symbol] else { throw FFIError(.unknownSymbol, "\(pluginID) has no export '\(symbol)'") }
-        return try function.call(arguments)
+        try image.callExport(symbol, arguments: arguments)
     }
 
     func resourceUsage() -> PluginResourceUsage { .current }
 
-    func exportFunction(_ symbol: String) -> ForeignFunction? { exports[symbol] }
+    func exportFunction(_ symbol: String) -> ForeignFunction? { image.exportFunction(symbol) }
 
     /// Tells the plugin to let go, then closes a C image (proving it is unmapped) or
     /// retires a Swift image.
     func end() throws(LoaderError) -> GenerationEnding {
-        if let unload = table.unload { HostCall.run { unload() } }
-        exports.removeAll()
-        guard let image = library.take() else { preconditionFailure("a loaded generation holds its image") }
+        image.unload()
         defer { runtimeDirectory.discard(shadowCopy: shadowPath) }
         switch runtime {
         case .swift:
-            image.retire()
             // A retired image's code may still run (a leaked thread could log), so its
             // handle stays valid for the life of the process.
             return .retired(bytes: imageBytes)
         case .c:
-            try image.close(path: shadowPath, plugin: pluginID)
+            try image.close()
             PluginContext.releaseHandle(contextHandle)
             return .unmapped
         }
     }
 
-    // MARK: Calling the table
-
     private static func pointer(_ instance: PluginInstanceID) -> UnsafeMutableRawPointer? {
         UnsafeMutableRawPointer(bitPattern: instance.rawValue)
-    }
-
-    private static func failure(_ error: berth_error, _ status: berth_status) -> PluginCallError {
-        PluginCallError(status: status, message: BerthErrorBuffer.message(of: error, status: status))
-    }
-
-    /// Calls a table function that reports through a `berth_error`.
-    private static func check(_ function: (UnsafeMutablePointer<berth_error>) -> berth_status) throws(PluginCallError) {
-        var error = BerthErrorBuffer.make()
-        let status = function(&error)
-        guard status == BERTH_OK else { throw failure(error, status) }
-    }
-
-    /// Same, lending `payload` as `berth_bytes` for the call.
-    private static func check(_ payload: [UInt8], _ function: (berth_bytes, UnsafeMutablePointer<berth_error>) -> berth_status) throws(PluginCallError) {
-        try check { error in
-            payload.withUnsafeBufferPointer { function(berth_bytes(data: $0.baseAddress, length: UInt64($0.count)), error) }
-        }
     }
 }
