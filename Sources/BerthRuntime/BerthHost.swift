@@ -332,6 +332,7 @@ public final class BerthHost {
                     }
                 )
             case .process:
+                if record.generation == nil { moveGroupWorker(toAdmit: record.source) }
                 let isolated = try IsolatedPlugin(
                     plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
                     workerExecutable: configuration.isolation.resolvedWorkerExecutable,

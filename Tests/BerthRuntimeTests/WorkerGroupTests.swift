@@ -59,6 +59,27 @@ struct WorkerGroupTests {
         #expect(host.events.contains { $0.subject == "com.example.greeter" && $0.message.contains("group 'greeter-family''s worker goes on") })
     }
 
+    @Test("a member discovered after its group's worker started joins the group: a new group worker covers every member, their screens reopen in place")
+    func lateMember() throws {
+        workspace.stage("greeter.json")
+        workspace.stage("userpicker.json")
+        let host = try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings(.manifest(default: .process)))
+        #expect(host.loadAll().isEmpty)
+        let first = try #require(host.generation(of: "com.example.greeter")?.workerPID)
+        let hello = try host.push("hello")
+        workspace.stage("profile.json")
+        host.discover()
+        try host.load("com.example.profile")
+        let greeter = try #require(host.generation(of: "com.example.greeter")?.workerPID)
+        #expect(host.generation(of: "com.example.profile")?.workerPID == greeter, "one worker for the group")
+        #expect(greeter != first, "a new worker, its sandbox made for every member")
+        #expect(!hello.isReleased && hello.module?.isActive == true, "Greeter's screen reopened in place")
+        let profile = try host.push("profile")
+        try host.send(screen: profile.id, action: "greet", payload: [])
+        #expect(recorder.matching("profile: Greetings, stranger").count == 1, "Profile uses Greeter's service in the shared worker")
+        #expect(host.events.contains { $0.subject == "com.example.greeter" && $0.message.contains("moves to a new worker") }, "the move is told")
+    }
+
     @Test("a crash of a group's worker closes that group's screens only, and each member starts again on its next use")
     func crashClosesTheGroupOnly() async throws {
         try join(workspace.stageCrasher(), group: "crashers")

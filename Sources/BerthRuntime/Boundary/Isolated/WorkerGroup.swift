@@ -47,8 +47,17 @@ final class WorkerGroup {
     /// How many calls the host has made to the worker (each one round trip).
     var callsMade: UInt64 { worker.channel.callsMade }
 
-    /// Whether a new member may join: alive, and not yet ended.
-    var isOpen: Bool { failure == nil && !isEnded }
+    /// Cleared when the group moves to a new worker: the members here stay until they end.
+    private var takesMembers = true
+
+    /// Whether a new member may join: alive, not yet ended, and not replaced.
+    var isOpen: Bool { failure == nil && !isEnded && takesMembers }
+
+    /// No new member joins this worker (its group moves to a new one); those it has go on
+    /// until they end, and the last one out stops it.
+    func closeToNewMembers() {
+        takesMembers = false
+    }
 
     /// Records the folders of the sandbox the worker enters at its first hello.
     func confine(to policy: SandboxPolicy?) {
