@@ -59,14 +59,14 @@ public final class BerthHost {
     /// Every plugin the host knows, by id; each record says whether it is loaded.
     public var plugins: [String: PluginRecord] { registry.records }
     /// Folders rejected by the last discovery.
-    public private(set) var rejected: [RejectedPlugin] = []
+    public var rejected: [RejectedPlugin] { registry.rejected }
     /// Swift generations retired (still mapped) and their bytes.
     public private(set) var retiredGenerations = 0
     /// The bytes of those retired images.
     public private(set) var retiredBytes = 0
     /// Retired image bytes past which the host emits `retiredLimitExceeded` (nil: no limit).
     public var retiredLimitBytes: Int? = 256 * 1024 * 1024
-    private let eventLog = EventLog()
+    let eventLog = EventLog()
     /// Everything that happened, in order (the most recent `EventLog.limit`).
     public var events: [HostEvent] { eventLog.events }
     /// How long the last reload took, host side: from taking the screens out to the new
@@ -85,7 +85,12 @@ public final class BerthHost {
     private var watcher: PluginWatcher?
 
     /// The router tree, its transitions and the queue of work plugins ask for.
-    package private(set) lazy var navigator = Navigator(host: self)
+    package private(set) lazy var navigator: Navigator = {
+        let activity = ScreenActivity()
+        let screens = ScreenMaker(events: eventLog, activity: activity, openScreenLimit: configuration.screenLimits.openScreens,
+                                  registry: registry, scopes: scopes, generations: self, pluginHost: self)
+        return Navigator(events: eventLog, activity: activity, screens: screens, stackDepth: configuration.screenLimits.stackDepth)
+    }()
 
     /// The database persisted values live in, when persistence is on.
     let persistentStore: PersistentStore?
@@ -121,7 +126,7 @@ public final class BerthHost {
     @discardableResult
     public func discover() -> DiscoveryResult {
         let result = PluginDiscovery.scan(configuration.pluginFolders, signatures: configuration.signatures)
-        rejected = result.rejected
+        registry.rejected = result.rejected
         for problem in result.trustProblems {
             emit(.rejected, "trust", problem.description)
         }
@@ -273,8 +278,9 @@ public final class BerthHost {
         let validated = started.elapsed
         lastCanaryDuration = .zero  // set by the trial load of the new generation, if it makes one
         return try topLevel { () throws(LoaderError) -> PluginGeneration in
-            var transaction = ReloadTransaction(host: self, record: record, old: old, previousSource: previousSource, keepState: keepState)
-            let fresh = try transaction.commit { () throws(LoaderError) in try makeGeneration(of: record) }
+            var transaction = ReloadTransaction(navigator: navigator, events: eventLog, record: record, old: old,
+                                                previousSource: previousSource, keepState: keepState)
+            let fresh = try transaction.commit({ () throws(LoaderError) in try makeGeneration(of: record) }, end: end)
             let elapsed = started.elapsed
             var timings = transaction.timings
             timings.validate = validated
@@ -487,7 +493,8 @@ public final class BerthHost {
     /// manifest reloads once its files are complete, a removed folder unloads.
     public func startWatching(debounce: Duration = .milliseconds(200), keepState: Bool = false) throws(WatchError) {
         watcher?.stop()
-        watcher = try PluginWatcher.start(host: self, debounce: debounce, keepState: keepState)
+        watcher = try PluginWatcher.start(pluginFolders: configuration.pluginFolders, signatures: configuration.signatures,
+                                          loader: self, events: eventLog, debounce: debounce, keepState: keepState)
     }
 
     /// Stops watching the plugins folders (nothing when not watching).
@@ -496,3 +503,5 @@ public final class BerthHost {
         watcher = nil
     }
 }
+
+extension BerthHost: GenerationSupplier, PluginFolderLoader {}

@@ -149,7 +149,7 @@ struct HostSafetyMoreTests {
         let host = plugins.host
         _ = try host.push("counter")
         _ = try host.present("counter")
-        let card = try host.navigator.makeScreen("profile-card", argument: [])
+        let card = try host.navigator.screens.makeScreen("profile-card", argument: [])
         try host.navigator.attachActivateAndPush(card, in: host.navigator.launchStack)
         #expect(host.visibleRouter !== card)
         #expect(host.contextObserverLines.contains { $0.hasPrefix("screen \(card.id) com.example.profile/profile-card") })

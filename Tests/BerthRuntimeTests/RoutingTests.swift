@@ -246,7 +246,7 @@ struct DetachSafetyTests {
     func detachMissing() throws {
         let plugins = try ExamplePlugins()
         let root = try plugins.host.push("counter")
-        let stranger = try plugins.host.navigator.makeScreen("hello", argument: [])
+        let stranger = try plugins.host.navigator.screens.makeScreen("hello", argument: [])
         root.detachChild(stranger)
         #expect(root.children.isEmpty)
         #expect(root.interactor?.isActive == true)
@@ -417,7 +417,7 @@ struct ScreenEventFlagTests {
         let host = plugins.host
         _ = try host.push("counter")
         let modal = try host.present("compose")
-        let hidden = try host.navigator.makeScreen("hello", argument: [])
+        let hidden = try host.navigator.screens.makeScreen("hello", argument: [])
         try host.navigator.attachActivateAndPush(hidden, in: host.navigator.launchStack)
         #expect(plugins.screenEvents(hidden.id).isEmpty)
         host.close(modal)

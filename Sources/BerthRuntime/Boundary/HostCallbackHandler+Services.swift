@@ -3,7 +3,7 @@
 /// (`IsolatedCallRouter`) both end here, so the checks and messages are the same.
 extension HostCallbackHandler {
     /// Registers a plugin's service after its capability check; logs `provides KEY (KIND)`.
-    func serviceRegister(_ registration: ScopeRegistry.Registration, grant: CapabilityGrant, host: BerthHost) -> Result<Void, HostRefusal> {
+    func serviceRegister(_ registration: ScopeRegistry.Registration, grant: CapabilityGrant, host: any PluginFacingHost) -> Result<Void, HostRefusal> {
         if case .failure(let refusal) = permit(grant, host: host, .servicesProvide, call: "service_register") { return .failure(refusal) }
         do throws(ScopeError) {
             try host.scopes.register(registration)
@@ -31,14 +31,14 @@ extension HostCallbackHandler {
         }
     }
 
-    func sessionBegin(_ grant: CapabilityGrant, host: BerthHost, id: String) -> Result<Void, HostRefusal> {
+    func sessionBegin(_ grant: CapabilityGrant, host: any PluginFacingHost, id: String) -> Result<Void, HostRefusal> {
         if case .failure(let refusal) = permit(grant, host: host, .session, call: "session_begin") { return .failure(refusal) }
         guard !id.isEmpty else { return .failure(HostRefusal(.invalidArgument, "session_begin: empty id")) }
         host.beginSession(id)
         return .success(())
     }
 
-    func sessionEnd(_ grant: CapabilityGrant, host: BerthHost) -> Result<Void, HostRefusal> {
+    func sessionEnd(_ grant: CapabilityGrant, host: any PluginFacingHost) -> Result<Void, HostRefusal> {
         if case .failure(let refusal) = permit(grant, host: host, .session, call: "session_end") { return .failure(refusal) }
         host.endSession()
         return .success(())

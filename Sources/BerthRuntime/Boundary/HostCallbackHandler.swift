@@ -6,14 +6,14 @@ package struct HostCallbackHandler: HostCallbacks {
     package init() {}
 
     /// The router a handle names, also while its instance is still being created.
-    private func router(_ handle: ScreenHandle) -> (router: Router, host: BerthHost)? {
+    private func router(_ handle: ScreenHandle) -> (router: Router, host: any PluginFacingHost)? {
         guard let router = handle.router, let host = handle.host, !router.isReleased else { return nil }
         return (router, host)
     }
 
     /// The screen a handle names, when it is open and its host is alive.
-    private func screen(_ handle: ScreenHandle) -> (module: ModuleInstance, router: Router, host: BerthHost)? {
-        guard let module = handle.module, let router = module.router, let host = module.host else { return nil }
+    private func screen(_ handle: ScreenHandle) -> (module: ModuleInstance, router: Router, host: any PluginFacingHost)? {
+        guard let module = handle.module, let router = module.router, let host = handle.host else { return nil }
         return (module, router, host)
     }
 
@@ -24,8 +24,10 @@ package struct HostCallbackHandler: HostCallbacks {
     // MARK: Capabilities
 
     /// Every plugin → host call passes here first: a call outside the plugin's capabilities
-    /// is refused with BERTH_ERR_DENIED and reported as a `denied` event.
-    package func permit(_ grant: CapabilityGrant, host: BerthHost?, _ capability: Capability, call: String) -> Result<Void, HostRefusal> {
+    /// is refused with BERTH_ERR_DENIED and reported as a `denied` event. (The in-process
+    /// functions that hand the host C pointers — services, sessions, task start — ask here
+    /// before they act.)
+    func permit(_ grant: CapabilityGrant, host: (any PluginFacingHost)?, _ capability: Capability, call: String) -> Result<Void, HostRefusal> {
         guard let denial = grant.check(capability, call: call) else { return .success(()) }
         host?.report(denial)
         return .failure(denial.refusal)
@@ -228,7 +230,7 @@ package struct HostCallbackHandler: HostCallbacks {
     // MARK: Managed tasks
 
     package func taskPost(_ handle: ScreenHandle, action: String, payload: [UInt8]) {
-        guard let module = handle.module, module.isActive, let host = module.host else { return }
+        guard let module = handle.module, module.isActive, let host = handle.host else { return }
         // A worker's tasks run in its own process: the host refuses what they post.
         guard case .success = permit(handle, .tasks, call: "task_post") else { return }
         do throws(ScreenError) {

@@ -6,10 +6,6 @@ internal import CBerth
 /// made into the plugin (berth.h's thread rule, checked before the call gets here).
 @MainActor
 package protocol HostCallbacks {
-    /// Checks a call against the plugin's capabilities (the calls above check themselves;
-    /// the in-process functions that hand the host C pointers — services, sessions, task
-    /// start — ask here first). A refusal is reported as a `denied` event.
-    func permit(_ grant: CapabilityGrant, host: BerthHost?, _ capability: Capability, call: String) -> Result<Void, HostRefusal>
     func navigate(_ screen: ScreenHandle, _ request: NavigationRequest, argument: [UInt8]) -> Result<Int?, HostRefusal>
     func observeDelegate(_ screen: ScreenHandle, child: Int) -> Result<Void, HostRefusal>
     func sendDelegate(_ screen: ScreenHandle, action: String, payload: [UInt8]) -> Result<Void, HostRefusal>

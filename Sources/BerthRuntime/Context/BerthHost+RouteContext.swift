@@ -46,7 +46,7 @@ extension BerthHost {
     /// Who observes what, where, in tree order.
     public var contextObservations: [ContextObservation] { routeContext.observations }
 
-    var routeContext: RouteContextDispatcher { RouteContextDispatcher(host: self) }
+    var routeContext: RouteContextDispatcher { RouteContextDispatcher(navigator: navigator, events: eventLog) }
 
     /// Registers a host-side observer of `type` on `router` (for example the embedding app).
     public func addContextObserver(_ type: String, on router: Router, _ handler: @escaping (String, [UInt8]) -> Void) {

@@ -1,5 +1,18 @@
 import Foundation
 
+/// What a watcher does to the host's plugins: load a folder that appeared, reload a
+/// changed one, unload and forget a removed one (`BerthHost`).
+@MainActor
+protocol PluginFolderLoader: AnyObject {
+    var plugins: [String: PluginRecord] { get }
+    @discardableResult
+    func loadFolder(_ path: String) throws(LoaderError) -> PluginGeneration
+    @discardableResult
+    func reload(_ id: String, keepState: Bool) throws(LoaderError) -> PluginGeneration
+    func unload(_ id: String) throws(LoaderError)
+    func forget(_ id: String)
+}
+
 /// Watching the plugins folders with inotify. A change is acted on
 /// only once its files are complete — quiet for the debounce, sizes stable, and the whole
 /// validation passing (ELF header and section table whole, symbols present, sha256 when
@@ -7,7 +20,10 @@ import Foundation
 /// a changed library or manifest reloads, a removed folder unloads.
 @MainActor
 final class PluginWatcher {
-    private unowned let host: BerthHost
+    /// What the watcher does to the host's plugins when their folders change.
+    private unowned let loader: any PluginFolderLoader
+    private let events: EventLog
+    private let signatures: SignaturePolicy
     private let watcher: DirectoryWatcher
     private let debounce: Duration
     private let keepState: Bool
@@ -15,30 +31,32 @@ final class PluginWatcher {
     private var pending: [String: Task<Void, Never>] = [:]
     /// The writers each folder is waiting on (reported once per change).
     private var waitingFor: [String: [Int32]] = [:]
-    /// Set by `stop`: a settle already past an `await` must not touch `host` (unowned),
+    /// Set by `stop`: a settle already past an `await` must not touch `loader` (unowned),
     /// which may be gone by then.
     private var stopped = false
-    private var configuration: BerthHost.Configuration { host.configuration }
-    private var plugins: [String: PluginRecord] { host.plugins }
+    private var plugins: [String: PluginRecord] { loader.plugins }
 
-    private init(host: BerthHost, watcher: DirectoryWatcher, debounce: Duration, keepState: Bool) {
-        self.host = host
+    private init(loader: any PluginFolderLoader, events: EventLog, signatures: SignaturePolicy, watcher: DirectoryWatcher,
+                 debounce: Duration, keepState: Bool) {
+        self.loader = loader
+        self.events = events
+        self.signatures = signatures
         self.watcher = watcher
         self.debounce = debounce
         self.keepState = keepState
     }
 
-    /// Starts watching every plugins folder of `host` and each plugin folder in them.
-    static func start(host: BerthHost, debounce: Duration, keepState: Bool) throws(WatchError) -> PluginWatcher {
-        let configuration = host.configuration
+    /// Starts watching every folder of `pluginFolders` and each plugin folder in them.
+    static func start(pluginFolders: [String], signatures: SignaturePolicy, loader: any PluginFolderLoader, events: EventLog,
+                      debounce: Duration, keepState: Bool) throws(WatchError) -> PluginWatcher {
         let watcher = try DirectoryWatcher()
-        for folder in configuration.pluginFolders {
+        for folder in pluginFolders {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             try watcher.watch(folder)
             for plugin in PluginDiscovery.subfolders(of: folder) { try? watcher.watch(plugin) }
         }
-        let plugin = PluginWatcher(host: host, watcher: watcher, debounce: debounce, keepState: keepState)
-        let roots = Set(configuration.pluginFolders.map(PluginValidator.realPath))
+        let plugin = PluginWatcher(loader: loader, events: events, signatures: signatures, watcher: watcher, debounce: debounce, keepState: keepState)
+        let roots = Set(pluginFolders.map(PluginValidator.realPath))
         watcher.start { folder, name in
             // A change inside a plugin folder concerns that folder; a change in a plugins
             // folder concerns the entry named.
@@ -47,7 +65,7 @@ final class PluginWatcher {
             guard !name.isEmpty || !isRoot else { return }
             Task { @MainActor [weak plugin] in plugin?.pluginFolderChanged(pluginFolder) }
         }
-        host.emit(.event, "watch", "watching \(configuration.pluginFolders.joined(separator: ", ")) (debounce \(debounce))")
+        events.emit(.event, "watch", "watching \(pluginFolders.joined(separator: ", ")) (debounce \(debounce))")
         return plugin
     }
 
@@ -78,11 +96,11 @@ final class PluginWatcher {
         guard FileManager.default.fileExists(atPath: folder) else {
             guard let owner else { return }
             let id = owner.source.manifest.id
-            host.emit(.event, "watch", "\(folder) was removed: unloading \(id)")
+            events.emit(.event, "watch", "\(folder) was removed: unloading \(id)")
             if owner.generation != nil {
-                do { try host.unload(id) } catch { host.emit(.failed, id, "watch: \(error.message)") ; return }
+                do { try loader.unload(id) } catch { events.emit(.failed, id, "watch: \(error.message)") ; return }
             }
-            host.forget(id)
+            loader.forget(id)
             return
         }
         // Sizes must hold still across a further short wait: a build may pause mid-write.
@@ -98,7 +116,7 @@ final class PluginWatcher {
         let writers = Self.files(in: folder).flatMap(OpenWriters.of)
         if !writers.isEmpty {
             if waitingFor[folder] != writers {
-                host.emit(.event, "watch", "\(folder): waiting for process \(writers.map(String.init).joined(separator: ", ")) to finish writing")
+                events.emit(.event, "watch", "\(folder): waiting for process \(writers.map(String.init).joined(separator: ", ")) to finish writing")
             }
             waitingFor[folder] = writers
             pluginFolderChanged(folder)
@@ -107,7 +125,7 @@ final class PluginWatcher {
         waitingFor[folder] = nil
         // Validation reads and hashes the library: off the main actor, so the host answers meanwhile.
         let plugin: ValidatedPlugin
-        let signatures = host.configuration.signatures
+        let signatures = signatures
         let validation = await Task.detached(operation: { PluginValidator.validate(path: folder, signatures: signatures) }).value
         guard !stopped else { return }
         switch validation {
@@ -115,7 +133,7 @@ final class PluginWatcher {
         case .failure(let failure):
             guard FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)) else { return }
             let kept = owner?.generation.map { "; generation \($0.number) stays" } ?? ""
-            host.emit(.failed, "watch", "\(folder): not loaded: \(failure.firstError?.description ?? "invalid")\(kept)")
+            events.emit(.failed, "watch", "\(folder): not loaded: \(failure.firstError?.description ?? "invalid")\(kept)")
             return
         }
         let id = plugin.manifest.id
@@ -126,28 +144,28 @@ final class PluginWatcher {
             let previous = owner.source.manifest.id
             if plugins[id]?.generation == nil {
                 let known = plugins[id] != nil
-                do { try host.loadFolder(folder) } catch {
-                    if !known { host.forget(id) }
+                do { try loader.loadFolder(folder) } catch {
+                    if !known { loader.forget(id) }
                     let kept = owner.generation.map { "; \(previous) generation \($0.number) stays" } ?? ""
-                    host.emit(.failed, "watch", "\(folder) now holds \(id), which did not load: \(error.message)\(kept)")
+                    events.emit(.failed, "watch", "\(folder) now holds \(id), which did not load: \(error.message)\(kept)")
                     return
                 }
             }
-            host.emit(.event, "watch", "\(folder) now holds \(id): unloading \(previous)")
+            events.emit(.event, "watch", "\(folder) now holds \(id): unloading \(previous)")
             if owner.generation != nil {
-                do { try host.unload(previous) } catch { host.emit(.failed, previous, "watch: \(error.message)"); return }
+                do { try loader.unload(previous) } catch { events.emit(.failed, previous, "watch: \(error.message)"); return }
             }
-            host.forget(previous)
+            loader.forget(previous)
             return
         }
         if let record = plugins[id], let generation = record.generation {
             let changed = plugin.librarySHA256 != generation.source.librarySHA256 || plugin.manifestSHA256 != generation.source.manifestSHA256
             guard changed else { return }
-            host.emit(.event, "watch", "\(id) changed on disk: reloading")
-            do { try host.reload(id, keepState: keepState) } catch { host.emit(.failed, id, "watch: \(error.message)") }
+            events.emit(.event, "watch", "\(id) changed on disk: reloading")
+            do { try loader.reload(id, keepState: keepState) } catch { events.emit(.failed, id, "watch: \(error.message)") }
         } else {
-            host.emit(.event, "watch", "\(folder) appeared: loading \(id)")
-            do { try host.loadFolder(folder) } catch { host.emit(.failed, id, "watch: \(error.message)") }
+            events.emit(.event, "watch", "\(folder) appeared: loading \(id)")
+            do { try loader.loadFolder(folder) } catch { events.emit(.failed, id, "watch: \(error.message)") }
         }
     }
 

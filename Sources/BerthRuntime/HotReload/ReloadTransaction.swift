@@ -1,13 +1,14 @@
 /// One reload of a plugin with open screens, as a value that owns what it took out.
 ///
-/// `begin` takes every open screen of the plugin out of its place, deepest first
+/// Its initializer takes every open screen of the plugin out of its place, deepest first
 /// (save_state, deactivate, removal events, destroy) and keeps their state; `commit` loads
 /// the new generation and reopens the same routes in the same places. Any failure goes
 /// through the one rollback path: the failed generation's instances come out, the old
 /// generation's go back with the state they had, and the error names the step.
 @MainActor
 struct ReloadTransaction {
-    private let host: BerthHost
+    private let navigator: Navigator
+    private let events: EventLog
     private let record: PluginRecord
     private let old: PluginGeneration
     private let previousSource: ValidatedPlugin
@@ -22,13 +23,14 @@ struct ReloadTransaction {
     private(set) var timings = ReloadTimings()
 
     /// Takes the plugin's open screens out. `record.source` is already the new source.
-    init(host: BerthHost, record: PluginRecord, old: PluginGeneration, previousSource: ValidatedPlugin, keepState: Bool) {
-        self.host = host
+    init(navigator: Navigator, events: EventLog, record: PluginRecord, old: PluginGeneration, previousSource: ValidatedPlugin, keepState: Bool) {
+        self.navigator = navigator
+        self.events = events
         self.record = record
         self.old = old
         self.previousSource = previousSource
         self.keepState = keepState
-        places = host.navigator.routers(of: old.pluginID)
+        places = navigator.routers(of: old.pluginID)
         var slots: [Int: [StateStorage.Key: StateStorage.Slot]] = [:]
         var instanceState: [Int: [UInt8]] = [:]
         for router in places {
@@ -39,18 +41,20 @@ struct ReloadTransaction {
         self.slots = slots
         self.instanceState = instanceState
         let closing = ContinuousClock.now
-        Self.takeOut(places, host: host)
+        Self.takeOut(places, navigator: navigator, events: events)
         timings.closeOldScreens = closing.elapsed
     }
 
     /// Loads a generation with `load` and reopens every place from it. On failure the old
-    /// generation is back in every place and the error says which step failed.
-    mutating func commit(_ load: () throws(LoaderError) -> PluginGeneration) throws(LoaderError) -> PluginGeneration {
+    /// generation is back in every place (a new one that loaded is ended with `end`) and
+    /// the error says which step failed.
+    mutating func commit(_ load: () throws(LoaderError) -> PluginGeneration,
+                         end: (PluginGeneration) -> Void) throws(LoaderError) -> PluginGeneration {
         let fresh: PluginGeneration
         do {
             fresh = try load()
         } catch {
-            throw rollBack(.load, error, failed: nil)
+            throw rollBack(.load, error, failed: nil, end: end)
         }
         let loaded = fresh.connection.loadTimings
         timings.copyAndHash = loaded.copyAndHash
@@ -58,13 +62,13 @@ struct ReloadTransaction {
         timings.handshake = loaded.handshake
         let reopening = ContinuousClock.now
         do throws(ScreenError) {
-            try Self.reopen(places, from: fresh, host: host, slots: keepState ? slots : [:], instanceState: keepState ? instanceState : [:],
+            try Self.reopen(places, from: fresh, navigator: navigator, events: events, slots: keepState ? slots : [:], instanceState: keepState ? instanceState : [:],
                             restoring: &timings.restore)
             timings.reopen = reopening.elapsed - timings.restore
         } catch {
             var failure = LoaderError(.screenFailed, plugin: old.pluginID, detail: error.message)
             failure.screenError = error
-            throw rollBack(.reopen, failure, failed: fresh)
+            throw rollBack(.reopen, failure, failed: fresh, end: end)
         }
         record.generation = fresh
         return fresh
@@ -72,25 +76,26 @@ struct ReloadTransaction {
 
     /// The one way back: the failed generation (if it loaded) comes out and ends, the old
     /// source and instances return.
-    private func rollBack(_ step: LoaderError.Rollback.Step, _ error: LoaderError, failed: PluginGeneration?) -> LoaderError {
+    private func rollBack(_ step: LoaderError.Rollback.Step, _ error: LoaderError, failed: PluginGeneration?,
+                          end: (PluginGeneration) -> Void) -> LoaderError {
         if let failed {
-            Self.takeOut(places, host: host)
-            host.end(failed)
+            Self.takeOut(places, navigator: navigator, events: events)
+            end(failed)
         }
         record.source = previousSource
         var restoring = Duration.zero
         do {
-            try Self.reopen(places, from: old, host: host, slots: slots, instanceState: instanceState, restoring: &restoring)
+            try Self.reopen(places, from: old, navigator: navigator, events: events, slots: slots, instanceState: instanceState, restoring: &restoring)
         } catch {
-            host.emit(.failed, old.pluginID, "rollback could not reopen a screen: \(error.message)")
+            events.emit(.failed, old.pluginID, "rollback could not reopen a screen: \(error.message)")
             // A place left without an instance is closed, with everything above it.
             for router in places where router.interactor == nil && !router.isReleased {
-                host.close(router)
+                navigator.close(router)
             }
         }
         var rolledBack = error
         rolledBack.rollback = LoaderError.Rollback(step: step, generation: old.number)
-        host.emit(.failed, old.pluginID, rolledBack.message)
+        events.emit(.failed, old.pluginID, rolledBack.message)
         return rolledBack
     }
 
@@ -98,17 +103,17 @@ struct ReloadTransaction {
     /// `ScreenEventPlanner` as any transition that removes screens does (every
     /// `willDisappear`, then every `didDisappear`), then destroys the instances. The routers
     /// stay where they are.
-    private static func takeOut(_ places: [Router], host: BerthHost) {
+    private static func takeOut(_ places: [Router], navigator: Navigator, events: EventLog) {
         let taken = places.filter { $0.interactor != nil }
         for router in taken {
             router.interactor?.deactivate()
-            host.emit(.deactivated, "screen \(router.id)", "inactive (reload)")
+            events.emit(.deactivated, "screen \(router.id)", "inactive (reload)")
         }
-        let events = ScreenEventPlanner.plan(visibleBefore: nil as ObjectIdentifier?, visibleAfter: nil,
+        let removal = ScreenEventPlanner.plan(visibleBefore: nil as ObjectIdentifier?, visibleAfter: nil,
                                              removed: taken.map(ObjectIdentifier.init), hasAppeared: { _ in true })
-        for planned in events {
+        for planned in removal {
             guard let router = taken.first(where: { ObjectIdentifier($0) == planned.screen }), let module = router.interactor?.module else { continue }
-            host.navigator.deliver(planned.event, to: module, of: router)
+            navigator.deliver(planned.event, to: module, of: router)
         }
         for router in taken {
             try? router.interactor?.release()
@@ -117,37 +122,37 @@ struct ReloadTransaction {
             // could not learn their ids again); its route-context observers are the
             // instance's own choice, so the fresh instance registers its own.
             router.contextObservers.removeAll { $0.isScreen }
-            host.emit(.released, "screen \(router.id)", "instance released (reload)")
+            events.emit(.released, "screen \(router.id)", "instance released (reload)")
         }
     }
 
     /// Creates, activates and shows fresh instances from `generation` (shallowest first),
     /// handing each the state kept for it (the time that takes is added to `restoring`).
     /// Throws on the first failure.
-    private static func reopen(_ places: [Router], from generation: PluginGeneration, host: BerthHost,
+    private static func reopen(_ places: [Router], from generation: PluginGeneration, navigator: Navigator, events: EventLog,
                                slots: [Int: [StateStorage.Key: StateStorage.Slot]], instanceState: [Int: [UInt8]],
                                restoring: inout Duration) throws(ScreenError) {
         for router in places.reversed() {
             // The same screen-making code as navigation; the kept state goes in first.
-            let module = try host.navigator.makeInstance(on: router, generation: generation, reopened: true) { module in
+            let module = try navigator.screens.makeInstance(on: router, generation: generation, reopened: true) { module in
                 let restoreStarted = ContinuousClock.now
                 if let kept = slots[router.id], !kept.isEmpty {
                     module.stateStorage.restore(kept)
-                    host.emit(.event, "screen \(router.id)", "kept \(kept.count) state slot(s)")
+                    events.emit(.event, "screen \(router.id)", "kept \(kept.count) state slot(s)")
                 }
                 if let bytes = instanceState[router.id], !bytes.isEmpty {
                     do throws(ScreenError) {
                         try module.restoreState(bytes)
                     } catch {
-                        host.emit(.failed, "screen \(router.id)", "\(error.message); the instance starts fresh")
+                        events.emit(.failed, "screen \(router.id)", "\(error.message); the instance starts fresh")
                     }
                 }
                 restoring += restoreStarted.elapsed
             }
-            try host.navigator.activate(router)
-            if host.visibleRouter === router {
-                host.navigator.deliver(.willAppear(isPresentedInitially: true), to: module, of: router)
-                host.navigator.deliver(.didAppear(isPresentedInitially: true), to: module, of: router)
+            try navigator.activate(router)
+            if navigator.visibleRouter === router {
+                navigator.deliver(.willAppear(isPresentedInitially: true), to: module, of: router)
+                navigator.deliver(.didAppear(isPresentedInitially: true), to: module, of: router)
             }
         }
     }

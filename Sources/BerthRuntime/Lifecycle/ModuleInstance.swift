@@ -13,7 +13,8 @@ package final class ScreenHandle {
     /// The screen's router: its module's once created (none once released), else the one
     /// it is being created for.
     var router: Router? { module?.router ?? creatingRouter }
-    weak var host: BerthHost?
+    /// What the plugin's calls about this screen reach in the host.
+    weak var host: (any PluginFacingHost)?
     /// The registry and this screen's scope: immutable and thread-safe, so
     /// `service_resolve` (callable from any thread) reads them without the main actor.
     nonisolated let services: (registry: ScopeRegistry, screen: Scope)?
@@ -21,7 +22,7 @@ package final class ScreenHandle {
     /// grants: immutable, so any-thread calls check them without the main actor.
     nonisolated let grant: CapabilityGrant
 
-    init(router: Router?, host: BerthHost?, services: (registry: ScopeRegistry, screen: Scope)?, grant: CapabilityGrant) {
+    init(router: Router?, host: (any PluginFacingHost)?, services: (registry: ScopeRegistry, screen: Scope)?, grant: CapabilityGrant) {
         creatingRouter = router
         self.host = host
         self.services = services
@@ -34,6 +35,14 @@ package final class ScreenHandle {
         guard let handle else { return nil }
         return Unmanaged<ScreenHandle>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
     }
+}
+
+/// What a module instance needs of the host beyond its plugin: where it reports its
+/// activity, the registry of its scopes, and what its plugin's calls back reach.
+struct ScreenContext {
+    let activity: ScreenActivity
+    let scopes: ScopeRegistry
+    weak var pluginHost: (any PluginFacingHost)?
 }
 
 /// One module instance: a plugin's screen for one route, created through the plugin's
@@ -59,8 +68,10 @@ public final class ModuleInstance {
     /// `unowned`, not `weak`, so routers carry no side table (see `Router.parent`): the
     /// router clears it when it lets go of this instance's interactor, or is freed with it.
     private(set) unowned(safe) var router: Router?
-    /// The host, for requests that reach beyond this screen.
-    weak var host: BerthHost?
+    /// Where this instance reports its creation, renders, plugin calls and release.
+    private let activity: ScreenActivity
+    /// The registry its screen scope and request scopes live in.
+    private let scopes: ScopeRegistry
     /// Whether the screen has appeared in its container (for `isPresentedInitially`).
     var hasAppeared = false
     /// Screen events delivered so far, in order (the `events` log and tests read it).
@@ -72,7 +83,7 @@ public final class ModuleInstance {
     /// The tree of the last render pass.
     public private(set) var lastTree: ViewTree?
     /// This screen's scope: current while the host calls into it, ended on release.
-    public let screenScope: Scope?
+    public let screenScope: Scope
 
     /// Where it is in `created → active ⇄ inactive → released`.
     public var state: ScreenState { lifecycle.current }
@@ -84,7 +95,7 @@ public final class ModuleInstance {
     public var pluginID: String { generation.pluginID }
 
     /// Calls the plugin's `create` for `route`.
-    init(id: Int, route: String, generation: PluginGeneration, argument: [UInt8] = [], router: Router? = nil, host: BerthHost? = nil) throws(ScreenError) {
+    init(id: Int, route: String, generation: PluginGeneration, argument: [UInt8] = [], router: Router?, context: ScreenContext) throws(ScreenError) {
         self.id = id
         self.route = route
         self.generation = generation
@@ -93,22 +104,22 @@ public final class ModuleInstance {
             throw ScreenError(.unknownRoute, screen: id, "\(generation.pluginID) has no route '\(route)' (routes: \(generation.manifest.routes.joined(separator: ", ")))")
         }
         self.router = router
-        self.host = host
-        let scope = host?.scopes.makeScreenScope(screen: id, owner: "\(generation.pluginID)/\(route)")
+        self.activity = context.activity
+        self.scopes = context.scopes
+        let scope = context.scopes.makeScreenScope(screen: id, owner: "\(generation.pluginID)/\(route)")
         self.screenScope = scope
-        let handle = ScreenHandle(router: router, host: host, services: host.flatMap { host in scope.map { (host.scopes, $0) } },
-                                  grant: generation.grant)
+        let handle = ScreenHandle(router: router, host: context.pluginHost, services: (context.scopes, scope), grant: generation.grant)
         do {
             defer { handle.creatingRouter = nil }
             let plugin = generation.connection
             instance = try HostCall.run { () throws(PluginCallError) in try plugin.create(route: route, argument: argument, screen: handle) }
         } catch {
-            scope?.end()
+            scope.end()
             throw ScreenError(.pluginFailed, screen: id, "\(generation.pluginID) create(\(route)) failed: \(error.message)")
         }
         self.handle = handle
         handle.module = self
-        host?.navigator.liveScreens += 1
+        activity.instanceCreated()
     }
 
     /// Its router let go of it (released, reloaded, or freed): the links back are cleared.
@@ -171,12 +182,11 @@ public final class ModuleInstance {
         let instance = live
         // An event that calls nothing back leaves the last render standing, so the end of
         // the operation need not render again (it would render the same tree).
-        let navigator = host?.navigator
-        let rendered = navigator?.freshlyRendered
+        let rendered = activity.freshlyRendered
         let (callbacks, version) = (HostCallbackCount.current, rendered?.stateStorage.version)
         call(request: false) { plugin.screenEvent(instance, code: code, flag: flag) }
         if let rendered, HostCallbackCount.current == callbacks, rendered.stateStorage.version == version, !rendered.isReleased {
-            navigator?.freshlyRendered = rendered
+            activity.renderStillStands(rendered)
         }
     }
 
@@ -241,7 +251,7 @@ public final class ModuleInstance {
     /// current and, for actions and deliveries, in a request scope of its own.
     private func call<T, Failure: Error>(request: Bool, _ what: @autoclosure () -> String = "call",
                                          _ body: () throws(Failure) -> T) throws(Failure) -> T {
-        host?.navigator.freshlyRendered = nil
+        activity.pluginCallBegan()
         func marked() -> Result<T, Failure> {
             ScopeRegistry.$currentScreen.withValue(screenScope) {
                 HostCall.run { () -> Result<T, Failure> in
@@ -251,8 +261,8 @@ public final class ModuleInstance {
                 }
             }
         }
-        guard request, let registry = host?.scopes else { return try marked().get() }
-        return try registry.withRequestScope(owner: "screen \(id)") { marked() }.get()
+        guard request else { return try marked().get() }
+        return try scopes.withRequestScope(owner: "screen \(id)") { marked() }.get()
     }
 
     /// True when the plugin can render this screen.
@@ -289,7 +299,7 @@ public final class ModuleInstance {
         }
         lastTree = tree
         // Only inside an operation: its end clears the mark, so none outlives it.
-        if let navigator = host?.navigator, !navigator.isIdle { navigator.freshlyRendered = self }
+        activity.rendered(self)
         return tree
     }
 
@@ -322,15 +332,14 @@ public final class ModuleInstance {
             throw ScreenError(.lifecycle, screen: id, error.description)
         }
         guard action == .callDestroy else { return }
-        host?.navigator.liveScreens -= 1
+        activity.instanceReleased(self)
         if let instance { call(request: false) { plugin.destroy(instance) } }
         instance = nil
         workerTasks.removeAll()
         // Removed for good: its screen scope ends, releasing what was resolved in it.
-        screenScope?.end()
+        screenScope.end()
         stateStorage.removeAll()
         lastTree = nil
-        if let navigator = host?.navigator, navigator.freshlyRendered === self { navigator.freshlyRendered = nil }
         // The handle can outlive this instance (a worker's call router keeps it until the
         // destroy is acknowledged): it forgets the instance, and so its router, now.
         handle?.module = nil

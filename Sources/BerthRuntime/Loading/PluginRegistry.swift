@@ -63,6 +63,8 @@ public final class PluginRecord {
 @MainActor
 final class PluginRegistry {
     private(set) var records: [String: PluginRecord] = [:]
+    /// Folders rejected by the last discovery.
+    var rejected: [RejectedPlugin] = []
     private var generationCounters: [String: Int] = [:]
 
     subscript(id: String) -> PluginRecord? { records[id] }

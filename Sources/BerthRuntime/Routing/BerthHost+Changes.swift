@@ -7,13 +7,11 @@ extension BerthHost {
     /// The observer must not start a host operation itself (that would end in another
     /// call): it schedules its work. Returns a token for `removeChangeObserver`.
     public func addChangeObserver(_ observer: @escaping () -> Void) -> Int {
-        defer { navigator.nextChangeToken += 1 }
-        navigator.changeObservers[navigator.nextChangeToken] = observer
-        return navigator.nextChangeToken
+        navigator.addChangeObserver(observer)
     }
 
     /// Stops calling the observer `token` names.
     public func removeChangeObserver(_ token: Int) {
-        navigator.changeObservers[token] = nil
+        navigator.removeChangeObserver(token)
     }
 }

@@ -1,42 +1,49 @@
 /// The host's navigation container: the launch stack, pushed screens, presented stacks,
 /// and the queue of work plugins ask for. Every transition runs the close sequence
 /// (deactivate → detach → transition → release) and computes each screen's lifecycle
-/// events from the transition itself.
+/// events from the transition itself. It owns the navigation state: others call its
+/// methods, and module instances report to its `activity`.
 @MainActor
 package final class Navigator {
     /// The root of the router tree, retained for the host's whole life.
     package let launchRouter = Router(id: 0, kind: .launch)
     /// The launch router's navigation stack.
     let launchStack = NavigationStack(id: 0, presenter: nil)
-    private var nextRouterID = 1
     private var nextStackID = 1
     /// Work plugins asked for during a call (navigation, delegate deliveries), run in
     /// order once the host is back at top level, so a plugin is never re-entered mid-call.
     private var pendingWork: [() -> Void] = []
-    private var topLevelDepth = 0
-    /// The module whose render was the last call into plugin code in this operation, or
-    /// was followed only by screen events that made no call to the host and left its
-    /// state alone: the visible screen need not be rendered again when the operation ends.
-    /// Set only inside an operation. Held strongly (a weak reference would give every
-    /// instance a side table, and slow each of its retains): cleared when the operation
-    /// ends and when the instance is released.
-    var freshlyRendered: ModuleInstance?
     private var isDraining = false
-    private unowned let host: BerthHost
+    /// Live instances, the operation depth and the last render, as instances report them.
+    let activity: ScreenActivity
+    private let events: EventLog
+    /// Makes the screens: resolves routes, checks the open-screen limit, numbers routers.
+    let screens: ScreenMaker
+    private let stackDepth: Int
     /// Told when an outermost operation has ended (`BerthHost.addChangeObserver`).
-    var changeObservers: [Int: () -> Void] = [:]
-    var nextChangeToken = 1
+    private var changeObservers: [Int: () -> Void] = [:]
+    private var nextChangeToken = 1
 
-    init(host: BerthHost) {
-        self.host = host
+    init(events: EventLog, activity: ScreenActivity, screens: ScreenMaker, stackDepth: Int) {
+        self.events = events
+        self.activity = activity
+        self.screens = screens
+        self.stackDepth = stackDepth
     }
 
-    /// Module instances alive now (created and not yet released): what the open-screen
-    /// limit counts, without walking the tree on every open.
-    var liveScreens = 0
+    /// Calls `observer` each time an outermost operation ends; returns its token.
+    func addChangeObserver(_ observer: @escaping () -> Void) -> Int {
+        defer { nextChangeToken += 1 }
+        changeObservers[nextChangeToken] = observer
+        return nextChangeToken
+    }
+
+    func removeChangeObserver(_ token: Int) {
+        changeObservers[token] = nil
+    }
 
     /// True when no host operation is running (nothing would drain queued work soon).
-    var isIdle: Bool { topLevelDepth == 0 }
+    var isIdle: Bool { activity.isIdle }
 
     // MARK: Reading the tree
 
@@ -82,7 +89,7 @@ package final class Navigator {
     package func push(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
         try topLevel { () throws(ScreenError) -> Router in
             let stack = visibleRouter?.stack ?? launchStack
-            let child = try makeScreen(route, argument: argument)
+            let child = try screens.makeScreen(route, argument: argument)
             try attachOrRelease(child) { () throws(ScreenError) in try attachActivateAndPush(child, in: stack, onRelease: onRelease) }
             return child
         }
@@ -95,7 +102,7 @@ package final class Navigator {
             guard let presenter = visibleRouter else {
                 throw ScreenError(.navigation, screen: 0, "nothing is open to present from (open a screen first)")
             }
-            let child = try makeScreen(route, argument: argument)
+            let child = try screens.makeScreen(route, argument: argument)
             try attachOrRelease(child) { () throws(ScreenError) in try attachActivateAndPresent(child, from: presenter, onRelease: onRelease) }
             return child
         }
@@ -103,7 +110,7 @@ package final class Navigator {
 
     /// A screen created but never attached or activated (conformance: create/destroy).
     package func createDetached(_ route: String) throws(ScreenError) -> Router {
-        try makeScreen(route, argument: [])
+        try screens.makeScreen(route, argument: [])
     }
 
     /// Destroys a screen from `createDetached`.
@@ -119,50 +126,10 @@ package final class Navigator {
         } catch {
             if !child.isReleased && child.parent == nil {
                 child.release()
-                host.emit(.released, "screen \(child.id)", "released: \(error.message)")
+                events.emit(.released, "screen \(child.id)", "released: \(error.message)")
             }
             throw error
         }
-    }
-
-    /// Creates a detached router with a fresh module instance for `route`.
-    func makeScreen(_ route: String, argument: [UInt8], id: Int? = nil) throws(ScreenError) -> Router {
-        let (pluginID, name) = try resolve(route)
-        let limits = host.configuration.screenLimits
-        let open = liveScreens
-        guard open < limits.openScreens else {
-            throw ScreenError(.navigation, screen: 0, "cannot open \(pluginID)/\(name): \(open) screens are open, the limit is \(limits.openScreens)")
-        }
-        let available: PluginGeneration?
-        do {
-            available = try host.generationForUse(of: pluginID)
-        } catch {
-            throw ScreenError(.pluginNotLoaded, screen: 0, error.message)
-        }
-        guard let generation = available else {
-            if let invalid = host.rejected.first(where: { $0.id == pluginID }) {
-                throw ScreenError(.pluginNotLoaded, screen: 0, "\(pluginID) is invalid: \(invalid.reason)")
-            }
-            throw ScreenError(.pluginNotLoaded, screen: 0, "\(pluginID) is not loaded (load it first)")
-        }
-        let routerID = id ?? takeRouterID()
-        let router = Router(id: routerID, kind: .screen, pluginID: pluginID, route: name)
-        try makeInstance(on: router, generation: generation, argument: argument)
-        return router
-    }
-
-    /// Gives `router` a new module instance of `generation` and its interactor, then reports
-    /// it `created` and delivers `didLoad`: for a new screen, and for a reload's reopened
-    /// ones, whose kept state `prepare` restores before the interactor exists.
-    @discardableResult
-    func makeInstance(on router: Router, generation: PluginGeneration, argument: [UInt8] = [], reopened: Bool = false,
-                      prepare: (ModuleInstance) -> Void = { _ in }) throws(ScreenError) -> ModuleInstance {
-        let module = try ModuleInstance(id: router.id, route: router.route, generation: generation, argument: argument, router: router, host: host)
-        prepare(module)
-        router.interactor = Interactor(module: module)
-        host.emit(.created, "screen \(router.id)", "\(router.pluginID)/\(router.route) \(reopened ? "recreated" : "created") (generation \(generation.number))")
-        module.deliver(.didLoad)
-        return module
     }
 
     // MARK: The seed's router helpers
@@ -172,7 +139,7 @@ package final class Navigator {
     func attachActivateAndPush(_ child: Router, in stack: NavigationStack? = nil, onRelease: (() -> Void)? = nil) throws(ScreenError) {
         let stack = stack ?? child.stack ?? visibleRouter?.stack ?? launchStack
         guard !stack.contains(child), !child.isReleased else { return }
-        let depth = host.configuration.screenLimits.stackDepth
+        let depth = stackDepth
         guard stack.routers.count < depth else {
             throw ScreenError(.navigation, screen: child.id, "cannot push \(child.pluginID)/\(child.route): its stack is \(stack.routers.count) screens deep, the limit is \(depth)")
         }
@@ -185,7 +152,7 @@ package final class Navigator {
         } catch {
             parent.detachChild(child)
             child.release()
-            host.emit(.released, "screen \(child.id)", "released after failed activation")
+            events.emit(.released, "screen \(child.id)", "released after failed activation")
             throw error
         }
         transition(removing: []) { stack.push(child) }
@@ -213,7 +180,7 @@ package final class Navigator {
         } catch {
             presenter.detachChild(child)
             child.release()
-            host.emit(.released, "screen \(child.id)", "released after failed activation")
+            events.emit(.released, "screen \(child.id)", "released after failed activation")
             throw error
         }
         transition(removing: []) {
@@ -302,7 +269,7 @@ package final class Navigator {
                 throw ScreenError(.navigation, screen: 0, "back: the visible screen is the root of its stack (use dismiss for a modal)")
             }
             transition(removing: [visible]) { _ = stack.removeFrom(visible) }
-            host.emit(.event, "screen \(visible.id)", "removed by the user (back)")
+            events.emit(.event, "screen \(visible.id)", "removed by the user (back)")
             deactivateDetachAndReleaseIfNeeded(visible)
         }
     }
@@ -321,7 +288,7 @@ package final class Navigator {
                 _ = stack.removeAll()
                 presenter.presentedStack = nil
             }
-            host.emit(.event, "screen \(root.id)", "modal dismissed by the user")
+            events.emit(.event, "screen \(root.id)", "modal dismissed by the user")
             deactivateDetachAndReleaseIfNeeded(root)
         }
     }
@@ -340,7 +307,7 @@ package final class Navigator {
         try topLevel { () throws(ScreenError) in
             guard let module = router(id)?.module else { throw ScreenError(.noSuchScreen, screen: id, "no open screen \(id)") }
             // The outermost operation on the visible screen: `refreshVisibleScreen` renders it next.
-            let renderFollows = topLevelDepth == 1 && visibleRouter?.module === module
+            let renderFollows = activity.operationDepth == 1 && visibleRouter?.module === module
             try module.handle(action: action, payload: payload, renderFollows: renderFollows)
         }
     }
@@ -365,7 +332,7 @@ package final class Navigator {
     /// above its child, so it goes in the same close and nothing is delivered to it).
     func deliverDelegate(from child: Router, action: String, payload: [UInt8]) {
         child.delegateObservers.removeAll { $0.hostHandler == nil && ($0.screen?.isReleased ?? true) }
-        host.emit(.event, "screen \(child.id)", "delegate '\(action)' → \(child.delegateObservers.count) observer(s)")
+        events.emit(.event, "screen \(child.id)", "delegate '\(action)' → \(child.delegateObservers.count) observer(s)")
         for observer in child.delegateObservers {
             if let handler = observer.hostHandler {
                 handler(action, payload)
@@ -373,7 +340,7 @@ package final class Navigator {
                 do {
                     try screen.deliverDelegate(from: child.id, action: action, payload: payload)
                 } catch {
-                    host.emit(.failed, "screen \(screen.id)", error.message)
+                    events.emit(.failed, "screen \(screen.id)", error.message)
                 }
             }
         }
@@ -384,13 +351,13 @@ package final class Navigator {
     /// Runs a host operation; when the outermost one ends, runs the work plugins asked for
     /// during it (navigation requests, delegate deliveries), in order.
     func topLevel<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        topLevelDepth += 1
+        activity.operationBegan()
         defer {
-            topLevelDepth -= 1
-            if topLevelDepth == 0 {
+            activity.operationEnded()
+            if activity.isIdle {
                 drainPendingWork()
                 refreshVisibleScreen()
-                freshlyRendered = nil
+                activity.forgetRender()
                 for observer in changeObservers.values { observer() }
             }
         }
@@ -401,15 +368,15 @@ package final class Navigator {
     /// shows: its state GC runs and its `.routerContext` observers stay current.
     private func refreshVisibleScreen() {
         guard let router = visibleRouter, let module = router.module, module.isActive, module.canRender,
-              freshlyRendered !== module
+              activity.freshlyRendered !== module
         else { return }
-        topLevelDepth += 1
+        activity.operationBegan()
         do {
             try module.render()
         } catch {
-            host.emit(.failed, "screen \(router.id)", error.message)
+            events.emit(.failed, "screen \(router.id)", error.message)
         }
-        topLevelDepth -= 1
+        activity.operationEnded()
         drainPendingWork()
     }
 
@@ -425,13 +392,13 @@ package final class Navigator {
         var budget = 10_000 // a plugin that keeps asking in a loop cannot hang the host
         while !pendingWork.isEmpty && budget > 0 {
             let work = pendingWork.removeFirst()
-            topLevelDepth += 1
+            activity.operationBegan()
             work()
-            topLevelDepth -= 1
+            activity.operationEnded()
             budget -= 1
         }
         if !pendingWork.isEmpty {
-            host.emit(.failed, "host", "dropped \(pendingWork.count) queued plugin request(s): too many in one turn")
+            events.emit(.failed, "host", "dropped \(pendingWork.count) queued plugin request(s): too many in one turn")
             pendingWork.removeAll()
         }
     }
@@ -439,27 +406,27 @@ package final class Navigator {
     func activate(_ router: Router) throws(ScreenError) {
         guard let interactor = router.interactor else { return }
         try interactor.activate()
-        host.emit(.activated, "screen \(router.id)", "active")
+        events.emit(.activated, "screen \(router.id)", "active")
         // Every screen renders once when it opens, visible or not, so what its views
         // declare (such as `.routerContext` observers) is in place from the start.
         if interactor.module.canRender {
-            do { try interactor.module.render() } catch { host.emit(.failed, "screen \(router.id)", error.message) }
+            do { try interactor.module.render() } catch { events.emit(.failed, "screen \(router.id)", error.message) }
         }
     }
 
     private func deactivate(_ routers: [Router]) {
         for router in routers where router.interactor?.isActive == true {
             if let failure = router.interactor?.deactivate() {
-                host.emit(.failed, "screen \(router.id)", failure)
+                events.emit(.failed, "screen \(router.id)", failure)
             }
-            host.emit(.deactivated, "screen \(router.id)", "inactive")
+            events.emit(.deactivated, "screen \(router.id)", "inactive")
         }
     }
 
     private func release(_ routers: [Router]) {
         for router in routers where !router.isReleased {
             router.release()
-            host.emit(.released, "screen \(router.id)", "released (\(router.pluginID)/\(router.route))")
+            events.emit(.released, "screen \(router.id)", "released (\(router.pluginID)/\(router.route))")
         }
     }
 
@@ -482,7 +449,7 @@ package final class Navigator {
 
     func deliver(_ event: ScreenLifecycleEvent, to module: ModuleInstance, of router: Router) {
         module.deliver(event)
-        host.emit(.event, "screen \(router.id)", event.description)
+        events.emit(.event, "screen \(router.id)", event.description)
     }
 
     private func routerByIdentity(_ id: ObjectIdentifier, among routers: [Router]) -> Router? {
@@ -493,38 +460,8 @@ package final class Navigator {
         for router in routers { router.presentedStack = nil }
     }
 
-    func resolve(_ route: String) throws(ScreenError) -> (plugin: String, route: String) {
-        // By bytes: '/' is ASCII, and a Character search breaks graphemes on every open.
-        if let slash = route.utf8.lastIndex(of: UInt8(ascii: "/")) {
-            return (String(route[..<slash]), String(route[route.utf8.index(after: slash)...]))
-        }
-        // Loaded plugins, crashed ones (their next use starts them again) and lazy ones
-        // (their first use loads them).
-        let providers = host.plugins.values.filter { $0.source.manifest.routes.contains(route) }
-        let owners = providers.filter { $0.state != .discovered || $0.deferred }.map(\.source.manifest.id).sorted()
-        guard owners.count == 1, let owner = owners.first else {
-            throw ScreenError(.unknownRoute, screen: 0, owners.isEmpty
-                ? unavailableRouteReason(route, unloaded: providers.map(\.source.manifest.id).sorted())
-                : "route '\(route)' is provided by \(owners.joined(separator: " and ")); name one as PLUGIN/ROUTE")
-        }
-        return (owner, route)
-    }
-
-    /// Why no plugin can open `route`: its plugin is not loaded, or is invalid (and why).
-    private func unavailableRouteReason(_ route: String, unloaded: [String]) -> String {
-        if let id = unloaded.first {
-            return "route '\(route)' is provided by \(id), which is not loaded (load \(id))"
-        }
-        if let invalid = host.rejected.first(where: { $0.routes.contains(route) }) {
-            return "route '\(route)' is provided by \(invalid.id ?? invalid.folder), which is invalid: \(invalid.reason)"
-        }
-        return "no loaded plugin provides route '\(route)'"
-    }
-
-    func takeRouterID() -> Int {
-        defer { nextRouterID += 1 }
-        return nextRouterID
-    }
+    /// The id the next screen will have (promised to a plugin whose push is queued).
+    func takeRouterID() -> Int { screens.takeRouterID() }
 
     private func takeStackID() -> Int {
         defer { nextStackID += 1 }
@@ -534,7 +471,7 @@ package final class Navigator {
     /// A push or present a plugin asked for, run at top level with the id it was promised.
     func performRequestedOpen(_ route: String, argument: [UInt8], from requester: Router, id: Int, present: Bool) {
         do {
-            let child = try makeScreen(route, argument: argument, id: id)
+            let child = try screens.makeScreen(route, argument: argument, id: id)
             try attachOrRelease(child) { () throws(ScreenError) in
                 if present {
                     try attachActivateAndPresent(child, from: requester)
@@ -543,7 +480,7 @@ package final class Navigator {
                 }
             }
         } catch {
-            host.emit(.failed, "screen \(requester.id)", "\(present ? "present" : "push") \(route) failed: \(error.message)")
+            events.emit(.failed, "screen \(requester.id)", "\(present ? "present" : "push") \(route) failed: \(error.message)")
         }
     }
 }

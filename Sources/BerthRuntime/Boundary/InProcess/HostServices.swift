@@ -37,7 +37,7 @@ enum HostServices {
     /// The capability check of a plugin-wide or pointer-carrying call: nil when granted,
     /// else the refusal written into `error` (and reported by the host).
     @MainActor
-    static func refusal(_ grant: CapabilityGrant, host: BerthHost?, _ capability: Capability, _ call: String, _ error: ErrorPointer) -> berth_status? {
+    static func refusal(_ grant: CapabilityGrant, host: (any PluginFacingHost)?, _ capability: Capability, _ call: String, _ error: ErrorPointer) -> berth_status? {
         guard case .failure(let refusal) = callbacks.permit(grant, host: host, capability, call: call) else { return nil }
         return fill(error, Int(refusal.code.rawValue), refusal.message)
     }
@@ -178,7 +178,7 @@ enum HostServices {
                 let size = min(Int(task.pointee.struct_size), target.count)
                 target.copyMemory(from: UnsafeRawBufferPointer(start: task, count: size))
             }
-            guard let key, let screen = ScreenHandle.from(handle), let module = screen.module, let router = module.router, let host = module.host,
+            guard let key, let screen = ScreenHandle.from(handle), let module = screen.module, let router = module.router, let host = screen.host,
                   let interactor = router.interactor else {
                 ManagedTask.releaseUnstarted(descriptor)
                 return fill(error, BERTH_ERR_STATE, "task_start: the screen is not open")

@@ -8,11 +8,11 @@ final class PluginContext: Sendable {
     let generation: Int
     let logger: Logger
     /// The host, for plugin-wide services (registration, sessions); used on the main actor.
-    weak let host: BerthHost?
+    weak let host: (any PluginFacingHost)?
     /// What the generation's manifest grants.
     let grant: CapabilityGrant
 
-    init(pluginID: String, generation: Int, logger: Logger, host: BerthHost?, grant: CapabilityGrant) {
+    init(pluginID: String, generation: Int, logger: Logger, host: (any PluginFacingHost)?, grant: CapabilityGrant) {
         self.pluginID = pluginID
         self.grant = grant
         self.generation = generation

@@ -24,7 +24,7 @@ final class InProcessPlugin: PluginConnection {
     /// nothing of it stays loaded (a Swift image already mapped is retired: `onRetire`).
     init(
         plugin: ValidatedPlugin, generation number: Int, runtimeDirectory: RuntimeDirectory, logger: Logger,
-        host: BerthHost?, onRetire: (Int) -> Void
+        host: (any PluginFacingHost)?, onRetire: (Int) -> Void
     ) throws(LoaderError) {
         let manifest = plugin.manifest
         let id = manifest.id

@@ -85,7 +85,7 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
             logger.log(level: HostTable.logLevel(level), "\(message)")
         case .taskStarted(let token, let key, let task):
             MainActor.assumeIsolated {
-                guard let module = screens[token]?.module, let host = module.host else { return }
+                guard let handle = screens[token], let module = handle.module, let host = handle.host else { return }
                 module.workerTasks.insert(task)
                 host.emit(.event, "screen \(module.id)", "task '\(key)' started")
             }

@@ -44,7 +44,7 @@ final class IsolatedPlugin: PluginConnection {
     /// when `keepWorkerReady`, see `WorkerPool`); hands it the shadow copy and waits for its
     /// handshake.
     init(plugin: ValidatedPlugin, generation number: Int, runtimeDirectory: RuntimeDirectory, workerExecutable: String,
-         unresponsive: Duration, keepWorkerReady: Bool, sandbox policy: SandboxPolicy? = nil, host: BerthHost? = nil,
+         unresponsive: Duration, keepWorkerReady: Bool, sandbox policy: SandboxPolicy? = nil, host: (any PluginFacingHost)? = nil,
          groups: WorkerGroups? = nil, logger: Logger) throws(LoaderError) {
         let manifest = plugin.manifest
         let id = manifest.id

@@ -13,10 +13,10 @@ final class WorkerServiceLink: @unchecked Sendable {
     let grant: CapabilityGrant
     let place: ServicePlace
     /// nil in a trial worker (`CanaryLoad`): registrations are accepted and not kept.
-    weak var host: BerthHost?
+    weak var host: (any PluginFacingHost)?
     weak var plugin: IsolatedPlugin?
 
-    init(pluginID: String, generation: Int, grant: CapabilityGrant, place: ServicePlace, host: BerthHost?) {
+    init(pluginID: String, generation: Int, grant: CapabilityGrant, place: ServicePlace, host: (any PluginFacingHost)?) {
         self.pluginID = pluginID
         self.generation = generation
         self.grant = grant

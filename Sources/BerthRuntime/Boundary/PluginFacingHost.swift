@@ -1,0 +1,34 @@
+/// The host as a plugin's calls back into it reach it: navigation, route context,
+/// sessions and services, persistence, the event log and a refusal's report. Screen and
+/// plugin handles, and the connections that make them, hold this rather than `BerthHost`,
+/// so loading, unloading and reloading stay out of a plugin's reach. `BerthHost` is the
+/// one conformer. `Sendable` as any main-actor class is: a plugin handle, usable from any
+/// thread, keeps it and uses it on the main actor only.
+@MainActor
+protocol PluginFacingHost: AnyObject, Sendable {
+    /// The router tree and the queue plugin requests wait in until the host is at top level.
+    var navigator: Navigator { get }
+    /// Scoped services and sessions.
+    var scopes: ScopeRegistry { get }
+    /// Route-context observers and delivery.
+    var routeContext: RouteContextDispatcher { get }
+    /// The database persisted values live in, when persistence is on.
+    var persistentStore: PersistentStore? { get }
+    /// Whether values persist, and if not, why.
+    var persistenceStatus: PersistenceStatus { get }
+    func emit(_ kind: HostEvent.Kind, _ subject: String, _ message: String)
+    /// Reports a call refused for a missing capability as a `denied` event.
+    func report(_ denial: CapabilityDenial)
+    func close(_ router: Router)
+    @discardableResult
+    func sendContext(_ type: String, payload: [UInt8], from sender: Router) -> BerthHost.ContextDelivery
+    @discardableResult
+    func terminate(_ type: String, payload: [UInt8], from sender: Router) -> BerthHost.ContextDelivery
+    func canTerminate(_ type: String, from sender: Router) -> Bool
+    func topLevel<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T
+    func beginSession(_ id: String)
+    @discardableResult
+    func endSession() -> String?
+}
+
+extension BerthHost: PluginFacingHost {}

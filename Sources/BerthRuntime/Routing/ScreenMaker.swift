@@ -1,0 +1,75 @@
+/// What the navigator asks of the host when it opens a screen: the generation of a plugin
+/// to use now, which may load a lazy or crashed plugin first (`BerthHost`).
+@MainActor
+protocol GenerationSupplier: AnyObject {
+    func generationForUse(of id: String) throws(LoaderError) -> PluginGeneration?
+}
+
+/// Makes the navigator's screens: resolves a route to its plugin, checks the open-screen
+/// limit, finds the generation to use, numbers the router and gives it a module instance
+/// (new screens and a reload's reopened ones alike).
+@MainActor
+final class ScreenMaker {
+    private let events: EventLog
+    private let activity: ScreenActivity
+    private let openScreenLimit: Int
+    private let routes: RouteResolver
+    private let scopes: ScopeRegistry
+    private unowned let generations: any GenerationSupplier
+    /// What the screens' plugins call back into (handed to each new screen's handle).
+    private weak var pluginHost: (any PluginFacingHost)?
+    private var nextRouterID = 1
+
+    init(events: EventLog, activity: ScreenActivity, openScreenLimit: Int, registry: PluginRegistry, scopes: ScopeRegistry,
+         generations: any GenerationSupplier, pluginHost: any PluginFacingHost) {
+        self.events = events
+        self.activity = activity
+        self.openScreenLimit = openScreenLimit
+        self.routes = RouteResolver(registry: registry)
+        self.scopes = scopes
+        self.generations = generations
+        self.pluginHost = pluginHost
+    }
+
+    func takeRouterID() -> Int {
+        defer { nextRouterID += 1 }
+        return nextRouterID
+    }
+
+    /// Creates a detached router with a fresh module instance for `route`.
+    func makeScreen(_ route: String, argument: [UInt8], id: Int? = nil) throws(ScreenError) -> Router {
+        let (pluginID, name) = try routes.resolve(route)
+        let open = activity.liveScreens
+        guard open < openScreenLimit else {
+            throw ScreenError(.navigation, screen: 0, "cannot open \(pluginID)/\(name): \(open) screens are open, the limit is \(openScreenLimit)")
+        }
+        let available: PluginGeneration?
+        do {
+            available = try generations.generationForUse(of: pluginID)
+        } catch {
+            throw ScreenError(.pluginNotLoaded, screen: 0, error.message)
+        }
+        guard let generation = available else {
+            throw ScreenError(.pluginNotLoaded, screen: 0, routes.notLoadedReason(pluginID))
+        }
+        let routerID = id ?? takeRouterID()
+        let router = Router(id: routerID, kind: .screen, pluginID: pluginID, route: name)
+        try makeInstance(on: router, generation: generation, argument: argument)
+        return router
+    }
+
+    /// Gives `router` a new module instance of `generation` and its interactor, then reports
+    /// it `created` and delivers `didLoad`: for a new screen, and for a reload's reopened
+    /// ones, whose kept state `prepare` restores before the interactor exists.
+    @discardableResult
+    func makeInstance(on router: Router, generation: PluginGeneration, argument: [UInt8] = [], reopened: Bool = false,
+                      prepare: (ModuleInstance) -> Void = { _ in }) throws(ScreenError) -> ModuleInstance {
+        let module = try ModuleInstance(id: router.id, route: router.route, generation: generation, argument: argument, router: router,
+                                    context: ScreenContext(activity: activity, scopes: scopes, pluginHost: pluginHost))
+        prepare(module)
+        router.interactor = Interactor(module: module)
+        events.emit(.created, "screen \(router.id)", "\(router.pluginID)/\(router.route) \(reopened ? "recreated" : "created") (generation \(generation.number))")
+        module.deliver(.didLoad)
+        return module
+    }
+}
