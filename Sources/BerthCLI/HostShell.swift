@@ -252,9 +252,17 @@ final class HostShell {
         let loaded = host.plugins.values.compactMap(\.generation)
         emitLine("loaded: \(loaded.count) plugin(s); open screens: \(host.openRouters.count)")
         emitLine("retired Swift generations: \(host.retiredGenerations) (\(host.retiredBytes) bytes still mapped)")
-        let workers = loaded.compactMap { generation in generation.workerPID.map { "\(generation.pluginID) pid \($0)" } }
+        let workers = loaded.compactMap { generation in
+            generation.workerPID.map { "\(generation.pluginID) pid \($0)" + (generation.workerProcessorTime.map { " cpu \(Self.seconds($0))" } ?? "") }
+        }
         emitLine("workers: \(workers.isEmpty ? "none" : workers.sorted().joined(separator: ", "))")
         emitLine("runtime folder: \(host.runtimeDirectory.path)")
+    }
+
+    /// `1.25 s`: a worker's processor time as `status` shows it.
+    static func seconds(_ duration: Duration) -> String {
+        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        return "\(milliseconds / 1000).\(String(format: "%02d", (milliseconds % 1000) / 10)) s"
     }
 
     private func printScreen(_ tree: ViewNode?) {

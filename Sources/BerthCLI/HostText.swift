@@ -45,7 +45,7 @@ enum HostText {
     static func eventLine(_ event: HostEvent) -> String {
         switch event.kind {
         case .retiredLimitExceeded: "\(event): run `berth restart` to start a fresh process (persisted state and open screens are kept)"
-        case .denied: "\(event) (if you trust the plugin, grant the capability: Plugin(capabilities:) in Swift, \"capabilities\" in a C plugin's plugin.json)"
+        case .denied where !event.message.contains("system-call filter"): "\(event) (if you trust the plugin, grant the capability: Plugin(capabilities:) in Swift, \"capabilities\" in a C plugin's plugin.json)"
         default: event.description
         }
     }

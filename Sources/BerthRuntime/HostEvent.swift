@@ -10,7 +10,8 @@ public struct HostEvent: Sendable, CustomStringConvertible {
         case retiredLimitExceeded
         /// A plugin's worker process died or stopped answering.
         case crashed
-        /// A plugin's call was refused: its manifest lacks the capability (subject: the plugin).
+        /// A plugin's call was refused: its manifest lacks the capability, or its worker's
+        /// system-call filter refused it (subject: the plugin, or a group's plugins).
         case denied
     }
 

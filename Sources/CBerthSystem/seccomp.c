@@ -6,7 +6,8 @@
  * which is where a hand-written filter usually goes wrong.
  *
  * Every rule returns an errno (EPERM, or ENOSYS for clone3 so glibc falls back to clone,
- * whose flags a filter can read); nothing is killed: a plugin can report the refusal.
+ * whose flags a filter can read); nothing is killed: a plugin can report the refusal. With
+ * `trap` the EPERMs come from the SIGSYS handler of seccomp_trap.c, which also reports them.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include "berth_system.h"
@@ -35,6 +37,7 @@ struct berth_scmp_arg_cmp {
 };
 #define BERTH_SCMP_ACT_ALLOW 0x7fff0000U
 #define BERTH_SCMP_ACT_ERRNO(code) (0x00050000U | ((code) & 0x0000ffffU))
+#define BERTH_SCMP_ACT_TRAP 0x00030000U
 
 typedef berth_scmp_filter_ctx (*seccomp_init_fn)(uint32_t default_action);
 typedef int (*seccomp_rule_add_array_fn)(berth_scmp_filter_ctx, uint32_t action, int syscall, unsigned int count,
@@ -73,13 +76,17 @@ static int bind_library(struct seccomp_api *api, char *message, size_t size) {
     return 0;
 }
 
-/* One rule: `name` answers `code` when every comparison holds. A call this architecture
- * does not have (fork and vfork on aarch64) needs no rule. */
+/* What a refused call gets: EPERM from the SIGSYS handler (reported), or from the kernel. */
+static uint32_t refusal = BERTH_SCMP_ACT_ERRNO(EPERM);
+
+/* One rule: `name` answers `code` (EPERM: `refusal`) when every comparison holds. A call
+ * this architecture does not have (fork and vfork on aarch64) needs no rule. */
 static int deny(const struct seccomp_api *api, berth_scmp_filter_ctx filter, const char *name, int code, unsigned int count,
                 const struct berth_scmp_arg_cmp *arguments, char *message, size_t size) {
     int number = api->resolve_name(name);
     if (number < 0) return 0;
-    int status = api->rule_add_array(filter, BERTH_SCMP_ACT_ERRNO(code), number, count, arguments);
+    uint32_t action = code == EPERM ? refusal : BERTH_SCMP_ACT_ERRNO(code);
+    int status = api->rule_add_array(filter, action, number, count, arguments);
     if (status != 0) {
         snprintf(message, size, "seccomp rule for %s: %s", name, strerror(-status));
         return -1;
@@ -87,7 +94,7 @@ static int deny(const struct seccomp_api *api, berth_scmp_filter_ctx filter, con
     return 0;
 }
 
-int berth_seccomp_confine(int allow_udp, char *message, size_t size) {
+int berth_seccomp_confine(int allow_udp, int trap, char *message, size_t size) {
     struct seccomp_api api;
     if (bind_library(&api, message, size) != 0) return -1;
     berth_scmp_filter_ctx filter = api.init(BERTH_SCMP_ACT_ALLOW);
@@ -96,6 +103,14 @@ int berth_seccomp_confine(int allow_udp, char *message, size_t size) {
         return -1;
     }
     int failed = 0;
+    if (trap) {
+        refusal = BERTH_SCMP_ACT_TRAP;
+        /* The handler stays: no other SIGSYS action may replace it (refused and reported;
+         * a plugin that blocks SIGSYS instead is killed by its next refused call, which
+         * still does not run). */
+        struct berth_scmp_arg_cmp sigsys = {0, BERTH_SCMP_CMP_MASKED_EQ, LOW32, SIGSYS};
+        failed |= deny(&api, filter, "rt_sigaction", EPERM, 1, &sigsys, message, size);
+    }
     /* No program runs: execve and execveat (fexecve and a memfd's ELF included). */
     failed |= deny(&api, filter, "execve", EPERM, 0, NULL, message, size);
     failed |= deny(&api, filter, "execveat", EPERM, 0, NULL, message, size);

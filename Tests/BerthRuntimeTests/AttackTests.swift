@@ -15,8 +15,8 @@ struct AttackTests {
     let workspace = PluginWorkspace()
 
     /// Loads the attacker in a worker with `capabilities`.
-    private func attacker(_ capabilities: [String] = [], isolation: String = "process",
-                          settings: IsolationSettings = TestIsolation.settings) throws -> (BerthHost, PluginGeneration) {
+    func attacker(_ capabilities: [String] = [], isolation: String = "process", settings: IsolationSettings = TestIsolation.settings,
+                          manifest extra: [String: Any] = [:]) throws -> (BerthHost, PluginGeneration) {
         let folder = (workspace.plugins as NSString).appendingPathComponent("org.berth.attacker")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try? FileManager.default.copyItem(atPath: BuildProducts.library("libBerthAttacker.so"), toPath: folder + "/libBerthAttacker.so")
@@ -25,18 +25,18 @@ struct AttackTests {
             ("attack_effective_capabilities", []), ("attack_bounding_capabilities", []), ("attack_mknod", []), ("attack_fork", []),
             ("attack_clone3", []), ("attack_thread", []), ("attack_socket", ["int32", "int32"]), ("attack_udp", ["int32"]),
             ("attack_execve", ["string"]), ("attack_memfd_exec", []), ("attack_allocate", ["int32"]), ("attack_descriptor_open", ["string"]),
-            ("attack_oom_score_adj", []),
+            ("attack_oom_score_adj", []), ("attack_sigsys_handler", []), ("attack_spin", ["int32"]),
         ]
         workspace.write(manifest: [
             "id": "org.berth.attacker", "name": "Attacker", "version": "1.0.0", "abi": "1.0", "library": "libBerthAttacker.so",
             "entry": "berth_attacker_entry_v1", "runtime": "c", "routes": ["attack"], "isolation": isolation, "capabilities": capabilities,
             "exports": exports.map { ["symbol": $0.0, "params": $0.1, "returns": "int32"] as [String: Any] },
-        ], in: folder)
+        ].merging(extra) { _, new in new }, in: folder)
         let host = try workspace.makeHost(isolation: settings)
         return (host, try host.load("org.berth.attacker"))
     }
 
-    private func attack(_ generation: PluginGeneration, _ symbol: String, _ arguments: FFIValue...) throws -> Int32 {
+    func attack(_ generation: PluginGeneration, _ symbol: String, _ arguments: FFIValue...) throws -> Int32 {
         guard case .int32(let value) = try generation.call(symbol, arguments: arguments) else {
             Issue.record("\(symbol) did not return an int32")
             return -1

@@ -18,6 +18,9 @@ package enum IsolationNotification: Sendable, Equatable {
     /// The worker refused one of the plugin's calls it serves itself (`task_start`) for
     /// want of `capability`; the host checks its own grant and reports it.
     case denied(screen: UInt64, capability: String, call: String)
+    /// The worker's system-call filter refused `call` ("execve", "socket(AF_UNIX)") with
+    /// EPERM, `count` times so far (sent at 1, 10, 100, …; `RefusedCallReporter`).
+    case refusedSystemCall(call: String, count: UInt64)
 
     var op: UInt16 {
         switch self {
@@ -27,6 +30,7 @@ package enum IsolationNotification: Sendable, Equatable {
         case .taskPost: 203
         case .denied: 204
         case .stateWrite: 205
+        case .refusedSystemCall: 206
         }
     }
 
@@ -44,6 +48,8 @@ package enum IsolationNotification: Sendable, Equatable {
             writer.u64(screen); slot.write(to: &writer)
         case .denied(let screen, let capability, let call):
             writer.u64(screen); writer.string(capability); writer.string(call)
+        case .refusedSystemCall(let call, let count):
+            writer.string(call); writer.u64(count)
         }
     }
 
@@ -58,6 +64,7 @@ package enum IsolationNotification: Sendable, Equatable {
         case 203: notification = .taskPost(screen: try reader.u64(), task: try reader.u64(), action: try reader.string(), payload: try reader.data())
         case 204: notification = .denied(screen: try reader.u64(), capability: try reader.string(), call: try reader.string())
         case 205: notification = .stateWrite(screen: try reader.u64(), slot: try IsolationStateSlot.read(from: &reader))
+        case 206: notification = .refusedSystemCall(call: try reader.string(), count: try reader.u64())
         default: return nil
         }
         try reader.finish()

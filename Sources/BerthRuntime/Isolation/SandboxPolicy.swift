@@ -15,16 +15,31 @@ package struct SandboxPolicy: Sendable, Equatable {
     /// The most memory the worker may take, in bytes (RLIMIT_DATA: heap, private mappings,
     /// thread stacks); 0 for no limit.
     package var memoryLimit: UInt64
+    /// Variables set in the worker's environment before the plugin loads: the host's values
+    /// of the names the manifest lists (`environment`), by name.
+    package var environment: [String: String]
 
     /// A worker's memory limit unless told otherwise: 1 GiB.
     package static let defaultMemoryLimit: UInt64 = 1 << 30
 
-    package init(readPaths: [String], writePaths: [String], dataFolder: String, network: Bool, memoryLimit: UInt64 = defaultMemoryLimit) {
+    package init(readPaths: [String], writePaths: [String], dataFolder: String, network: Bool, memoryLimit: UInt64 = defaultMemoryLimit,
+                 environment: [String: String] = [:]) {
         self.readPaths = readPaths
         self.writePaths = writePaths
         self.dataFolder = dataFolder
         self.network = network
         self.memoryLimit = memoryLimit
+        self.environment = environment
+    }
+
+    /// Widens this policy to admit `other` too, for a worker shared by a group: every path,
+    /// network if either has it, the larger memory limit (0, none, is the largest), every variable.
+    package mutating func join(_ other: SandboxPolicy) {
+        readPaths += other.readPaths.filter { !readPaths.contains($0) }
+        writePaths += other.writePaths.filter { !writePaths.contains($0) }
+        network = network || other.network
+        memoryLimit = memoryLimit == 0 || other.memoryLimit == 0 ? 0 : max(memoryLimit, other.memoryLimit)
+        environment.merge(other.environment) { mine, _ in mine }
     }
 
     func write(to writer: inout WireWriter) {
@@ -33,13 +48,17 @@ package struct SandboxPolicy: Sendable, Equatable {
         writer.string(dataFolder)
         writer.bool(network)
         writer.u64(memoryLimit)
+        writer.list(environment.sorted { $0.key < $1.key }) { $0.string($1.key); $0.string($1.value) }
     }
 
     static func read(from reader: inout WireReader) throws(WireDecodingError) -> SandboxPolicy {
         let read = try reader.list(minimumElementSize: 4) { reader throws(WireDecodingError) in try reader.string() }
         let write = try reader.list(minimumElementSize: 4) { reader throws(WireDecodingError) in try reader.string() }
-        return SandboxPolicy(readPaths: read, writePaths: write, dataFolder: try reader.string(), network: try reader.bool(),
-                             memoryLimit: try reader.u64())
+        var policy = SandboxPolicy(readPaths: read, writePaths: write, dataFolder: try reader.string(), network: try reader.bool(),
+                                   memoryLimit: try reader.u64())
+        let variables = try reader.list(minimumElementSize: 8) { reader throws(WireDecodingError) in (try reader.string(), try reader.string()) }
+        policy.environment = Dictionary(variables) { first, _ in first }
+        return policy
     }
 }
 

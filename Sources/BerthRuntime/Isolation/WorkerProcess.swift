@@ -167,6 +167,20 @@ package final class WorkerProcess: @unchecked Sendable {
         return reap()
     }
 
+    /// The processor time the worker has used so far (user + system, from
+    /// `/proc/<pid>/stat`); nil once it was reaped or when that cannot be read.
+    package var processorTime: Duration? {
+        guard lock.withLock({ reaped }) == nil,
+              let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let commandEnd = text.lastIndex(of: ")") else { return nil }
+        // After "pid (command) ": state is field 3, utime 14 and stime 15, in clock ticks.
+        let fields = text[text.index(after: commandEnd)...].split(separator: " ")
+        guard fields.count > 12, let user = UInt64(fields[11]), let system = UInt64(fields[12]) else { return nil }
+        let ticksPerSecond = UInt64(max(1, sysconf(Int32(_SC_CLK_TCK))))
+        let ticks = user + system
+        return .seconds(ticks / ticksPerSecond) + .milliseconds((ticks % ticksPerSecond) * 1000 / ticksPerSecond)
+    }
+
     /// The last lines the worker wrote to stderr, oldest first.
     package var standardErrorTail: [String] { standardError.tail }
 

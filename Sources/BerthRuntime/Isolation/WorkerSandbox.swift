@@ -6,7 +6,8 @@ private import CBerthSystem
 /// securebits locked when started as root), the memory limit, a Landlock ruleset (read the
 /// system's library folders, the Swift runtime, the worker executable and the policy's
 /// read paths; write only the policy's write paths; execute nothing, make no device node;
-/// TCP only with `network`), then the system-call filter (`berth_seccomp_confine`). Runs
+/// TCP only with `network`), then the system-call filter (`berth_seccomp_confine`), whose
+/// refusals a thread reports to the host (`RefusedCallReporter`). Runs
 /// before the plugin's library is opened, because its constructors run inside `dlopen`;
 /// the libraries the worker itself links are mapped already.
 enum WorkerSandbox {
@@ -25,6 +26,7 @@ enum WorkerSandbox {
     /// Confines this process by `policy`. Landlock and the filter restrict the calling
     /// thread and the threads it starts later, so both are refused while another thread runs.
     static func apply(_ policy: SandboxPolicy) throws(Failure) -> SandboxStatus {
+        for (name, value) in policy.environment { setenv(name, value, 1) }
         setenv("BERTH_PLUGIN_DATA", policy.dataFolder, 1)
         let threads = berth_thread_count()
         guard threads == 1 else {
@@ -41,10 +43,13 @@ enum WorkerSandbox {
             guard limited == 0 else { throw Failure(message: "setrlimit(RLIMIT_DATA, \(policy.memoryLimit)) failed: \(errnoText(limited))") }
         }
         let status = try restrictFiles(policy)
+        // Off x86_64 there is no handler: the filter itself answers EPERM, and nothing is reported.
+        let refusals = berth_seccomp_trap_install()
         var message = [CChar](repeating: 0, count: 256)
-        guard berth_seccomp_confine(policy.network ? 1 : 0, &message, message.count) == 0 else {
+        guard berth_seccomp_confine(policy.network ? 1 : 0, refusals >= 0 ? 1 : 0, &message, message.count) == 0 else {
             throw Failure(message: "cannot load the system-call filter: \(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
         }
+        if refusals >= 0 { RefusedCallReporter.start(reading: refusals) }
         return status
     }
 

@@ -37,6 +37,9 @@ public final class PluginGeneration {
     public let isolation: IsolationMode
     /// The worker's process id, for an isolated generation.
     public var workerPID: Int32? { (connection as? IsolatedPlugin)?.workerPID }
+    /// The processor time its worker has used so far (user + system; shared with the other
+    /// plugins of a worker group), for an isolated generation whose worker runs.
+    public var workerProcessorTime: Duration? { (connection as? IsolatedPlugin)?.group.worker.processorTime }
 
     /// The plugin side of the seam.
     let connection: any PluginConnection

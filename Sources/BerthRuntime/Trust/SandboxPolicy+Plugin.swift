@@ -3,14 +3,20 @@ import Foundation
 extension SandboxPolicy {
     /// The sandbox of an isolated plugin: read its folder and its shadow copies, read and
     /// write its data folder, plus the manifest's `files` grants (each only with its
-    /// capability; `~/` is `home`) and TCP only with `network`.
-    init(plugin: ValidatedPlugin, shadowFolder: String, dataFolder: String, home: String, memoryLimit: UInt64 = SandboxPolicy.defaultMemoryLimit) {
+    /// capability; `~/` is `home`) and TCP only with `network`. Its memory limit is the
+    /// manifest's `limits.memory` up to `memoryLimit` (the host's ceiling), its extra
+    /// variables the `hostEnvironment` values of the manifest's `environment` names (one the
+    /// host does not have is not set).
+    init(plugin: ValidatedPlugin, shadowFolder: String, dataFolder: String, home: String, memoryLimit: UInt64 = SandboxPolicy.defaultMemoryLimit,
+         hostEnvironment: [String: String] = [:]) {
         let manifest = plugin.manifest
         let granted = manifest.grantedCapabilities
         let reads = granted.contains(.filesRead) ? manifest.files.read.map { FileGrants.resolve($0, home: home) } : []
         let writes = granted.contains(.filesWrite) ? manifest.files.write.map { FileGrants.resolve($0, home: home) } : []
         self.init(readPaths: [plugin.folder, shadowFolder] + reads, writePaths: [dataFolder] + writes,
-                  dataFolder: dataFolder, network: granted.contains(.network), memoryLimit: memoryLimit)
+                  dataFolder: dataFolder, network: granted.contains(.network),
+                  memoryLimit: manifest.limits.memoryLimit(hostCeiling: memoryLimit),
+                  environment: hostEnvironment.filter { manifest.environment.contains($0.key) })
     }
 }
 
@@ -28,8 +34,9 @@ extension BerthHost {
         } catch {
             throw LoaderError(.copyFailed, plugin: id, path: dataFolder, systemError: error.localizedDescription, detail: "cannot create the plugin's data folder")
         }
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        let environment = ProcessInfo.processInfo.environment
+        let home = environment["HOME"] ?? NSHomeDirectory()
         return SandboxPolicy(plugin: plugin, shadowFolder: runtimeDirectory.folder(of: id), dataFolder: dataFolder, home: home,
-                             memoryLimit: configuration.isolation.maxPluginMemory)
+                             memoryLimit: configuration.isolation.maxPluginMemory, hostEnvironment: environment)
     }
 }

@@ -103,9 +103,23 @@ int berth_set_oom_score_adjustment(int value);
 /**
  * Loads the worker's seccomp filter through libseccomp.so.2 (opened with dlopen): EPERM for
  * execve/execveat, fork/vfork, clone without CLONE_THREAD, Unix/netlink/packet/raw sockets,
- * UDP unless `allow_udp`, ioctl TIOCSTI/TIOCLINUX; ENOSYS for clone3. 0, or -1 with a
+ * UDP unless `allow_udp`, ioctl TIOCSTI/TIOCLINUX; ENOSYS for clone3. With `trap` (after
+ * berth_seccomp_trap_install) those EPERMs are made by the SIGSYS handler, which reports
+ * each call, and rt_sigaction for SIGSYS is refused so the handler stays. 0, or -1 with a
  * one-line reason in `message`. Binds the calling thread and the threads it starts later.
  */
-int berth_seccomp_confine(int allow_udp, char *message, size_t size);
+int berth_seccomp_confine(int allow_udp, int trap, char *message, size_t size);
+
+/* ---- Reporting refused calls (seccomp_trap.c) ------------------------------------- */
+
+/**
+ * Installs the SIGSYS handler that answers a trapped call with EPERM and records it. The
+ * read end of the records' pipe (close-on-exec, blocking), or -1 with errno set (ENOSYS
+ * off x86_64). Call once, before berth_seccomp_confine(..., trap = 1, ...).
+ */
+int berth_seccomp_trap_install(void);
+
+/** Waits for the next refused call and writes it, as "execve" or "socket(AF_UNIX)", to `text`. Its length, or -1 when the pipe ends. */
+int berth_seccomp_next_refusal(int descriptor, char *text, size_t size);
 
 #endif

@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "berth_attacker.h"
@@ -317,4 +319,24 @@ int32_t attack_oom_score_adj(void) {
     ssize_t count = read(fd, text, sizeof text - 1);
     close(fd);
     return count > 0 ? (int32_t)strtol(text, NULL, 10) : -EIO;
+}
+
+/* Takes the SIGSYS action back from the worker (so refused calls would go unreported): 0 when it could, else the errno. */
+int32_t attack_sigsys_handler(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = SIG_IGN;
+    return sigaction(SIGSYS, &action, NULL) == 0 ? 0 : errno;
+}
+
+/* Burns `milliseconds` of this thread's processor time; 0. */
+int32_t attack_spin(int32_t milliseconds) {
+    struct timespec start, now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+    volatile uint64_t work = 0;
+    do {
+        for (int index = 0; index < 100000; index++) work += (uint64_t)index;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < milliseconds);
+    return 0;
 }

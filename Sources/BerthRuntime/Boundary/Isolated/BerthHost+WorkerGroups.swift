@@ -14,10 +14,7 @@ extension BerthHost {
             // shadow copies must exist by then.
             try? FileManager.default.createDirectory(atPath: runtimeDirectory.folder(of: other.manifest.id), withIntermediateDirectories: true,
                                                      attributes: [.posixPermissions: 0o700])
-            let theirs = try sandboxPolicy(for: other)
-            policy.readPaths += theirs.readPaths.filter { !policy.readPaths.contains($0) }
-            policy.writePaths += theirs.writePaths.filter { !policy.writePaths.contains($0) }
-            policy.network = policy.network || theirs.network
+            policy.join(try sandboxPolicy(for: other))
         }
         return policy
     }

@@ -23,6 +23,7 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
     private var instances: [UInt64: UInt64] = [:]
     private var nextToken: UInt64 = 1
     private let logger: Logger
+    private var refusedCalls = RefusedCallLog()
 
     /// `logger` takes the lines of a NULL plugin handle.
     init(logger: Logger) {
@@ -76,7 +77,7 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
     func receive(_ notification: IsolationNotification, on channel: IsolationChannel) {
         // As in process: logging and a task's end cannot change what a screen renders.
         switch notification {
-        case .log, .taskFinished: break
+        case .log, .taskFinished, .refusedSystemCall: break
         case .taskStarted, .stateWrite, .taskPost, .denied: HostCallbackCount.record()
         }
         switch notification {
@@ -111,6 +112,14 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
             MainActor.assumeIsolated {
                 guard let screen = screens[token], let capability = Capability(rawValue: name) else { return }
                 _ = HostCallbackHandler().permit(screen, capability, call: call)
+            }
+        case .refusedSystemCall(let call, let count):
+            // Named by every plugin of the worker: a group's members share the process.
+            MainActor.assumeIsolated {
+                let links = members.values.map(\.services)
+                guard let host = links.lazy.compactMap(\.host).first, refusedCalls.admit(call: call, count: count) else { return }
+                let plugins = Set(links.map(\.pluginID)).sorted().joined(separator: ", ")
+                host.emit(.denied, plugins, RefusedCallLog.message(call: call, count: count))
             }
         }
     }

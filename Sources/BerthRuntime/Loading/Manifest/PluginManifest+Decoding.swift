@@ -5,7 +5,7 @@ extension PluginManifest {
     static let knownFields: Set<String> = [
         "$schema", "id", "name", "version", "abi", "library", "entry", "runtime", "exports",
         "routes", "requires", "persist", "sha256", "description", "isolation",
-        "capabilities", "files", "activation", "actions",
+        "capabilities", "files", "activation", "actions", "limits", "environment",
     ]
 
     /// The sizes a manifest may have (Docs/manifest.md): larger ones are refused with one
@@ -125,14 +125,19 @@ struct ManifestReader {
         }
         let activation = readActivation(fields)
         let actions = readActions(fields, routes: routes)
+        let limits = readLimits(fields)
+        let environment = readEnvironment(fields)
 
         guard let id, let name, let version, let abi, let library, let entry, let runtime else { return nil }
-        return PluginManifest(
+        var manifest = PluginManifest(
             id: id, name: name, version: version, abi: abi, library: library, entry: entry,
             runtime: runtime, exports: exports, routes: routes, requires: requires,
             persist: persist, sha256: sha256, description: description, isolation: isolation, isolationGroup: isolationGroup,
             capabilities: capabilities, files: files, activation: activation, actions: actions
         )
+        manifest.limits = limits
+        manifest.environment = environment
+        return manifest
     }
 
     // MARK: Fields
@@ -373,7 +378,7 @@ struct ManifestReader {
     }
 
     /// A list of unique strings; `prefix` names the enclosing object in problem lines.
-    private mutating func readStringList(
+    mutating func readStringList(
         _ fields: [String: Any], _ name: String, rule: (String) -> Bool, expected: String, prefix: String = ""
     ) -> [String] {
         let field = prefix + name

@@ -69,6 +69,10 @@ public struct PluginManifest: Sendable, Equatable {
     /// The actions each route's screen declares (`actions`); a route missing here declares
     /// none, and accepts any action name.
     public var actions: [String: [DeclaredAction]] = [:]
+    /// What an isolated plugin's worker may take (`limits`); the host's settings are the ceiling.
+    public var limits = PluginLimits()
+    /// Host variables passed to an isolated plugin's worker beyond the allowlist (`environment`).
+    public var environment: [String] = []
 
     /// One entry of `requires`.
     public struct Dependency: Sendable, Equatable {

@@ -21,5 +21,7 @@ int32_t attack_memfd_exec(void);
 int32_t attack_allocate(int32_t mebibytes);
 int32_t attack_descriptor_open(const char *marker);
 int32_t attack_oom_score_adj(void);
+int32_t attack_sigsys_handler(void);
+int32_t attack_spin(int32_t milliseconds);
 
 #endif

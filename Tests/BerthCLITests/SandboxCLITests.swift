@@ -1,0 +1,28 @@
+import BerthTestSupport
+import Foundation
+import Testing
+
+/// The sandbox as the CLI shows it: a refused system call in `events`, each worker's
+/// processor time in `status` (Docs/security.md).
+@Suite("The sandbox in the CLI")
+struct SandboxCLITests {
+    @Test("events names a plugin's refused execve, and status shows its worker's processor time")
+    func deniedAndProcessorTime() throws {
+        let workspace = PluginWorkspace()
+        let folder = workspace.plugins + "/org.berth.attacker"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: BuildProducts.library("libBerthAttacker.so"), toPath: folder + "/libBerthAttacker.so")
+        workspace.write(manifest: [
+            "id": "org.berth.attacker", "name": "Attacker", "version": "1.0.0", "abi": "1.0", "library": "libBerthAttacker.so",
+            "entry": "berth_attacker_entry_v1", "runtime": "c", "routes": ["attack"], "isolation": "process", "capabilities": [] as [String],
+            "exports": [["symbol": "attack_execve", "params": ["string"], "returns": "int32"]],
+        ], in: folder)
+        let host = try RunningHost(workspace)
+        try host.wait(for: "org.berth.attacker")
+        let reply = try host.command(["call", "org.berth.attacker", "attack_execve", "/bin/true"])
+        #expect(reply.contains("\(EPERM)"), "\(reply)")
+        try host.wait(for: "org.berth.attacker: execve refused by the system-call filter: EPERM", in: ["events"], timeout: 60)
+        let status = try host.command(["status"])
+        #expect(status.contains(#/org\.berth\.attacker pid \d+ cpu \d+\.\d\d s/#), "\(status)")
+    }
+}

@@ -1,0 +1,88 @@
+import BerthRuntime
+import BerthTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// What the manifest adds to a worker's sandbox (`limits`, `environment`), what a refused
+/// system call reports, and the processor time `status` shows: the attacker again, in a worker.
+extension AttackTests {
+    @Test("a refused call returns EPERM to the plugin, and a denied event names the plugin and the call")
+    func refusedCallsAreReported() async throws {
+        let (host, generation) = try attacker()
+        let worker = (BuildProducts.directory as NSString).appendingPathComponent("berth-worker")
+        #expect(try attack(generation, "attack_execve", .string(worker)) == EPERM)
+        #expect(try attack(generation, "attack_fork") == EPERM)
+        #expect(try attack(generation, "attack_socket", .int32(AF_UNIX), .int32(1)) == EPERM)
+        #expect(try attack(generation, "attack_udp", .int32(9)) == EPERM)
+        for call in ["execve", "fork (clone without CLONE_THREAD)", "socket(AF_UNIX)", "socket(AF_INET, SOCK_DGRAM)"] {
+            let reported = await eventuallyAsync {
+                host.events.contains { $0.kind == .denied && $0.subject == "org.berth.attacker" && $0.message == "\(call) refused by the system-call filter: EPERM" }
+            }
+            #expect(reported, "no denied event for \(call): \(host.events.filter { $0.kind == .denied }.map(\.description))")
+        }
+        #expect(host.plugins["org.berth.attacker"]?.state != .crashed)
+    }
+
+    @Test("the plugin cannot take SIGSYS from the worker, and 150 refusals of one call make three events")
+    func refusalsCannotFloodTheLog() async throws {
+        let (host, generation) = try attacker()
+        #expect(try attack(generation, "attack_sigsys_handler") == EPERM)
+        let worker = (BuildProducts.directory as NSString).appendingPathComponent("berth-worker")
+        for _ in 0..<150 {
+            #expect(try attack(generation, "attack_execve", .string(worker)) == EPERM)
+        }
+        func execveEvents() -> [HostEvent] { host.events.filter { $0.kind == .denied && $0.message.hasPrefix("execve refused") } }
+        #expect(await eventuallyAsync { execveEvents().contains { $0.message.hasSuffix("(100 times so far)") } }, "\(execveEvents().map(\.description))")
+        #expect(execveEvents().count == 3, "\(execveEvents().map(\.description))")
+        #expect(host.events.contains { $0.kind == .denied && $0.message.hasPrefix("rt_sigaction(SIGSYS) refused") })
+    }
+
+    @Test("a manifest's memory limit holds in the worker, and the host's --max-plugin-memory is its ceiling")
+    func manifestMemoryLimit() throws {
+        let (_, generation) = try attacker(manifest: ["limits": ["memory": "128 MiB"]])
+        #expect(try attack(generation, "attack_allocate", .int32(256)) == ENOMEM)
+        #expect(try attack(generation, "attack_allocate", .int32(32)) == 0)
+        var settings = TestIsolation.settings
+        settings.maxPluginMemory = 128 << 20
+        let (_, capped) = try attacker(settings: settings, manifest: ["limits": ["memory": "2 GiB"]])
+        #expect(try attack(capped, "attack_allocate", .int32(256)) == ENOMEM)
+    }
+
+    @Test("a host variable the manifest names reaches the worker; the others still do not")
+    func manifestEnvironment() throws {
+        setenv("ATTACKER_API_BASE", "https://api.example.com", 0)
+        let (_, generation) = try attacker(manifest: ["environment": ["ATTACKER_API_BASE"]])
+        #expect(try attack(generation, "attack_getenv", .string("ATTACKER_API_BASE")) == 0)
+        #expect(try attack(generation, "attack_getenv", .string("PATH")) == ENOENT)
+    }
+
+    @Test("a manifest cannot pass the host's own variables nor ask for a limit that is not a size, each in one line",
+          arguments: [
+              (#"{"environment": ["LD_PRELOAD"]}"#, "environment[0]", "'LD_PRELOAD' is never passed to a plugin"),
+              (#"{"environment": ["PATH", "XDG_RUNTIME_DIR"]}"#, "environment[1]", "'XDG_RUNTIME_DIR' is never passed to a plugin"),
+              (#"{"environment": ["BERTH_CONTROL_TOKEN"]}"#, "environment[0]", "BERTH_ variables are the host's own"),
+              (#"{"limits": {"memory": "lots"}}"#, "limits.memory", "'lots' is not a size such as \"512 MiB\""),
+              (#"{"limits": {"memory": "1 MiB"}}"#, "limits.memory", "below the least a worker needs"),
+          ])
+    func manifestRefusals(fields: String, field: String, text: String) throws {
+        var manifest: [String: Any] = ["id": "org.berth.attacker", "name": "Attacker", "version": "1.0.0", "abi": "1.0",
+                                       "library": "libBerthAttacker.so", "entry": "berth_attacker_entry_v1", "runtime": "c"]
+        let extra = try #require(try JSONSerialization.jsonObject(with: Data(fields.utf8)) as? [String: Any])
+        manifest.merge(extra) { _, new in new }
+        let data = try JSONSerialization.data(withJSONObject: manifest)
+        let (decoded, problems) = PluginManifest.decode(data, path: "/plugins/attacker/plugin.json")
+        #expect(decoded == nil)
+        let errors = problems.filter { $0.severity == .error }.map(\.description)
+        #expect(errors.count == 1 && errors.allSatisfy { $0.contains("/plugins/attacker/plugin.json") && $0.contains(field) && $0.contains(text) && !$0.contains("\n") },
+                "\(errors)")
+    }
+
+    @Test("the host reads the processor time each worker has used")
+    func workerProcessorTime() throws {
+        let (_, generation) = try attacker()
+        #expect(try attack(generation, "attack_spin", .int32(300)) == 0)
+        let used = try #require(generation.workerProcessorTime)
+        #expect(used >= .milliseconds(250), "\(used)")
+    }
+}
