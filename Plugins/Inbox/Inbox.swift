@@ -24,16 +24,21 @@ final class InboxScreen: Screen {
         let text: String
     }
 
+    /// The screen's title, a bold coloured count, the rows, a rule, and a bordered panel
+    /// with a picker (modifiers change no identity: the rows' state paths stay as they were).
     var body: some View {
         VStack {
-            Text("Inbox · \(messages.count) message(s)")
+            Text("Inbox · \(messages.count) message(s)").bold().foregroundStyle(.cyan)
             Badge(label: "unread")
             List {
                 ForEach(rows) { row in
                     MessageRow(text: row.text)
                 }
             }
+            Divider()
+            FilingPanel()
         }
+        .title("Inbox")
     }
 
     init(context: ScreenContext) {
@@ -93,6 +98,26 @@ struct MessageRow: View {
             Toggle("★", isOn: $starred)
             Text(text)
         }
+    }
+}
+
+/// Where new mail is filed: a picker whose selection is view state, in a bordered,
+/// padded group, over a line with a Spacer between its two ends.
+struct FilingPanel: View {
+    static let folders = ["Inbox", "Archive", "Spam"]
+    @State var folder = 0
+
+    var body: some View {
+        VStack {
+            Picker("File new mail in", selection: $folder, options: Self.folders)
+            HStack {
+                Text("filed in \(Self.folders[min(max(folder, 0), Self.folders.count - 1)])").italic()
+                Spacer()
+                Text("\(Self.folders.count) folders").dim()
+            }
+        }
+        .padding(1)
+        .border()
     }
 }
 

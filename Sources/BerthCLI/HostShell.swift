@@ -54,7 +54,8 @@ final class HostShell {
         tap N|ID                   tap a button (N from the last screen output, or its identity)
         toggle N|ID                flip a toggle
         type N|ID TEXT             replace a text field's text
-        step N|ID +|-              move a stepper
+        step N|ID +|-              move a stepper, or a picker's selection
+        select N|ID INDEX          choose a picker's option (from 0)
         state                      the state storage: each slot's identity and decoded value, persisted keys
         scopes                     live scopes (kind, id, owner, instances) and the services provided
         session begin ID|end       begin or end the session scope (ending releases its instances)
@@ -139,8 +140,9 @@ final class HostShell {
             } else {
                 printScreen(tree?.root)
             }
-        case "tap", "toggle", "type", "step":
-            let usage = command == "type" ? "type N|ID TEXT" : command == "step" ? "step N|ID +|-" : "\(command) N|ID"
+        case "tap", "toggle", "type", "step", "select":
+            let usage = command == "type" ? "type N|ID TEXT" : command == "step" ? "step N|ID +|-"
+                : command == "select" ? "select N|ID INDEX" : "\(command) N|ID"
             let view = try viewIdentity(try argument(arguments, 0, usage))
             let value = arguments.dropFirst().joined(separator: " ")
             guard let kind = BerthHost.ViewInputKind(rawValue: command) else { return }

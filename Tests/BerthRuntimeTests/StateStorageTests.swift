@@ -167,7 +167,7 @@ struct StatePluginTests {
         try plugins.host.input(.tap, view: try find(tree, "Button").id)
         try plugins.host.send(screen: inbox.id, action: "rotate", payload: [])
         let rotated = try plugins.host.render()
-        let rows = rotated?.allNodes.filter { $0.type == "HStack" } ?? []
+        let rows = rotated?.allNodes.filter { $0.type == "HStack" && $0.id.contains("/ForEach.") } ?? []
         #expect(rows.map { $0.children[1].fields["text"] } == ["Try tap, toggle, type and step", "Welcome to Berth"])
         #expect(rows.map { $0.children[0].fields["isOn"] } == ["false", "true"], "the star followed its row")
         #expect(try find(rotated, "Button").fields["label"] == "unread: 1")

@@ -173,7 +173,8 @@ final class PluginRuntime: @unchecked Sendable {
         table.pointee.render_tree = { instance, input, out, error in
             guarded(error) {
                 let box = ScreenBox.from(instance)
-                let renderer = Renderer(screen: box.handle, identities: box.identities, batch: input.map { SlotBatch($0) })
+                let renderer = Renderer(screen: box.handle, identities: box.identities, batch: input.map { SlotBatch($0) },
+                                        hostTreeVersion: PluginRuntime.hostTreeVersion(input))
                 PluginRuntime.shared.within(box.handle) { renderAny(box.screen, renderer) }
                 box.inputs = renderer.inputs
                 PluginRuntime.shared.syncViewContexts(box.handle, renderer.contextObservers)
@@ -207,6 +208,13 @@ final class PluginRuntime: @unchecked Sendable {
         table.pointee.unload = {
             PluginRuntime.shared.plugin?.onUnload?()
         }
+    }
+
+    /// The highest view-tree version the host reads, from the render input (1 when the
+    /// host sent none, or an input too short to say).
+    private static func hostTreeVersion(_ input: UnsafePointer<berth_render_input>?) -> UInt32 {
+        guard let input, input.pointee.struct_size >= 8 else { return 1 }
+        return input.pointee.tree_version
     }
 
     private func create(

@@ -27,7 +27,7 @@ struct HostCompletion {
         case ("send", 2) where words[1].hasPrefix("#"): return actions(of: Int(words[1].dropFirst()).flatMap(host.router))
         case ("actions", 1): return screenNumbers + ["--json"]
         case ("screen", 1): return ["--json"]
-        case ("tap", 1), ("toggle", 1), ("type", 1), ("step", 1): return viewNumbers
+        case ("tap", 1), ("toggle", 1), ("type", 1), ("step", 1), ("select", 1): return viewNumbers
         case ("step", 2): return ["+", "-"]
         case ("session", 1): return ["begin", "end"]
         default: return []

@@ -2,8 +2,9 @@
 extension BerthHost {
     /// The kinds of input a rendered view takes.
     public enum ViewInputKind: String, Sendable, CaseIterable {
-        /// Tap a button; flip a toggle; type text into a field; step a stepper.
-        case tap, toggle, type, step
+        /// Tap a button; flip a toggle; type text into a field; step a stepper or a picker
+        /// (`+`, `-`); select a picker's option (its index).
+        case tap, toggle, type, step, select
     }
 
     /// One render pass of screen `id` (the visible screen when nil): the plugin's tree, its

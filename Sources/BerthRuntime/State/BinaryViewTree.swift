@@ -4,8 +4,9 @@ internal import CBerth
 /// bytes the plugin wrote plus where its nodes start: a render pass builds no node objects.
 /// `ViewNode`s are made only when someone looks (`screen`, input, tests).
 struct BinaryViewTree: Sendable {
-    private static let knownKinds: ClosedRange<UInt8> = UInt8(BERTH_VIEW_VSTACK)...UInt8(BERTH_VIEW_STEPPER)
-    private static let knownFields = UInt8(BERTH_VIEW_FIELD_TEXT | BERTH_VIEW_FIELD_LABEL | BERTH_VIEW_FIELD_IS_ON | BERTH_VIEW_FIELD_VALUE | BERTH_VIEW_FIELD_BRANCH)
+    private static let knownKinds: ClosedRange<UInt8> = UInt8(BERTH_VIEW_VSTACK)...UInt8(BERTH_VIEW_PICKER)
+    private static let knownFields = UInt8(BERTH_VIEW_FIELD_TEXT | BERTH_VIEW_FIELD_LABEL | BERTH_VIEW_FIELD_IS_ON | BERTH_VIEW_FIELD_VALUE
+        | BERTH_VIEW_FIELD_BRANCH | BERTH_VIEW_FIELD_STYLE | BERTH_VIEW_FIELD_TITLE)
 
     let bytes: [UInt8]
     /// Identity paths by id, as defined up to and including this tree.
@@ -127,6 +128,8 @@ struct BinaryViewTree: Sendable {
         if node.fields & UInt8(BERTH_VIEW_FIELD_IS_ON) != 0 { values["isOn"] = try reader.u8("isOn") != 0 ? "true" : "false" }
         if node.fields & UInt8(BERTH_VIEW_FIELD_VALUE) != 0 { values["value"] = String(Int64(bitPattern: try reader.u64("value"))) }
         if node.fields & UInt8(BERTH_VIEW_FIELD_BRANCH) != 0 { values["branch"] = try reader.u8("branch") != 0 ? "true" : "false" }
+        if node.fields & UInt8(BERTH_VIEW_FIELD_STYLE) != 0 { ViewStyleFields.add(word: try reader.u32("style"), to: &values) }
+        if node.fields & UInt8(BERTH_VIEW_FIELD_TITLE) != 0 { values["title"] = try reader.string("title", length: "title length") }
         var children: [ViewNode] = []
         children.reserveCapacity(node.children)
         for _ in 0..<node.children { children.append(try self.node(&reader)) }
@@ -136,7 +139,8 @@ struct BinaryViewTree: Sendable {
 
 /// The type names of the binary format's view kinds, as `ViewNode.type` and JSON show them.
 enum ViewKindName {
-    private static let names = ["", "VStack", "HStack", "List", "Group", "ForEach", "if", "Text", "Button", "Toggle", "TextField", "Stepper"]
+    private static let names = ["", "VStack", "HStack", "List", "Group", "ForEach", "if", "Text", "Button", "Toggle", "TextField", "Stepper",
+                                "Spacer", "Divider", "Picker"]
 
     static func name(_ kind: UInt8) -> String {
         Int(kind) < names.count ? names[Int(kind)] : "kind \(kind)"
@@ -181,8 +185,11 @@ private struct TreeReader {
         if fields & UInt8(BERTH_VIEW_FIELD_LABEL) != 0 { try skip(Int(try u32("label length")), "label") }
         if fields & UInt8(BERTH_VIEW_FIELD_IS_ON) != 0 { try skip(1, "isOn") }
         if fields & UInt8(BERTH_VIEW_FIELD_VALUE) != 0 { try skip(8, "value") }
-        guard fields & UInt8(BERTH_VIEW_FIELD_BRANCH) != 0 else { return nil }
-        return try u8("branch") != 0
+        var branch: Bool?
+        if fields & UInt8(BERTH_VIEW_FIELD_BRANCH) != 0 { branch = try u8("branch") != 0 }
+        if fields & UInt8(BERTH_VIEW_FIELD_STYLE) != 0 { try skip(4, "style") }
+        if fields & UInt8(BERTH_VIEW_FIELD_TITLE) != 0 { try skip(Int(try u32("title length")), "title") }
+        return branch
     }
 
     @inline(__always)

@@ -24,14 +24,17 @@ enum LegacyJSONTree {
             switch (name, member) {
             case ("type", .string(let text)): type = text
             case ("id", .string(let text)): id = text
-            case ("text", .string(let text)), ("label", .string(let text)): fields[name] = text
-            case ("isOn", .bool(let flag)), ("branch", .bool(let flag)): fields[name] = flag ? "true" : "false"
-            case ("value", .number(let text)):
-                guard let number = Int(text) else { throw ViewTreeError("field 'value' of \(path) is not an integer") }
+            case ("text", .string(let text)), ("label", .string(let text)), ("title", .string(let text)),
+                 ("emphasis", .string(let text)), ("foreground", .string(let text)):
+                fields[name] = text
+            case ("isOn", .bool(let flag)), ("branch", .bool(let flag)), ("border", .bool(let flag)): fields[name] = flag ? "true" : "false"
+            case ("value", .number(let text)), ("padding", .number(let text)):
+                guard let number = Int(text) else { throw ViewTreeError("field '\(name)' of \(path) is not an integer") }
                 fields[name] = String(number)
             case ("children", .array(let elements)):
                 for (index, element) in elements.enumerated() { children.append(try node(element, path: "child \(index) of \(id ?? path)")) }
-            case ("type", _), ("id", _), ("text", _), ("label", _), ("isOn", _), ("branch", _), ("value", _), ("children", _):
+            case ("type", _), ("id", _), ("text", _), ("label", _), ("isOn", _), ("branch", _), ("value", _), ("children", _),
+                 ("title", _), ("emphasis", _), ("foreground", _), ("border", _), ("padding", _):
                 throw ViewTreeError("field '\(name)' of \(path) has the wrong JSON type")
             default: continue
             }

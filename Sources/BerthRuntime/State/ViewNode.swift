@@ -10,8 +10,18 @@ public struct ViewNode: Sendable, Equatable {
     /// The views it contains, in order.
     public var children: [ViewNode]
 
-    /// True for views that take input (`tap`, `toggle`, `type`, `step`).
-    public var isInteractive: Bool { ["Button", "Toggle", "TextField", "Stepper"].contains(type) }
+    /// True for views that take input (`tap`, `toggle`, `type`, `step`, `select`).
+    public var isInteractive: Bool { ["Button", "Toggle", "TextField", "Stepper", "Picker"].contains(type) }
+
+    /// How the view asks to be drawn (emphasis, colour, padding, border).
+    public var style: ViewStyle { ViewStyle(fields: fields) }
+
+    /// The screen's title: the first `title` in pre-order, if any.
+    public var screenTitle: String? {
+        if let title = fields["title"] { return title }
+        for child in children { if let title = child.screenTitle { return title } }
+        return nil
+    }
 
     /// Every node, depth first.
     public var allNodes: [ViewNode] {

@@ -41,9 +41,9 @@ extension TerminalApp {
             if let target { press(target) }
         case .character(" ") where !inTextField:
             if let target { press(target) }
-        case .character("+") where focusedView?.type == "Stepper", .right where focusedView?.type == "Stepper":
+        case .character("+") where focusedView?.isSteppable == true, .right where focusedView?.isSteppable == true:
             input(.step, "+")
-        case .character("-") where focusedView?.type == "Stepper", .left where focusedView?.type == "Stepper":
+        case .character("-") where focusedView?.isSteppable == true, .left where focusedView?.isSteppable == true:
             input(.step, "-")
         case .left where inTextField: moveCaret(by: -1)
         case .right where inTextField: moveCaret(by: 1)
@@ -67,8 +67,13 @@ extension TerminalApp {
             guard let target = rendered?.target(column: mouse.column, row: mouse.row) else { return }
             message = nil
             if target == .back { return goBack() }
+            if case .option(let id, let index) = target {
+                setFocus(.view(id))
+                return input(.select, String(index), view: id)
+            }
             setFocus(target)
-            if case .view(let id) = target, focusedNode(target)?.type == "TextField" {
+            // A click puts the caret at the end of a field; a picker's label only takes focus.
+            if case .view(let id) = target, focusedNode(target)?.type == "TextField" || focusedNode(target)?.type == "Picker" {
                 carets[visibleKey, default: [:]][id] = nil
                 return
             }
@@ -107,6 +112,11 @@ extension TerminalApp {
             switch focusedNode(target)?.type {
             case "Button": input(.tap, "", view: id)
             case "Toggle": input(.toggle, "", view: id)
+            case "Picker":
+                // Enter or Space: the next option, round to the first.
+                guard let picker = focusedNode(target), !picker.children.isEmpty else { return }
+                let next = ((Int(picker.fields["value"] ?? "") ?? -1) + 1) % picker.children.count
+                input(.select, String(next), view: id)
             default: break
             }
         case .action(let name):
@@ -123,6 +133,8 @@ extension TerminalApp {
             perform { try host.push(route) }
         case .back:
             goBack()
+        case .option(let id, let index):
+            input(.select, String(index), view: id)
         }
     }
 
@@ -271,4 +283,9 @@ extension TerminalApp {
         if outcome.quit { quit() }
         requestRedraw()
     }
+}
+
+extension ViewNode {
+    /// Whether +/- and ←/→ step it.
+    var isSteppable: Bool { type == "Stepper" || type == "Picker" }
 }

@@ -36,7 +36,7 @@ extension TerminalApp {
             }
         case .action(let name)?: lines.append("  action \(name)")
         case .route(let route)?: lines.append("  route \(route)")
-        case .back?, nil: lines.append("  (nothing)")
+        case .back?, .option?, nil: lines.append("  (nothing)")
         }
 
         lines += ["", "Plugins"]

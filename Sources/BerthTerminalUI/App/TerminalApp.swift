@@ -245,6 +245,7 @@ public final class TerminalApp {
         var content = ScreenContent(heading: "\(router.pluginID)/\(router.route) · screen \(router.id)", actions: host.declaredActions(of: router))
         if let module, module.canRender {
             content.tree = module.lastTree?.root
+            content.title = content.tree?.screenTitle
         }
         if content.tree == nil {
             content.note = content.actions.isEmpty ? "This screen shows no views." : "This screen shows no views; its actions are below."

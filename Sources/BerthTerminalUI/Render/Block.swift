@@ -1,3 +1,5 @@
+import BerthRuntime
+
 /// A laid-out piece of a screen: rows of cells (each at most the width it was laid out
 /// in) and the targets placed in them, relative to the block's top left.
 struct Block {
@@ -27,6 +29,40 @@ struct Block {
             rows[index] += Array(repeating: Cell.blank, count: max(offset - rows[index].count, 0)) + row
         }
         targets += other.targets.map { var placed = $0; placed.column += offset; return placed }
+    }
+
+    /// A view's emphasis and colour over every cell (a colour of the cell's own wins).
+    mutating func restyle(with style: ViewStyle) {
+        let colour = style.foreground.flatMap(CellStyle.Colour.init(name:))
+        for row in rows.indices {
+            for column in rows[row].indices {
+                var cellStyle = rows[row][column].style
+                cellStyle.bold = cellStyle.bold || style.bold
+                cellStyle.italic = cellStyle.italic || style.italic
+                cellStyle.underline = cellStyle.underline || style.underline
+                cellStyle.dim = cellStyle.dim || style.dim
+                cellStyle.colour = cellStyle.colour ?? colour
+                rows[row][column].style = cellStyle
+            }
+        }
+    }
+
+    /// The block inside `padding` blank cells on every side and, with `border`, a box.
+    func framed(padding: Int, border: Bool) -> Block {
+        let inner = width + 2 * padding
+        let edge = border ? [Cell("│", style: .plain)] : []
+        let blankRow = edge + Array(repeating: Cell.blank, count: inner) + edge
+        var framed: [[Cell]] = []
+        if border { framed.append(Array("┌" + String(repeating: "─", count: inner) + "┐").map { Cell($0, style: .plain) }) }
+        framed += Array(repeating: blankRow, count: padding)
+        let margin = Array(repeating: Cell.blank, count: padding)
+        for row in rows {
+            framed.append(edge + margin + row + Array(repeating: Cell.blank, count: width - row.count) + margin + edge)
+        }
+        framed += Array(repeating: blankRow, count: padding)
+        if border { framed.append(Array("└" + String(repeating: "─", count: inner) + "┘").map { Cell($0, style: .plain) }) }
+        let inset = padding + (border ? 1 : 0)
+        return Block(rows: framed, targets: targets.map { var placed = $0; placed.row += inset; placed.column += inset; return placed })
     }
 
     /// Every row indented by `columns`, with `gutter` drawn in the indent.

@@ -10,6 +10,17 @@ public enum FocusTarget: Hashable, Sendable {
     case route(String)
     /// The header's back (or dismiss) affordance: clickable, never focused.
     case back
+    /// One option of a picker (the picker's identity path, the option's index): clicking
+    /// selects it; never focused (the picker is).
+    case option(view: String, index: Int)
+
+    /// Whether Tab stops on it.
+    var isFocusable: Bool {
+        switch self {
+        case .view, .action, .route: true
+        case .back, .option: false
+        }
+    }
 }
 
 /// A target placed on a frame: where a click lands on it.

@@ -44,9 +44,10 @@ public enum Renderer {
 
         // Title bar.
         frame.clear(column: 0, row: 0, width: width, height: 1, style: .focused)
-        frame.put(" berth · \(scene.title)", column: 0, row: 0, style: .focused, limit: appWidth)
+        let title = scene.content.title ?? scene.title
+        frame.put(" berth · \(title)", column: 0, row: 0, style: .focused, limit: appWidth)
         let help = "F2 inspector · : command · ^C quit "
-        if width - help.count > scene.title.count + 12 { frame.put(help, column: width - help.count, row: 0, style: .focused) }
+        if width - help.count > title.count + 12 { frame.put(help, column: width - help.count, row: 0, style: .focused) }
 
         // Crumbs with the back affordance.
         var column = 0
@@ -90,15 +91,20 @@ public enum Renderer {
             // The presenter shows above and below the layer; its margins are left blank.
             frame.clear(column: 0, row: box.row, width: box.column, height: box.height)
             frame.clear(column: box.column + box.width, row: box.row, width: appWidth - box.column - box.width, height: box.height)
-            drawBox(&frame, box, title: " \(scene.content.heading) ")
+            drawBox(&frame, box, title: " \(scene.content.title ?? scene.content.heading) ")
             area = (box.column + 2, box.row + 1, box.width - 4, box.height - 2)
+        } else if let title = scene.content.title {
+            // A screen's own title, then where it comes from.
+            frame.put(title, column: 1, row: top, style: .strong, limit: appWidth - 1)
+            frame.put(scene.content.heading, column: title.count + 3, row: top, style: .faint, limit: appWidth - title.count - 3)
+            area = (1, top + 1, appWidth - 2, bodyHeight - 1)
         } else {
             frame.put(scene.content.heading, column: 1, row: top, style: CellStyle(bold: true), limit: appWidth - 1)
             area = (1, top + 1, appWidth - 2, bodyHeight - 1)
         }
         var layout = ViewLayout(width: area.width, focus: scene.focus, caret: scene.caret)
         let block = contentBlock(scene.content, layout: &layout, width: area.width)
-        result.focusOrder = block.targets.map(\.target)
+        result.focusOrder = block.targets.map(\.target).filter(\.isFocusable)
         result.contentHeight = block.height
         result.viewportHeight = max(area.height, 0)
 

@@ -60,6 +60,8 @@ public struct Scene: Sendable {
 public struct ScreenContent: Sendable {
     /// `com.example.counter/counter · screen 3`.
     public var heading: String
+    /// The title the screen's views give (`.title("Inbox")`), shown before the heading.
+    public var title: String?
     /// The screen's last rendered tree (nil: it renders no views, or has not rendered).
     public var tree: ViewNode?
     /// Said instead of a tree (`this screen does not render views`).

@@ -20,7 +20,25 @@ struct ViewLayout {
         layout(node, width: width, caretBase: (0, 0))
     }
 
+    /// A node's block, with its style (emphasis and colour over its cells, padding and a
+    /// border around them) when it has one.
     private mutating func layout(_ node: ViewNode, width: Int, caretBase: (row: Int, column: Int)) -> Block {
+        guard ViewLayout.hasStyle(node) else { return layoutContent(node, width: width, caretBase: caretBase) }
+        let style = node.style
+        let inset = style.padding + (style.border ? 1 : 0)
+        guard width - 2 * inset >= 1 else { return layoutContent(node, width: width, caretBase: caretBase) }
+        var block = layoutContent(node, width: width - 2 * inset, caretBase: (caretBase.row + inset, caretBase.column + inset))
+        block.restyle(with: style)
+        return inset > 0 ? block.framed(padding: style.padding, border: style.border) : block
+    }
+
+    /// Whether the node carries a style field (most do not: checked before parsing one).
+    private static func hasStyle(_ node: ViewNode) -> Bool {
+        let fields = node.fields
+        return fields["emphasis"] != nil || fields["foreground"] != nil || fields["padding"] != nil || fields["border"] != nil
+    }
+
+    private mutating func layoutContent(_ node: ViewNode, width: Int, caretBase: (row: Int, column: Int)) -> Block {
         let fields = node.fields
         let focused = focus == .view(node.id)
         let style: CellStyle = focused ? .focused : .plain
@@ -35,15 +53,14 @@ struct ViewLayout {
             return control("\(fields["label"] ?? ""): [-] \(fields["value"] ?? "?") [+]", node: node, style: style, width: width)
         case "TextField":
             return textField(node, focused: focused, width: width, caretBase: caretBase)
+        case "Picker":
+            return picker(node, style: style, width: width)
+        case "Spacer":
+            return Block(rows: [[]])
+        case "Divider":
+            return Block.line(String(repeating: "─", count: max(width, 0)), style: .faint, width: width)
         case "HStack":
-            var block = Block()
-            for child in node.children {
-                let used = block.rows.isEmpty ? 0 : block.width + 1
-                guard width - used > 0 else { break }
-                let childBlock = layout(child, width: width - used, caretBase: (caretBase.row, caretBase.column + used))
-                block.appendBeside(childBlock, gap: block.rows.isEmpty ? 0 : 1)
-            }
-            return block
+            return hStack(node, width: width, caretBase: caretBase)
         case "List":
             var block = Block()
             for child in node.children {
@@ -65,6 +82,56 @@ struct ViewLayout {
             }
             return block
         }
+    }
+
+    /// Children left to right, one column apart; Spacers share the width left over, a
+    /// Divider is one `│`.
+    private mutating func hStack(_ node: ViewNode, width: Int, caretBase: (row: Int, column: Int)) -> Block {
+        let spacers = node.children.filter { $0.type == "Spacer" }.count
+        var spacerWidth = 0
+        if spacers > 0 {
+            // Measured without spacers first (a copy, so the caret is placed by the real pass).
+            var measure = self
+            var fixed = Block()
+            for child in node.children where child.type != "Spacer" {
+                let used = fixed.rows.isEmpty ? 0 : fixed.width + 1
+                guard width - used > 0 else { break }
+                fixed.appendBeside(measure.hStackChild(child, width: width - used, caretBase: caretBase), gap: fixed.rows.isEmpty ? 0 : 1)
+            }
+            spacerWidth = max(width - fixed.width - spacers, 0) / spacers
+        }
+        var block = Block()
+        for child in node.children {
+            let used = block.rows.isEmpty ? 0 : block.width + 1
+            guard width - used > 0 else { break }
+            let childBlock = child.type == "Spacer"
+                ? Block(rows: [Array(repeating: Cell.blank, count: min(spacerWidth, width - used))])
+                : hStackChild(child, width: width - used, caretBase: (caretBase.row, caretBase.column + used))
+            block.appendBeside(childBlock, gap: block.rows.isEmpty ? 0 : 1)
+        }
+        return block
+    }
+
+    private mutating func hStackChild(_ child: ViewNode, width: Int, caretBase: (row: Int, column: Int)) -> Block {
+        child.type == "Divider" ? Block.line("│", style: .faint, width: width) : layout(child, width: width, caretBase: caretBase)
+    }
+
+    /// The label (the focus target), then one row per option, the selected one marked:
+    ///
+    ///     Show
+    ///       ● All
+    ///       ○ Starred
+    private func picker(_ node: ViewNode, style: CellStyle, width: Int) -> Block {
+        let label = node.fields["label"].flatMap { $0.isEmpty ? nil : $0 } ?? "Choose"
+        var block = control(label, node: node, style: style, width: width)
+        let selected = Int(node.fields["value"] ?? "") ?? -1
+        for (index, option) in node.children.enumerated() {
+            let chosen = index == selected
+            var row = Block.line("  \(chosen ? "●" : "○") \(option.fields["text"] ?? "")", style: chosen ? .strong : .plain, width: width)
+            row.targets = [PlacedTarget(target: .option(view: node.id, index: index), row: 0, column: 0, width: row.width)]
+            block.appendBelow(row)
+        }
+        return block
     }
 
     private func control(_ text: String, node: ViewNode, style: CellStyle, width: Int) -> Block {

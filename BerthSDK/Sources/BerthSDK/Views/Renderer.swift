@@ -1,3 +1,5 @@
+internal import CBerth
+
 /// Walks a screen's view tree once per render pass: finds each view's structural
 /// identity, binds each composite view's `@State` to that identity before its `body` runs,
 /// writes the tree in berth.h's binary view-tree format, and keeps the input handlers of
@@ -26,11 +28,17 @@ public final class Renderer {
     @exclusivity(unchecked) private var siblings = 0
     /// Identities this pass used (to bound the identity table).
     @exclusivity(unchecked) private(set) var identitiesUsed = 0
+    /// The view-tree version written: the highest this SDK and the host both read. Below 2,
+    /// decorations are left out and the version-2 kinds are written as version-1 ones.
+    let treeVersion: UInt32
+    /// A modifier's decoration, until the first node its content writes takes it.
+    @exclusivity(unchecked) private var pendingDecoration: ViewDecoration?
 
-    init(screen: OpaquePointer?, identities: IdentityTable, batch: SlotBatch?) {
+    init(screen: OpaquePointer?, identities: IdentityTable, batch: SlotBatch?, hostTreeVersion: UInt32 = UInt32(BERTH_VIEW_TREE_VERSION)) {
         self.screen = screen
         self.identities = identities
         self.batch = batch
+        treeVersion = max(1, min(hostTreeVersion, UInt32(BERTH_VIEW_TREE_VERSION)))
         // Room for a tree like the last one, so a steady screen's tree never regrows.
         writer = TreeWriter(capacity: identities.lastPassBytes + identities.lastPassBytes / 8 + 4_096)
         identities.beginPass()
@@ -100,7 +108,9 @@ public final class Renderer {
     /// A leaf node (and, when interactive, its input handler).
     func leaf(_ kind: ViewKind, identity: UInt32, text: String? = nil, label: String? = nil, isOn: Bool? = nil, value: Int? = nil,
               input: ViewInput? = nil) {
-        _ = writer.node(kind, identity: identity, text: text, label: label, isOn: isOn, value: value)
+        let decoration = takeDecoration()
+        _ = writer.node(kind, identity: identity, text: text, label: label, isOn: isOn, value: value,
+                        style: decoration?.styleWord, title: decoration?.title)
         siblings += 1
         if let input { inputs.append(input, identity: identity) }
     }
@@ -108,7 +118,8 @@ public final class Renderer {
     /// A container node; `children` renders its children.
     @usableFromInline
     func _container(_ kind: ViewKind, identity: UInt32, branch: Bool? = nil, children: () -> Void) {
-        let childCount = writer.node(kind, identity: identity, branch: branch)
+        let decoration = takeDecoration()
+        let childCount = writer.node(kind, identity: identity, branch: branch, style: decoration?.styleWord, title: decoration?.title)
         let outer = siblings
         siblings = 0
         children()
@@ -116,11 +127,55 @@ public final class Renderer {
         siblings = outer + 1
     }
 
+    /// A Spacer (an empty Text for a version-1 host).
+    func spacer(identity: UInt32) {
+        treeVersion >= 2 ? leaf(.spacer, identity: identity) : leaf(.text, identity: identity, text: "")
+    }
+
+    /// A Divider (a Text of rules for a version-1 host).
+    func divider(identity: UInt32) {
+        treeVersion >= 2 ? leaf(.divider, identity: identity) : leaf(.text, identity: identity, text: String(repeating: "─", count: 24))
+    }
+
+    /// A Picker and one Text child per option (a Stepper over the index for a version-1 host).
+    func picker(identity: UInt32, label: String, selection: Binding<Int>, options: [String]) {
+        let selected = selection.wrappedValue
+        let input = ViewInput.select(selection, count: options.count)
+        guard treeVersion >= 2 else {
+            let shown = options.indices.contains(selected) ? "\(label): \(options[selected])" : label
+            return leaf(.stepper, identity: identity, label: shown, value: selected, input: input)
+        }
+        let decoration = takeDecoration()
+        let childCount = writer.node(.picker, identity: identity, label: label, value: selected, style: decoration?.styleWord, title: decoration?.title)
+        for (index, option) in options.enumerated() {
+            _ = writer.node(.text, identity: childIdentity(of: identity, index: index, Text.self), text: option)
+        }
+        writer.setChildCount(at: childCount, options.count)
+        siblings += 1
+        inputs.append(input, identity: identity)
+    }
+
+    /// Renders `content` with `decoration` on its first node (merged inside any decoration
+    /// still pending from an enclosing modifier); a content that writes no node drops it.
+    @usableFromInline
+    func _decorating(_ decoration: ViewDecoration, _ content: () -> Void) {
+        pendingDecoration = pendingDecoration.map { $0.merged(with: decoration) } ?? decoration
+        content()
+        pendingDecoration = nil
+    }
+
+    /// The pending decoration, for the node being written (nil for a version-1 host).
+    private func takeDecoration() -> ViewDecoration? {
+        guard let decoration = pendingDecoration else { return nil }
+        pendingDecoration = nil
+        return treeVersion >= 2 ? decoration : nil
+    }
+
     /// The tree as the host reads it: the header and definitions, then the nodes.
     func finish() -> (prefix: ByteBuffer, nodes: ByteBuffer) {
         let reset = identities.resetPending
         let first = identities.sentCount
-        let prefix = writer.prefix(definitions: identities.takeUnsent(), firstID: first, reset: reset, alive: batch?.alive ?? [])
+        let prefix = writer.prefix(version: treeVersion, definitions: identities.takeUnsent(), firstID: first, reset: reset, alive: batch?.alive ?? [])
         identities.resetSent()
         identities.lastPassUsed = identitiesUsed
         identities.lastPassBytes = writer.bytes.count
@@ -154,4 +209,6 @@ enum ViewInput {
     case toggle(Binding<Bool>)
     case text(Binding<String>)
     case step(Binding<Int>, step: Int)
+    /// A picker's selected index among `count` options.
+    case select(Binding<Int>, count: Int)
 }

@@ -13,14 +13,17 @@ struct TreeWriter {
     }
 
     /// A node without its children; returns where its child count goes (see `setChildCount`).
+    /// `style` and `title` are version-2 fields: the caller passes them only to a host that reads version 2.
     mutating func node(_ kind: ViewKind, identity: UInt32, text: String? = nil, label: String? = nil,
-                       isOn: Bool? = nil, value: Int? = nil, branch: Bool? = nil) -> Int {
+                       isOn: Bool? = nil, value: Int? = nil, branch: Bool? = nil, style: UInt32? = nil, title: String? = nil) -> Int {
         var fields: UInt8 = 0
         if text != nil { fields |= UInt8(BERTH_VIEW_FIELD_TEXT) }
         if label != nil { fields |= UInt8(BERTH_VIEW_FIELD_LABEL) }
         if isOn != nil { fields |= UInt8(BERTH_VIEW_FIELD_IS_ON) }
         if value != nil { fields |= UInt8(BERTH_VIEW_FIELD_VALUE) }
         if branch != nil { fields |= UInt8(BERTH_VIEW_FIELD_BRANCH) }
+        if style != nil { fields |= UInt8(BERTH_VIEW_FIELD_STYLE) }
+        if title != nil { fields |= UInt8(BERTH_VIEW_FIELD_TITLE) }
         // kind, fields, two reserved bytes, identity, child count.
         let header = bytes.append(12)
         header.storeBytes(of: (UInt32(kind.rawValue) | UInt32(fields) << 8).littleEndian, as: UInt32.self)
@@ -32,6 +35,8 @@ struct TreeWriter {
         if let isOn { byte(isOn ? 1 : 0) }
         if let value { bytes.append(8).storeBytes(of: Int64(value).littleEndian, as: Int64.self) }
         if let branch { byte(branch ? 1 : 0) }
+        if let style { u32(style) }
+        if let title { string(title) }
         nodeCount += 1
         return childCount
     }
@@ -42,10 +47,10 @@ struct TreeWriter {
 
     /// Everything in front of the nodes: the header, the definitions (ids from `firstID`)
     /// and the used-slots bitmap.
-    func prefix(definitions: ArraySlice<String>, firstID: Int, reset: Bool, alive: [UInt8]) -> ByteBuffer {
+    func prefix(version: UInt32, definitions: ArraySlice<String>, firstID: Int, reset: Bool, alive: [UInt8]) -> ByteBuffer {
         var out = Self(capacity: 28 + alive.count + definitions.reduce(0) { $0 + 8 + $1.utf8.count })
         out.u32(BERTH_VIEW_TREE_MAGIC)
-        out.u32(UInt32(BERTH_VIEW_TREE_VERSION))
+        out.u32(version)
         out.u32(24)
         out.u32(reset ? UInt32(BERTH_VIEW_TREE_IDENTITIES_RESET) : 0)
         out.u32(UInt32(definitions.count))
@@ -126,4 +131,6 @@ final class ByteBuffer {
 @usableFromInline
 enum ViewKind: UInt8 {
     case vStack = 1, hStack, list, group, forEach, conditional, text, button, toggle, textField, stepper
+    /// Version 2.
+    case spacer, divider, picker
 }

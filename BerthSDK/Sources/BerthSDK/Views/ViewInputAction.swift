@@ -1,6 +1,7 @@
 /// User input the host sends to a rendered view: an action named `berth.tap`,
-/// `berth.toggle`, `berth.type` or `berth.step`, whose payload is the view's identity, a
-/// NUL byte, then the value (text for `type`, `+` or `-` for `step`).
+/// `berth.toggle`, `berth.type`, `berth.step` or `berth.select`, whose payload is the
+/// view's identity, a NUL byte, then the value (text for `type`, `+` or `-` for `step`, an
+/// option index for `select`).
 enum ViewInputAction {
     static let prefix = "berth."
 
@@ -21,6 +22,18 @@ enum ViewInputAction {
             case "-": number.wrappedValue -= step
             default: throw BerthError(code: .invalidArgument, message: "step takes + or -, got '\(value)'")
             }
+        case ("berth.step", .select(let selection, let count)):
+            guard count > 0 else { throw BerthError(code: .invalidArgument, message: "\(identity) has no options") }
+            switch value {
+            case "+": selection.wrappedValue = min(selection.wrappedValue + 1, count - 1)
+            case "-": selection.wrappedValue = max(min(selection.wrappedValue, count) - 1, 0)
+            default: throw BerthError(code: .invalidArgument, message: "step takes + or -, got '\(value)'")
+            }
+        case ("berth.select", .select(let selection, let count)):
+            guard let index = Int(value), (0..<count).contains(index) else {
+                throw BerthError(code: .invalidArgument, message: "select takes an option index from 0 to \(count - 1), got '\(value)'")
+            }
+            selection.wrappedValue = index
         default:
             throw BerthError(code: .invalidArgument, message: "\(identity) does not take \(action.dropFirst(prefix.count))")
         }

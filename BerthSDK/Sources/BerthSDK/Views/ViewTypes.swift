@@ -49,6 +49,9 @@ final class ViewTypes {
         // the metatype for `CustomStringConvertible` and friends: those dynamic casts miss
         // for every type of a freshly loaded image and scan every image's conformances.
         var name = _typeName(type, qualified: false)
+        // A modifier takes its content's name: `.bold()` or `.title(…)` changes no identity.
+        while name.hasPrefix("ModifiedView<") { name.removeFirst("ModifiedView<".count) }
+        if let end = name.firstIndex(where: { $0 == ">" || $0 == "," }) { name = String(name[..<end]) }
         if let generic = name.firstIndex(of: "<") { name = String(name[..<generic]) }
         if name == "ConditionalView" || name == "Optional" { name = "if" }
         // Types with one name (VStack<A> and VStack<B>) share an id: identities name types by name.

@@ -240,7 +240,7 @@ typedef struct berth_task_v1 {
  * ------------------------------------------------------------------------------------- */
 
 /**
- * The binary view-tree format `render_tree` writes, described in Docs/state.md. Its
+ * The binary view-tree format `render_tree` writes, described in Docs/view-tree-format.md. Its
  * version is the tree's second 32-bit word; a host reads the versions up to the one it
  * announces in berth_render_input.tree_version. New versions only append (new view kinds,
  * new field bits, new header words counted by `header_size`).
@@ -256,10 +256,15 @@ typedef struct berth_task_v1 {
  *               least significant bit first) is set when the pass used slot i
  *   nodes       pre-order: u8 kind (BERTH_VIEW_*), u8 field bits (BERTH_VIEW_FIELD_*),
  *               u16 zero, u32 identity id, u32 child count, then each present field in bit
- *               order: text and label as u32 length + UTF-8, is_on and branch as one byte
- *               (0 or 1), value as an i64
+ *               order: text, label and title as u32 length + UTF-8, is_on and branch as one
+ *               byte (0 or 1), value as an i64, style as a u32 (BERTH_VIEW_STYLE_*)
+ *
+ * Version 2 appends the kinds SPACER, DIVIDER and PICKER and the fields STYLE and TITLE.
+ * A plugin writes the highest version both sides know (min of its own and tree_version):
+ * for a version-1 host it leaves out style and title, writes a Spacer as an empty Text, a
+ * Divider as a Text of rules, and a Picker as a Stepper over the option index.
  */
-#define BERTH_VIEW_TREE_VERSION 1
+#define BERTH_VIEW_TREE_VERSION 2
 #define BERTH_VIEW_TREE_MAGIC 0x52545642u /* "BVTR" */
 
 /** Tree flags. */
@@ -280,7 +285,17 @@ enum {
     BERTH_VIEW_BUTTON = 8,
     BERTH_VIEW_TOGGLE = 9,
     BERTH_VIEW_TEXT_FIELD = 10,
-    BERTH_VIEW_STEPPER = 11
+    BERTH_VIEW_STEPPER = 11,
+    /* Version 2. */
+    /** Empty room: a blank row in a stack, the width left over in an HStack. */
+    BERTH_VIEW_SPACER = 12,
+    /** A rule across the stack. */
+    BERTH_VIEW_DIVIDER = 13,
+    /**
+     * One choice among options: `label`, `value` (the selected index, from 0), and one
+     * Text child per option. Takes `berth.step` (+ or -) and `berth.select` (an index).
+     */
+    BERTH_VIEW_PICKER = 14
 };
 
 /** Field bits of a node, in the order the fields follow it. */
@@ -289,7 +304,41 @@ enum {
     BERTH_VIEW_FIELD_LABEL = 2,
     BERTH_VIEW_FIELD_IS_ON = 4,
     BERTH_VIEW_FIELD_VALUE = 8,
-    BERTH_VIEW_FIELD_BRANCH = 16
+    BERTH_VIEW_FIELD_BRANCH = 16,
+    /* Version 2, on any node. */
+    /** u32: emphasis bits, foreground colour, padding and border (BERTH_VIEW_STYLE_*). */
+    BERTH_VIEW_FIELD_STYLE = 32,
+    /** u32 length + UTF-8: the screen's title (the first node with one, in pre-order). */
+    BERTH_VIEW_FIELD_TITLE = 64
+};
+
+/**
+ * The style word (BERTH_VIEW_FIELD_STYLE): bits 0-4 the flags below; bits 8-15 a
+ * foreground colour (BERTH_VIEW_COLOR_*, 0 none); bits 16-23 padding in cells on every
+ * side (inside the border). A style applies to the node and everything below it; a node's
+ * own colour wins over an inherited one. Front ends drop colour under NO_COLOR.
+ */
+enum {
+    BERTH_VIEW_STYLE_BOLD = 1,
+    BERTH_VIEW_STYLE_ITALIC = 2,
+    BERTH_VIEW_STYLE_UNDERLINE = 4,
+    BERTH_VIEW_STYLE_DIM = 8,
+    /** A box drawn around the node. */
+    BERTH_VIEW_STYLE_BORDER = 16
+};
+#define BERTH_VIEW_STYLE_FOREGROUND_SHIFT 8
+#define BERTH_VIEW_STYLE_PADDING_SHIFT 16
+
+/** Foreground colours of the style word: the eight ANSI colours. */
+enum {
+    BERTH_VIEW_COLOR_BLACK = 1,
+    BERTH_VIEW_COLOR_RED = 2,
+    BERTH_VIEW_COLOR_GREEN = 3,
+    BERTH_VIEW_COLOR_YELLOW = 4,
+    BERTH_VIEW_COLOR_BLUE = 5,
+    BERTH_VIEW_COLOR_MAGENTA = 6,
+    BERTH_VIEW_COLOR_CYAN = 7,
+    BERTH_VIEW_COLOR_WHITE = 8
 };
 
 /** An identity id the plugin has not defined (the slot names its identity by path). */

@@ -4,6 +4,11 @@ internal import CBerth
 /// one call: every value in one buffer, every path a slot is named by in another, then the
 /// `berth_state_slot` array pointing into both. Used in process and by the worker.
 enum RenderInput {
+    /// The view-tree version announced to plugins (`tree_version`). Only tests change it,
+    /// to pose as a host of an older minor version; render passes run on the host's main
+    /// thread, one at a time, so a synchronous test that sets and restores it races nothing.
+    nonisolated(unsafe) static var announcedTreeVersion = UInt32(BERTH_VIEW_TREE_VERSION)
+
     static func with<T>(_ slots: [RenderSlot], _ body: (UnsafePointer<berth_render_input>) -> T) -> T {
         var values: [UInt8] = []
         var paths: [UInt8] = []
@@ -36,7 +41,7 @@ enum RenderInput {
                 }
                 return entries.withUnsafeBufferPointer { entryBuffer in
                     var input = berth_render_input(struct_size: UInt32(MemoryLayout<berth_render_input>.size),
-                                                   tree_version: UInt32(BERTH_VIEW_TREE_VERSION),
+                                                   tree_version: announcedTreeVersion,
                                                    slots: entryBuffer.baseAddress, slot_count: UInt64(entryBuffer.count))
                     return withUnsafePointer(to: &input) { body($0) }
                 }
