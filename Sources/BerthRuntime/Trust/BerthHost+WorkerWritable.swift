@@ -19,16 +19,21 @@ extension BerthHost {
         if let state = configuration.stateDirectory {
             folders.append((state as NSString).appendingPathComponent("plugin-data"))
         }
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        // Every load asks: the environment is read only when a grant needs it, and through
+        // getenv (ProcessInfo.environment copies the whole of it into a dictionary).
+        var home: String?
         for record in plugins.values where record.source.manifest.grantedCapabilities.contains(.filesWrite) {
-            folders += record.source.manifest.files.write.map { FileGrants.resolve($0, home: home) }
+            let base = home ?? getenv("HOME").map { String(cString: $0) } ?? NSHomeDirectory()
+            home = base
+            folders += record.source.manifest.files.write.map { FileGrants.resolve($0, home: base) }
         }
         return folders
     }
 
-    /// `path` with symbolic links resolved as far as it exists.
+    /// `path` with symbolic links resolved as far as it exists: by the kernel when all of it
+    /// exists (a fraction of Foundation's walk, which every load paid), else by Foundation.
     private static func resolved(_ path: String) -> String {
-        URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        RawFile.resolved(path)?.path ?? URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
     }
 
     private static func isSameOrBeneath(_ path: String, _ folder: String) -> Bool {
