@@ -139,8 +139,8 @@ final class HostRunner {
         eventPrinter = host.addEventObserver { event in
             emitLine(TerminalStyle.event.paint("  · \(HostText.eventLine(event))", for: STDOUT_FILENO))
             // A reload by --watch shows the screen it changed (a `reload` command does so itself).
-            if event.kind == .reloaded, self.commandsRunning == 0 {
-                Task { @MainActor in if let screen = VisibleScreenText.after(reloadOf: event.subject, in: host) { emitLine(screen) } }
+            if event.kind == .reloaded, case .plugin(let id) = event.subject, self.commandsRunning == 0 {
+                Task { @MainActor in if let screen = VisibleScreenText.after(reloadOf: id, in: host) { emitLine(screen) } }
             }
         }
         let shell = HostShell(host: host, control: control)

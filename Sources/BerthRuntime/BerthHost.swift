@@ -128,19 +128,19 @@ public final class BerthHost {
         let result = PluginDiscovery.scan(configuration.pluginFolders, signatures: configuration.signatures)
         registry.rejected = result.rejected
         for problem in result.trustProblems {
-            emit(.rejected, "trust", problem.description)
+            emit(.rejected, .trust, problem.description)
         }
         for plugin in result.plugins {
             if let record = registry[plugin.manifest.id] {
                 record.source = plugin
             } else {
                 registry.add(plugin)
-                emit(.discovered, plugin.manifest.id, "discovered \(plugin.manifest.version) (\(plugin.manifest.runtime.rawValue)) in \(plugin.folder)")
+                emit(.discovered, .plugin(plugin.manifest.id), "discovered \(plugin.manifest.version) (\(plugin.manifest.runtime.rawValue)) in \(plugin.folder)")
             }
         }
         for rejectedPlugin in result.rejected {
             for problem in rejectedPlugin.problems where problem.severity == .error {
-                emit(.rejected, rejectedPlugin.id ?? rejectedPlugin.folder, problem.description)
+                emit(.rejected, rejectedPlugin.id.map(HostEvent.Subject.plugin) ?? .folder(rejectedPlugin.folder), problem.description)
             }
         }
         return result
@@ -173,14 +173,13 @@ public final class BerthHost {
     private func workerFailed(_ failure: WorkerFailure, generation number: Int) {
         navigator.enqueue { [weak self] in
             guard let self, let record = self.plugins[failure.plugin], let generation = record.generation, generation.number == number else { return }
-            self.emit(.crashed, failure.plugin, failure.message)
+            self.emit(.crashed, .plugin(failure.plugin), failure.message)
             self.navigator.closeScreens(of: failure.plugin)
-            record.generation = nil
-            self.end(generation)
             let isolation = self.configuration.isolation
-            if record.crashes.record(limit: isolation.crashLimit, window: isolation.crashWindow) {
-                record.failure = "crashed \(isolation.crashLimit) times in \(isolation.crashWindow)"
-                self.emit(.failed, failure.plugin, "\(record.failure ?? "failed"); it stays unloaded until it is reloaded or loaded again")
+            let spent = record.workerCrashed(limit: isolation.crashLimit, window: isolation.crashWindow)
+            self.end(generation)
+            if let spent {
+                self.emit(.failed, .plugin(failure.plugin), "\(spent); it stays unloaded until it is reloaded or loaded again")
             }
         }
         // Crashed between calls (a task, or while idle): handle it now.
@@ -217,7 +216,7 @@ public final class BerthHost {
         for id in plugins.keys.sorted() {
             guard let record = plugins[id], record.generation == nil else { continue }
             if (record.source.manifest.activation ?? (lazy ? .lazy : .eager)) == .lazy {
-                record.deferred = true
+                record.deferUntilFirstUse()
                 continue
             }
             do { try load(id) } catch { errors.append(error) }
@@ -237,7 +236,7 @@ public final class BerthHost {
         }
         try topLevel { () throws(LoaderError) in
             navigator.closeScreens(of: id)
-            record.generation = nil
+            record.unloaded()
             try endOrThrow(generation)
         }
     }
@@ -288,7 +287,7 @@ public final class BerthHost {
             timings.total = elapsed
             lastReloadDuration = elapsed
             lastReloadTimings = timings
-            eventLog.emit(.reloaded, .plain(id), .reloaded(from: old.number, to: fresh.number, screens: transaction.places.count),
+            eventLog.emit(.reloaded, .plugin(id), .reloaded(from: old.number, to: fresh.number, screens: transaction.places.count),
                           reloadTimings: timings)
             end(old)
             return fresh
@@ -311,10 +310,9 @@ public final class BerthHost {
         guard let record = plugins[id] else { throw LoaderError(.notFound, plugin: id, "no such plugin") }
         do {
             if case .failed = record.state { record.clearCrashes() }
-            record.generation = try makeGeneration(of: record)
-            record.deferred = false
+            record.loaded(try makeGeneration(of: record))
         } catch {
-            emit(.failed, id, error.message)
+            emit(.failed, .plugin(id), error.message)
             throw error
         }
     }
@@ -334,7 +332,7 @@ public final class BerthHost {
                     plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
                     logger: configuration.logger, host: self, onRetire: { bytes in
                         retire(bytes)
-                        emit(.retired, id, "generation \(number) retired after a failed load (Swift image stays mapped)")
+                        emit(.retired, .plugin(id), "generation \(number) retired after a failed load (Swift image stays mapped)")
                     }
                 )
             case .process:
@@ -355,7 +353,7 @@ public final class BerthHost {
         }
         let generation = PluginGeneration(source: record.source, number: number, connection: connection, isolation: mode)
         let place = mode == .process ? ", in a worker process" : ""
-        emit(.loaded, id, "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.handshake.abi)\(place))")
+        emit(.loaded, .plugin(id), "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.handshake.abi)\(place))")
         return generation
     }
 
@@ -368,7 +366,7 @@ public final class BerthHost {
                                      settings: configuration.isolation)
         if !ran && !warnedNoCanary {
             warnedNoCanary = true
-            emit(.failed, "host", "no berth-worker at \(configuration.isolation.resolvedWorkerExecutable): in-process plugins load without a trial run")
+            emit(.failed, .host, "no berth-worker at \(configuration.isolation.resolvedWorkerExecutable): in-process plugins load without a trial run")
         }
     }
 
@@ -378,7 +376,7 @@ public final class BerthHost {
             try endOrThrow(generation)
         } catch {
             // The old C image that would not unmap is reported; the host goes on.
-            emit(.failed, generation.pluginID, "generation \(generation.number) did not end cleanly: \(error.message)")
+            emit(.failed, .plugin(generation.pluginID), "generation \(generation.number) did not end cleanly: \(error.message)")
         }
     }
 
@@ -388,13 +386,13 @@ public final class BerthHost {
         switch try generation.end() {
         case .retired(let bytes):
             retire(bytes)
-            emit(.retired, generation.pluginID, "generation \(generation.number) retired (Swift image stays mapped)")
+            emit(.retired, .plugin(generation.pluginID), "generation \(generation.number) retired (Swift image stays mapped)")
         case .unmapped:
-            emit(.unloaded, generation.pluginID, "generation \(generation.number) unloaded (dlclose verified with RTLD_NOLOAD)")
+            emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (dlclose verified with RTLD_NOLOAD)")
         case .workerEnded:
-            emit(.unloaded, generation.pluginID, "generation \(generation.number) unloaded (its worker ended)")
+            emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (its worker ended)")
         case .leftGroupWorker(let group):
-            emit(.unloaded, generation.pluginID, "generation \(generation.number) unloaded (group '\(group)''s worker goes on for its other members)")
+            emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (group '\(group)''s worker goes on for its other members)")
         }
     }
 
@@ -403,7 +401,7 @@ public final class BerthHost {
         retiredBytes += bytes
         if let limit = retiredLimitBytes, retiredBytes > limit, retiredBytes - bytes <= limit {
             let megabytes = { (bytes: Int) in String(Double(bytes * 10 / (1024 * 1024)) / 10) }
-            emit(.retiredLimitExceeded, "host", "retired Swift images hold \(megabytes(retiredBytes)) MB, over the \(megabytes(limit)) MB limit; a fresh process gives the memory back")
+            emit(.retiredLimitExceeded, .host, "retired Swift images hold \(megabytes(retiredBytes)) MB, over the \(megabytes(limit)) MB limit; a fresh process gives the memory back")
         }
     }
 
@@ -420,12 +418,7 @@ public final class BerthHost {
         try registry.loadOrder(for: id)
     }
 
-    func emit(_ kind: HostEvent.Kind, _ subject: String, _ message: String) {
-        eventLog.emit(kind, subject, message)
-    }
-
-    /// For a hot path: the event's text is formatted only when someone reads it.
-    func emit(_ kind: HostEvent.Kind, _ subject: HostEvent.Text, _ message: HostEvent.Text) {
+    func emit(_ kind: HostEvent.Kind, _ subject: HostEvent.Subject, _ message: String) {
         eventLog.emit(kind, subject, message)
     }
 
@@ -462,7 +455,7 @@ public final class BerthHost {
             existing.source = plugin
         } else {
             registry.add(plugin)
-            emit(.discovered, id, "discovered \(plugin.manifest.version) (\(plugin.manifest.runtime.rawValue)) in \(plugin.folder)")
+            emit(.discovered, .plugin(id), "discovered \(plugin.manifest.version) (\(plugin.manifest.runtime.rawValue)) in \(plugin.folder)")
         }
         return try load(id)
     }

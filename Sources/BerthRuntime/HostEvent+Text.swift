@@ -1,10 +1,8 @@
 extension HostEvent {
-    /// An event's subject or message as emitted, formatted only when read: logging a
+    /// An event's message as emitted, formatted only when read: logging a
     /// context dispatch then builds no string.
     enum Text: Sendable {
         case plain(String)
-        /// "screen 7"
-        case screen(Int)
         /// "context T → screen(s) 9, 8, 4"
         case contextDelivered(type: String, receivers: ContextReceivers)
         /// "generation 3 → 4 in 2.84 ms, 3 screen(s) reopened (validate 0.05, … ms)", from the
@@ -15,8 +13,6 @@ extension HostEvent {
             switch self {
             case .plain(let text):
                 return text
-            case .screen(let id):
-                return "screen \(id)"
             case .contextDelivered(let type, let receivers):
                 var message = "context "
                 message.reserveCapacity(24 + type.utf8.count + receivers.count * 8)

@@ -19,11 +19,8 @@ public struct HostEvent: Sendable, CustomStringConvertible {
     public var sequence: Int
     /// What happened.
     public var kind: Kind
-    /// The plugin id, screen or folder the event is about.
-    public var subject: String {
-        get { subjectText.formatted(timings: nil) }
-        set { subjectText = .plain(newValue) }
-    }
+    /// Who or what the event is about: a plugin, a screen, the host, a folder…
+    public var subject: Subject
     /// What happened, in words (a reload's phase timings included).
     public var message: String {
         get { messageText.formatted(timings: reloadTimings) }
@@ -37,19 +34,52 @@ public struct HostEvent: Sendable, CustomStringConvertible {
     /// Boxed: every event is copied into the log and to each observer, and only a reload's
     /// event has timings (nine durations).
     private var timings: TimingsBox?
-    /// Subject and message as emitted: formatted when first read, not when logged.
-    var subjectText: Text
+    /// The message as emitted: formatted when first read, not when logged.
     var messageText: Text
 
     /// `subject: message`, the line the CLI prints.
     public var description: String { "\(subject): \(message)" }
 
-    init(sequence: Int, kind: Kind, reloadTimings: ReloadTimings?, subjectText: Text, messageText: Text) {
+    init(sequence: Int, kind: Kind, reloadTimings: ReloadTimings?, subject: Subject, messageText: Text) {
         self.sequence = sequence
         self.kind = kind
-        self.subjectText = subjectText
+        self.subject = subject
         self.messageText = messageText
         self.reloadTimings = reloadTimings
+    }
+
+    /// Who or what an event is about, as fields; `description` is the text the CLI shows.
+    public enum Subject: Sendable, Hashable, CustomStringConvertible {
+        /// A plugin, by id.
+        case plugin(String)
+        /// A screen, by router id ("screen 7").
+        case screen(Int)
+        /// The host itself ("host").
+        case host
+        /// A plugin folder that has no valid id (a rejected folder), by path.
+        case folder(String)
+        /// The folder watcher ("watch").
+        case watcher
+        /// Signature trust: keys and revocations ("trust").
+        case trust
+        /// The host's session scope ("session").
+        case session
+        /// Reopening screens after a restart ("restart").
+        case restart
+
+        /// The subject as a line of the event log shows it.
+        public var description: String {
+            switch self {
+            case .plugin(let id): id
+            case .screen(let id): "screen \(id)"
+            case .host: "host"
+            case .folder(let path): path
+            case .watcher: "watch"
+            case .trust: "trust"
+            case .session: "session"
+            case .restart: "restart"
+            }
+        }
     }
 
     private final class TimingsBox: Sendable {
@@ -69,13 +99,13 @@ final class EventLog {
     private var observers: [(token: Int, observer: (HostEvent) -> Void)] = []
     private var nextToken = 1
 
-    func emit(_ kind: HostEvent.Kind, _ subject: String, _ message: String, reloadTimings: ReloadTimings? = nil) {
-        emit(kind, .plain(subject), .plain(message), reloadTimings: reloadTimings)
+    func emit(_ kind: HostEvent.Kind, _ subject: HostEvent.Subject, _ message: String, reloadTimings: ReloadTimings? = nil) {
+        emit(kind, subject, .plain(message), reloadTimings: reloadTimings)
     }
 
-    func emit(_ kind: HostEvent.Kind, _ subject: HostEvent.Text, _ message: HostEvent.Text, reloadTimings: ReloadTimings? = nil) {
+    func emit(_ kind: HostEvent.Kind, _ subject: HostEvent.Subject, _ message: HostEvent.Text, reloadTimings: ReloadTimings? = nil) {
         count += 1
-        let event = HostEvent(sequence: count, kind: kind, reloadTimings: reloadTimings, subjectText: subject, messageText: message)
+        let event = HostEvent(sequence: count, kind: kind, reloadTimings: reloadTimings, subject: subject, messageText: message)
         events.append(event)
         // A long-running host keeps the recent log only.
         if events.count > Self.limit { events.removeFirst(events.count - Self.limit / 2) }

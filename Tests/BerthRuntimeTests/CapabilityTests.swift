@@ -46,7 +46,7 @@ struct CapabilityTests {
             #expect(message.contains("lacks the capability '\(capability)'"), "\(message)")
             #expect(try lastStatus(host) == .int32(Int32(BERTH_ERR_DENIED)))
             let event = try #require(host.events.last { $0.kind == .denied })
-            #expect(event.subject == "org.berth.probe")
+            #expect(event.subject == .plugin("org.berth.probe"))
             #expect(event.message.contains("no capability '\(capability)'"), "\(event.message)")
         }
         #expect(host.openRouters.count == 1, "nothing was pushed")
@@ -57,7 +57,10 @@ struct CapabilityTests {
         workspace.stage("counter.json") { $0["capabilities"] = ["state.persist"] }
         let host = try host()
         #expect { try host.push("counter") } throws: { error in
-            (error as? ScreenError)?.message.contains("activate failed: task_start: com.example.counter lacks the capability .tasks (add it to Plugin(capabilities:)") == true
+            guard let error = error as? ScreenError else { return false }
+            // The plugin's activate returned the status of the refusal it could not get past.
+            return error.code == .pluginFailed && error.pluginStatus == .denied
+                && error.message.contains("activate failed: task_start: com.example.counter lacks the capability .tasks (add it to Plugin(capabilities:)")
         }
         #expect(host.events.last { $0.kind == .denied }?.description == "com.example.counter: task_start refused: no capability .tasks")
     }

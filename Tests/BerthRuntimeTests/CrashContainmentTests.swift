@@ -69,7 +69,7 @@ struct CrashContainmentTests {
         try await setup.waitForCrashes(1)
         let crashed = host.events.filter { $0.kind == .crashed }
         #expect(crashed.count == 1, "\(host.events.suffix(10).map(\.description))")
-        #expect(crashed.first?.subject == "org.berth.crasher")
+        #expect(crashed.first?.subject == .plugin("org.berth.crasher"))
         #expect(crashed.first?.message.contains("(\(reason))") == true, "\(crashed.first?.message ?? "no crash event")")
         #expect(crashed.first?.message.contains("Fatal error: crasher fails by \(how)") == true)
         // Every crasher screen is closed; the Greeter screen is still there and answers.
@@ -80,7 +80,7 @@ struct CrashContainmentTests {
         #expect(host.plugins["org.berth.crasher"]?.state == .crashed)
         if let opened, when != "create" {
             // A screen that had appeared was removed permanently, by the usual close sequence.
-            let events = host.events.filter { $0.subject == "screen \(opened.id)" }.map(\.message)
+            let events = host.events.filter { $0.subject == .screen(opened.id) }.map(\.message)
             #expect(events.contains("released (org.berth.crasher/\(how)-\(when))"), "\(events)")
         }
     }
@@ -143,7 +143,7 @@ struct CrashContainmentTests {
         let crashed = host.events.filter { $0.kind == .crashed }
         #expect(crashed.first?.message.contains("(SIGKILL)") == true, "\(crashed.first?.message ?? "no crash event")")
         #expect(!host.openRouters.contains { $0.pluginID == "org.berth.crasher" })
-        let events = host.events.filter { $0.subject == "screen \(opened.id)" }.map(\.message)
+        let events = host.events.filter { $0.subject == .screen(opened.id) }.map(\.message)
         #expect(events.contains("released (org.berth.crasher/ok)"), "\(events)")
         #expect(setup.hello.module?.isActive == true)
         try host.send(screen: setup.hello.id, action: "wave", payload: [])

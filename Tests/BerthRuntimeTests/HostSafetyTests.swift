@@ -215,6 +215,9 @@ struct ScreenLimitTests {
         _ = try host.push("loop-activate")
         #expect(host.openRouters.count == 5)
         #expect(host.events.contains { $0.kind == .failed && $0.message.contains("5 screens are open, the limit is 5") })
-        #expect { try host.push("ok") } throws: { ($0 as? ScreenError)?.message.contains("the limit is 5") == true }
+        #expect { try host.push("ok") } throws: { error in
+            guard let error = error as? ScreenError else { return false }
+            return error.code == .screenLimit && error.screen == nil && error.message.contains("the limit is 5")
+        }
     }
 }

@@ -255,7 +255,7 @@ struct DependencyTests {
         workspace.stage("counter.json") { $0["requires"] = ["com.example.greeter": "^1.0.0"] }
         let host = try workspace.makeHost()
         try host.load("com.example.counter")
-        #expect(host.events.filter { $0.kind == .loaded }.map(\.subject) == ["com.example.greeter", "com.example.counter"])
+        #expect(host.events.filter { $0.kind == .loaded }.map(\.subject) == [.plugin("com.example.greeter"), .plugin("com.example.counter")])
     }
 
     @Test("a missing dependency names both plugins")

@@ -23,7 +23,7 @@ struct OptionalFunctionTests {
         let screen = try host.push("probe")
         #expect(screen.interactor?.isActive == true, "no activate: active all the same")
         #expect { try host.send(screen: screen.id, action: "anything", payload: []) } throws: { error in
-            "\(error)".contains("org.berth.fixtures/probe takes no actions")
+            (error as? ScreenError)?.code == .takesNoInput && "\(error)".contains("org.berth.fixtures/probe takes no actions")
         }
         #expect(try host.render() == nil, "no render function: an empty tree")
         // The connection itself, below the host's checks: the same answers in both modes.
@@ -113,7 +113,7 @@ struct OptionalFunctionTests {
             let opened = try Omitting(entry)
             opened.host.close(opened.screen)
             #expect((opened.calls("screen_event") > 0) == heard, "\(entry)")
-            hostEvents.append(opened.host.events.filter { $0.kind == .event && $0.subject == "screen \(opened.screen.id)" }.count)
+            hostEvents.append(opened.host.events.filter { $0.kind == .event && $0.subject == .screen(opened.screen.id) }.count)
         }
         #expect(hostEvents[0] > 0 && hostEvents[0] == hostEvents[1], "the same events either way: \(hostEvents)")
     }
@@ -125,7 +125,7 @@ struct OptionalFunctionTests {
         #expect(whole.calls("action") == 1)
         let omitted = try Omitting("omit_entry_action")
         #expect { try omitted.host.send(screen: omitted.screen.id, action: "x", payload: []) } throws: { error in
-            "\(error)".contains("org.berth.omit/omit takes no actions")
+            (error as? ScreenError)?.code == .takesNoInput && "\(error)".contains("org.berth.omit/omit takes no actions")
         }
         #expect(omitted.calls("action") == 0)
     }
@@ -194,7 +194,7 @@ struct OptionalFunctionTests {
             opened.host.close(opened.screen)
             try opened.host.unload("org.berth.omit")
             #expect(opened.calls("unload") == unloads, "\(entry)")
-            #expect(opened.host.events.contains { $0.kind == .unloaded && $0.subject.contains("org.berth.omit") }, "\(entry)")
+            #expect(opened.host.events.contains { $0.kind == .unloaded && $0.subject == .plugin("org.berth.omit") }, "\(entry)")
         }
     }
 }

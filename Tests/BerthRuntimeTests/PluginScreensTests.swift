@@ -19,8 +19,8 @@ struct UnloadReloadWithScreensTests {
         try host.unload("com.example.inbox")
         // Inbox's compose (the modal root) closes first with the counter above it, then
         // Inbox's inbox screen with the hello screen above it.
-        #expect(plugins.subjects(.deactivated) == [screens[4], screens[3], screens[2], screens[1]].map { "screen \($0.id)" })
-        #expect(plugins.subjects(.released) == [screens[4], screens[3], screens[2], screens[1]].map { "screen \($0.id)" })
+        #expect(plugins.subjects(.deactivated) == [screens[4], screens[3], screens[2], screens[1]].map { HostEvent.Subject.screen($0.id) })
+        #expect(plugins.subjects(.released) == [screens[4], screens[3], screens[2], screens[1]].map { HostEvent.Subject.screen($0.id) })
         #expect(host.openRouters.map(\.id) == [screens[0].id])
         #expect(host.generation(of: "com.example.inbox") == nil)
     }
@@ -35,7 +35,7 @@ struct UnloadReloadWithScreensTests {
         let visible = host.visibleRouter
         try host.reload("com.example.counter")
         #expect(plugins.host.events.filter { $0.kind == .released && $0.message.contains("reload") }.map(\.subject)
-                == ["screen \(screens[4].id)", "screen \(screens[0].id)"])
+                == [.screen(screens[4].id), .screen(screens[0].id)])
         #expect(host.openRouters.map(\.id) == screens.map(\.id), "same routers, same places")
         #expect(host.visibleRouter === visible)
         for index in [0, 4] {

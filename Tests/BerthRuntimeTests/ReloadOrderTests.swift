@@ -16,7 +16,7 @@ struct ReloadOrderTests {
         try host.load("com.example.inbox")
         let stack = [try host.push("inbox"), try host.push("inbox"), try host.push("inbox")]
         let modal = try host.present("compose")
-        let ids = Set((stack + [modal]).map { "screen \($0.id)" })
+        let ids = Set((stack + [modal]).map { HostEvent.Subject.screen($0.id) })
         let before = host.events.count
         try host.reload("com.example.inbox")
         let removal = host.events.dropFirst(before).filter { ids.contains($0.subject) && $0.message.contains("Disappear(isRemovedPermanently: true)") }

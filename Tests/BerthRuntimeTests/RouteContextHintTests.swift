@@ -35,7 +35,7 @@ struct RouteContextHintTests {
         let note = "note: context \(selection) was sent and screen \(users.id) stays open; terminate(\(selection)) sends it and closes the screen"
         #expect(!host.sendContext(selection, payload: choice, from: users).receivers.isEmpty)
         #expect(host.events.filter { $0.message == note }.count == 1)
-        #expect(host.events.last?.subject == "screen \(users.id)")
+        #expect(host.events.last?.subject == .screen(users.id))
         host.sendContext(selection, payload: choice, from: users)
         #expect(host.events.filter { $0.message.hasPrefix("note: ") }.count == 1, "once per screen")
 

@@ -93,7 +93,7 @@ struct TerminateTests {
         let top = try host.push("counter")
         let delivery = host.terminate(selection, payload: grace, from: top)
         #expect(delivery.closed == (middle + [top]).map(\.id).sorted())
-        #expect(host.events.filter { $0.kind == .deactivated }.suffix(4).map(\.subject) == ([top] + middle.reversed()).map { "screen \($0.id)" })
+        #expect(host.events.filter { $0.kind == .deactivated }.suffix(4).map(\.subject) == ([top] + middle.reversed()).map { HostEvent.Subject.screen($0.id) })
         #expect(log.screens == ["\(anchor.id)"])
     }
 
@@ -164,7 +164,7 @@ struct ContextDispatchTests {
         #expect(delivery.receivers == expected)
         #expect(log.screens == expected.map(String.init))
         let event = try #require(host.events.last { $0.message.hasPrefix("context \(selection)") })
-        #expect(event.subject == "screen \(sender.id)")
+        #expect(event.subject == .screen(sender.id))
         #expect(event.message == "context \(selection) → screen(s) " + expected.map(String.init).joined(separator: ", "))
     }
 

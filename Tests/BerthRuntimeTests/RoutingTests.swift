@@ -25,13 +25,13 @@ struct ExamplePlugins {
     }
 
     /// Lifecycle log lines of one kind, as "screen N".
-    func subjects(_ kind: HostEvent.Kind) -> [String] {
+    func subjects(_ kind: HostEvent.Kind) -> [HostEvent.Subject] {
         host.events.filter { $0.kind == kind }.map(\.subject)
     }
 
     /// The screen events delivered to screen `id`, in order.
     func screenEvents(_ id: Int) -> [String] {
-        host.events.filter { $0.kind == .event && $0.subject == "screen \(id)" && ($0.message.hasPrefix("will") || $0.message.hasPrefix("did")) }
+        host.events.filter { $0.kind == .event && $0.subject == .screen(id) && ($0.message.hasPrefix("will") || $0.message.hasPrefix("did")) }
             .map(\.message)
     }
 
@@ -49,7 +49,7 @@ struct LifecycleForwardingTests {
         let counter = try plugins.host.push("counter")
         #expect(counter.module?.deliveredEvents.first == .didLoad)
         plugins.host.close(counter)
-        let kinds = plugins.host.events.filter { $0.subject == "screen \(counter.id)" }.map(\.kind)
+        let kinds = plugins.host.events.filter { $0.subject == .screen(counter.id) }.map(\.kind)
         #expect(kinds.filter { [.created, .activated, .deactivated, .released].contains($0) } == [.created, .activated, .deactivated, .released])
     }
 
@@ -62,7 +62,7 @@ struct LifecycleForwardingTests {
         let top = try host.push("hello")
         let modal = try host.present("compose")
         host.close(middle)
-        let order = [modal.id, top.id, middle.id].map { "screen \($0)" }
+        let order = [modal.id, top.id, middle.id].map(HostEvent.Subject.screen)
         #expect(plugins.subjects(.deactivated) == order)
         #expect(plugins.subjects(.released) == order)
         #expect(host.openRouters.map(\.id) == [root.id])
@@ -123,7 +123,7 @@ struct CancellationLeakTests {
             controlTicks = Int(report.split(separator: " ")[4].dropLast()) ?? 0
         }
         #expect(controlTicks >= 2)
-        let closedScreenEvents = plugins.host.events.dropFirst(eventsAfterClose).filter { $0.subject == "screen \(id)" }
+        let closedScreenEvents = plugins.host.events.dropFirst(eventsAfterClose).filter { $0.subject == .screen(id) }
         #expect(closedScreenEvents.isEmpty, "\(closedScreenEvents.map(\.description))")
     }
 
@@ -286,7 +286,7 @@ struct UserDrivenCloseTests {
         host.navigator.deactivateDetachAndPop(hello)
         host.navigator.deactivateDetachAndReleaseIfNeeded(hello)
         #expect(releases == 1)
-        #expect(plugins.subjects(.released).filter { $0 == "screen \(hello.id)" }.count == 1)
+        #expect(plugins.subjects(.released).filter { $0 == .screen(hello.id) }.count == 1)
     }
 
     @Test("user dismiss releases every screen of the modal once; onRelease once per screen")
@@ -363,7 +363,7 @@ struct ScreenEventFlagTests {
         let a = try plugins.host.push("counter")
         let b = try plugins.host.push("hello")
         let last4 = plugins.host.events.filter { $0.kind == .event && ($0.message.hasPrefix("will") || $0.message.hasPrefix("did")) }.suffix(4)
-        #expect(last4.map(\.subject) == ["screen \(a.id)", "screen \(b.id)", "screen \(a.id)", "screen \(b.id)"])
+        #expect(last4.map(\.subject) == [.screen(a.id), .screen(b.id), .screen(a.id), .screen(b.id)])
         #expect(last4.map { String($0.message.prefix(6)) } == ["willDi", "willAp", "didDis", "didApp"])
     }
 

@@ -56,7 +56,7 @@ struct WorkerGroupTests {
         #expect(recorder.matching("greeting service released").count == 1, "the old generation's singleton went first")
         try host.send(screen: profile.id, action: "greet", payload: [])
         #expect(recorder.matching("greeting service created").count == 2, "the new generation made its own")
-        #expect(host.events.contains { $0.subject == "com.example.greeter" && $0.message.contains("group 'greeter-family''s worker goes on") })
+        #expect(host.events.contains { $0.subject == .plugin("com.example.greeter") && $0.message.contains("group 'greeter-family''s worker goes on") })
     }
 
     @Test("a member discovered after its group's worker started joins the group: a new group worker covers every member, their screens reopen in place")
@@ -77,7 +77,7 @@ struct WorkerGroupTests {
         let profile = try host.push("profile")
         try host.send(screen: profile.id, action: "greet", payload: [])
         #expect(recorder.matching("profile: Greetings, stranger").count == 1, "Profile uses Greeter's service in the shared worker")
-        #expect(host.events.contains { $0.subject == "com.example.greeter" && $0.message.contains("moves to a new worker") }, "the move is told")
+        #expect(host.events.contains { $0.subject == .plugin("com.example.greeter") && $0.message.contains("moves to a new worker") }, "the move is told")
     }
 
     @Test("a crash of a group's worker closes that group's screens only, and each member starts again on its next use")
@@ -94,7 +94,7 @@ struct WorkerGroupTests {
         let crasher = try host.push("segv-action")
         #expect(throws: ScreenError.self) { try host.send(screen: crasher.id, action: "poke", payload: []) }
         for _ in 0..<200 where host.events.filter({ $0.kind == .crashed }).count < 2 { try await Task.sleep(for: .milliseconds(25)) }
-        #expect(Set(host.events.filter { $0.kind == .crashed }.map(\.subject)) == ["org.berth.crasher", "org.berth.scoped"])
+        #expect(Set(host.events.filter { $0.kind == .crashed }.map(\.subject)) == [.plugin("org.berth.crasher"), .plugin("org.berth.scoped")])
         #expect(scoped.isReleased && crasher.isReleased)
         #expect(!counter.isReleased, "the other worker's screen stays")
         #expect(host.plugins["org.berth.scoped"]?.state == .crashed)

@@ -99,7 +99,7 @@ struct WorkerScopeTests {
         #expect(numbers("released singleton #").isEmpty, "closing screens leaves the singleton")
         try host.unload("org.berth.scoped")
         #expect(numbers("released singleton #") == numbers("made singleton #"))
-        #expect(host.events.contains { $0.subject == "org.berth.scoped" && $0.message.hasPrefix("released 1 scoped instance(s) of generation") })
+        #expect(host.events.contains { $0.subject == .plugin("org.berth.scoped") && $0.message.hasPrefix("released 1 scoped instance(s) of generation") })
         #expect { try host.scopes.resolve(key: "org.berth.scoped/singleton", screen: nil) } throws: { error in
             (error as? ScopeError)?.code == .providerUnloaded
         }

@@ -10,7 +10,7 @@ extension HostCallbackHandler {
         } catch {
             return .failure(HostRefusal(.invalidArgument, "service_register: \(error.description)"))
         }
-        host.emit(.event, registration.plugin, "provides \(registration.key) (\(registration.kind))")
+        host.emit(.event, .plugin(registration.plugin), "provides \(registration.key) (\(registration.kind))")
         return .success(())
     }
 

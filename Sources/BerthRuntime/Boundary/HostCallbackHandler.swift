@@ -113,7 +113,7 @@ package struct HostCallbackHandler: HostCallbacks {
             do throws(ScreenError) {
                 try host.navigator.observeDelegate(of: child, by: router)
             } catch {
-                host.emit(.failed, "screen \(router.id)", error.message)
+                host.emit(.failed, .screen(router.id), error.message)
             }
         }
         return .success(())
@@ -150,7 +150,7 @@ package struct HostCallbackHandler: HostCallbacks {
         if case .failure(let refusal) = permit(handle, .context, call: "context_send") { return .failure(refusal) }
         guard !type.isEmpty else { return .failure(HostRefusal(.invalidArgument, "context_send: the context type is empty")) }
         guard module.isActive else {
-            host.emit(.failed, "screen \(router.id)", "context \(type) not sent: the sending screen is \(module.state)")
+            host.emit(.failed, .screen(router.id), "context \(type) not sent: the sending screen is \(module.state)")
             return .failure(HostRefusal(.state, "context_send: screen \(router.id) is \(module.state); \(type) was not sent"))
         }
         host.navigator.enqueue { [weak host, router] in
@@ -236,7 +236,7 @@ package struct HostCallbackHandler: HostCallbacks {
         do throws(ScreenError) {
             try host.topLevel { () throws(ScreenError) in try module.handle(action: action, payload: payload) }
         } catch {
-            host.emit(.failed, "screen \(module.id)", error.message)
+            host.emit(.failed, .screen(module.id), error.message)
         }
     }
 }

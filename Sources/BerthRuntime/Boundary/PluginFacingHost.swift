@@ -16,7 +16,7 @@ protocol PluginFacingHost: AnyObject, Sendable {
     var persistentStore: PersistentStore? { get }
     /// Whether values persist, and if not, why.
     var persistenceStatus: PersistenceStatus { get }
-    func emit(_ kind: HostEvent.Kind, _ subject: String, _ message: String)
+    func emit(_ kind: HostEvent.Kind, _ subject: HostEvent.Subject, _ message: String)
     /// Reports a call refused for a missing capability as a `denied` event.
     func report(_ denial: CapabilityDenial)
     func close(_ router: Router)

@@ -13,7 +13,7 @@ struct RouteContextDispatcher {
     func addScreenObserver(_ type: String, on router: Router) -> Bool {
         guard !router.contextObservers.contains(where: { $0.isScreen && $0.type == type }) else { return false }
         router.contextObservers.append(ContextObserver(type: type, hostHandler: nil))
-        events.emit(.event, "screen \(router.id)", "observes context \(type)")
+        events.emit(.event, .screen(router.id), "observes context \(type)")
         return true
     }
 
@@ -60,7 +60,7 @@ struct RouteContextDispatcher {
     private func noteStaysOpen(_ sender: Router, after type: String, receivers: ContextReceivers) {
         guard !receivers.isEmpty, !sender.notedContextKeepsItOpen else { return }
         sender.notedContextKeepsItOpen = true
-        events.emit(.event, "screen \(sender.id)", "note: context \(type) was sent and screen \(sender.id) stays open; terminate(\(type)) sends it and closes the screen")
+        events.emit(.event, .screen(sender.id), "note: context \(type) was sent and screen \(sender.id) stays open; terminate(\(type)) sends it and closes the screen")
     }
 
     /// Dispatches, then completes navigation: pop back to the nearest earlier screen of the
@@ -89,7 +89,7 @@ struct RouteContextDispatcher {
                 navigation = .none
             }
             let closed = before.subtracting(navigator.openRouters.map(\.id)).sorted()
-            events.emit(.event, "screen \(sender.id)", "terminate \(type): \(navigation.rawValue), \(closed.count) screen(s) closed")
+            events.emit(.event, .screen(sender.id), "terminate \(type): \(navigation.rawValue), \(closed.count) screen(s) closed")
             return BerthHost.ContextDelivery(receiverIDs: receivers, closed: closed, navigation: navigation)
         }
     }
@@ -134,7 +134,7 @@ struct RouteContextDispatcher {
     private func dispatch(_ type: String, payload: [UInt8], from sender: Router) -> ContextReceivers {
         var receivers = ContextReceivers()
         guard let module = sender.module, module.isActive else {
-            events.emit(.failed, "screen \(sender.id)", "context \(type) not sent: the sending screen is \(sender.module?.state.rawValue ?? "released")")
+            events.emit(.failed, .screen(sender.id), "context \(type) not sent: the sending screen is \(sender.module?.state.rawValue ?? "released")")
             return receivers
         }
         walkContextChain(from: sender) { router in
@@ -147,7 +147,7 @@ struct RouteContextDispatcher {
                         try observing.deliverContext(type, payload: payload)
                         receivers.append(router.id)
                     } catch {
-                        events.emit(.failed, "screen \(router.id)", "context \(type): \(error.message)")
+                        events.emit(.failed, .screen(router.id), "context \(type): \(error.message)")
                     }
                 }
             }
@@ -155,7 +155,7 @@ struct RouteContextDispatcher {
         }
         if receivers.isEmpty {
             let observed = walkContextChain(from: sender) { $0.contextObservers.contains { $0.type == type } }
-            events.emit(.event, "screen \(sender.id)", observed ? "context \(type) reached no observer (each one refused it)" : "context \(type) has no observer" + resemblance(to: type))
+            events.emit(.event, .screen(sender.id), observed ? "context \(type) reached no observer (each one refused it)" : "context \(type) has no observer" + resemblance(to: type))
         } else {
             // Formatted only when the log is read: the common path builds no string.
             events.emit(.event, .screen(sender.id), .contextDelivered(type: type, receivers: receivers))

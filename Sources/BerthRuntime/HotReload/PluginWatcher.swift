@@ -65,7 +65,7 @@ final class PluginWatcher {
             guard !name.isEmpty || !isRoot else { return }
             Task { @MainActor [weak plugin] in plugin?.pluginFolderChanged(pluginFolder) }
         }
-        events.emit(.event, "watch", "watching \(pluginFolders.joined(separator: ", ")) (debounce \(debounce))")
+        events.emit(.event, .watcher, "watching \(pluginFolders.joined(separator: ", ")) (debounce \(debounce))")
         return plugin
     }
 
@@ -96,9 +96,9 @@ final class PluginWatcher {
         guard FileManager.default.fileExists(atPath: folder) else {
             guard let owner else { return }
             let id = owner.source.manifest.id
-            events.emit(.event, "watch", "\(folder) was removed: unloading \(id)")
+            events.emit(.event, .watcher, "\(folder) was removed: unloading \(id)")
             if owner.generation != nil {
-                do { try loader.unload(id) } catch { events.emit(.failed, id, "watch: \(error.message)") ; return }
+                do { try loader.unload(id) } catch { events.emit(.failed, .plugin(id), "watch: \(error.message)") ; return }
             }
             loader.forget(id)
             return
@@ -116,7 +116,7 @@ final class PluginWatcher {
         let writers = Self.files(in: folder).flatMap(OpenWriters.of)
         if !writers.isEmpty {
             if waitingFor[folder] != writers {
-                events.emit(.event, "watch", "\(folder): waiting for process \(writers.map(String.init).joined(separator: ", ")) to finish writing")
+                events.emit(.event, .watcher, "\(folder): waiting for process \(writers.map(String.init).joined(separator: ", ")) to finish writing")
             }
             waitingFor[folder] = writers
             pluginFolderChanged(folder)
@@ -133,7 +133,7 @@ final class PluginWatcher {
         case .failure(let failure):
             guard FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)) else { return }
             let kept = owner?.generation.map { "; generation \($0.number) stays" } ?? ""
-            events.emit(.failed, "watch", "\(folder): not loaded: \(failure.firstError?.description ?? "invalid")\(kept)")
+            events.emit(.failed, .watcher, "\(folder): not loaded: \(failure.firstError?.description ?? "invalid")\(kept)")
             return
         }
         let id = plugin.manifest.id
@@ -147,13 +147,13 @@ final class PluginWatcher {
                 do { try loader.loadFolder(folder) } catch {
                     if !known { loader.forget(id) }
                     let kept = owner.generation.map { "; \(previous) generation \($0.number) stays" } ?? ""
-                    events.emit(.failed, "watch", "\(folder) now holds \(id), which did not load: \(error.message)\(kept)")
+                    events.emit(.failed, .watcher, "\(folder) now holds \(id), which did not load: \(error.message)\(kept)")
                     return
                 }
             }
-            events.emit(.event, "watch", "\(folder) now holds \(id): unloading \(previous)")
+            events.emit(.event, .watcher, "\(folder) now holds \(id): unloading \(previous)")
             if owner.generation != nil {
-                do { try loader.unload(previous) } catch { events.emit(.failed, previous, "watch: \(error.message)"); return }
+                do { try loader.unload(previous) } catch { events.emit(.failed, .plugin(previous), "watch: \(error.message)"); return }
             }
             loader.forget(previous)
             return
@@ -161,11 +161,11 @@ final class PluginWatcher {
         if let record = plugins[id], let generation = record.generation {
             let changed = plugin.librarySHA256 != generation.source.librarySHA256 || plugin.manifestSHA256 != generation.source.manifestSHA256
             guard changed else { return }
-            events.emit(.event, "watch", "\(id) changed on disk: reloading")
-            do { try loader.reload(id, keepState: keepState) } catch { events.emit(.failed, id, "watch: \(error.message)") }
+            events.emit(.event, .watcher, "\(id) changed on disk: reloading")
+            do { try loader.reload(id, keepState: keepState) } catch { events.emit(.failed, .plugin(id), "watch: \(error.message)") }
         } else {
-            events.emit(.event, "watch", "\(folder) appeared: loading \(id)")
-            do { try loader.loadFolder(folder) } catch { events.emit(.failed, id, "watch: \(error.message)") }
+            events.emit(.event, .watcher, "\(folder) appeared: loading \(id)")
+            do { try loader.loadFolder(folder) } catch { events.emit(.failed, .plugin(id), "watch: \(error.message)") }
         }
     }
 

@@ -70,7 +70,7 @@ struct ReloadTransaction {
             failure.screenError = error
             throw rollBack(.reopen, failure, failed: fresh, end: end)
         }
-        record.generation = fresh
+        record.loaded(fresh)
         return fresh
     }
 
@@ -87,7 +87,7 @@ struct ReloadTransaction {
         do {
             try Self.reopen(places, from: old, navigator: navigator, events: events, slots: slots, instanceState: instanceState, restoring: &restoring)
         } catch {
-            events.emit(.failed, old.pluginID, "rollback could not reopen a screen: \(error.message)")
+            events.emit(.failed, .plugin(old.pluginID), "rollback could not reopen a screen: \(error.message)")
             // A place left without an instance is closed, with everything above it.
             for router in places where router.interactor == nil && !router.isReleased {
                 navigator.close(router)
@@ -95,7 +95,7 @@ struct ReloadTransaction {
         }
         var rolledBack = error
         rolledBack.rollback = LoaderError.Rollback(step: step, generation: old.number)
-        events.emit(.failed, old.pluginID, rolledBack.message)
+        events.emit(.failed, .plugin(old.pluginID), rolledBack.message)
         return rolledBack
     }
 
@@ -107,7 +107,7 @@ struct ReloadTransaction {
         let taken = places.filter { $0.interactor != nil }
         for router in taken {
             router.interactor?.deactivate()
-            events.emit(.deactivated, "screen \(router.id)", "inactive (reload)")
+            events.emit(.deactivated, .screen(router.id), "inactive (reload)")
         }
         let removal = ScreenEventPlanner.plan(visibleBefore: nil as ObjectIdentifier?, visibleAfter: nil,
                                              removed: taken.map(ObjectIdentifier.init), hasAppeared: { _ in true })
@@ -122,7 +122,7 @@ struct ReloadTransaction {
             // could not learn their ids again); its route-context observers are the
             // instance's own choice, so the fresh instance registers its own.
             router.contextObservers.removeAll { $0.isScreen }
-            events.emit(.released, "screen \(router.id)", "instance released (reload)")
+            events.emit(.released, .screen(router.id), "instance released (reload)")
         }
     }
 
@@ -138,13 +138,13 @@ struct ReloadTransaction {
                 let restoreStarted = ContinuousClock.now
                 if let kept = slots[router.id], !kept.isEmpty {
                     module.stateStorage.restore(kept)
-                    events.emit(.event, "screen \(router.id)", "kept \(kept.count) state slot(s)")
+                    events.emit(.event, .screen(router.id), "kept \(kept.count) state slot(s)")
                 }
                 if let bytes = instanceState[router.id], !bytes.isEmpty {
                     do throws(ScreenError) {
                         try module.restoreState(bytes)
                     } catch {
-                        events.emit(.failed, "screen \(router.id)", "\(error.message); the instance starts fresh")
+                        events.emit(.failed, .screen(router.id), "\(error.message); the instance starts fresh")
                     }
                 }
                 restoring += restoreStarted.elapsed

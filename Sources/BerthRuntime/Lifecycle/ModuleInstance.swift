@@ -115,7 +115,8 @@ public final class ModuleInstance {
             instance = try HostCall.run { () throws(PluginCallError) in try plugin.create(route: route, argument: argument, screen: handle) }
         } catch {
             scope.end()
-            throw ScreenError(.pluginFailed, screen: id, "\(generation.pluginID) create(\(route)) failed: \(error.message)")
+            throw ScreenError(.pluginFailed, screen: id, "\(generation.pluginID) create(\(route)) failed: \(error.message)",
+                              pluginStatus: PluginStatus(code: error.status))
         }
         self.handle = handle
         handle.module = self
@@ -148,7 +149,7 @@ public final class ModuleInstance {
         } catch {
             // The activate error is the one reported; a deactivate failure after it adds nothing.
             if lifecycle.activationFailed() == .callDeactivate { _ = callDeactivate(instance) }
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID) activate failed: \(error.message)")
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID) activate failed: \(error.message)", pluginStatus: PluginStatus(code: error.status))
         }
     }
 
@@ -199,7 +200,7 @@ public final class ModuleInstance {
             throw ScreenError(.lifecycle, screen: id, "screen \(id) is \(state.rawValue); actions go to active screens only")
         }
         guard generation.handshake.functions.contains(.action) else {
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) takes no actions")
+            throw ScreenError(.takesNoInput, screen: id, "\(pluginID)/\(route) takes no actions")
         }
         let instance = live
         let storage = renderFollows && canRender ? stateStorage : nil
@@ -243,7 +244,7 @@ public final class ModuleInstance {
         do {
             try call(request: true, what(), body)
         } catch {
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) \(failure()): \(error.message)")
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) \(failure()): \(error.message)", pluginStatus: PluginStatus(code: error.status))
         }
     }
 
@@ -282,7 +283,7 @@ public final class ModuleInstance {
             output = try call(request: false, "render") { () throws(PluginCallError) in try plugin.render(instance, state: storage) }
         } catch {
             stateStorage.abandonRenderPass()
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) render failed: \(error.message)")
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) render failed: \(error.message)", pluginStatus: PluginStatus(code: error.status))
         }
         let tree: ViewTree?
         do {
@@ -309,7 +310,7 @@ public final class ModuleInstance {
         do {
             return try call(request: false) { () throws(PluginCallError) in try plugin.saveState(instance) }
         } catch {
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) save_state failed: \(error.message)")
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) save_state failed: \(error.message)", pluginStatus: PluginStatus(code: error.status))
         }
     }
 
@@ -319,7 +320,7 @@ public final class ModuleInstance {
         do {
             try call(request: false) { () throws(PluginCallError) in try plugin.restoreState(instance, bytes) }
         } catch {
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) restore_state failed: \(error.message)")
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) restore_state failed: \(error.message)", pluginStatus: PluginStatus(code: error.status))
         }
     }
 
@@ -345,30 +346,4 @@ public final class ModuleInstance {
         handle?.module = nil
         handle = nil
     }
-}
-
-/// Why a screen could not be opened, driven or closed.
-public struct ScreenError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What went wrong: no plugin provides the route, its plugin is not loaded or failed, a lifecycle step was refused, no open screen has the id, or navigation was refused (a limit, a screen that takes no input).
-    public enum Code: Sendable, Equatable {
-        /// No loaded plugin provides the route; its plugin is not loaded; its plugin failed during the call; a lifecycle step was refused; no open screen has the id; navigation was refused (a screen limit, a screen that takes no input).
-        case unknownRoute, pluginNotLoaded, pluginFailed, lifecycle, noSuchScreen, navigation
-    }
-
-    /// What went wrong.
-    public var code: Code
-    /// The screen involved (0 when none is).
-    public var screen: Int
-    /// The explanation a user reads.
-    public var message: String
-
-    /// An error of `code` about `screen`, explained by `message`.
-    public init(_ code: Code, screen: Int, _ message: String) {
-        self.code = code
-        self.screen = screen
-        self.message = message
-    }
-
-    /// The message.
-    public var description: String { message }
 }

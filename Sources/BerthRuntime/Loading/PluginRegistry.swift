@@ -25,37 +25,90 @@ public final class PluginRecord {
 
     /// The validated folder (refreshed by discovery and reload).
     public internal(set) var source: ValidatedPlugin
-    /// The loaded generation, nil when not loaded.
-    public internal(set) var generation: PluginGeneration?
+
+    /// Where the plugin stands, each case with what only it has: a loaded plugin always has
+    /// its generation, a failed one its reason, and only one that is not loaded waits for
+    /// its first use. Changed only by the events below.
+    private enum Stage {
+        case discovered(lazy: Bool)
+        case loaded(PluginGeneration)
+        /// Its worker crashed, within the crash budget: it starts again on its next use.
+        case crashed
+        /// Past its crash budget: refused until it is loaded again.
+        case failed(reason: String)
+    }
+
+    private var stage = Stage.discovered(lazy: false)
+    /// Recent worker crashes (isolated plugins): the budget counts them across loads.
+    private var crashes = CrashRecord()
 
     init(source: ValidatedPlugin) {
         self.source = source
     }
 
+    /// The loaded generation, nil when not loaded.
+    public var generation: PluginGeneration? {
+        guard case .loaded(let generation) = stage else { return nil }
+        return generation
+    }
+
     /// Lazy activation: valid and not loaded yet; its first use (a route opened, an export
     /// called) loads it. Cleared by any load.
-    public internal(set) var deferred = false
+    public var deferred: Bool {
+        guard case .discovered(lazy: true) = stage else { return false }
+        return true
+    }
 
     /// The state as `plugins` shows it: `discovered (lazy)` for a deferred plugin.
     public var stateName: String {
-        state == .discovered && deferred ? "discovered (lazy)" : state.name
+        deferred ? "discovered (lazy)" : state.name
     }
-
-    /// Recent worker crashes (isolated plugins).
-    var crashes = CrashRecord()
-    /// Set when the crash budget is spent.
-    var failure: String?
 
     /// Where the plugin stands: loaded, discovered, crashed (within its crash budget) or failed.
     public var state: State {
-        if generation != nil { return .loaded }
-        if let failure { return .failed(reason: failure) }
-        return crashes.times.isEmpty ? .discovered : .crashed
+        switch stage {
+        case .discovered: .discovered
+        case .loaded: .loaded
+        case .crashed: .crashed
+        case .failed(let reason): .failed(reason: reason)
+        }
     }
 
+    // MARK: Events
+
+    /// `generation` is in place (a load, or a reload's new generation).
+    func loaded(_ generation: PluginGeneration) {
+        stage = .loaded(generation)
+    }
+
+    /// Left unloaded until its first use (lazy activation). Only a plugin that is not loaded.
+    func deferUntilFirstUse() {
+        guard case .discovered = stage else { preconditionFailure("only a discovered plugin waits for its first use") }
+        stage = .discovered(lazy: true)
+    }
+
+    /// Unloaded on request: it stays unloaded until it is loaded again.
+    func unloaded() {
+        stage = .discovered(lazy: false)
+    }
+
+    /// Its worker died or hung: crashed, or failed once `limit` crashes fall within
+    /// `window`. Returns the failure's reason when the budget is spent.
+    func workerCrashed(limit: Int, window: Duration) -> String? {
+        guard crashes.record(limit: limit, window: window) else {
+            stage = .crashed
+            return nil
+        }
+        let reason = "crashed \(limit) times in \(window)"
+        stage = .failed(reason: reason)
+        return reason
+    }
+
+    /// A crashed or failed plugin is given a fresh start (reloaded on request).
     func clearCrashes() {
         crashes.reset()
-        failure = nil
+        if case .loaded = stage { return }
+        stage = .discovered(lazy: false)
     }
 }
 

@@ -75,7 +75,7 @@ extension BerthHost {
             do {
                 if screen.presented { try present(screen.route) } else { try push(screen.route) }
             } catch {
-                emit(.failed, "restart", "could not reopen \(screen.route): \(error.message)")
+                emit(.failed, .restart, "could not reopen \(screen.route): \(error.message)")
             }
         }
     }

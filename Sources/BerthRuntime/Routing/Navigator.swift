@@ -100,7 +100,7 @@ package final class Navigator {
     package func present(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
         try topLevel { () throws(ScreenError) -> Router in
             guard let presenter = visibleRouter else {
-                throw ScreenError(.navigation, screen: 0, "nothing is open to present from (open a screen first)")
+                throw ScreenError(.navigation, screen: nil, "nothing is open to present from (open a screen first)")
             }
             let child = try screens.makeScreen(route, argument: argument)
             try attachOrRelease(child) { () throws(ScreenError) in try attachActivateAndPresent(child, from: presenter, onRelease: onRelease) }
@@ -126,7 +126,7 @@ package final class Navigator {
         } catch {
             if !child.isReleased && child.parent == nil {
                 child.release()
-                events.emit(.released, "screen \(child.id)", "released: \(error.message)")
+                events.emit(.released, .screen(child.id), "released: \(error.message)")
             }
             throw error
         }
@@ -141,7 +141,7 @@ package final class Navigator {
         guard !stack.contains(child), !child.isReleased else { return }
         let depth = stackDepth
         guard stack.routers.count < depth else {
-            throw ScreenError(.navigation, screen: child.id, "cannot push \(child.pluginID)/\(child.route): its stack is \(stack.routers.count) screens deep, the limit is \(depth)")
+            throw ScreenError(.screenLimit, screen: child.id, "cannot push \(child.pluginID)/\(child.route): its stack is \(stack.routers.count) screens deep, the limit is \(depth)")
         }
         let parent = stack.top ?? stack.presenter ?? launchRouter
         guard parent.attachChild(child) else { return }
@@ -152,7 +152,7 @@ package final class Navigator {
         } catch {
             parent.detachChild(child)
             child.release()
-            events.emit(.released, "screen \(child.id)", "released after failed activation")
+            events.emit(.released, .screen(child.id), "released after failed activation")
             throw error
         }
         transition(removing: []) { stack.push(child) }
@@ -180,7 +180,7 @@ package final class Navigator {
         } catch {
             presenter.detachChild(child)
             child.release()
-            events.emit(.released, "screen \(child.id)", "released after failed activation")
+            events.emit(.released, .screen(child.id), "released after failed activation")
             throw error
         }
         transition(removing: []) {
@@ -255,7 +255,7 @@ package final class Navigator {
     package func popToRoot() throws(ScreenError) {
         try topLevel { () throws(ScreenError) in
             guard let stack = visibleRouter?.stack, stack.routers.count > 1 else {
-                throw ScreenError(.navigation, screen: 0, "the visible stack has no screen above its root")
+                throw ScreenError(.navigation, screen: nil, "the visible stack has no screen above its root")
             }
             deactivateDetachAndPop(stack.routers[1])
         }
@@ -266,10 +266,10 @@ package final class Navigator {
     package func userBack() throws(ScreenError) {
         try topLevel { () throws(ScreenError) in
             guard let visible = visibleRouter, let stack = visible.stack, stack.routers.count > 1 else {
-                throw ScreenError(.navigation, screen: 0, "back: the visible screen is the root of its stack (use dismiss for a modal)")
+                throw ScreenError(.navigation, screen: nil, "back: the visible screen is the root of its stack (use dismiss for a modal)")
             }
             transition(removing: [visible]) { _ = stack.removeFrom(visible) }
-            events.emit(.event, "screen \(visible.id)", "removed by the user (back)")
+            events.emit(.event, .screen(visible.id), "removed by the user (back)")
             deactivateDetachAndReleaseIfNeeded(visible)
         }
     }
@@ -281,14 +281,14 @@ package final class Navigator {
             guard let visible = visibleRouter, let stack = visible.stack, stack.isPresented,
                   let root = stack.routers.first, let presenter = stack.presenter
             else {
-                throw ScreenError(.navigation, screen: 0, "dismiss: no modal is presented")
+                throw ScreenError(.navigation, screen: nil, "dismiss: no modal is presented")
             }
             let removed = root.subtreeDeepestFirst()
             transition(removing: removed) {
                 _ = stack.removeAll()
                 presenter.presentedStack = nil
             }
-            events.emit(.event, "screen \(root.id)", "modal dismissed by the user")
+            events.emit(.event, .screen(root.id), "modal dismissed by the user")
             deactivateDetachAndReleaseIfNeeded(root)
         }
     }
@@ -332,7 +332,7 @@ package final class Navigator {
     /// above its child, so it goes in the same close and nothing is delivered to it).
     func deliverDelegate(from child: Router, action: String, payload: [UInt8]) {
         child.delegateObservers.removeAll { $0.hostHandler == nil && ($0.screen?.isReleased ?? true) }
-        events.emit(.event, "screen \(child.id)", "delegate '\(action)' → \(child.delegateObservers.count) observer(s)")
+        events.emit(.event, .screen(child.id), "delegate '\(action)' → \(child.delegateObservers.count) observer(s)")
         for observer in child.delegateObservers {
             if let handler = observer.hostHandler {
                 handler(action, payload)
@@ -340,7 +340,7 @@ package final class Navigator {
                 do {
                     try screen.deliverDelegate(from: child.id, action: action, payload: payload)
                 } catch {
-                    events.emit(.failed, "screen \(screen.id)", error.message)
+                    events.emit(.failed, .screen(screen.id), error.message)
                 }
             }
         }
@@ -374,7 +374,7 @@ package final class Navigator {
         do {
             try module.render()
         } catch {
-            events.emit(.failed, "screen \(router.id)", error.message)
+            events.emit(.failed, .screen(router.id), error.message)
         }
         activity.operationEnded()
         drainPendingWork()
@@ -398,7 +398,7 @@ package final class Navigator {
             budget -= 1
         }
         if !pendingWork.isEmpty {
-            events.emit(.failed, "host", "dropped \(pendingWork.count) queued plugin request(s): too many in one turn")
+            events.emit(.failed, .host, "dropped \(pendingWork.count) queued plugin request(s): too many in one turn")
             pendingWork.removeAll()
         }
     }
@@ -406,27 +406,27 @@ package final class Navigator {
     func activate(_ router: Router) throws(ScreenError) {
         guard let interactor = router.interactor else { return }
         try interactor.activate()
-        events.emit(.activated, "screen \(router.id)", "active")
+        events.emit(.activated, .screen(router.id), "active")
         // Every screen renders once when it opens, visible or not, so what its views
         // declare (such as `.routerContext` observers) is in place from the start.
         if interactor.module.canRender {
-            do { try interactor.module.render() } catch { events.emit(.failed, "screen \(router.id)", error.message) }
+            do { try interactor.module.render() } catch { events.emit(.failed, .screen(router.id), error.message) }
         }
     }
 
     private func deactivate(_ routers: [Router]) {
         for router in routers where router.interactor?.isActive == true {
             if let failure = router.interactor?.deactivate() {
-                events.emit(.failed, "screen \(router.id)", failure)
+                events.emit(.failed, .screen(router.id), failure)
             }
-            events.emit(.deactivated, "screen \(router.id)", "inactive")
+            events.emit(.deactivated, .screen(router.id), "inactive")
         }
     }
 
     private func release(_ routers: [Router]) {
         for router in routers where !router.isReleased {
             router.release()
-            events.emit(.released, "screen \(router.id)", "released (\(router.pluginID)/\(router.route))")
+            events.emit(.released, .screen(router.id), "released (\(router.pluginID)/\(router.route))")
         }
     }
 
@@ -449,7 +449,7 @@ package final class Navigator {
 
     func deliver(_ event: ScreenLifecycleEvent, to module: ModuleInstance, of router: Router) {
         module.deliver(event)
-        events.emit(.event, "screen \(router.id)", event.description)
+        events.emit(.event, .screen(router.id), event.description)
     }
 
     private func routerByIdentity(_ id: ObjectIdentifier, among routers: [Router]) -> Router? {
@@ -480,7 +480,7 @@ package final class Navigator {
                 }
             }
         } catch {
-            events.emit(.failed, "screen \(requester.id)", "\(present ? "present" : "push") \(route) failed: \(error.message)")
+            events.emit(.failed, .screen(requester.id), "\(present ? "present" : "push") \(route) failed: \(error.message)")
         }
     }
 }

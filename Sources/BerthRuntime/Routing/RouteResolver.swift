@@ -14,7 +14,7 @@ struct RouteResolver {
         let providers = registry.records.values.filter { $0.source.manifest.routes.contains(route) }
         let owners = providers.filter { $0.state != .discovered || $0.deferred }.map(\.source.manifest.id).sorted()
         guard owners.count == 1, let owner = owners.first else {
-            throw ScreenError(.unknownRoute, screen: 0, owners.isEmpty
+            throw ScreenError(.unknownRoute, screen: nil, owners.isEmpty
                 ? unavailableRouteReason(route, unloaded: providers.map(\.source.manifest.id).sorted())
                 : "route '\(route)' is provided by \(owners.joined(separator: " and ")); name one as PLUGIN/ROUTE")
         }

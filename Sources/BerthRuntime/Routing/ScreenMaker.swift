@@ -41,16 +41,16 @@ final class ScreenMaker {
         let (pluginID, name) = try routes.resolve(route)
         let open = activity.liveScreens
         guard open < openScreenLimit else {
-            throw ScreenError(.navigation, screen: 0, "cannot open \(pluginID)/\(name): \(open) screens are open, the limit is \(openScreenLimit)")
+            throw ScreenError(.screenLimit, screen: nil, "cannot open \(pluginID)/\(name): \(open) screens are open, the limit is \(openScreenLimit)")
         }
         let available: PluginGeneration?
         do {
             available = try generations.generationForUse(of: pluginID)
         } catch {
-            throw ScreenError(.pluginNotLoaded, screen: 0, error.message)
+            throw ScreenError(.pluginNotLoaded, screen: nil, error.message)
         }
         guard let generation = available else {
-            throw ScreenError(.pluginNotLoaded, screen: 0, routes.notLoadedReason(pluginID))
+            throw ScreenError(.pluginNotLoaded, screen: nil, routes.notLoadedReason(pluginID))
         }
         let routerID = id ?? takeRouterID()
         let router = Router(id: routerID, kind: .screen, pluginID: pluginID, route: name)
@@ -68,7 +68,7 @@ final class ScreenMaker {
                                     context: ScreenContext(activity: activity, scopes: scopes, pluginHost: pluginHost))
         prepare(module)
         router.interactor = Interactor(module: module)
-        events.emit(.created, "screen \(router.id)", "\(router.pluginID)/\(router.route) \(reopened ? "recreated" : "created") (generation \(generation.number))")
+        events.emit(.created, .screen(router.id), "\(router.pluginID)/\(router.route) \(reopened ? "recreated" : "created") (generation \(generation.number))")
         module.deliver(.didLoad)
         return module
     }

@@ -9,9 +9,9 @@ extension BerthHost {
 
     /// Begins session `id` (ending the current one, releasing its instances).
     public func beginSession(_ id: String) {
-        if let current = scopes.currentSession { emit(.event, "session", "session \(current.id) ended (\(current.keys.count) instance(s) released)") }
+        if let current = scopes.currentSession { emit(.event, .session, "session \(current.id) ended (\(current.keys.count) instance(s) released)") }
         scopes.beginSession(id)
-        emit(.event, "session", "session \(id) began")
+        emit(.event, .session, "session \(id) began")
     }
 
     /// Ends the current session, releasing every session instance.
@@ -19,7 +19,7 @@ extension BerthHost {
     public func endSession() -> String? {
         let count = scopes.currentSession?.keys.count ?? 0
         guard let id = scopes.endSession() else { return nil }
-        emit(.event, "session", "session \(id) ended (\(count) instance(s) released)")
+        emit(.event, .session, "session \(id) ended (\(count) instance(s) released)")
         return id
     }
 
@@ -27,7 +27,7 @@ extension BerthHost {
     func releaseServices(of generation: PluginGeneration) {
         let released = scopes.unloadProvider(plugin: generation.pluginID, generation: generation.number)
         if released > 0 {
-            emit(.event, generation.pluginID, "released \(released) scoped instance(s) of generation \(generation.number)")
+            emit(.event, .plugin(generation.pluginID), "released \(released) scoped instance(s) of generation \(generation.number)")
         }
     }
 }

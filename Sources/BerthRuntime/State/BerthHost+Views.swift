@@ -13,7 +13,7 @@ extension BerthHost {
     public func render(screen id: Int? = nil) throws(ScreenError) -> ViewTree? {
         try topLevel { () throws(ScreenError) -> ViewTree? in
             guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
-                throw ScreenError(.noSuchScreen, screen: id ?? 0, id.map { "no open screen \($0)" } ?? "no screen is open")
+                throw ScreenError(.noSuchScreen, screen: id, id.map { "no open screen \($0)" } ?? "no screen is open")
             }
             return try module.render()
         }
@@ -25,14 +25,14 @@ extension BerthHost {
     public func input(_ kind: ViewInputKind, view viewID: String, value: String = "", screen id: Int? = nil) throws(ScreenError) -> ViewTree? {
         try topLevel { () throws(ScreenError) -> ViewTree? in
             guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
-                throw ScreenError(.noSuchScreen, screen: id ?? 0, "no screen is open")
+                throw ScreenError(.noSuchScreen, screen: id, "no screen is open")
             }
             if module.lastTree == nil { try module.render() }
             guard let node = module.lastTree?.allNodes.first(where: { $0.id == viewID }) else {
                 throw ScreenError(.noSuchScreen, screen: router.id, "screen \(router.id) has no view \(viewID) (the rendered tree lists its views)")
             }
             guard node.isInteractive else {
-                throw ScreenError(.navigation, screen: router.id, "\(viewID) is a \(node.type); it takes no input")
+                throw ScreenError(.takesNoInput, screen: router.id, "\(viewID) is a \(node.type); it takes no input")
             }
             let payload = Array(viewID.utf8) + [0] + Array(value.utf8)
             try module.handle(action: "berth.\(kind.rawValue)", payload: payload)

@@ -98,7 +98,7 @@ public final class TerminalApp {
         appendLog("\(event.sequence). \(event.subject): \(event.message)")
         switch event.kind {
         case .crashed:
-            banner = event.message.contains(event.subject) ? event.message : "\(event.subject) crashed: \(event.message)"
+            banner = event.message.contains(event.subject.description) ? event.message : "\(event.subject) crashed: \(event.message)"
             requestRedraw()
         case .failed, .rejected, .denied:
             message = "\(event.subject): \(event.message)"

@@ -190,7 +190,7 @@ enum HostServices {
             let name = String(cString: key)
             do throws(ScreenError) {
                 try interactor.startTask(key: name, descriptor: descriptor)
-                host.emit(.event, "screen \(router.id)", "task '\(name)' started")
+                host.emit(.event, .screen(router.id), "task '\(name)' started")
                 return berth_status(BERTH_OK)
             } catch let refusal {
                 return fill(error, BERTH_ERR_STATE, refusal.message)

@@ -35,11 +35,11 @@ extension BerthHost {
             member != id && plugins[member]?.generation?.source.manifest.isolationGroup == name
         }
         for member in members {
-            emit(.reloaded, member, "group '\(name)' moves to a new worker whose sandbox covers \(id) (discovered after the group's worker started)")
+            emit(.reloaded, .plugin(member), "group '\(name)' moves to a new worker whose sandbox covers \(id) (discovered after the group's worker started)")
             do {
                 try reload(member, keepState: true)
             } catch {
-                emit(.failed, member, "stays in group '\(name)''s previous worker: \(error.message)")
+                emit(.failed, .plugin(member), "stays in group '\(name)''s previous worker: \(error.message)")
             }
         }
     }

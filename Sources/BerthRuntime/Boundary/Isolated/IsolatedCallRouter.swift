@@ -88,7 +88,7 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
             MainActor.assumeIsolated {
                 guard let handle = screens[token], let module = handle.module, let host = handle.host else { return }
                 module.workerTasks.insert(task)
-                host.emit(.event, "screen \(module.id)", "task '\(key)' started")
+                host.emit(.event, .screen(module.id), "task '\(key)' started")
             }
         case .taskFinished(let token, _, let task, _):
             MainActor.assumeIsolated {
