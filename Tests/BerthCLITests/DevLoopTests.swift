@@ -56,6 +56,30 @@ struct DevLoopTests {
         let screens = try dev.waitForReply(["screens"], containing: "com.example.hello", timeout: 60)
         #expect(screens.contains("hello"), "\(screens)")
     }
+
+    @Test("a build that fails because a source was saved while it ran is built again quietly: only the final result is shown")
+    func saveDuringBuildRebuildsQuietly() throws {
+        let workspace = PluginWorkspace()
+        let created = try BerthProcess.run(["new", "Hello", "--lang", "c", "--path", "hello"], in: workspace.root)
+        try #require(created.status == 0, "\(created.standardError)")
+        // The first make saves hello.c while it "builds" and fails as swift build does then;
+        // the next one builds. Deterministic: the save happens inside the build.
+        let makefile = workspace.root + "/hello/Makefile"
+        let original = try String(contentsOfFile: makefile, encoding: .utf8)
+        let racing = "\t@if [ ! -e raced.marker ]; then touch raced.marker; echo '/* saved */' >> hello.c; " +
+            "echo \"error: input file '$(CURDIR)/hello.c' was modified during the build\"; exit 1; fi\n"
+        try original.replacingOccurrences(of: "libhello.so: hello.c\n", with: "libhello.so: hello.c\n" + racing)
+            .write(toFile: makefile, atomically: true, encoding: .utf8)
+        let dev = try DevProcess(workspace, package: "hello")
+        defer { dev.stop() }
+
+        try dev.wait(for: "dev: build ", timeout: 300)
+        try dev.wait(for: "com.example.hello/hello", timeout: 60)
+        #expect(FileManager.default.fileExists(atPath: workspace.root + "/hello/raced.marker"), "the racing build ran")
+        #expect(!dev.log.contains("was modified during the build"), "\(dev.log)")
+        #expect(!dev.log.contains("build failed"), "\(dev.log)")
+        #expect(!dev.log.contains("changed: rebuilding"), "\(dev.log)")
+    }
 }
 
 /// A `berth dev` process whose own host answers on a socket in the workspace.

@@ -156,6 +156,8 @@ struct DocsTranscript {
         case packageBuild = "package-build"
         /// It shows what differs from run to run (timings, pids, generated keys).
         case variesByRun = "varies-by-run"
+        /// A session typed at the `berth>` prompt of a host the page started by hand.
+        case interactive = "interactive"
         /// It works on files the page makes (a broken manifest, a state folder), not on the
         /// example plugins' `plugins/` folder.
         case pageFiles = "page-files"
@@ -178,6 +180,8 @@ struct DocsTranscript {
             case .variesByRun:
                 return text.range(of: #"[0-9.]+ ?(ms|s)\b|pid [0-9]+|0x[0-9a-f]+|SHA-?256|[0-9a-f]{16}"#, options: .regularExpression) != nil ? nil
                     : "shows no timing, pid, address or key"
+            case .interactive:
+                return block.lines.contains { $0.hasPrefix("berth> ") } ? nil : "no `berth>` prompt in the block"
             case .pageFiles:
                 return block.commands.contains { !Self.pathsOutsidePlugins(in: $0).isEmpty } ? nil
                     : "every path it names is in plugins/, where the example plugins are staged"

@@ -26,27 +26,63 @@ final class DevLoop: Sendable {
         self.hostPrintsEvents = hostPrintsEvents
     }
 
+    /// How many failed builds in a row are dropped without a word because a save raced
+    /// them; past it the failure is shown, so a build that always says so is not hidden.
+    static let quietRetries = 3
+
     /// Builds and shows the plugin once, then again after every settled change under
-    /// `watcher`'s folder. Never returns.
+    /// `watcher`'s folder. A build that failed because a source was saved while it ran is
+    /// built again without a word: only the final result is shown. Never returns.
     func run(build: PackageBuild, watcher: SourceWatcher) -> Never {
         watcher.start()
         waitForHost()
-        cycle(build: build, savedAt: nil)
+        var savedAt: ContinuousClock.Instant?
+        var retries = 0
         while true {
-            let savedAt = watcher.waitForChange(quiet: .milliseconds(30))
-            report("\(watcher.root) changed: rebuilding")
-            cycle(build: build, savedAt: savedAt)
+            let built = watcher.snapshot()
+            let outcome = cycle(build: build, savedAt: savedAt) { built in
+                retries < Self.quietRetries && (watcher.hasPendingChange || Self.sourceChangedDuringBuild(built.output))
+            }
+            switch outcome {
+            case .finished:
+                retries = 0
+                // A change seen late, of sources as this build read them, needs no build.
+                repeat {
+                    savedAt = watcher.waitForChange(quiet: .milliseconds(30))
+                } while watcher.snapshot() == built
+                report("\(watcher.root) changed: rebuilding")
+            case .superseded:
+                retries += 1
+                // Let the save that raced the build settle; the time shown runs from the first save.
+                if watcher.hasPendingChange { _ = watcher.waitForChange(quiet: .milliseconds(30)) }
+            }
         }
     }
 
+    /// What one cycle came to.
+    enum CycleOutcome {
+        /// Shown: the plugin (re)loaded, or why the build, pack or load failed.
+        case finished
+        /// The build failed because a source changed while it ran; nothing was shown.
+        case superseded
+    }
+
+    /// The compiler's own words for a source saved while it read it.
+    static func sourceChangedDuringBuild(_ output: String) -> Bool {
+        output.contains("was modified during the build")
+    }
+
     /// One build → pack → (re)load. Prints the phases' times, and for a change the time from
-    /// the save to the screen shown again.
-    func cycle(build: PackageBuild, savedAt: ContinuousClock.Instant?) {
+    /// the save to the screen shown again. A failed build for which `isSuperseded` holds
+    /// prints nothing.
+    func cycle(build: PackageBuild, savedAt: ContinuousClock.Instant?,
+               isSuperseded: (PackageBuild.Outcome) -> Bool = { _ in false }) -> CycleOutcome {
         let built = build.run()
         guard built.succeeded else {
+            if isSuperseded(built) { return .superseded }
             FileHandleOutput.standardError(built.output.hasSuffix("\n") || built.output.isEmpty ? built.output : built.output + "\n")
             report("build failed after \(Self.text(built.elapsed)) (\(build.commandLine.joined(separator: " "))); the running generation is unchanged")
-            return
+            return .finished
         }
         let packStarted = ContinuousClock.now
         let packed: PluginPacker.Packed
@@ -55,20 +91,21 @@ final class DevLoop: Sendable {
         } catch let failure as PluginValidationFailure {
             for problem in failure.problems { printError(problem.description) }
             report("pack failed; the running generation is unchanged")
-            return
+            return .finished
         } catch {
             printError("\(error)")
             report("pack failed; the running generation is unchanged")
-            return
+            return .finished
         }
         let packTime = ContinuousClock.now - packStarted
         for warning in packed.warnings { printWarning(warning) }
         let reloadStarted = ContinuousClock.now
-        guard let verb = apply(packed) else { return }
+        guard let verb = apply(packed) else { return .finished }
         let reloadTime = ContinuousClock.now - reloadStarted
         var line = "build \(Self.text(built.elapsed)) · pack \(Self.text(packTime)) · \(verb) \(Self.text(reloadTime))"
         if let savedAt { line += " · saved → shown \(Self.text(ContinuousClock.now - savedAt))" }
         report(line)
+        return .finished
     }
 
     /// Reloads the plugin in the host, or loads it and opens its first route when the host

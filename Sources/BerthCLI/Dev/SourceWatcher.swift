@@ -41,6 +41,9 @@ final class SourceWatcher: @unchecked Sendable {
 
     func stop() { watcher.stop() }
 
+    /// Whether a change was seen that `waitForChange` has not returned yet.
+    var hasPendingChange: Bool { condition.withLock { lastChange != nil } }
+
     /// Blocks until a source changed and then stayed quiet for `quiet`; returns when the
     /// first change of that burst was seen (the save the user is waiting on).
     func waitForChange(quiet: Duration) -> ContinuousClock.Instant {
@@ -59,6 +62,22 @@ final class SourceWatcher: @unchecked Sendable {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: Self.seconds(settled - ContinuousClock.now)))
             }
         }
+    }
+
+    /// Each source file under `root` (by path) with its size and modification time: equal
+    /// snapshots mean a change event was one the last build already read.
+    func snapshot() -> [String: [Int]] {
+        var files: [String: [Int]] = [:]
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return files }
+        while let relative = walker.nextObject() as? String {
+            let name = (relative as NSString).lastPathComponent
+            guard Self.isSourceChange(name) else { continue }
+            var info = stat()
+            let path = (root as NSString).appendingPathComponent(relative)
+            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            files[relative] = [Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec]
+        }
+        return files
     }
 
     /// `root` and every folder below it.
