@@ -28,7 +28,7 @@ extension BerthHost {
                 throw ScreenError(.noSuchScreen, screen: id, "no screen is open")
             }
             if module.lastTree == nil { try module.render() }
-            guard let node = module.lastTree?.allNodes.first(where: { $0.id == viewID }) else {
+            guard let node = module.lastTree?.firstNode(where: { $0.id == viewID }) else {
                 throw ScreenError(.noSuchScreen, screen: router.id, "screen \(router.id) has no view \(viewID) (the rendered tree lists its views)")
             }
             guard node.isInteractive else {

@@ -28,6 +28,13 @@ public struct ViewNode: Sendable, Equatable {
         [self] + children.flatMap(\.allNodes)
     }
 
+    /// The first node, depth first from this one, that `predicate` accepts.
+    public func firstNode(where predicate: (ViewNode) -> Bool) -> ViewNode? {
+        if predicate(self) { return self }
+        for child in children { if let found = child.firstNode(where: predicate) { return found } }
+        return nil
+    }
+
     /// The branch each `if` took: identity → true/false.
     var branches: [String: Bool] {
         // A plugin may repeat an id (duplicate ForEach row ids): the first node wins.

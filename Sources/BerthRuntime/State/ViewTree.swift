@@ -8,6 +8,9 @@ public struct ViewTree: Sendable {
     }
 
     private let storage: Storage
+    /// The binary form's nodes, made on first use and kept: a front end and the host's input
+    /// check look at the same tree several times between two renders.
+    private let built = Locked<ViewNode??>(nil)
 
     init(binary: BinaryViewTree) {
         storage = .binary(binary)
@@ -17,16 +20,27 @@ public struct ViewTree: Sendable {
         storage = .nodes(root)
     }
 
-    /// The root node with everything below it (built from the binary form on each call).
+    /// The root node with everything below it (built from the binary form once).
     public var root: ViewNode? {
         switch storage {
-        case .binary(let tree): tree.root()
+        case .binary(let tree):
+            built.withLock { cached in
+                if let cached { return cached }
+                let root = tree.root()
+                cached = .some(root)
+                return root
+            }
         case .nodes(let root): root
         }
     }
 
     /// Every node, depth first.
     public var allNodes: [ViewNode] { root?.allNodes ?? [] }
+
+    /// The first node, depth first, that `predicate` accepts (nothing else is collected).
+    public func firstNode(where predicate: (ViewNode) -> Bool) -> ViewNode? {
+        root?.firstNode(where: predicate)
+    }
 
     /// How many nodes the tree has.
     public var nodeCount: Int {

@@ -84,7 +84,7 @@ extension TerminalApp {
     /// The focused view's node in the visible screen's last render.
     func focusedNode(_ target: FocusTarget) -> ViewNode? {
         guard case .view(let id) = target else { return nil }
-        return host.visibleRouter?.module?.lastTree?.allNodes.first { $0.id == id }
+        return host.visibleRouter?.module?.lastTree?.firstNode { $0.id == id }
     }
 
     func setFocus(_ target: FocusTarget) {

@@ -1,23 +1,55 @@
 import BerthRuntime
 
 /// A laid-out piece of a screen: rows of cells (each at most the width it was laid out
-/// in) and the targets placed in them, relative to the block's top left.
+/// in) and the targets placed in them, relative to the block's top left. A row outside the
+/// viewport may be left empty (a placeholder): its height, width and targets still count,
+/// so focus order and scrolling see the whole screen while only the visible rows hold cells.
 struct Block {
     var rows: [[Cell]] = []
     var targets: [PlacedTarget] = []
+    /// Columns: the widest row, or what placeholder rows stand for.
+    private(set) var width = 0
 
-    var width: Int { rows.map(\.count).max() ?? 0 }
     var height: Int { rows.count }
+
+    init(rows: [[Cell]] = [], targets: [PlacedTarget] = []) {
+        self.rows = rows
+        self.targets = targets
+        width = rows.map(\.count).max() ?? 0
+    }
+
+    /// `height` empty rows standing for `width` columns of cells nobody will see.
+    static func placeholder(height: Int, width: Int, targets: [PlacedTarget] = []) -> Block {
+        var block = Block(rows: Array(repeating: [], count: height), targets: targets)
+        block.width = width
+        return block
+    }
 
     /// One row of text in one style.
     static func line(_ text: String, style: CellStyle = .plain, width: Int) -> Block {
         Block(rows: [Array(text.prefix(max(width, 0)).map { Cell($0, style: style) })])
     }
 
+    /// `other` below this block, indented by `columns` with `gutter` in the indent on the
+    /// rows of `other` in `shown` (its own row numbers; the others stay placeholders).
+    mutating func appendBelow(_ other: Block, indent columns: Int, gutter: [Cell], shown: Range<Int>) {
+        let offset = rows.count
+        rows += other.rows
+        for index in shown.clamped(to: 0..<other.rows.count) { rows[offset + index] = gutter + rows[offset + index] }
+        width = max(width, other.width + columns)
+        targets.reserveCapacity(targets.count + other.targets.count)
+        for var placed in other.targets {
+            placed.row += offset
+            placed.column += columns
+            targets.append(placed)
+        }
+    }
+
     /// `other` below this block.
     mutating func appendBelow(_ other: Block) {
         let offset = rows.count
         rows += other.rows
+        width = max(width, other.width)
         targets += other.targets.map { var placed = $0; placed.row += offset; return placed }
     }
 
@@ -25,9 +57,11 @@ struct Block {
     mutating func appendBeside(_ other: Block, gap: Int) {
         let offset = rows.isEmpty ? 0 : width + gap
         while rows.count < other.rows.count { rows.append([]) }
-        for (index, row) in other.rows.enumerated() {
+        // An empty row adds nothing (a placeholder's stays empty: no blanks made for it).
+        for (index, row) in other.rows.enumerated() where !row.isEmpty {
             rows[index] += Array(repeating: Cell.blank, count: max(offset - rows[index].count, 0)) + row
         }
+        width = max(width, offset + other.width)
         targets += other.targets.map { var placed = $0; placed.column += offset; return placed }
     }
 
@@ -65,10 +99,14 @@ struct Block {
         return Block(rows: framed, targets: targets.map { var placed = $0; placed.row += inset; placed.column += inset; return placed })
     }
 
-    /// Every row indented by `columns`, with `gutter` drawn in the indent.
-    func indented(by columns: Int, gutter: String = "", style: CellStyle = .plain) -> Block {
+    /// Every row indented by `columns`, with `gutter` drawn in the indent; only the rows in
+    /// `shown` (nil: all) are given cells.
+    func indented(by columns: Int, gutter: String = "", style: CellStyle = .plain, shown: Range<Int>? = nil) -> Block {
         let prefix = Array((gutter + String(repeating: " ", count: max(columns - gutter.count, 0))).prefix(columns)).map { Cell($0, style: style) }
-        return Block(rows: rows.map { prefix + $0 },
-                     targets: targets.map { var placed = $0; placed.column += columns; return placed })
+        var rows = rows
+        for index in (shown ?? 0..<rows.count).clamped(to: 0..<rows.count) { rows[index] = prefix + rows[index] }
+        var block = Block(rows: rows, targets: targets.map { var placed = $0; placed.column += columns; return placed })
+        block.width = width + columns
+        return block
     }
 }

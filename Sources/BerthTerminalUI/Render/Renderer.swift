@@ -82,7 +82,7 @@ public enum Renderer {
         var area = (column: 0, row: top, width: appWidth, height: bodyHeight)
         if scene.isModal {
             if let backdrop = scene.backdrop {
-                var layout = ViewLayout(width: appWidth - 1, focus: nil, caret: nil)
+                var layout = ViewLayout(width: appWidth - 1, focus: nil, caret: nil, shown: 0..<max(bodyHeight, 0))
                 let block = contentBlock(backdrop, layout: &layout, width: appWidth - 1)
                 draw(block, into: &frame, column: 1, row: top, rows: 0..<bodyHeight, maxWidth: appWidth - 1) { $0.dim = true; $0.reverse = false }
             }
@@ -102,8 +102,12 @@ public enum Renderer {
             frame.put(scene.content.heading, column: 1, row: top, style: CellStyle(bold: true), limit: appWidth - 1)
             area = (1, top + 1, appWidth - 2, bodyHeight - 1)
         }
-        var layout = ViewLayout(width: area.width, focus: scene.focus, caret: scene.caret)
-        let block = contentBlock(scene.content, layout: &layout, width: area.width)
+        // Laid out with cells for the rows the last scroll showed; again if following focus
+        // (or a shorter screen) moves the scroll.
+        let viewport = max(area.height, 0)
+        let shownFirst = max(scene.scroll, 0)
+        var layout = ViewLayout(width: area.width, focus: scene.focus, caret: scene.caret, shown: shownFirst..<shownFirst + viewport)
+        var block = contentBlock(scene.content, layout: &layout, width: area.width)
         result.focusOrder = block.targets.map(\.target).filter(\.isFocusable)
         result.contentHeight = block.height
         result.viewportHeight = max(area.height, 0)
@@ -113,6 +117,10 @@ public enum Renderer {
         if scene.followFocus, let focused = block.targets.first(where: { $0.target == scene.focus }) {
             if focused.row < scroll { scroll = focused.row }
             if focused.row >= scroll + area.height { scroll = focused.row - area.height + 1 }
+        }
+        if scroll != shownFirst {
+            layout = ViewLayout(width: area.width, focus: scene.focus, caret: scene.caret, shown: scroll..<scroll + viewport)
+            block = contentBlock(scene.content, layout: &layout, width: area.width)
         }
         result.scroll = scroll
         draw(block, into: &frame, column: area.column, row: area.row, rows: scroll..<min(scroll + area.height, block.height), maxWidth: area.width)

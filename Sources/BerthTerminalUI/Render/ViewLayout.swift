@@ -2,18 +2,35 @@ import BerthRuntime
 
 /// Lays a plugin's view tree out as terminal rows: stacks go down, an HStack goes across,
 /// every control takes one row. Pure: the same tree, width and focus give the same block.
+/// Only the rows in `shown` get cells; a control or a one-row text outside them is a
+/// placeholder of the same size with the same targets (a 1,000-row screen makes cells for
+/// the rows on the terminal only).
 struct ViewLayout {
     let width: Int
     let focus: FocusTarget?
     /// The caret of the text field being edited (its identity and column in its text).
     let caret: (view: String, offset: Int)?
+    /// The rows of the block that are drawn (nil: all of them).
+    let shown: Range<Int>?
     /// Where the caret landed (row, column in the block), when the focused field was drawn.
     private(set) var caretPosition: (row: Int, column: Int)?
 
-    init(width: Int, focus: FocusTarget?, caret: (view: String, offset: Int)?) {
+    init(width: Int, focus: FocusTarget?, caret: (view: String, offset: Int)?, shown: Range<Int>? = nil) {
         self.width = width
         self.focus = focus
         self.caret = caret
+        self.shown = shown
+    }
+
+    /// Whether rows `row..<row + height` of the block are all outside `shown`.
+    private func isHidden(row: Int, height: Int = 1) -> Bool {
+        guard let shown else { return false }
+        return row + height <= shown.lowerBound || row >= shown.upperBound
+    }
+
+    /// `shown` as rows of a block that starts at `row`.
+    private func shown(from row: Int) -> Range<Int>? {
+        shown.map { ($0.lowerBound - row)..<($0.upperBound - row) }
     }
 
     mutating func layout(_ node: ViewNode) -> Block {
@@ -44,17 +61,21 @@ struct ViewLayout {
         let style: CellStyle = focused ? .focused : .plain
         switch node.type {
         case "Text":
-            return Self.wrapped(fields["text"] ?? "", width: width)
+            let text = fields["text"] ?? ""
+            if width > 0, isHidden(row: caretBase.row), !text.contains("\n"), text.count <= width {
+                return .placeholder(height: 1, width: text.count)
+            }
+            return Self.wrapped(text, width: width)
         case "Button":
-            return control("[ \(fields["label"] ?? "") ]", node: node, style: style, width: width)
+            return control("[ \(fields["label"] ?? "") ]", node: node, style: style, width: width, row: caretBase.row)
         case "Toggle":
-            return control("[\(fields["isOn"] == "true" ? "x" : " ")] \(fields["label"] ?? "")", node: node, style: style, width: width)
+            return control("[\(fields["isOn"] == "true" ? "x" : " ")] \(fields["label"] ?? "")", node: node, style: style, width: width, row: caretBase.row)
         case "Stepper":
-            return control("\(fields["label"] ?? ""): [-] \(fields["value"] ?? "?") [+]", node: node, style: style, width: width)
+            return control("\(fields["label"] ?? ""): [-] \(fields["value"] ?? "?") [+]", node: node, style: style, width: width, row: caretBase.row)
         case "TextField":
             return textField(node, focused: focused, width: width, caretBase: caretBase)
         case "Picker":
-            return picker(node, style: style, width: width)
+            return picker(node, style: style, width: width, row: caretBase.row)
         case "Spacer":
             return Block(rows: [[]])
         case "Divider":
@@ -63,9 +84,11 @@ struct ViewLayout {
             return hStack(node, width: width, caretBase: caretBase)
         case "List":
             var block = Block()
+            let gutter = [Cell("│", style: .faint), Cell(" ", style: .faint)]
             for child in node.children {
-                let childBlock = layout(child, width: width - 2, caretBase: (caretBase.row + block.height, caretBase.column + 2))
-                block.appendBelow(childBlock.indented(by: 2, gutter: "│", style: .faint))
+                let start = caretBase.row + block.height
+                let childBlock = layout(child, width: width - 2, caretBase: (start, caretBase.column + 2))
+                block.appendBelow(childBlock, indent: 2, gutter: gutter, shown: shown(from: start) ?? 0..<childBlock.height)
             }
             return block
         case "VStack", "Group", "ForEach", "if":
@@ -121,9 +144,9 @@ struct ViewLayout {
     ///     Show
     ///       ● All
     ///       ○ Starred
-    private func picker(_ node: ViewNode, style: CellStyle, width: Int) -> Block {
+    private func picker(_ node: ViewNode, style: CellStyle, width: Int, row: Int) -> Block {
         let label = node.fields["label"].flatMap { $0.isEmpty ? nil : $0 } ?? "Choose"
-        var block = control(label, node: node, style: style, width: width)
+        var block = control(label, node: node, style: style, width: width, row: row)
         let selected = Int(node.fields["value"] ?? "") ?? -1
         for (index, option) in node.children.enumerated() {
             let chosen = index == selected
@@ -134,7 +157,11 @@ struct ViewLayout {
         return block
     }
 
-    private func control(_ text: String, node: ViewNode, style: CellStyle, width: Int) -> Block {
+    private func control(_ text: String, node: ViewNode, style: CellStyle, width: Int, row: Int) -> Block {
+        if isHidden(row: row) {
+            let columns = min(text.count, max(width, 0))
+            return .placeholder(height: 1, width: columns, targets: [PlacedTarget(target: .view(node.id), row: 0, column: 0, width: columns)])
+        }
         var block = Block.line(text, style: style, width: width)
         block.targets = [PlacedTarget(target: .view(node.id), row: 0, column: 0, width: block.width)]
         return block
