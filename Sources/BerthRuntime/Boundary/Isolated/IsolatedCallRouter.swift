@@ -119,7 +119,7 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
                 let links = members.values.map(\.services)
                 guard let host = links.lazy.compactMap(\.host).first, refusedCalls.admit(call: call, count: count) else { return }
                 let plugins = Set(links.map(\.pluginID)).sorted().joined(separator: ", ")
-                host.emit(.denied, plugins, RefusedCallLog.message(call: call, count: count))
+                host.emit(.denied, .plugin(plugins), RefusedCallLog.message(call: call, count: count))
             }
         }
     }
