@@ -85,4 +85,26 @@ extension AttackTests {
         let used = try #require(generation.workerProcessorTime)
         #expect(used >= .milliseconds(250), "\(used)")
     }
+
+    @Test("a descendant that left the worker's session and process group dies with the worker's cgroup",
+          .enabled(if: WorkerCgroup.isAvailable, "the host cannot make cgroups here (needs a writable cgroup2 mount: root or a delegated subtree)"))
+    func descendantsDieWithTheCgroup() throws {
+        let scripts = try ScriptFolder()
+        // Waits until the host moved it into its cgroup (as a real worker runs no plugin code before its hello).
+        let worker = try scripts.spawn("escaper", "until grep -q berth- /proc/$$/cgroup; do sleep 0.01; done\nsetsid sh -c 'echo \"child $$\" >&2; exec sleep 300' &\nwait\n")
+        #expect(worker.cgroup != nil)
+        #expect(eventually(timeout: .seconds(30)) { worker.standardErrorTail.contains { $0.hasPrefix("child ") } })
+        let child = try #require(worker.standardErrorTail.first { $0.hasPrefix("child ") }.flatMap { Int32($0.dropFirst(6)) })
+        #expect(getsid(child) == child, "the child did not leave the worker's session")
+        #expect(worker.kill(signal: SIGTERM))
+        _ = worker.waitForExit()
+        func ended() -> Bool {
+            kill(child, 0) != 0 || (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?.contains(") Z ") == true
+        }
+        #expect(eventually(timeout: .seconds(10)) { ended() }, "the worker's child outlived it")
+        if !ended() { kill(child, SIGKILL) }
+        if let cgroup = worker.cgroup {
+            #expect(eventually(timeout: .seconds(10)) { !FileManager.default.fileExists(atPath: cgroup.path) }, "\(cgroup.path) was left behind")
+        }
+    }
 }

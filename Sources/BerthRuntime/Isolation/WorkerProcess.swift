@@ -7,8 +7,9 @@ import Foundation
 /// long-lived thread (see `SpawnThread`), with the channel's other end as descriptor 3, its
 /// stdout and stderr a pipe read here, stdin `/dev/null`, no other descriptor, a session
 /// (and process group) of its own and an environment built from an allowlist
-/// (`inheritedEnvironment`). The worker asks for SIGKILL when the host goes away
-/// (PR_SET_PDEATHSIG); the host kills its whole process group when it ends it.
+/// (`inheritedEnvironment`), and where the host may make one, a cgroup of its own
+/// (`WorkerCgroup`). The worker asks for SIGKILL when the host goes away
+/// (PR_SET_PDEATHSIG); the host kills its whole process group, and its cgroup, when it ends it.
 ///
 /// `@unchecked Sendable`: the cached termination is guarded by `lock`; `waitpid` runs
 /// under `reapLock` so two threads never reap the same pid.
@@ -21,13 +22,16 @@ package final class WorkerProcess: @unchecked Sendable {
     package let executable: String
     /// Who the worker is for (a plugin id).
     package let plugin: String
+    /// Its own cgroup, holding it and everything it starts; nil where the host cannot make one.
+    package let cgroup: WorkerCgroup?
     private let standardError: StandardErrorTail
     private let lock = NSLock()
     private let reapLock = NSLock()
     private var reaped: WorkerTermination?
 
-    private init(pid: Int32, channel: IsolationChannel, executable: String, plugin: String, standardError: StandardErrorTail) {
+    private init(pid: Int32, channel: IsolationChannel, executable: String, plugin: String, cgroup: WorkerCgroup?, standardError: StandardErrorTail) {
         self.pid = pid
+        self.cgroup = cgroup
         self.channel = channel
         self.executable = executable
         self.plugin = plugin
@@ -78,6 +82,8 @@ package final class WorkerProcess: @unchecked Sendable {
             close(hostEnd)
             throw WorkerSpawnError(failure.code, executable: executable, plugin: plugin, errnoText: failure.errnoText)
         }
+        // Before the hello: no plugin code has run yet, so nothing it starts escapes the cgroup.
+        let cgroup = WorkerCgroup.make(for: spawned.pid)
         let tail = StandardErrorTail(descriptor: spawned.standardError, keeping: standardErrorLines, onLine: onStandardErrorLine)
         let channel: IsolationChannel
         do {
@@ -87,9 +93,10 @@ package final class WorkerProcess: @unchecked Sendable {
             _ = Glibc.kill(spawned.pid, SIGKILL)
             var status: Int32 = 0
             _ = waitpid(spawned.pid, &status, 0)
+            cgroup?.remove()
             throw WorkerSpawnError(.descriptorsFailed, executable: executable, plugin: plugin, errnoText: error.errnoText)
         }
-        return WorkerProcess(pid: spawned.pid, channel: channel, executable: executable, plugin: plugin, standardError: tail)
+        return WorkerProcess(pid: spawned.pid, channel: channel, executable: executable, plugin: plugin, cgroup: cgroup, standardError: tail)
     }
 
     /// What a worker gets of the host's environment: the locale (`LANG`, `LANGUAGE`,
@@ -132,11 +139,14 @@ package final class WorkerProcess: @unchecked Sendable {
         return reap()
     }
 
-    /// Reaps the worker, which has ended: first its process group is killed, while the
-    /// unreaped worker still holds the group's number, so nothing it left behind runs on.
+    /// Reaps the worker, which has ended: first its process group and its cgroup are
+    /// killed, while the unreaped worker still holds the group's number, so nothing it left
+    /// behind runs on (the cgroup also holds what left the group with setsid).
     private func reap() -> WorkerTermination {
         _ = Glibc.kill(-pid, SIGKILL)
+        cgroup?.killAll()
         var status: Int32 = 0
+        defer { cgroup?.remove() }
         while waitpid(pid, &status, 0) < 0 {
             if errno == EINTR { continue }
             return record(.exited(status: -1))
