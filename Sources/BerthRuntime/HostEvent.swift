@@ -11,7 +11,7 @@ public struct HostEvent: Sendable, CustomStringConvertible {
         /// A plugin's worker process died or stopped answering.
         case crashed
         /// A plugin's call was refused: its manifest lacks the capability, or its worker's
-        /// system-call filter refused it (subject: the plugin, or a group's plugins).
+        /// system-call filter refused it (subject: the plugin; each member of a group).
         case denied
     }
 

@@ -17,7 +17,7 @@ extension AttackTests {
         #expect(try attack(generation, "attack_udp", .int32(9)) == EPERM)
         for call in ["execve", "fork (clone without CLONE_THREAD)", "socket(AF_UNIX)", "socket(AF_INET, SOCK_DGRAM)"] {
             let reported = await eventuallyAsync {
-                host.events.contains { $0.kind == .denied && $0.subject == "org.berth.attacker" && $0.message == "\(call) refused by the system-call filter: EPERM" }
+                host.events.contains { $0.kind == .denied && $0.subject == .plugin("org.berth.attacker") && $0.message == "\(call) refused by the system-call filter: EPERM" }
             }
             #expect(reported, "no denied event for \(call): \(host.events.filter { $0.kind == .denied }.map(\.description))")
         }

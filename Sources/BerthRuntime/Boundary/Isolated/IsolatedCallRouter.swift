@@ -114,12 +114,13 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
                 _ = HostCallbackHandler().permit(screen, capability, call: call)
             }
         case .refusedSystemCall(let call, let count):
-            // Named by every plugin of the worker: a group's members share the process.
+            // One event per plugin of the worker: a group's members share the process.
             MainActor.assumeIsolated {
                 let links = members.values.map(\.services)
                 guard let host = links.lazy.compactMap(\.host).first, refusedCalls.admit(call: call, count: count) else { return }
-                let plugins = Set(links.map(\.pluginID)).sorted().joined(separator: ", ")
-                host.emit(.denied, .plugin(plugins), RefusedCallLog.message(call: call, count: count))
+                for plugin in Set(links.map(\.pluginID)).sorted() {
+                    host.emit(.denied, .plugin(plugin), RefusedCallLog.message(call: call, count: count))
+                }
             }
         }
     }
