@@ -74,25 +74,64 @@ struct LoaderTests {
         #expect(throws: HashingCopy.Failure.self) { try HashingCopy.copy(from: source, to: folder + "/missing/gen-2-libLarge.so") }
     }
 
-    @Test("a comparing copy says true only for exactly the expected bytes: one byte changed, one more or one fewer is false")
-    func comparingCopy() throws {
-        let folder = try Self.scratchFolder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let source = folder + "/libSmall.so"
-        var generator = SystemRandomNumberGenerator()
-        let expected = (0..<(40 * 1024 + 3)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        var changed = expected
-        changed[30 * 1024] ^= 0x01
-        let cases: [(bytes: [UInt8], matches: Bool)] = [
-            (expected, true), (changed, false), (expected + [0], false), (Array(expected.dropLast()), false), ([], false),
-        ]
-        for (index, item) in cases.enumerated() {
-            try Data(item.bytes).write(to: URL(fileURLWithPath: source))
-            let target = folder + "/gen-\(index)-libSmall.so"
-            #expect(try HashingCopy.copy(from: source, to: target, matching: expected) == item.matches, "case \(index)")
-            if item.matches { #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == Data(expected)) }
+    @Test("shadow copies hold only validated bytes: a library changed after validation loads as validated when its bytes were kept or sealed, else is refused")
+    func shadowCopiesFromSealedBytes() throws {
+        let workspace = PluginWorkspace()
+        for (manifest, id, library) in [("greeter.json", "com.example.greeter", "libGreeter.so"),
+                                        ("counter.json", "com.example.counter", "libCounter.so")] {
+            let folder = workspace.stage(manifest)
+            guard case .success(let plugin) = PluginValidator.validate(path: folder) else {
+                Issue.record("\(folder) does not validate")
+                continue
+            }
+            let validated = workspace.read("\(id)/\(library)")
+            let small = plugin.libraryBytes != nil
+            #expect(small == (validated.count <= ValidationCache.keptBytesLimit), "\(library): bytes kept only for a small library")
+            let first = try RuntimeDirectory(base: workspace.runtimeBase)
+            defer { first.remove() }
+            let copy = try first.verifiedShadowCopy(of: plugin, generation: 1)
+            #expect(Self.bytes(at: copy) == validated)
+
+            // The same size, other bytes: what a build writing over the file leaves.
+            var changed = validated
+            changed[changed.count / 2] ^= 0xff
+            workspace.write(changed, to: "\(id)/\(library)")
+            // The sealed copy made by the first load: the file is not read again.
+            let second = try first.verifiedShadowCopy(of: plugin, generation: 2)
+            #expect(Self.bytes(at: second) == validated, "\(library): generation 2 holds the validated bytes")
+
+            // A fresh runtime folder has no sealed copy: kept bytes still load as validated; a
+            // large library is read again and refused.
+            let fresh = try RuntimeDirectory(base: workspace.runtimeBase)
+            defer { fresh.remove() }
+            if small {
+                #expect(Self.bytes(at: try fresh.verifiedShadowCopy(of: plugin, generation: 1)) == validated)
+            } else {
+                #expect(throws: LoaderError.self) { try fresh.verifiedShadowCopy(of: plugin, generation: 1) }
+                let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: fresh.folder(of: id))) ?? []
+                #expect(leftovers.isEmpty, "a refused copy leaves no file")
+            }
         }
-        #expect(throws: HashingCopy.Failure.self) { try HashingCopy.copy(from: folder + "/absent.so", to: folder + "/gen-9.so", matching: expected) }
+    }
+
+    @Test("the sealed copies a runtime folder keeps are bounded: the least recently used go first, never the one just kept")
+    func sealedLibrariesBounded() throws {
+        let workspace = PluginWorkspace()
+        let folder = workspace.stage("counter.json")
+        guard case .success(let plugin) = PluginValidator.validate(path: folder) else {
+            Issue.record("\(folder) does not validate")
+            return
+        }
+        let sealed = try #require(try SealedLibrary.make(of: plugin))
+        let fit = SealedLibraries.bytesLimit / sealed.size
+        var libraries = SealedLibraries()
+        for index in 0..<fit { libraries.keep(sealed, for: "plugin-\(index)") }
+        #expect(libraries.take("plugin-0", digest: sealed.digest) != nil)
+        libraries.keep(sealed, for: "plugin-new")
+        #expect(libraries.take("plugin-new", digest: sealed.digest) != nil)
+        #expect(libraries.take("plugin-0", digest: sealed.digest) != nil, "used last but one: kept")
+        #expect(libraries.take("plugin-1", digest: sealed.digest) == nil, "the least recently used went")
+        #expect(libraries.take("plugin-2", digest: "another digest") == nil)
     }
 
     @Test("a library swapped for a FIFO after validation is refused by the copy at once, not waited on")
@@ -137,6 +176,10 @@ struct LoaderTests {
     }
 
     /// A new empty folder for a copy test (the caller removes it).
+    private static func bytes(at path: String) -> [UInt8] {
+        [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+    }
+
     private static func scratchFolder() throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("berth-copy-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -36,67 +36,39 @@ enum HashingCopy {
     /// Copies `source` to a new file `target` (mode 0600; an existing file is replaced) and
     /// returns the lower-case hex SHA-256 of the bytes written.
     static func copy(from source: String, to target: String) throws(Failure) -> String {
-        let (input, output) = try openBoth(source, target)
+        // The source first: a refused one leaves no target behind.
+        let input = try openSource(source)
+        let output = try create(target)
+        defer { _ = close(output) }
+        return try copy(input, from: source, into: output, outputName: target)
+    }
+
+    /// Copies `source` into `output`, an open descriptor (named `outputName` in a failure),
+    /// and returns the lower-case hex SHA-256 of the bytes written.
+    static func copy(from source: String, into output: Int32, outputName: String) throws(Failure) -> String {
+        try copy(try openSource(source), from: source, into: output, outputName: outputName)
+    }
+
+    /// `source` opened as validation opens files, and only a regular file: a library swapped
+    /// for a FIFO after validation must not stall the load.
+    private static func openSource(_ source: String) throws(Failure) -> RawFile.OpenFile {
+        guard let input = RawFile.OpenFile.reading(source) else { throw Failure(path: source) }
+        guard input.isRegular else { throw Failure(path: source, code: EINVAL, systemError: "not a regular file") }
+        return input
+    }
+
+    private static func copy(_ input: RawFile.OpenFile, from source: String, into output: Int32, outputName target: String) throws(Failure) -> String {
         // The input's descriptor is used below, not the object: it is kept open to the end.
-        defer { withExtendedLifetime(input) { _ = close(output) } }
+        defer { withExtendedLifetime(input) {} }
         let size = Int(input.info.st_size)
         if size >= overlapBytes {
             return try copyOverlapped(input.descriptor, to: output, sizeHint: size, source: source, target: target)
         }
-        var hasher = SHA256()
-        _ = try copyChunks(input.descriptor, to: output, chunkSize: chunkBytes, source: source, target: target) { chunk, _ in
-            hasher.update(bufferPointer: chunk)
-            return true
-        }
-        return HexDigest.hex(hasher.finalize())
+        return try copyChunks(input.descriptor, to: output, source: source, target: target)
     }
 
-    /// Copies `source` to a new file `target` as `copy` does, but compares the bytes it reads
-    /// with `expected` (the bytes validation read and hashed) instead of hashing them again:
-    /// true when the file held exactly those bytes. A byte comparison proves at least what
-    /// equal digests do, for a twentieth of SHA-256's time. It stops at the first difference.
-    static func copy(from source: String, to target: String, matching expected: [UInt8]) throws(Failure) -> Bool {
-        let (input, output) = try openBoth(source, target)
-        // The input's descriptor is used below, not the object: it is kept open to the end.
-        defer { withExtendedLifetime(input) { _ = close(output) } }
-        let copied = try copyChunks(input.descriptor, to: output, chunkSize: min(expected.count + 1, chunkBytes), source: source, target: target) { chunk, offset in
-            chunk.count <= expected.count - offset
-                && expected.withUnsafeBytes { memcmp(chunk.baseAddress!, $0.baseAddress! + offset, chunk.count) == 0 }
-        }
-        return copied == expected.count
-    }
-
-    /// Reads `input` to its end in chunks and writes each chunk to `output` once `inspect`
-    /// (given the chunk and its offset in the file) accepts it. Returns the bytes copied, or
-    /// nil as soon as `inspect` refuses a chunk.
-    private static func copyChunks(
-        _ input: Int32, to output: Int32, chunkSize: Int, source: String, target: String,
-        inspect: (UnsafeRawBufferPointer, Int) -> Bool
-    ) throws(Failure) -> Int? {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
-        defer { buffer.deallocate() }
-        var offset = 0
-        while true {
-            let got = read(input, buffer.baseAddress, chunkSize)
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw Failure(path: source)
-            }
-            if got == 0 { return offset }
-            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<got])
-            guard inspect(chunk, offset) else { return nil }
-            if let failure = writeAll(chunk, to: output, target: target) { throw failure }
-            offset += got
-        }
-    }
-
-    /// `source` opened to read (closed when released), and `target` created to write (a
-    /// leftover file of that name is replaced).
-    private static func openBoth(_ source: String, _ target: String) throws(Failure) -> (input: RawFile.OpenFile, output: Int32) {
-        // Opened as validation opens files, and only a regular file: a library swapped for a
-        // FIFO after validation must not stall the load.
-        guard let input = RawFile.OpenFile.reading(source) else { throw Failure(path: source) }
-        guard input.isRegular else { throw Failure(path: source, code: EINVAL, systemError: "not a regular file") }
+    /// A new file `target` opened to write (mode 0600); a leftover file of that name is replaced.
+    static func create(_ target: String) throws(Failure) -> Int32 {
         let flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
         var output = open(target, flags, 0o600)
         // Unlinked only when there is one: a new generation's name is new, and a failed
@@ -106,7 +78,25 @@ enum HashingCopy {
             output = open(target, flags, 0o600)
         }
         guard output >= 0 else { throw Failure(path: target) }
-        return (input, output)
+        return output
+    }
+
+    /// Reads `input` to its end in chunks, hashing and writing each; returns the digest.
+    private static func copyChunks(_ input: Int32, to output: Int32, source: String, target: String) throws(Failure) -> String {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkBytes, alignment: 16)
+        defer { buffer.deallocate() }
+        var hasher = SHA256()
+        while true {
+            let got = read(input, buffer.baseAddress, chunkBytes)
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw Failure(path: source)
+            }
+            if got == 0 { return HexDigest.hex(hasher.finalize()) }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<got])
+            hasher.update(bufferPointer: chunk)
+            if let failure = writeAll(chunk, to: output, target: target) { throw failure }
+        }
     }
 
     private static func copyOverlapped(
@@ -159,7 +149,7 @@ enum HashingCopy {
     }
 
     /// Writes all of `bytes`; the failure, if any.
-    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to output: Int32, target: String) -> Failure? {
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to output: Int32, target: String) -> Failure? {
         var written = 0
         while written < bytes.count {
             let wrote = write(output, bytes.baseAddress! + written, bytes.count - written)

@@ -15,6 +15,9 @@ private let hostsCreated = Atomic<Int>(0)
 package final class RuntimeDirectory: Sendable {
     /// The folder's path.
     package let path: String
+    /// Per plugin, its library's validated bytes in sealed memory, from which each
+    /// generation's shadow copy is written while the validated digest stays the same.
+    private let sealedLibraries = Mutex(SealedLibraries())
 
     /// Creates the folder for this process, sweeping folders of processes that are gone.
     package init(base: String? = nil) throws(LoaderError) {
@@ -45,10 +48,12 @@ package final class RuntimeDirectory: Sendable {
     }
 
     /// A shadow copy of `plugin`'s library for generation `generation`
-    /// (`<id>/gen-<n>-<library>`), checked as it is written against what was validated: a
-    /// small library byte for byte against the bytes validation kept, a large one by its
-    /// SHA-256. The file may have changed since it was validated, and only the bytes checked
-    /// are ever loaded (in process or by a worker). The library is read once.
+    /// (`<id>/gen-<n>-<library>`), written from the library's validated bytes in sealed
+    /// memory (`SealedLibrary`). Those are made at the first load of each digest: from the
+    /// bytes validation kept (a small library), else from the file, hashed as it is read and
+    /// refused unless it is the validated digest. The file may have changed since it was
+    /// validated; only bytes checked are ever loaded (in process or by a worker), and a
+    /// reload of an unchanged library neither reads nor hashes it again.
     func verifiedShadowCopy(of plugin: ValidatedPlugin, generation: Int) throws(LoaderError) -> String {
         let id = plugin.manifest.id
         let folder = folder(of: id)
@@ -57,36 +62,40 @@ package final class RuntimeDirectory: Sendable {
         let libraryPath = plugin.libraryPath
         let fileName = libraryPath.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(libraryPath[libraryPath.utf8.index(after: $0)...]) } ?? libraryPath
         let target = folder + "/gen-\(generation)-" + fileName
-        let matches: Bool
+        let sealed: SealedLibrary?
         do {
-            matches = try copyMakingFolder(to: target, folder: folder) { () throws(HashingCopy.Failure) in
-                // The copy holds the validated bytes: compared with them when validation kept
-                // them (a small library), else hashed as it is written.
-                if let expected = plugin.libraryBytes { return try HashingCopy.copy(from: libraryPath, to: target, matching: expected) }
-                return try HashingCopy.copy(from: libraryPath, to: target) == plugin.librarySHA256
-            }
+            sealed = try sealedLibrary(of: plugin)
+            if let sealed { try writeMakingFolder(sealed, to: target, folder: folder) }
         } catch {
             discard(shadowCopy: target)
             let detail = error.path == folder ? "cannot create the plugin's runtime folder" : "cannot copy \(libraryPath) to \(target)"
             throw LoaderError(.copyFailed, plugin: id, path: error.path, systemError: error.systemError, detail: detail)
         }
-        guard matches else {
-            discard(shadowCopy: target)
+        guard sealed != nil else {
             throw LoaderError(.changedSinceValidation, plugin: id, path: plugin.libraryPath)
         }
         return target
     }
 
-    /// Runs `copy`, the checked copy; the plugin's folder is made on its first copy (and again if
-    /// someone removed it), not tried on every reload.
-    private func copyMakingFolder(
-        to target: String, folder: String, copy: () throws(HashingCopy.Failure) -> Bool
-    ) throws(HashingCopy.Failure) -> Bool {
+    /// `plugin`'s validated bytes in sealed memory: kept from an earlier load of the same
+    /// digest, or made now. Nil when the library no longer holds the validated bytes.
+    private func sealedLibrary(of plugin: ValidatedPlugin) throws(HashingCopy.Failure) -> SealedLibrary? {
+        let id = plugin.manifest.id
+        if let kept = sealedLibraries.withLock({ $0.take(id, digest: plugin.librarySHA256) }) { return kept }
+        // Made outside the lock: hashing a large library must not hold up other plugins' loads.
+        guard let made = try SealedLibrary.make(of: plugin) else { return nil }
+        sealedLibraries.withLock { $0.keep(made, for: id) }
+        return made
+    }
+
+    /// Writes `sealed` to `target`; the plugin's folder is made on its first copy (and again
+    /// if someone removed it), not tried on every reload.
+    private func writeMakingFolder(_ sealed: SealedLibrary, to target: String, folder: String) throws(HashingCopy.Failure) {
         do {
-            return try copy()
+            try sealed.write(to: target)
         } catch where error.code == ENOENT && error.path == target {
             if mkdir(folder, 0o700) != 0 && errno != EEXIST { throw HashingCopy.Failure(path: folder) }
-            return try copy()
+            try sealed.write(to: target)
         }
     }
 
@@ -95,8 +104,9 @@ package final class RuntimeDirectory: Sendable {
         unlink(shadowCopy)
     }
 
-    /// Removes the whole folder (host exit).
+    /// Removes the whole folder (host exit), and lets the sealed copies go.
     package func remove() {
+        sealedLibraries.withLock { $0 = SealedLibraries() }
         try? FileManager.default.removeItem(atPath: path)
     }
 

@@ -122,4 +122,18 @@ int berth_seccomp_trap_install(void);
 /** Waits for the next refused call and writes it, as "execve" or "socket(AF_UNIX)", to `text`. Its length, or -1 when the pipe ends. */
 int berth_seccomp_next_refusal(int descriptor, char *text, size_t size);
 
+/* ---- Sealed memory (sealed_memory.c) ----------------------------------------------- */
+
+/**
+ * A new anonymous memory file (memfd_create: close-on-exec, sealing allowed) named `name` in
+ * /proc/<pid>/fd. The descriptor, owned by the caller, or -1 with errno set. Any thread.
+ */
+int berth_sealable_memory_file(const char *name);
+
+/**
+ * Seals a memory file from berth_sealable_memory_file for good: no one can write, grow or
+ * shrink it, nor change its seals (F_SEAL_WRITE | GROW | SHRINK | SEAL). 0, or -1 with errno set.
+ */
+int berth_seal_memory_file(int descriptor);
+
 #endif

@@ -22,7 +22,7 @@ public struct ValidatedPlugin: Sendable {
     /// Warnings (unknown fields); never errors.
     public var warnings: [PluginProblem]
     /// The library's bytes as validated, for a small library (`ValidationCache.keptBytesLimit`):
-    /// its shadow copy is compared with them. Shared, not copied, by the records and
+    /// its sealed copy is made from them. Shared, not copied, by the records and
     /// generations that hold this value: 256 KB at most per plugin.
     var libraryBytes: [UInt8]? = nil
 }

@@ -5,8 +5,10 @@ import Foundation
 /// the digest and image checks (redone only when the file's identity changes: device,
 /// inode, size, modification and status-change times; any write changes the last).
 ///
-/// Skipping a read here never lets unchecked bytes load: the shadow copy hashes what it
-/// writes and refuses a file whose digest is not the validated one.
+/// Skipping a read here never lets unchecked bytes load: shadow copies are written from
+/// sealed memory that holds the validated bytes (`SealedLibrary`), sealed from the bytes
+/// kept here or from a file hashed as it is read and refused unless its digest is the
+/// validated one.
 enum ValidationCache {
     struct Manifest {
         let data: Data
@@ -22,8 +24,8 @@ enum ValidationCache {
         let size: Int
         let digest: String
         let problems: [PluginProblem]
-        /// The bytes that were hashed, kept for a library up to `keptBytesLimit`: its shadow
-        /// copies are then compared with them instead of hashed again.
+        /// The bytes that were hashed, kept for a library up to `keptBytesLimit`: its sealed
+        /// copy (`SealedLibrary`) is then made from them, without reading the file again.
         var bytes: [UInt8]?
 
         /// The checks of the library read as `read`, whose bytes are kept when it is small.
@@ -38,7 +40,7 @@ enum ValidationCache {
     }
 
     /// The largest library whose bytes are kept (a C plugin is tens of kilobytes; a Swift
-    /// plugin, a megabyte or more, is hashed as it is copied, on a second thread).
+    /// plugin, a megabyte or more, is read and hashed again when it is sealed).
     static let keptBytesLimit = 256 * 1024
     /// The most library bytes the cache keeps in all; beyond it the longest-kept entries let
     /// theirs go (their next copy is hashed). A host that validates many folders over its
