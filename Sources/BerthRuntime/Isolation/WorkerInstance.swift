@@ -60,7 +60,6 @@ final class WorkerInstance {
 
     /// A task whose body returned on its own: it leaves the table and is released.
     func taskReturned(_ task: ManagedTask) {
-        if tasks[task.key] === task { tasks[task.key] = nil }
-        task.releaseOnce()
+        tasks.bodyReturned(task)
     }
 }

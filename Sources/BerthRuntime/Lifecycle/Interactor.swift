@@ -90,7 +90,6 @@ public final class Interactor {
 
     /// A task's body returned on its own: it leaves the table and is released.
     private func taskFinished(_ task: ManagedTask) {
-        if tasks[task.key] === task { tasks[task.key] = nil }
-        task.releaseOnce()
+        tasks.bodyReturned(task)
     }
 }

@@ -193,6 +193,13 @@ extension [String: ManagedTask] {
         task.releaseOnce()
     }
 
+    /// A task whose body returned on its own: it leaves the table (unless a task started
+    /// since holds its key) and is released once.
+    mutating func bodyReturned(_ task: ManagedTask) {
+        if self[task.key] === task { self[task.key] = nil }
+        task.releaseOnce()
+    }
+
     /// Cancels every task, waits until each body returned, releases each once; the table
     /// is empty afterwards.
     mutating func cancelAll() {
