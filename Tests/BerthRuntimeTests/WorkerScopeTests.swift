@@ -141,4 +141,17 @@ struct WorkerScopeTests {
         }
         #expect(recorder.matching("greeting service created").isEmpty, "nothing was made")
     }
+
+    @Test("Stress's resolve screen (the P10 and P11 benchmarks) resolves its screen and session services many times in one action")
+    func stressResolves() throws {
+        workspace.stage("stress.json")
+        let host = try workspace.makeHost(recorder: recorder)
+        try host.load("org.berth.stress")
+        let screen = try host.push("resolve")
+        try send(host, screen, "screen", "50")
+        try send(host, screen, "session", "25")
+        let tree = try #require(try host.render())
+        #expect(tree.allNodes.compactMap { $0.fields["text"] } == ["resolved 75"])
+        #expect { try send(host, screen, "other", "1") } throws: { "\($0)".contains("no action 'other'") }
+    }
 }

@@ -24,8 +24,9 @@ final class ScreenFixture {
     let staged: StagedPlugins
     let host: BerthHost
 
-    init(_ plugins: [ExamplePlugin], isolation: IsolationMode = .inProcess) throws {
-        staged = try StagedPlugins(plugins)
+    /// `group`: every plugin's manifest names that worker group.
+    init(_ plugins: [ExamplePlugin], isolation: IsolationMode = .inProcess, group: String? = nil) throws {
+        staged = try StagedPlugins(plugins, group: group)
         host = try staged.makeHost(isolation: isolation)
         for plugin in plugins { try host.load(plugin.id) }
     }

@@ -360,4 +360,5 @@ let benchmarks: @Sendable () -> Void = {
 
     registerHostBenchmarks()
     registerIsolationBenchmarks()
+    registerResolveBenchmarks()
 }

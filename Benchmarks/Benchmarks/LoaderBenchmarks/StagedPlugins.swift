@@ -94,7 +94,8 @@ final class StagedPlugins: Sendable {
         return NSTemporaryDirectory()
     }
 
-    init(_ staged: [ExamplePlugin]) throws {
+    /// Stages `staged`; with `group`, each manifest names that worker group.
+    init(_ staged: [ExamplePlugin], group: String? = nil) throws {
         let fileManager = FileManager.default
         root = (Self.parent as NSString).appendingPathComponent("berth-bench-\(getpid())-\(UUID().uuidString.prefix(8))")
         plugins = (root as NSString).appendingPathComponent("plugins")
@@ -106,8 +107,13 @@ final class StagedPlugins: Sendable {
         for plugin in staged {
             let folder = (plugins as NSString).appendingPathComponent(plugin.id)
             try fileManager.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            try fileManager.copyItem(atPath: BuildProducts.manifest(plugin.manifestFile),
-                                     toPath: (folder as NSString).appendingPathComponent("plugin.json"))
+            let manifest = (folder as NSString).appendingPathComponent("plugin.json")
+            try fileManager.copyItem(atPath: BuildProducts.manifest(plugin.manifestFile), toPath: manifest)
+            if let group {
+                var object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifest))) as? [String: Any] ?? [:]
+                object["isolation"] = ["group": group]
+                try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]).write(to: URL(fileURLWithPath: manifest))
+            }
             try fileManager.copyItem(atPath: plugin.builtLibrary,
                                      toPath: (folder as NSString).appendingPathComponent(plugin.library))
         }
