@@ -148,7 +148,7 @@ struct CancellationLeakTests {
         let probe = TaskProbe()
         try interactor.startTask(key: "once", descriptor: probe.descriptor)
         // The body returns at once; the table hears of it on the main actor, which this test shares.
-        await eventuallyAsync(timeout: .seconds(1), every: .milliseconds(2)) { interactor.liveTaskCount <= 1 }
+        await eventuallyAsync(every: .milliseconds(2)) { interactor.liveTaskCount <= 1 }
         #expect(interactor.liveTaskCount == 1)
         #expect(probe.ran == 1)
         #expect(probe.released == 1)
