@@ -78,6 +78,16 @@ extension AttackTests {
                 "\(errors)")
     }
 
+    @Test("a memory limit in the manifest of an in-process plugin is a warning: it cannot be enforced there")
+    func inProcessMemoryLimitWarns() throws {
+        let manifest: [String: Any] = ["id": "org.berth.attacker", "name": "Attacker", "version": "1.0.0", "abi": "1.0",
+                                       "library": "libBerthAttacker.so", "entry": "berth_attacker_entry_v1", "runtime": "c",
+                                       "isolation": "in-process", "limits": ["memory": "256 MiB"]]
+        let (decoded, problems) = PluginManifest.decode(try JSONSerialization.data(withJSONObject: manifest), path: "plugin.json")
+        #expect(decoded?.limits.memory == 256 << 20)
+        #expect(problems.map(\.description) == ["plugin.json: limits.memory: warning: cannot be enforced for a plugin that runs in-process (it shares the host's memory); run it with \"isolation\": \"process\""])
+    }
+
     @Test("the host reads the processor time each worker has used")
     func workerProcessorTime() throws {
         let (_, generation) = try attacker()

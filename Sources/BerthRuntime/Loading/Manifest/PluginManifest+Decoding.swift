@@ -127,6 +127,9 @@ struct ManifestReader {
         let actions = readActions(fields, routes: routes)
         let limits = readLimits(fields)
         let environment = readEnvironment(fields)
+        if isolation == .inProcess, limits.memory != nil {
+            warn("limits.memory", "cannot be enforced for a plugin that runs in-process (it shares the host's memory); run it with \"isolation\": \"process\"")
+        }
 
         guard let id, let name, let version, let abi, let library, let entry, let runtime else { return nil }
         var manifest = PluginManifest(
