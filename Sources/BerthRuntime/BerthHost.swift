@@ -60,12 +60,15 @@ public final class BerthHost {
     public var plugins: [String: PluginRecord] { registry.records }
     /// Folders rejected by the last discovery.
     public var rejected: [RejectedPlugin] { registry.rejected }
-    /// Swift generations retired (still mapped) and their bytes.
-    public private(set) var retiredGenerations = 0
+    /// Swift generations retired (still mapped).
+    public var retiredGenerations: Int { generations.retiredGenerations }
     /// The bytes of those retired images.
-    public private(set) var retiredBytes = 0
+    public var retiredBytes: Int { generations.retiredBytes }
     /// Retired image bytes past which the host emits `retiredLimitExceeded` (nil: no limit).
-    public var retiredLimitBytes: Int? = 256 * 1024 * 1024
+    public var retiredLimitBytes: Int? {
+        get { generations.retiredLimitBytes }
+        set { generations.retiredLimitBytes = newValue }
+    }
     let eventLog = EventLog()
     /// Everything that happened, in order (the most recent `EventLog.limit`).
     public var events: [HostEvent] { eventLog.events }
@@ -74,13 +77,12 @@ public final class BerthHost {
     public private(set) var lastReloadDuration: Duration?
     /// The phases of the last successful reload (also on its `reloaded` event).
     public private(set) var lastReloadTimings: ReloadTimings?
-    private var warnedNoCanary = false
-    /// What the last trial load took (a reload's `canary` phase).
-    private var lastCanaryDuration: Duration = .zero
-    /// Set once the host warned that workers run without Landlock.
-    var warnedNoSandbox = false
+    /// Makes and ends generations, in process or in workers; counts retired images.
+    private(set) lazy var generations = GenerationMaker(
+        configuration: configuration, runtimeDirectory: runtimeDirectory, registry: registry, scopes: scopes, events: eventLog,
+        pluginHost: self, onWorkerFailure: { [weak self] failure, number in self?.workerFailed(failure, generation: number) })
     /// The live workers of manifest groups, which their members' generations join.
-    let workerGroups = WorkerGroups()
+    var workerGroups: WorkerGroups { generations.workerGroups }
     /// The plugins folders' watcher, while watching.
     private var watcher: PluginWatcher?
 
@@ -177,7 +179,7 @@ public final class BerthHost {
             self.navigator.closeScreens(of: failure.plugin)
             let isolation = self.configuration.isolation
             let spent = record.workerCrashed(limit: isolation.crashLimit, window: isolation.crashWindow)
-            self.end(generation)
+            self.generations.end(generation)
             if let spent {
                 self.emit(.failed, .plugin(failure.plugin), "\(spent); it stays unloaded until it is reloaded or loaded again")
             }
@@ -237,7 +239,7 @@ public final class BerthHost {
         try topLevel { () throws(LoaderError) in
             navigator.closeScreens(of: id)
             record.unloaded()
-            try endOrThrow(generation)
+            try generations.endOrThrow(generation)
         }
     }
 
@@ -275,21 +277,21 @@ public final class BerthHost {
             throw LoaderError(.invalid, plugin: id, "reload failed at validate: \(failure.firstError?.description ?? "invalid"); generation \(old.number) stays loaded")
         }
         let validated = started.elapsed
-        lastCanaryDuration = .zero  // set by the trial load of the new generation, if it makes one
+        generations.lastCanaryDuration = .zero  // set by the trial load of the new generation, if it makes one
         return try topLevel { () throws(LoaderError) -> PluginGeneration in
             var transaction = ReloadTransaction(navigator: navigator, events: eventLog, record: record, old: old,
                                                 previousSource: previousSource, keepState: keepState)
-            let fresh = try transaction.commit({ () throws(LoaderError) in try makeGeneration(of: record) }, end: end)
+            let fresh = try transaction.commit({ () throws(LoaderError) in try generations.make(record) }, end: generations.end)
             let elapsed = started.elapsed
             var timings = transaction.timings
             timings.validate = validated
-            timings.canary = lastCanaryDuration
+            timings.canary = generations.lastCanaryDuration
             timings.total = elapsed
             lastReloadDuration = elapsed
             lastReloadTimings = timings
             eventLog.emit(.reloaded, .plugin(id), .reloaded(from: old.number, to: fresh.number, screens: transaction.places.count),
                           reloadTimings: timings)
-            end(old)
+            generations.end(old)
             return fresh
         }
     }
@@ -310,98 +312,11 @@ public final class BerthHost {
         guard let record = plugins[id] else { throw LoaderError(.notFound, plugin: id, "no such plugin") }
         do {
             if case .failed = record.state { record.clearCrashes() }
-            record.loaded(try makeGeneration(of: record))
+            if configuration.isolation.mode(for: record.source.manifest) == .process { moveGroupWorker(toAdmit: record.source) }
+            record.loaded(try generations.make(record))
         } catch {
             emit(.failed, .plugin(id), error.message)
             throw error
-        }
-    }
-
-    private func makeGeneration(of record: PluginRecord) throws(LoaderError) -> PluginGeneration {
-        let id = record.source.manifest.id
-        let number = registry.nextGenerationNumber(of: id)
-        let connection: any PluginConnection
-        let mode = configuration.isolation.mode(for: record.source.manifest)
-        do {
-            switch mode {
-            case .inProcess:
-                try refuseInProcessLoadFromWorkerWritableFolder(record.source)
-                try trialLoad(record.source, generation: number)
-                warnUnenforceableGrants(of: record.source.manifest)
-                connection = try InProcessPlugin(
-                    plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
-                    logger: configuration.logger, host: self, onRetire: { bytes in
-                        retire(bytes)
-                        emit(.retired, .plugin(id), "generation \(number) retired after a failed load (Swift image stays mapped)")
-                    }
-                )
-            case .process:
-                if record.generation == nil { moveGroupWorker(toAdmit: record.source) }
-                let isolated = try IsolatedPlugin(
-                    plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
-                    workerExecutable: configuration.isolation.resolvedWorkerExecutable,
-                    unresponsive: configuration.isolation.unresponsiveAfter, keepWorkerReady: configuration.isolation.keepWorkerReady,
-                    sandbox: try groupSandboxPolicy(for: record.source), host: self, groups: workerGroups, logger: configuration.logger)
-                warnIfUnconfined(isolated.sandbox)
-                isolated.onFailure = { [weak self] failure in self?.workerFailed(failure, generation: number) }
-                connection = isolated
-            }
-        } catch {
-            // Its entry may have registered services before the load failed.
-            scopes.unloadProvider(plugin: id, generation: number)
-            throw error
-        }
-        let generation = PluginGeneration(source: record.source, number: number, connection: connection, isolation: mode)
-        let place = mode == .process ? ", in a worker process" : ""
-        emit(.loaded, .plugin(id), "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.handshake.abi)\(place))")
-        return generation
-    }
-
-    /// The canary load of a new in-process generation (IsolationSettings.canary).
-    private func trialLoad(_ plugin: ValidatedPlugin, generation number: Int) throws(LoaderError) {
-        guard configuration.isolation.canary else { return }
-        let started = ContinuousClock.now
-        defer { lastCanaryDuration = started.elapsed }
-        let ran = try CanaryLoad.run(plugin, generation: number, runtimeDirectory: runtimeDirectory,
-                                     settings: configuration.isolation)
-        if !ran && !warnedNoCanary {
-            warnedNoCanary = true
-            emit(.failed, .host, "no berth-worker at \(configuration.isolation.resolvedWorkerExecutable): in-process plugins load without a trial run")
-        }
-    }
-
-    /// Ends a generation that is being replaced or unloaded; a failure is logged.
-    func end(_ generation: PluginGeneration) {
-        do throws(LoaderError) {
-            try endOrThrow(generation)
-        } catch {
-            // The old C image that would not unmap is reported; the host goes on.
-            emit(.failed, .plugin(generation.pluginID), "generation \(generation.number) did not end cleanly: \(error.message)")
-        }
-    }
-
-    private func endOrThrow(_ generation: PluginGeneration) throws(LoaderError) {
-        // Instances its factories made go first, while its code is still there.
-        releaseServices(of: generation)
-        switch try generation.end() {
-        case .retired(let bytes):
-            retire(bytes)
-            emit(.retired, .plugin(generation.pluginID), "generation \(generation.number) retired (Swift image stays mapped)")
-        case .unmapped:
-            emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (dlclose verified with RTLD_NOLOAD)")
-        case .workerEnded:
-            emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (its worker ended)")
-        case .leftGroupWorker(let group):
-            emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (group '\(group)''s worker goes on for its other members)")
-        }
-    }
-
-    private func retire(_ bytes: Int) {
-        retiredGenerations += 1
-        retiredBytes += bytes
-        if let limit = retiredLimitBytes, retiredBytes > limit, retiredBytes - bytes <= limit {
-            let megabytes = { (bytes: Int) in String(Double(bytes * 10 / (1024 * 1024)) / 10) }
-            emit(.retiredLimitExceeded, .host, "retired Swift images hold \(megabytes(retiredBytes)) MB, over the \(megabytes(limit)) MB limit; a fresh process gives the memory back")
         }
     }
 

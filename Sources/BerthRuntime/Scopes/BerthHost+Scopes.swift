@@ -22,12 +22,4 @@ extension BerthHost {
         emit(.event, .session, "session \(id) ended (\(count) instance(s) released)")
         return id
     }
-
-    /// Before a generation ends: release every instance its factories made, everywhere.
-    func releaseServices(of generation: PluginGeneration) {
-        let released = scopes.unloadProvider(plugin: generation.pluginID, generation: generation.number)
-        if released > 0 {
-            emit(.event, .plugin(generation.pluginID), "released \(released) scoped instance(s) of generation \(generation.number)")
-        }
-    }
 }

@@ -20,7 +20,7 @@ extension SandboxPolicy {
     }
 }
 
-extension BerthHost {
+extension GenerationMaker {
     /// The sandbox for `plugin`'s next worker, its data folder created (mode 0700):
     /// `<state folder>/plugin-data/<id>` when the host persists state, else
     /// `<runtime folder>/data/<id>` (gone when the host exits).

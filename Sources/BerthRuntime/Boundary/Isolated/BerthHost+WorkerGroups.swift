@@ -1,6 +1,6 @@
 import Foundation
 
-extension BerthHost {
+extension GenerationMaker {
     /// The sandbox a plugin's worker enters: its own policy, or for a member of a manifest
     /// group the union of every discovered member's (a worker confines itself once, at its
     /// first hello, and members join it later: Landlock can only narrow). Its data folder
@@ -8,7 +8,7 @@ extension BerthHost {
     func groupSandboxPolicy(for plugin: ValidatedPlugin) throws(LoaderError) -> SandboxPolicy {
         var policy = try sandboxPolicy(for: plugin)
         guard let group = plugin.manifest.isolationGroup else { return policy }
-        let others = plugins.values.map(\.source).filter { $0.manifest.isolationGroup == group && $0.manifest.id != plugin.manifest.id }
+        let others = registry.records.values.map(\.source).filter { $0.manifest.isolationGroup == group && $0.manifest.id != plugin.manifest.id }
         for other in others.sorted(by: { $0.manifest.id < $1.manifest.id }) {
             // Landlock opens each path when the worker confines itself: the folder of their
             // shadow copies must exist by then.
@@ -18,7 +18,9 @@ extension BerthHost {
         }
         return policy
     }
+}
 
+extension BerthHost {
     /// Before `plugin`'s first load: when its group's running worker does not admit it (it
     /// was discovered after that worker confined itself, and Landlock only narrows), the group
     /// moves to a new worker. The running one takes no new member, and each loaded member is

@@ -1,6 +1,6 @@
 import Foundation
 
-extension BerthHost {
+extension GenerationMaker {
     /// Refuses to run `plugin` in the host's process when its folder lies where a worker can
     /// write (Docs/security.md): this host's runtime folder (the data folders of plugins
     /// that do not persist), the state folder's `plugin-data`, or a `files.write` grant of
@@ -22,7 +22,7 @@ extension BerthHost {
         // Every load asks: the environment is read only when a grant needs it, and through
         // getenv (ProcessInfo.environment copies the whole of it into a dictionary).
         var home: String?
-        for record in plugins.values where record.source.manifest.grantedCapabilities.contains(.filesWrite) {
+        for record in registry.records.values where record.source.manifest.grantedCapabilities.contains(.filesWrite) {
             let base = home ?? getenv("HOME").map { String(cString: $0) } ?? NSHomeDirectory()
             home = base
             folders += record.source.manifest.files.write.map { FileGrants.resolve($0, home: base) }

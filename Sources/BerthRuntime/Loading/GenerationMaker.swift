@@ -1,0 +1,146 @@
+import Foundation
+
+/// Makes a plugin's generations and ends them. Making: in the host's process (after the
+/// worker-writable folder check and the trial load) or in a worker (its group's sandbox);
+/// ending: the services its factories made are released first, then a Swift image is
+/// retired (and counted against `retiredLimitBytes`), a C image unmapped, a worker ended.
+@MainActor
+final class GenerationMaker {
+    let configuration: BerthHost.Configuration
+    let runtimeDirectory: RuntimeDirectory
+    let registry: PluginRegistry
+    private let scopes: ScopeRegistry
+    let events: EventLog
+    /// What the generations' plugins call back into.
+    private weak var pluginHost: (any PluginFacingHost)?
+    /// Told when a worker dies or hangs, with the generation's number.
+    private let onWorkerFailure: @MainActor (WorkerFailure, Int) -> Void
+    /// The live workers of manifest groups, which their members' generations join.
+    let workerGroups = WorkerGroups()
+    /// Swift generations retired (still mapped), and their bytes.
+    private(set) var retiredGenerations = 0
+    private(set) var retiredBytes = 0
+    /// Retired image bytes past which it emits `retiredLimitExceeded` (nil: no limit).
+    var retiredLimitBytes: Int? = 256 * 1024 * 1024
+    /// What the last trial load took (a reload's `canary` phase); the host zeroes it first.
+    var lastCanaryDuration: Duration = .zero
+    private var warnedNoCanary = false
+    /// Set once it warned that workers run without Landlock.
+    var warnedNoSandbox = false
+
+    init(configuration: BerthHost.Configuration, runtimeDirectory: RuntimeDirectory, registry: PluginRegistry, scopes: ScopeRegistry,
+         events: EventLog, pluginHost: any PluginFacingHost, onWorkerFailure: @escaping @MainActor (WorkerFailure, Int) -> Void) {
+        self.configuration = configuration
+        self.runtimeDirectory = runtimeDirectory
+        self.registry = registry
+        self.scopes = scopes
+        self.events = events
+        self.pluginHost = pluginHost
+        self.onWorkerFailure = onWorkerFailure
+    }
+
+    /// Makes `record`'s next generation where its manifest and the settings say it runs.
+    func make(_ record: PluginRecord) throws(LoaderError) -> PluginGeneration {
+        let id = record.source.manifest.id
+        let number = registry.nextGenerationNumber(of: id)
+        let connection: any PluginConnection
+        let mode = configuration.isolation.mode(for: record.source.manifest)
+        do {
+            switch mode {
+            case .inProcess:
+                try refuseInProcessLoadFromWorkerWritableFolder(record.source)
+                try trialLoad(record.source, generation: number)
+                warnUnenforceableGrants(of: record.source.manifest)
+                connection = try InProcessPlugin(
+                    plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
+                    logger: configuration.logger, host: pluginHost, onRetire: { bytes in
+                        retire(bytes)
+                        events.emit(.retired, .plugin(id), "generation \(number) retired after a failed load (Swift image stays mapped)")
+                    }
+                )
+            case .process:
+                let isolated = try IsolatedPlugin(
+                    plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
+                    workerExecutable: configuration.isolation.resolvedWorkerExecutable,
+                    unresponsive: configuration.isolation.unresponsiveAfter, keepWorkerReady: configuration.isolation.keepWorkerReady,
+                    sandbox: try groupSandboxPolicy(for: record.source), host: pluginHost, groups: workerGroups, logger: configuration.logger)
+                warnIfUnconfined(isolated.sandbox)
+                isolated.onFailure = { [onWorkerFailure] failure in onWorkerFailure(failure, number) }
+                connection = isolated
+            }
+        } catch {
+            // Its entry may have registered services before the load failed.
+            scopes.unloadProvider(plugin: id, generation: number)
+            throw error
+        }
+        let generation = PluginGeneration(source: record.source, number: number, connection: connection, isolation: mode)
+        let place = mode == .process ? ", in a worker process" : ""
+        events.emit(.loaded, .plugin(id), "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.handshake.abi)\(place))")
+        return generation
+    }
+
+    /// The canary load of a new in-process generation (IsolationSettings.canary).
+    private func trialLoad(_ plugin: ValidatedPlugin, generation number: Int) throws(LoaderError) {
+        guard configuration.isolation.canary else { return }
+        let started = ContinuousClock.now
+        defer { lastCanaryDuration = started.elapsed }
+        let ran = try CanaryLoad.run(plugin, generation: number, runtimeDirectory: runtimeDirectory,
+                                     settings: configuration.isolation)
+        if !ran && !warnedNoCanary {
+            warnedNoCanary = true
+            events.emit(.failed, .host, "no berth-worker at \(configuration.isolation.resolvedWorkerExecutable): in-process plugins load without a trial run")
+        }
+    }
+
+    /// Ends a generation that is being replaced or unloaded; a failure is logged.
+    func end(_ generation: PluginGeneration) {
+        do throws(LoaderError) {
+            try endOrThrow(generation)
+        } catch {
+            // The old C image that would not unmap is reported; the host goes on.
+            events.emit(.failed, .plugin(generation.pluginID), "generation \(generation.number) did not end cleanly: \(error.message)")
+        }
+    }
+
+    func endOrThrow(_ generation: PluginGeneration) throws(LoaderError) {
+        // Instances its factories made go first, while its code is still there.
+        let released = scopes.unloadProvider(plugin: generation.pluginID, generation: generation.number)
+        if released > 0 {
+            events.emit(.event, .plugin(generation.pluginID), "released \(released) scoped instance(s) of generation \(generation.number)")
+        }
+        switch try generation.end() {
+        case .retired(let bytes):
+            retire(bytes)
+            events.emit(.retired, .plugin(generation.pluginID), "generation \(generation.number) retired (Swift image stays mapped)")
+        case .unmapped:
+            events.emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (dlclose verified with RTLD_NOLOAD)")
+        case .workerEnded:
+            events.emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (its worker ended)")
+        case .leftGroupWorker(let group):
+            events.emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (group '\(group)''s worker goes on for its other members)")
+        }
+    }
+
+    private func retire(_ bytes: Int) {
+        retiredGenerations += 1
+        retiredBytes += bytes
+        if let limit = retiredLimitBytes, retiredBytes > limit, retiredBytes - bytes <= limit {
+            let megabytes = { (bytes: Int) in String(Double(bytes * 10 / (1024 * 1024)) / 10) }
+            events.emit(.retiredLimitExceeded, .host, "retired Swift images hold \(megabytes(retiredBytes)) MB, over the \(megabytes(limit)) MB limit; a fresh process gives the memory back")
+        }
+    }
+
+    /// Warns once per host (its generation maker) that workers run without Landlock (the kernel lacks it).
+    func warnIfUnconfined(_ status: SandboxStatus) {
+        guard case .unavailable(let reason) = status, !warnedNoSandbox else { return }
+        warnedNoSandbox = true
+        events.emit(.failed, .host, "isolated plugins run without a file and network sandbox: \(reason) (no_new_privs is set)")
+    }
+
+    /// Warns once per load that an in-process plugin's sandbox grants cannot be enforced.
+    func warnUnenforceableGrants(of manifest: PluginManifest) {
+        let grants = manifest.grantedCapabilities.filter(\.isSandboxGrant).sorted().map(\.rawValue)
+        guard !grants.isEmpty else { return }
+        events.emit(.event, .plugin(manifest.id), "runs in-process: \(grants.joined(separator: ", ")) cannot be enforced (only a worker process is sandboxed)")
+    }
+}
