@@ -32,6 +32,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "package-benchmark"),
                 .product(name: "BerthRuntime", package: "Berth"),
+                // The terminal front end's rows (TerminalUIBenchmarks.swift).
+                .product(name: "BerthTerminalUI", package: "Berth"),
                 .product(name: "CBerth", package: "berthsdk"),
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Logging", package: "swift-log"),

@@ -361,4 +361,5 @@ let benchmarks: @Sendable () -> Void = {
     registerHostBenchmarks()
     registerIsolationBenchmarks()
     registerResolveBenchmarks()
+    registerTerminalUIBenchmarks()
 }

@@ -6,8 +6,22 @@ import BerthRuntime
 extension TerminalApp {
     /// Handles one input event and draws the frame it leads to.
     public func handle(_ event: InputEvent) async {
+        if case .key(let key) = event, commandLine != nil {
+            await handleCommandLine(key)
+            draw()
+            return
+        }
+        handleNow(event)
+    }
+
+    /// Handles an event that needs no waiting and draws the frame it leads to, at once (a
+    /// benchmark's key press); false, doing nothing, for a key while the command line is
+    /// open: its commands run asynchronously (`handle`).
+    @discardableResult
+    public func handleNow(_ event: InputEvent) -> Bool {
+        if case .key = event, commandLine != nil { return false }
         switch event {
-        case .key(let key): await handle(key)
+        case .key(let key): handle(key)
         case .paste(let text):
             if commandLine != nil {
                 editCommandLine(insert: text)
@@ -18,10 +32,11 @@ extension TerminalApp {
         case .synchronizedOutput(let supported): writer.synchronized = supported
         }
         draw()
+        return true
     }
 
-    private func handle(_ key: Key) async {
-        if commandLine != nil { return await handleCommandLine(key) }
+    /// A key outside the command line.
+    private func handle(_ key: Key) {
         message = nil
         let target = focus[visibleKey]
         let focusedView = target.flatMap(focusedNode)
