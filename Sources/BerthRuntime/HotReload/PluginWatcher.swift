@@ -29,6 +29,10 @@ final class PluginWatcher {
     private let keepState: Bool
     /// The settle task waiting on each changed folder.
     private var pending: [String: Task<Void, Never>] = [:]
+    /// The one task that brings the watcher thread's changes to the main actor, in order;
+    /// `stop` ends its stream and cancels it.
+    private var delivery: Task<Void, Never>?
+    private var endDelivery: (@Sendable () -> Void)?
     /// The writers each folder is waiting on (reported once per change).
     private var waitingFor: [String: [Int32]] = [:]
     /// Set by `stop`: a settle already past an `await` must not touch `loader` (unowned),
@@ -57,13 +61,18 @@ final class PluginWatcher {
         }
         let plugin = PluginWatcher(loader: loader, events: events, signatures: signatures, watcher: watcher, debounce: debounce, keepState: keepState)
         let roots = Set(pluginFolders.map(PluginValidator.realPath))
+        let (changed, changes) = AsyncStream<String>.makeStream()
+        plugin.endDelivery = { changes.finish() }
+        plugin.delivery = Task { @MainActor [weak plugin] in
+            for await folder in changed { plugin?.pluginFolderChanged(folder) }
+        }
         watcher.start { folder, name in
             // A change inside a plugin folder concerns that folder; a change in a plugins
             // folder concerns the entry named.
             let isRoot = roots.contains(PluginValidator.realPath(folder))
             let pluginFolder = isRoot ? (folder as NSString).appendingPathComponent(name) : folder
             guard !name.isEmpty || !isRoot else { return }
-            Task { @MainActor [weak plugin] in plugin?.pluginFolderChanged(pluginFolder) }
+            changes.yield(pluginFolder)
         }
         events.emit(.event, .watcher, "watching \(pluginFolders.joined(separator: ", ")) (debounce \(debounce))")
         return plugin
@@ -74,6 +83,9 @@ final class PluginWatcher {
         watcher.stop()
         for task in pending.values { task.cancel() }
         pending = [:]
+        endDelivery?()
+        delivery?.cancel()
+        delivery = nil
     }
 
     /// Waits (debounced) for `folder` to settle, then acts on it.
