@@ -123,6 +123,15 @@ struct AttackTests {
         #expect(try attack(generation, "attack_allocate", .int32(32)) == 0)
     }
 
+    @Test("a worker left unconfined (confinesWorkers off, for measuring) takes no limit: the allocation the limit refuses succeeds")
+    func unconfinedWorker() throws {
+        var settings = TestIsolation.settings
+        settings.maxPluginMemory = 128 << 20
+        settings.confinesWorkers = false
+        let (_, generation) = try attacker(settings: settings)
+        #expect(try attack(generation, "attack_allocate", .int32(256)) == 0)
+    }
+
     @Test("an in-process plugin in a folder a worker can write is refused, with the folder named")
     func inProcessFromWorkerWritableFolder() throws {
         let host = try workspace.makeHost(isolation: .inProcessOnly)

@@ -24,10 +24,12 @@ final class ScreenFixture {
     let staged: StagedPlugins
     let host: BerthHost
 
-    /// `group`: every plugin's manifest names that worker group.
-    init(_ plugins: [ExamplePlugin], isolation: IsolationMode = .inProcess, group: String? = nil) throws {
+    /// `group`: every plugin's manifest names that worker group. `confinesWorkers` off: the
+    /// workers run unsandboxed (P12's floor).
+    init(_ plugins: [ExamplePlugin], isolation: IsolationMode = .inProcess, group: String? = nil,
+         confinesWorkers: Bool = true) throws {
         staged = try StagedPlugins(plugins, group: group)
-        host = try staged.makeHost(isolation: isolation)
+        host = try staged.makeHost(isolation: isolation, confinesWorkers: confinesWorkers)
         for plugin in plugins { try host.load(plugin.id) }
     }
 

@@ -61,23 +61,28 @@ func registerIsolationBenchmarks() {
         scalingFactor: .one, maxDuration: .seconds(10), maxIterations: 10_000
     ).tuned()
 
-    Benchmark("isolated action round trip (Counter increment)", configuration: perIteration) { benchmark in
-        onMainActor(with: benchmark) { benchmark in
-            guard let host = screenFixture?.host, let screen = host.visibleRouter?.id else { fatalError("setup did not run") }
-            measure(benchmark) {
-                // An action without a visible-screen render: send() renders once at top level,
-                // so the figure includes one render round trip as well (the user-visible cost).
-                do { try host.send(screen: screen, action: "increment", payload: []) } catch { fatalError("\(error)") }
+    // P8, and P12 against the same round trip with the worker left unconfined (no
+    // Landlock, no system-call filter, no limits): what the sandbox adds to a call.
+    for (name, confined) in [("isolated action round trip (Counter increment)", true),
+                             ("isolated action round trip, unsandboxed worker (Counter increment)", false)] {
+        Benchmark(name, configuration: perIteration) { benchmark in
+            onMainActor(with: benchmark) { benchmark in
+                guard let host = screenFixture?.host, let screen = host.visibleRouter?.id else { fatalError("setup did not run") }
+                measure(benchmark) {
+                    // An action without a visible-screen render: send() renders once at top level,
+                    // so the figure includes one render round trip as well (the user-visible cost).
+                    do { try host.send(screen: screen, action: "increment", payload: []) } catch { fatalError("\(error)") }
+                }
             }
+        } setup: {
+            try onMainActor {
+                let fixture = try ScreenFixture([.counter], isolation: .process, confinesWorkers: confined)
+                _ = try fixture.host.push("com.example.counter/counter")
+                screenFixture = fixture
+            }
+        } teardown: {
+            onMainActor { screenFixture?.tearDown(); screenFixture = nil }
         }
-    } setup: {
-        try onMainActor {
-            let fixture = try ScreenFixture([.counter], isolation: .process)
-            _ = try fixture.host.push("com.example.counter/counter")
-            screenFixture = fixture
-        }
-    } teardown: {
-        onMainActor { screenFixture?.tearDown(); screenFixture = nil }
     }
 
     Benchmark("raw socketpair round trip (64-byte frame, echo thread)", configuration: perIteration) { benchmark in

@@ -63,7 +63,8 @@ final class GenerationMaker {
                     plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
                     workerExecutable: configuration.isolation.resolvedWorkerExecutable,
                     unresponsive: configuration.isolation.unresponsiveAfter, keepWorkerReady: configuration.isolation.keepWorkerReady,
-                    sandbox: try groupSandboxPolicy(for: record.source), host: pluginHost, groups: workerGroups, logger: configuration.logger)
+                    sandbox: configuration.isolation.confinesWorkers ? try groupSandboxPolicy(for: record.source) : nil,
+                    host: pluginHost, groups: workerGroups, logger: configuration.logger)
                 warnIfUnconfined(isolated.sandbox)
                 isolated.onFailure = { [onWorkerFailure] failure in onWorkerFailure(failure, number) }
                 connection = isolated

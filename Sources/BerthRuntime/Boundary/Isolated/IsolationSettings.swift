@@ -32,6 +32,11 @@ public struct IsolationSettings: Sendable, Equatable {
     /// The most memory each worker may take, in bytes (`--max-plugin-memory`; 0: no
     /// limit). Docs/security.md says what it counts.
     public var maxPluginMemory: UInt64 = SandboxPolicy.defaultMemoryLimit
+    /// Whether each worker confines itself (Docs/security.md: Landlock, the system-call
+    /// filter, the memory limit, no capabilities). Off only to measure what the sandbox costs
+    /// (Docs/benchmarks.md) or to tell a sandbox refusal from a plugin's own bug: an
+    /// unconfined worker can do whatever the host's user can.
+    public var confinesWorkers = true
 
     /// Settings with each field as given; the defaults follow each manifest (a worker process without the field, as `berth run`), allow three crashes in five minutes, and try new in-process generations in a worker first.
     public init(policy: Policy = .manifest(default: .process), unresponsiveAfter: Duration = .seconds(3),
