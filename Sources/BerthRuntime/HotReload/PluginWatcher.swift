@@ -135,10 +135,16 @@ final class PluginWatcher {
             return
         }
         waitingFor[folder] = nil
-        // Validation reads and hashes the library: off the main actor, so the host answers meanwhile.
+        // Validation reads and hashes the library: off the main actor, so the host answers
+        // meanwhile, and on a thread of its own rather than the cooperative pool, whose few
+        // threads (one per core) other blocking work may hold for as long as it likes.
         let plugin: ValidatedPlugin
         let signatures = signatures
-        let validation = await Task.detached(operation: { PluginValidator.validate(path: folder, signatures: signatures) }).value
+        let validation = await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: PluginValidator.validate(path: folder, signatures: signatures)) }
+            thread.name = "berth.watch-validate"
+            thread.start()
+        }
         guard !stopped else { return }
         switch validation {
         case .success(let valid): plugin = valid
