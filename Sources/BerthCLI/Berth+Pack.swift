@@ -57,7 +57,7 @@ enum PluginPacker {
     static func pack(_ path: String, into out: String, signingKey: PluginSigningKey? = nil) throws -> Packed {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-            throw PackError("\(path): no such file or folder")
+            throw PackError("\(path): no such file or folder" + nearbyName(of: path))
         }
         let package = isFolder.boolValue ? path : ParentPath.of(path)
         let manifestPath = isFolder.boolValue ? (path as NSString).appendingPathComponent(PluginValidator.manifestFileName) : path
@@ -76,7 +76,6 @@ enum PluginPacker {
         // The code's facts: generated into the manifest of a Swift package, checked against
         // the hand-written one of a C plugin.
         let generated = manifest.isEmpty || manifest["runtime"] as? String != PluginRuntimeKind.c.rawValue
-        var services: [String] = []
         var sourceUses: [(capability: Capability, use: String)] = []
         if generated {
             var description = try LibraryFacts.describe(built, entry: manifest["entry"] as? String)
@@ -85,7 +84,6 @@ enum PluginPacker {
                 let stated = SourceFacts.persistedKeys(inPackage: package, library: built)
                 description.persist = Array(Set(description.persist ?? []).union(stated)).sorted()
             }
-            services = description.services ?? []
             if isSwiftPackage { sourceUses = SourceFacts.usedCapabilities(inPackage: package, library: built, pluginID: description.id) }
             let mismatches = ManifestFacts(description: description, manifestPath: manifestPath, library: built).fill(&manifest)
             guard mismatches.isEmpty else { throw FactMismatches(lines: mismatches) }
@@ -117,7 +115,7 @@ enum PluginPacker {
         try? FileManager.default.removeItem(atPath: target)
         try FileManager.default.copyItem(atPath: staging, toPath: target)
         return Packed(id: id, version: checked.manifest.version.description, folder: target, sha256: checked.librarySHA256,
-                      warnings: CapabilityUse.warnings(for: checked.manifest, registersServices: services, sourceUses: sourceUses))
+                      warnings: CapabilityUse.warnings(for: checked.manifest, sourceUses: sourceUses))
     }
 
     /// The library to pack: the manifest's, beside it or in `.build`; without a manifest,
@@ -174,6 +172,19 @@ enum PluginPacker {
 struct FactMismatches: Error, CustomStringConvertible {
     var lines: [String]
     var description: String { lines.joined(separator: "\n") }
+}
+
+extension PluginPacker {
+    /// " (did you mean 'Tasks'?)" when `path`'s folder holds an entry that differs only in
+    /// case (`berth new Tasks`, then `pack tasks`) or by a typo; empty otherwise.
+    static func nearbyName(of path: String) -> String {
+        let name = (path as NSString).lastPathComponent
+        let parent = ParentPath.of(path)
+        let entries = ((try? FileManager.default.contentsOfDirectory(atPath: parent.isEmpty ? "." : parent)) ?? []).sorted()
+        guard let found = entries.first(where: { $0.lowercased() == name.lowercased() }) ?? Suggestion.closest(to: name, among: entries) else { return "" }
+        let suggested = path.hasSuffix(name) ? String(path.dropLast(name.count)) + found : found
+        return " (did you mean '\(suggested)'?)"
+    }
 }
 
 struct PackError: Error, CustomStringConvertible {

@@ -105,7 +105,7 @@ final class HostShell {
             // Every host command runs in a request scope of its own.
             try host.inRequestScope("command \(command)") { try run(command, arguments) }
         } catch {
-            fail("\(error)" + suggestion(command: command, arguments: arguments))
+            fail(failureLine(error, command: command, arguments: arguments))
         }
     }
 

@@ -263,9 +263,25 @@ struct ContextDispatchTests {
         let top = try host.push("counter")
         let delivery = host.sendContext(selection, payload: Array("not json".utf8), from: top)
         #expect(delivery.receivers == [profile.id], "the host observer ran; the screen refused")
-        #expect(host.events.contains { $0.kind == .failed && $0.message.contains("cannot decode \(selection)") })
+        #expect(host.events.contains { $0.kind == .failed && $0.message.hasSuffix("cannot decode \(selection): the payload is not JSON") },
+                "\(host.events.map(\.description))")
         try host.send(screen: profile.id, action: "show", payload: [])
         #expect(plugins.recorder.matching("profile: nobody selected").count == 1)
+    }
+
+    @Test("a payload with another key than the receiver's type: one line naming the type, the missing key and the keys that arrived")
+    func missingKey() throws {
+        let plugins = try ExamplePlugins.withRouteContext()
+        let host = plugins.host
+        _ = try host.push("profile")
+        let top = try host.push("counter")
+        _ = host.sendContext(selection, payload: Array(#"{"id":"grace","label":"Grace Hopper"}"#.utf8), from: top)
+        let failed = try #require(host.events.last { $0.kind == .failed && $0.message.contains("profile could not take it") }, "\(host.events.map(\.description))")
+        #expect(failed.message.hasSuffix("cannot decode \(selection): key 'name' is missing; the sender sent {id, label}"), "\(failed.message)")
+        _ = host.sendContext(selection, payload: Array(#"{"id":7,"name":"Grace Hopper"}"#.utf8), from: top)
+        let mismatch = try #require(host.events.last { $0.kind == .failed && $0.message.contains("profile could not take it") })
+        #expect(mismatch.message.hasSuffix("cannot decode \(selection): key 'id' is not a String; the sender sent {id, name}"), "\(mismatch.message)")
+        #expect(!mismatch.message.contains("DecodingError") && !mismatch.message.contains("\n"))
     }
 
     @Test("a screen that is being closed cannot send: logged, nothing happens")

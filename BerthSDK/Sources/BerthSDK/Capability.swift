@@ -13,7 +13,7 @@ public enum Capability: String, Sendable, CaseIterable {
     case statePersist = "state.persist"
     /// Begin and end the user's session.
     case session
-    /// Register services for others.
+    /// Let other plugins resolve its services (its own screens resolve them without it).
     case servicesProvide = "services.provide"
     /// Resolve other plugins' services.
     case servicesConsume = "services.consume"

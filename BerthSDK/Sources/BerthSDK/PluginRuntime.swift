@@ -27,6 +27,9 @@ final class PluginRuntime: @unchecked Sendable {
 
     /// While the plugin describes itself: the `@Persisted` keys its screens and views used.
     var persistedKeysSeen: Set<String>?
+    /// `@Persisted` keys whose refused read was logged: once per key for this generation
+    /// (a read happens on every render, and the refusal does not change until a reload).
+    var refusedPersistedReads: Set<String> = []
 
     /// The plugin id as a C string the table points to; lives as long as the image.
     private var pluginID: UnsafeMutablePointer<CChar>?

@@ -18,13 +18,7 @@ extension ScreenContext {
         guard let observe = runtime.hostFunction(\.context_observe) else { throw BerthError.hostLacks("context_observe") }
         guard runtime.contextHandlers[handle, default: [:]][T.contextType] == nil else { return }
         try runtime.check { error in observe(handle, T.contextType, error) }
-        runtime.contextHandlers[handle, default: [:]][T.contextType] = { payload in
-            do {
-                handler(try JSONDecoder().decode(T.self, from: Data(payload)))
-            } catch {
-                throw BerthError(code: .decode, message: "cannot decode \(T.contextType): \(error)")
-            }
-        }
+        runtime.contextHandlers[handle, default: [:]][T.contextType] = { payload in handler(try T.decode(payload)) }
     }
 
     /// Stops observing `T`; a no-op when not observed.

@@ -21,25 +21,28 @@ enum SourceFacts {
         return keys.sorted()
     }
 
-    /// The capabilities the sources plainly use, each with the first use that shows it:
-    /// `context.run(` (tasks), `.push("other.plugin/…")` or `.present(` of another plugin's
-    /// route (navigate.any), and sending or observing a route context (context). A hint for
-    /// `pack`'s warnings, not a proof: a use it does not see is refused at run time.
+    /// The capabilities the sources plainly use, each with the first use that shows it as
+    /// a verb phrase: `context.run(` (tasks), `.push("other.plugin/…")` or `.present(` of
+    /// another plugin's route (navigate.any), `.resolveService("other.plugin/…")`
+    /// (services.consume; a plugin's own services need none), and sending or observing a
+    /// route context (context). A hint for `pack`'s warnings, not a proof: a use it does
+    /// not see is refused at run time.
     static func usedCapabilities(inPackage package: String, library: String, pluginID: String) -> [(capability: Capability, use: String)] {
         var found: [Capability: String] = [:]
         for text in sourceTexts(inPackage: package, library: library) {
             for line in text.split(separator: "\n") {
                 let code = line.range(of: "//").map { line[..<$0.lowerBound] } ?? line[...]
-                if code.contains("context.run(") { found[.tasks] = found[.tasks] ?? "context.run" }
-                for call in [".push(\"", ".present(\""] {
+                if code.contains("context.run(") { found[.tasks] = found[.tasks] ?? "calls context.run" }
+                for (call, capability, verb) in [(".push(\"", Capability.navigateAny, "opens"), (".present(\"", .navigateAny, "opens"),
+                                                 (".resolveService(\"", .servicesConsume, "resolves")] {
                     guard let start = code.range(of: call) else { continue }
-                    let route = code[start.upperBound...].prefix { $0 != "\"" }
-                    if let slash = route.firstIndex(of: "/"), route[..<slash] != pluginID {
-                        found[.navigateAny] = found[.navigateAny] ?? "opens \(route)"
+                    let target = code[start.upperBound...].prefix { $0 != "\"" }
+                    if let slash = target.firstIndex(of: "/"), target[..<slash] != pluginID {
+                        found[capability] = found[capability] ?? "\(verb) \(target)"
                     }
                 }
                 for call in [".terminate(", ".context(", ".routerContext(", ".addContext("] where code.contains(call) {
-                    found[.context] = found[.context] ?? "route context (\(call.dropFirst().dropLast()))"
+                    found[.context] = found[.context] ?? "uses route context (\(call.dropFirst().dropLast()))"
                 }
             }
         }

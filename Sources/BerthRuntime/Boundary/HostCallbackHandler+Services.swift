@@ -2,9 +2,9 @@
 /// in-process table (`HostServices+Services`) and a worker's requests
 /// (`IsolatedCallRouter`) both end here, so the checks and messages are the same.
 extension HostCallbackHandler {
-    /// Registers a plugin's service after its capability check; logs `provides KEY (KIND)`.
-    func serviceRegister(_ registration: ScopeRegistry.Registration, grant: CapabilityGrant, host: any PluginFacingHost) -> Result<Void, HostRefusal> {
-        if case .failure(let refusal) = permit(grant, host: host, .servicesProvide, call: "service_register") { return .failure(refusal) }
+    /// Registers a plugin's service; logs `provides KEY (KIND)`. No capability is needed:
+    /// `services.provide` decides only whether other plugins may resolve it (checked there).
+    func serviceRegister(_ registration: ScopeRegistry.Registration, host: any PluginFacingHost) -> Result<Void, HostRefusal> {
         do throws(ScopeError) {
             try host.scopes.register(registration)
         } catch {
@@ -15,18 +15,20 @@ extension HostCallbackHandler {
     }
 
     /// The instance of `key` in the scope current for `handle`'s screen. Thread: any (the
-    /// grant is immutable; a denial is reported on the main actor).
+    /// grants are immutable; a denial is reported on the main actor). The plugin's own keys
+    /// need no capability; another provider's need `services.consume` (and a providing
+    /// plugin's `services.provide`), the same in process and in a worker.
     nonisolated static func serviceResolve(_ handle: ScreenHandle, key: String, for consumer: ServiceConsumer) -> Result<ScopedValue, HostRefusal> {
         guard let (registry, screenScope) = handle.services else {
             return .failure(HostRefusal(.notFound, "service_resolve \(key): the screen handle is not an open screen"))
         }
-        if let denial = handle.grant.check(.servicesConsume, call: "service_resolve") {
-            Task { @MainActor in handle.host?.report(denial) }
-            return .failure(denial.refusal)
-        }
         do throws(ScopeError) {
             return .success(try registry.resolve(key: key, screen: screenScope, for: consumer))
         } catch {
+            if let denial = error.denial {
+                Task { @MainActor in handle.host?.report(denial) }
+                return .failure(denial.refusal)
+            }
             return .failure(HostRefusal(error.resolveStatus, "service_resolve \(error.description)"))
         }
     }

@@ -209,7 +209,14 @@ package struct HostCallbackHandler: HostCallbacks {
     /// manifest's `persist` list declares, persistence on.
     private func persistTarget(_ handle: ScreenHandle, _ key: String, verb: String) -> Result<(PersistentStore, String), HostRefusal> {
         guard let (router, host) = router(handle) else { return .failure(notOpen(verb)) }
-        if case .failure(let refusal) = permit(handle, .statePersist, call: verb) { return .failure(refusal) }
+        if let denial = handle.grant.check(.statePersist, call: verb) {
+            // The event names the key; a read runs on every render, so its refusal is
+            // reported once per generation and key.
+            var reported = denial
+            reported.call = "\(verb) \(key)"
+            if verb != "persist_read" || handle.grant.reportedRepeats.isFirst(reported.call) { host.report(reported) }
+            return .failure(denial.refusal)
+        }
         let plugin = router.pluginID
         // The screen's own generation's list (a reload's new list applies to its screens).
         guard handle.grant.persistKeys.contains(key) else {

@@ -44,6 +44,9 @@ public struct ScopeError: Error, Sendable, Equatable, CustomStringConvertible {
         case notRegistered, noCurrentScope, scopeEnded, providerUnloaded, factoryFailed, wrongType, duplicate
         /// The provider's instances live in another process than the one resolving.
         case acrossProcesses
+        /// Another plugin's service, and the consumer lacks `services.consume` or the
+        /// provider `services.provide` (`denial` says which).
+        case denied
     }
 
     /// Which rule was broken.
@@ -52,12 +55,20 @@ public struct ScopeError: Error, Sendable, Equatable, CustomStringConvertible {
     public var key: String
     /// What happened and what to do.
     public var message: String
+    /// For `denied`: the capability refusal the host reports.
+    package var denial: CapabilityDenial?
 
     /// An error of `code` about `key`, explained by `message`.
     public init(_ code: Code, key: String, _ message: String) {
         self.code = code
         self.key = key
         self.message = message
+    }
+
+    /// A resolve outside the capabilities (see `ServiceConsumer.denial(toResolve:)`).
+    init(denied denial: CapabilityDenial, key: String) {
+        self.init(.denied, key: key, denial.message)
+        self.denial = denial
     }
 
     /// `key: message`.
@@ -68,6 +79,7 @@ public struct ScopeError: Error, Sendable, Equatable, CustomStringConvertible {
         switch code {
         case .notRegistered, .providerUnloaded: .notFound
         case .acrossProcesses: .unsupported
+        case .denied: .denied
         case .noCurrentScope, .scopeEnded, .factoryFailed, .wrongType, .duplicate: .state
         }
     }

@@ -27,6 +27,9 @@ public final class ScopeRegistry: @unchecked Sendable {
         let release: @Sendable (ScopedValue) -> Void
         /// The process its instances live in: only a consumer there may resolve it.
         let place: ServicePlace
+        /// The providing plugin generation's capabilities (nil for the host's): whether
+        /// other plugins may resolve it (`services.provide`).
+        let providerGrant: CapabilityGrant?
 
         enum Factory: Sendable {
             case sync(@Sendable () throws -> ScopedValue)
@@ -34,7 +37,7 @@ public final class ScopeRegistry: @unchecked Sendable {
         }
 
         init(key: String, type: ObjectIdentifier? = nil, kind: ScopeKind, plugin: String, generation: Int, place: ServicePlace = .host,
-             make: Factory, release: @escaping @Sendable (ScopedValue) -> Void) {
+             providerGrant: CapabilityGrant? = nil, make: Factory, release: @escaping @Sendable (ScopedValue) -> Void) {
             self.key = key
             self.type = type
             self.serviceKey = type.map { ServiceKey(type: $0) } ?? .named(key)
@@ -45,6 +48,7 @@ public final class ScopeRegistry: @unchecked Sendable {
             self.make = make
             self.release = release
             self.place = place
+            self.providerGrant = providerGrant
         }
     }
 
@@ -228,7 +232,7 @@ public final class ScopeRegistry: @unchecked Sendable {
 
     /// Resolves `key` (sync factories only) in the current scope of its kind: a plugin's
     /// key, or the name of a type the host registered. A key provided in another process
-    /// than `consumer`'s is refused before anything is made.
+    /// than `consumer`'s, or outside its capabilities, is refused before anything is made.
     func resolve(key: String, screen: Scope?, for consumer: ServiceConsumer = .host) throws(ScopeError) -> ScopedValue {
         switch try lookup(.named(key), name: key, screen: screen, consumer: consumer) {
         case .cached(let value): return value
@@ -257,6 +261,7 @@ public final class ScopeRegistry: @unchecked Sendable {
                 }
                 throw ScopeError(.notRegistered, key: name(), "no plugin or host registered this service")
             }
+            if let denial = consumer.denial(toResolve: registration) { throw ScopeError(denied: denial, key: registration.key) }
             if registration.place != consumer.place { throw Self.acrossProcesses(registration, consumer) }
             let scope = try currentScope(of: registration.kind, for: registration.key, screen: screen, session: state.session)
             if scope.isEndedLockHeld { throw ScopeError(.scopeEnded, key: registration.key, "the \(scope.kind) scope \(scope.id) has ended") }

@@ -24,10 +24,23 @@ struct ServicePlace: Hashable, Sendable, CustomStringConvertible {
     func hash(into hasher: inout Hasher) { hasher.combine(number) }
 }
 
-/// Who resolves a key: the plugin (or `host`) and where it runs.
+/// Who resolves a key: the plugin (with its capabilities; none for the host) and where it runs.
 struct ServiceConsumer: Sendable {
-    let plugin: String
+    /// nil for the host, which may resolve every key.
+    let grant: CapabilityGrant?
     let place: ServicePlace
 
-    static let host = ServiceConsumer(plugin: "the host", place: .host)
+    var plugin: String { grant?.pluginID ?? "the host" }
+
+    static let host = ServiceConsumer(grant: nil, place: .host)
+
+    /// The refusal of resolving `registration`, or nil. A plugin's own services need no
+    /// capability; another provider's (a plugin's or the host's) needs `services.consume`
+    /// here and, for a plugin, `services.provide` in the provider, whatever the isolation
+    /// mode or worker group: a group shares a process, not trust.
+    func denial(toResolve registration: ScopeRegistry.Registration) -> CapabilityDenial? {
+        guard let grant, registration.plugin != grant.pluginID else { return nil }
+        if let denial = grant.check(.servicesConsume, call: "service_resolve \(registration.key)") { return denial }
+        return registration.providerGrant?.check(.servicesProvide, call: "service_resolve \(registration.key) from \(grant.pluginID)")
+    }
 }

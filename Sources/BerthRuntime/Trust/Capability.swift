@@ -15,7 +15,7 @@ public enum Capability: String, Sendable, Hashable, CaseIterable, Comparable {
     case statePersist = "state.persist"
     /// Begin and end the host's session scope.
     case session
-    /// Register scoped services for other plugins.
+    /// Let other plugins resolve its services (its own screens resolve them without it).
     case servicesProvide = "services.provide"
     /// Resolve other plugins' services.
     case servicesConsume = "services.consume"

@@ -51,6 +51,9 @@ package struct CapabilityGrant: Sendable, Equatable {
     package var persistKeys: [String]
     /// The plugin's language, for how a denial names the capability.
     package var runtime: PluginRuntimeKind
+    /// Refusals of calls a plugin repeats on every render, already reported for this grant
+    /// (one per generation): each is reported once. Not part of what is granted.
+    package let reportedRepeats = ReportedRefusals()
 
     package init(pluginID: String, capabilities: Set<Capability>, persistKeys: [String] = [], runtime: PluginRuntimeKind = .c) {
         self.pluginID = pluginID
@@ -66,5 +69,19 @@ package struct CapabilityGrant: Sendable, Equatable {
     /// The denial of `call`, or nil when `capability` is granted.
     package func check(_ capability: Capability, call: String) -> CapabilityDenial? {
         CapabilityDenial.check(capability, granted: capabilities, plugin: pluginID, call: call, runtime: runtime)
+    }
+    package static func == (left: CapabilityGrant, right: CapabilityGrant) -> Bool {
+        (left.pluginID, left.capabilities, left.persistKeys, left.runtime) == (right.pluginID, right.capabilities, right.persistKeys, right.runtime)
+    }
+}
+
+/// What one generation's refusals have already reported, so a call repeated on every render
+/// (`persist_read` of each `@Persisted`) makes one event per key, not one per render.
+package final class ReportedRefusals: Sendable {
+    private let reported = Locked<Set<String>>([])
+
+    /// True the first time `refusal` (a call and its key) is seen.
+    func isFirst(_ refusal: String) -> Bool {
+        reported.withLock { $0.insert(refusal).inserted }
     }
 }

@@ -31,12 +31,6 @@ public struct ContextObserving<Content: View, Context: RouteContext>: PrimitiveV
 
     private var handler: ([UInt8]) throws -> Void {
         let perform = self.perform
-        return { payload in
-            do {
-                perform(try JSONDecoder().decode(Context.self, from: Data(payload)))
-            } catch {
-                throw BerthError(code: .decode, message: "cannot decode \(Context.contextType): \(error)")
-            }
-        }
+        return { payload in perform(try Context.decode(payload)) }
     }
 }

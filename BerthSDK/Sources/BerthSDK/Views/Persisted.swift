@@ -44,7 +44,9 @@ final class PersistedBox<Value: StateCodable> {
         let status = collector.collect { sink in read(screen, key, sink, &error) }
         if status == berth_status(BERTH_ERR_DENIED) || status == berth_status(BERTH_ERR_INVALID_ARGUMENT) {
             // A refusal (no capability, an undeclared key) is not an empty value: say so where
-            // the author looks. Persistence that is off the host reports itself, once.
+            // the author looks, once per key (it repeats on every render until a reload).
+            // Persistence that is off the host reports itself, once.
+            guard PluginRuntime.shared.refusedPersistedReads.insert(key).inserted else { return }
             let message = withUnsafeBytes(of: &error.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             Plugin.log("@Persisted(\"\(key)\") not read, showing its default: \(message)", level: .error)
             return

@@ -95,8 +95,8 @@ enum {
 #define BERTH_CAPABILITY_DELEGATE "delegate"                 /* delegate actions */
 #define BERTH_CAPABILITY_STATE_PERSIST "state.persist"       /* persisted values */
 #define BERTH_CAPABILITY_SESSION "session"                   /* begin and end the session */
-#define BERTH_CAPABILITY_SERVICES_PROVIDE "services.provide" /* register services */
-#define BERTH_CAPABILITY_SERVICES_CONSUME "services.consume" /* resolve services */
+#define BERTH_CAPABILITY_SERVICES_PROVIDE "services.provide" /* others may resolve its services */
+#define BERTH_CAPABILITY_SERVICES_CONSUME "services.consume" /* resolve others' services */
 #define BERTH_CAPABILITY_TASKS "tasks"                       /* managed tasks */
 #define BERTH_CAPABILITY_FILES_READ "files.read"             /* read the manifest's paths (worker) */
 #define BERTH_CAPABILITY_FILES_WRITE "files.write"           /* write the manifest's paths (worker) */

@@ -15,12 +15,12 @@ extension HostServices {
             }
             let registration = ScopeRegistry.Registration(
                 key: declaration.key, kind: declaration.kind, plugin: context.pluginID, generation: context.generation,
-                make: .sync { .pointer(try declaration.make()) },
+                providerGrant: context.grant, make: .sync { .pointer(try declaration.make()) },
                 release: { value in
                     if let pointer = value.pointer { declaration.release(pointer) }
                 }
             )
-            return answer(callbacks.serviceRegister(registration, grant: context.grant, host: host), error)
+            return answer(callbacks.serviceRegister(registration, host: host), error)
         }
     }
 
@@ -33,7 +33,7 @@ extension HostServices {
         guard let screen = ScreenHandle.from(handle) else {
             return fill(error, BERTH_ERR_NOT_FOUND, "service_resolve \(name): the screen handle is not an open screen")
         }
-        switch HostCallbackHandler.serviceResolve(screen, key: name, for: ServiceConsumer(plugin: screen.grant.pluginID, place: .host)) {
+        switch HostCallbackHandler.serviceResolve(screen, key: name, for: ServiceConsumer(grant: screen.grant, place: .host)) {
         case .success(let value):
             out?.pointee = value.pointer
             return berth_status(BERTH_OK)

@@ -201,7 +201,7 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
             guard let kind = ScopeKind(code: code) else {
                 return .status(IsolationStatus(code: Int32(BERTH_ERR_INVALID_ARGUMENT), message: "service_register \(key): unknown scope \(code)"))
             }
-            return status(callbacks.serviceRegister(services.registration(key: key, kind: kind, service: service), grant: services.grant, host: host))
+            return status(callbacks.serviceRegister(services.registration(key: key, kind: kind, service: service), host: host))
         case .serviceResolve(let token, let key):
             guard let handle = screen(token), let services = screenMembers[token].flatMap({ members[$0]?.services }) else {
                 return notOpen("service_resolve \(key)")

@@ -38,13 +38,13 @@ final class WorkerServiceLink: @unchecked Sendable {
     }
 
     /// Who resolves from this worker.
-    var consumer: ServiceConsumer { ServiceConsumer(plugin: pluginID, place: place) }
+    var consumer: ServiceConsumer { ServiceConsumer(grant: grant, place: place) }
 
     /// The host's registration of a service the worker keeps as `service`: its factory
     /// asks the worker for an instance, its release tells the worker to let one go.
     func registration(key: String, kind: ScopeKind, service: UInt64) -> ScopeRegistry.Registration {
         ScopeRegistry.Registration(
-            key: key, kind: kind, plugin: pluginID, generation: generation, place: place,
+            key: key, kind: kind, plugin: pluginID, generation: generation, place: place, providerGrant: grant,
             make: .sync { [self] in
                 // Only this worker resolves the key (the place check), and it does so inside
                 // a call the host makes on its main thread.

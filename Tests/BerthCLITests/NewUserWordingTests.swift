@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+import BerthTestSupport
+@testable import BerthCLI
+import BerthRuntime
+
+/// Messages a new plugin author met on their first day (the walkthrough of issue 30), as the
+/// real `berth` binary prints them.
+@Suite("berth: first-day wording")
+struct NewUserWordingTests {
+    @Test("open with a typo in the plugin id says only the did-you-mean, not 'not loaded (load it first)'")
+    func openTypoInPluginID() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        let output = try BerthProcess.run(["run", "--plugins", "plugins", "--no-socket", "--script", "-"], in: workspace.root,
+                                          input: "open com.example.countr/counter\n")
+        let errors = output.standardError.split(separator: "\n").filter { $0.hasPrefix("error: ") }
+        #expect(errors == ["error: com.example.countr/counter: did you mean 'com.example.counter/counter'?"], "\(output.standardError)")
+    }
+
+    @Test("pack of a folder named in another case suggests the folder that is there")
+    func packSuggestsFolderCase() throws {
+        let workspace = PluginWorkspace()
+        try FileManager.default.createDirectory(atPath: workspace.root + "/Tasks", withIntermediateDirectories: true)
+        let output = try BerthProcess.run(["pack", "tasks", "--out", "plugins"], in: workspace.root)
+        #expect(output.status != 0)
+        #expect(output.standardError == "error: tasks: no such file or folder (did you mean 'Tasks'?)\n", "\(output.standardError)")
+        let far = try BerthProcess.run(["pack", "zzz", "--out", "plugins"], in: workspace.root)
+        #expect(far.standardError == "error: zzz: no such file or folder\n", "\(far.standardError)")
+    }
+
+    @Test("pack's capability warnings read as sentences: 'its code opens …', 'its code resolves …'; a plugin's own services warn about nothing")
+    func warningGrammar() throws {
+        let workspace = PluginWorkspace()
+        let sources = workspace.root + "/pkg/Sources/Tasks"
+        try FileManager.default.createDirectory(atPath: sources, withIntermediateDirectories: true)
+        let code = #"_ = try context.push("com.example.tags/pick"); _ = try context.resolveService("com.example.greeter/Greeting")"#
+            + "\n" + #"_ = try context.resolveService("com.nu.tasks/Tasks.Stats"); _ = try context.resolve(Stats.self)"#
+        try code.write(toFile: sources + "/Tasks.swift", atomically: true, encoding: .utf8)
+        let uses = SourceFacts.usedCapabilities(inPackage: workspace.root + "/pkg", library: "libTasks.so", pluginID: "com.nu.tasks")
+        #expect(uses.map(\.capability) == [.navigateAny, .servicesConsume], "\(uses)")
+        let manifest = try #require(PluginManifest.decode(Data(#"""
+            {"id": "com.nu.tasks", "name": "Tasks", "version": "1.0.0", "abi": "1.0", "library": "libTasks.so",
+             "entry": "berth_tasks_entry_v1", "runtime": "swift", "routes": ["tasks"], "capabilities": []}
+            """#.utf8), path: "plugin.json").manifest)
+        let warnings = CapabilityUse.warnings(for: manifest, sourceUses: uses)
+        #expect(warnings.count == 2)
+        #expect(warnings.first?.hasPrefix("com.nu.tasks: its code opens com.example.tags/pick but its capabilities lack .navigateAny") == true, "\(warnings)")
+        #expect(warnings.last?.hasPrefix("com.nu.tasks: its code resolves com.example.greeter/Greeting but its capabilities lack .servicesConsume") == true,
+                "\(warnings)")
+    }
+}
