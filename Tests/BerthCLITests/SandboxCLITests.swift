@@ -17,7 +17,9 @@ struct SandboxCLITests {
             "entry": "berth_attacker_entry_v1", "runtime": "c", "routes": ["attack"], "isolation": "process", "capabilities": [] as [String],
             "exports": [["symbol": "attack_execve", "params": ["string"], "returns": "int32"]],
         ], in: folder)
-        let host = try RunningHost(workspace)
+        // The sandbox is the subject: the manifest's worker, whatever the CI's BERTH_ISOLATION
+        // pass says (in process, the attacker's execve would replace the host).
+        let host = try RunningHost(workspace, arguments: ["--isolation", "manifest"])
         try host.wait(for: "org.berth.attacker")
         let reply = try host.command(["call", "org.berth.attacker", "attack_execve", "/bin/true"])
         #expect(reply.contains("\(EPERM)"), "\(reply)")

@@ -125,6 +125,8 @@ struct DocsTranscriptTests {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_RUNTIME_DIR"] = workspace.root + "/run"
         environment["XDG_CONFIG_HOME"] = workspace.root + "/config"
+        // The pages show the default mode: the CI's in-process pass over the CLI suites does not apply.
+        environment["BERTH_ISOLATION"] = nil
         var output: [String] = []
         if block.replCommands.isEmpty {
             // `$ berth ARGS` lines, each run in turn; their outputs, with the command lines, in order.
