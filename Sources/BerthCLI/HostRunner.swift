@@ -145,8 +145,8 @@ final class HostRunner {
         }
         let shell = HostShell(host: host, control: control)
         emitLine("berth host (plugin ABI \(HostABI.version)) · plugins: \(options.folders.joined(separator: ", "))")
-        if case .failed(let reason) = host.persistenceStatus {
-            printError("persistence is OFF, nothing will be saved: \(reason)")
+        if case .failed(let path, let error) = host.persistenceStatus {
+            printError("persistence is OFF, nothing will be saved: \(path): \(error)")
         }
         checkPluginFolders()
         host.discover()

@@ -15,7 +15,7 @@ enum HostText {
     static func persistedLines(_ host: BerthHost) -> [String] {
         switch host.persistenceStatus {
         case .disabled: return ["persistence off (no --state-dir)"]
-        case .failed(let reason): return ["persistence OFF: \(reason)"]
+        case .failed(let path, let error): return ["persistence OFF: \(path): \(error)"]
         case .on(let path):
             return ["persisted in \(path)"] + host.persistedKeys().map { entry in
                 let swift = host.plugins[entry.plugin]?.source.manifest.runtime == .swift

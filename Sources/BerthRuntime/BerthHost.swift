@@ -113,7 +113,7 @@ public final class BerthHost {
             } catch {
                 // The host runs on with persistence off; the file is left untouched.
                 persistentStore = nil
-                persistenceStatus = .failed(reason: "\((folder as NSString).appendingPathComponent(PersistentStore.fileName)): \(error)")
+                persistenceStatus = .failed(path: (folder as NSString).appendingPathComponent(PersistentStore.fileName), error: "\(error)")
             }
         } else {
             persistentStore = nil
@@ -159,8 +159,8 @@ public final class BerthHost {
         guard let record = plugins[id] else { return nil }
         if let generation = record.generation { return generation }
         switch record.state {
-        case .failed(let reason):
-            throw LoaderError(.workerFailed, plugin: id, detail: "failed: \(reason); reload or load it again")
+        case .failed(let spent):
+            throw LoaderError(.workerFailed, plugin: id, detail: "failed: \(spent); reload or load it again")
         case .crashed:
             return try load(id)
         case .discovered where record.deferred:

@@ -61,4 +61,32 @@ struct ABIConstantsTests {
         let items = try #require(capabilities["items"] as? [String: Any])
         #expect(items["enum"] as? [String] == headerCapabilities)
     }
+
+    @Test("the docs' status-code table and capability table are berth.h's")
+    func docsTables() throws {
+        let abi = try String(contentsOfFile: BuildProducts.packageRoot + "/Docs/abi.md", encoding: .utf8)
+        let statusRows = Self.tableRows(of: abi, after: "## Status codes").map { "\($0[0]) \($0[1])" }
+        let statuses: [(String, Int32)] = [
+            ("BERTH_OK", Int32(BERTH_OK)), ("BERTH_ERR_INVALID_ARGUMENT", Int32(BERTH_ERR_INVALID_ARGUMENT)),
+            ("BERTH_ERR_NOT_FOUND", Int32(BERTH_ERR_NOT_FOUND)), ("BERTH_ERR_UNSUPPORTED", Int32(BERTH_ERR_UNSUPPORTED)),
+            ("BERTH_ERR_STATE", Int32(BERTH_ERR_STATE)), ("BERTH_ERR_FAILED", Int32(BERTH_ERR_FAILED)),
+            ("BERTH_ERR_CANCELLED", Int32(BERTH_ERR_CANCELLED)), ("BERTH_ERR_DECODE", Int32(BERTH_ERR_DECODE)),
+            ("BERTH_ERR_DENIED", Int32(BERTH_ERR_DENIED)),
+        ]
+        #expect(statusRows == statuses.map { "\($0.1) `\($0.0)`" }, "Docs/abi.md's status table")
+        let security = try String(contentsOfFile: BuildProducts.packageRoot + "/Docs/security.md", encoding: .utf8)
+        let capabilityRows = Self.tableRows(of: security, after: "## Capabilities").map(\.[0])
+        #expect(capabilityRows == headerCapabilities.map { "`\($0)`" }, "Docs/security.md's capability table")
+    }
+
+    /// The cells of the first Markdown table after the line starting with `heading`, header
+    /// and rule rows left out.
+    private static func tableRows(of page: String, after heading: String) -> [[String]] {
+        let lines = page.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard let start = lines.firstIndex(where: { $0.hasPrefix(heading) }) else { return [] }
+        let table = lines[(start + 1)...].drop { !$0.hasPrefix("|") }.prefix { $0.hasPrefix("|") }
+        return table.dropFirst(2).map { row in
+            row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+    }
 }

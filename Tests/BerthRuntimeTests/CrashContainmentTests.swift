@@ -93,7 +93,7 @@ struct CrashContainmentTests {
             _ = try? host.push("segv-activate")
             try await setup.waitForCrashes(crash)
         }
-        #expect(host.plugins["org.berth.crasher"]?.state == .failed(reason: "crashed 3 times in 300.0 seconds"))
+        #expect(host.plugins["org.berth.crasher"]?.state == .failed(CrashBudgetSpent(crashes: 3, window: .seconds(300))))
         #expect { try host.push("ok") } throws: { error in
             (error as? ScreenError)?.message.contains("failed: crashed 3 times") == true
         }

@@ -66,7 +66,7 @@ struct FuzzCorpusTests {
     func unpairedSurrogate() throws {
         let input = try #require(FuzzCorpus.inputs("view-tree")["regressions/unpaired-surrogate.json"])
         #expect { try ViewTreeDecoder.decode(input) } throws: { error in
-            (error as? ViewTreeDecodingError)?.reason.contains("unpaired surrogate") == true
+            (error as? ViewTreeDecodingError)?.message.contains("unpaired surrogate") == true
         }
     }
 }

@@ -6,6 +6,19 @@ extension IsolationWorkerTests {
     /// The channel on its own: both ends in this process, the far end served on a thread.
     @Suite("Isolation channel")
     struct Channel {
+        @Test("a sandbox status survives encoding, and an unconfined one says why with the errno's text")
+        func sandboxStatus() throws {
+            for status in [SandboxStatus.off, .enforced(landlockABI: 4), .unavailable(landlockErrno: ENOSYS)] {
+                var writer = WireWriter()
+                status.write(to: &writer)
+                var reader = WireReader(writer.bytes)
+                #expect(try SandboxStatus.read(from: &reader) == status)
+            }
+            #expect(SandboxStatus.enforced(landlockABI: 4).unconfinedBecause == nil)
+            #expect(SandboxStatus.unavailable(landlockErrno: ENOSYS).unconfinedBecause
+                == "Landlock is not available in this kernel (\(String(cString: strerror(ENOSYS))))")
+        }
+
         @Test("every message survives encoding and decoding")
         func codec() throws {
             let slot = IsolationStateSlot(identity: "Screen/VStack.0/Text", index: 2, fingerprint: 0xFEED_BEEF, bytes: [0, 1, 255])

@@ -4,9 +4,13 @@ import BerthTestSupport
 
 @Suite("Lifecycle state machines")
 struct LifecycleStateMachineTests {
+    private func subject(_ screen: Int) -> LifecycleError.Subject {
+        LifecycleError.Subject(screen: screen, pluginID: "org.berth.test", route: "main")
+    }
+
     @Test("a module instance goes created → active ⇄ inactive → released, idempotently")
     func moduleInstance() throws {
-        var lifecycle = ModuleInstanceLifecycle(subject: "screen 1")
+        var lifecycle = ModuleInstanceLifecycle(subject: subject(1))
         #expect(lifecycle.current == .created)
         #expect(try lifecycle.activate() == .callActivate)
         #expect(try lifecycle.activate() == .none, "activate is idempotent")
@@ -22,16 +26,18 @@ struct LifecycleStateMachineTests {
 
     @Test("releasing an active instance and activating a released one are typed errors")
     func illegalTransitions() throws {
-        var active = ModuleInstanceLifecycle(subject: "screen 2")
+        var active = ModuleInstanceLifecycle(subject: subject(2))
         _ = try active.activate()
-        #expect(throws: LifecycleError(subject: "screen 2", state: .active, event: "release (deactivate first)")) {
+        #expect(throws: LifecycleError(subject: subject(2), state: .active, event: .release)) {
             try active.release()
         }
-        var released = ModuleInstanceLifecycle(subject: "screen 3")
+        var released = ModuleInstanceLifecycle(subject: subject(3))
         _ = try released.release()
-        #expect(throws: LifecycleError(subject: "screen 3", state: .released, event: "activate")) {
+        #expect(throws: LifecycleError(subject: subject(3), state: .released, event: .activate)) {
             try released.activate()
         }
+        let refusal = LifecycleError(subject: subject(2), state: .active, event: .release)
+        #expect(refusal.description == "screen 2 (org.berth.test/main): cannot release (deactivate first) while active")
     }
 
     @Test("a Swift generation is retired and a C generation unloaded, once")

@@ -39,7 +39,7 @@ struct ViewTreeFormatTests {
             return nil
         } catch {
             storage.abandonRenderPass()
-            return error.reason
+            return error.message
         }
     }
 
@@ -126,7 +126,7 @@ struct ViewTreeFormatTests {
             _ = try LegacyJSONTree.parse(Array("{not json".utf8))
             Issue.record("not JSON was accepted")
         } catch {
-            #expect(error.reason.hasPrefix("the text is not JSON"))
+            #expect(error.message.hasPrefix("the text is not JSON"))
         }
         #expect(try LegacyJSONTree.parse([]) == nil)
     }

@@ -224,12 +224,12 @@ package struct HostCallbackHandler: HostCallbacks {
             return .failure(HostRefusal(.invalidArgument, "\(verb): key '\(key)' is not in \(plugin)'s manifest persist list\(fix)"))
         }
         guard let store = host.persistentStore else {
-            let reason: String
+            let off: String
             switch host.persistenceStatus {
-            case .failed(let why): reason = "persistence is off (\(why))"
-            case .disabled, .on: reason = "persistence is off (no state folder)"
+            case .failed(let path, let error): off = "persistence is off (\(path): \(error))"
+            case .disabled, .on: off = "persistence is off (no state folder)"
             }
-            return .failure(HostRefusal(.failed, "\(verb) \(plugin)/\(key): \(reason)"))
+            return .failure(HostRefusal(.failed, "\(verb) \(plugin)/\(key): \(off)"))
         }
         return .success((store, plugin))
     }

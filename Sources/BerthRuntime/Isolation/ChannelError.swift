@@ -41,16 +41,16 @@ package struct ChannelError: Error, Sendable, Equatable, CustomStringConvertible
 
     /// One line for a user: what failed, with whom, and why.
     package var message: String {
-        let reason: String
+        let what: String
         switch code {
-        case .peerClosed: reason = "the other process is gone (its end of the channel closed)"
-        case .timedOut: reason = "no reply in time"
-        case .malformed: reason = "a malformed message arrived"
-        case .protocolViolation: reason = "the other side broke the protocol"
-        case .closed: reason = "the channel is closed"
-        case .system: reason = "a system call failed"
+        case .peerClosed: what = "the other process is gone (its end of the channel closed)"
+        case .timedOut: what = "no reply in time"
+        case .malformed: what = "a malformed message arrived"
+        case .protocolViolation: what = "the other side broke the protocol"
+        case .closed: what = "the channel is closed"
+        case .system: what = "a system call failed"
         }
-        var text = "\(peer): \(operation): \(reason)"
+        var text = "\(peer): \(operation): \(what)"
         if let detail { text += ": \(detail)" }
         if let errnoText { text += " (\(errnoText))" }
         return text

@@ -1,3 +1,5 @@
+internal import Glibc
+
 /// What an isolated plugin's worker may touch once confined (Docs/security.md). The host
 /// builds it from the manifest (`SandboxPolicy(plugin:…)`) and sends it with the hello; the
 /// worker adds what it needs itself (system library folders, the Swift runtime, its own
@@ -69,25 +71,34 @@ package enum SandboxStatus: Sendable, Equatable {
     /// no_new_privs, no capabilities, the memory limit, a Landlock ruleset of this ABI and
     /// the system-call filter are in force.
     case enforced(landlockABI: Int32)
-    /// The kernel has no Landlock (or it is off): no_new_privs only, files and network open.
-    case unavailable(reason: String)
+    /// The kernel has no Landlock (or it is off; `landlockErrno` is what asking for its ABI
+    /// returned): no_new_privs only, files and network open.
+    case unavailable(landlockErrno: Int32)
+
+    /// Why workers run without a file and network sandbox; nil when they do not.
+    var unconfinedBecause: String? {
+        switch self {
+        case .off, .enforced: nil
+        case .unavailable(let code): "Landlock is not available in this kernel (\(String(cString: strerror(code))))"
+        }
+    }
 
     func write(to writer: inout WireWriter) {
         switch self {
         case .off: writer.u8(0); writer.i32(0); writer.string("")
         case .enforced(let abi): writer.u8(1); writer.i32(abi); writer.string("")
-        case .unavailable(let reason): writer.u8(2); writer.i32(0); writer.string(reason)
+        case .unavailable(let code): writer.u8(2); writer.i32(code); writer.string("")
         }
     }
 
     static func read(from reader: inout WireReader) throws(WireDecodingError) -> SandboxStatus {
         let kind = try reader.u8()
-        let abi = try reader.i32()
-        let reason = try reader.string()
+        let number = try reader.i32()
+        _ = try reader.string()
         switch kind {
         case 0: return .off
-        case 1: return .enforced(landlockABI: abi)
-        case 2: return .unavailable(reason: reason)
+        case 1: return .enforced(landlockABI: number)
+        case 2: return .unavailable(landlockErrno: number)
         default: throw WireDecodingError(detail: "unknown sandbox status \(kind)")
         }
     }

@@ -57,7 +57,7 @@ enum WorkerSandbox {
     private static func restrictFiles(_ policy: SandboxPolicy) throws(Failure) -> SandboxStatus {
         let abi = berth_landlock_abi()
         guard abi > 0 else {
-            return .unavailable(reason: "Landlock is not available in this kernel (\(errnoText(-abi)))")
+            return .unavailable(landlockErrno: -abi)
         }
         let ruleset = berth_landlock_create(abi, policy.network ? 0 : 1)
         guard ruleset >= 0 else { throw Failure(message: "landlock_create_ruleset failed: \(errnoText(-ruleset))") }

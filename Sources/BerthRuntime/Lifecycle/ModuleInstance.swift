@@ -99,7 +99,7 @@ public final class ModuleInstance {
         self.id = id
         self.route = route
         self.generation = generation
-        self.lifecycle = ModuleInstanceLifecycle(subject: "screen \(id) (\(generation.pluginID)/\(route))")
+        self.lifecycle = ModuleInstanceLifecycle(subject: LifecycleError.Subject(screen: id, pluginID: generation.pluginID, route: route))
         guard generation.manifest.routes.contains(route) else {
             throw ScreenError(.unknownRoute, screen: id, "\(generation.pluginID) has no route '\(route)' (routes: \(generation.manifest.routes.joined(separator: ", ")))")
         }
@@ -290,7 +290,7 @@ public final class ModuleInstance {
             tree = try stateStorage.endRenderPass(with: output)
         } catch {
             stateStorage.abandonRenderPass()
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route): the rendered view tree is not valid: \(error.reason)")
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route): the rendered view tree is not valid: \(error.message)")
         }
         if let previous = lastTree?.branches, let current = tree?.branches, !previous.isEmpty {
             for (node, taken) in current {

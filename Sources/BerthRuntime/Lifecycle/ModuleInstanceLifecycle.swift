@@ -32,9 +32,9 @@ struct ModuleInstanceLifecycle: Sendable {
     }
 
     private var state: State = .created
-    private let subject: String
+    private let subject: LifecycleError.Subject
 
-    init(subject: String) {
+    init(subject: LifecycleError.Subject) {
         self.subject = subject
     }
 
@@ -59,7 +59,7 @@ struct ModuleInstanceLifecycle: Sendable {
         case .active:
             return .none
         case .released:
-            throw LifecycleError(subject: subject, state: current, event: "activate")
+            throw LifecycleError(subject: subject, state: current, event: .activate)
         }
     }
 
@@ -93,7 +93,7 @@ struct ModuleInstanceLifecycle: Sendable {
         case .released:
             return .none
         case .active:
-            throw LifecycleError(subject: subject, state: current, event: "release (deactivate first)")
+            throw LifecycleError(subject: subject, state: current, event: .release)
         }
     }
 }

@@ -133,9 +133,9 @@ final class GenerationMaker {
 
     /// Warns once per host (its generation maker) that workers run without Landlock (the kernel lacks it).
     func warnIfUnconfined(_ status: SandboxStatus) {
-        guard case .unavailable(let reason) = status, !warnedNoSandbox else { return }
+        guard let because = status.unconfinedBecause, !warnedNoSandbox else { return }
         warnedNoSandbox = true
-        events.emit(.failed, .host, "isolated plugins run without a file and network sandbox: \(reason) (no_new_privs is set)")
+        events.emit(.failed, .host, "isolated plugins run without a file and network sandbox: \(because) (no_new_privs is set)")
     }
 
     /// Warns once per load that an in-process plugin's sandbox grants cannot be enforced.

@@ -10,7 +10,7 @@ public final class PluginRecord {
         /// Its worker crashed; it starts again on its next use.
         case crashed
         /// Past its crash budget; refused until it is loaded again.
-        case failed(reason: String)
+        case failed(CrashBudgetSpent)
 
         /// One word, as `plugins` shows it.
         public var name: String {
@@ -35,7 +35,7 @@ public final class PluginRecord {
         /// Its worker crashed, within the crash budget: it starts again on its next use.
         case crashed
         /// Past its crash budget: refused until it is loaded again.
-        case failed(reason: String)
+        case failed(CrashBudgetSpent)
     }
 
     private var stage = Stage.discovered(lazy: false)
@@ -70,7 +70,7 @@ public final class PluginRecord {
         case .discovered: .discovered
         case .loaded: .loaded
         case .crashed: .crashed
-        case .failed(let reason): .failed(reason: reason)
+        case .failed(let spent): .failed(spent)
         }
     }
 
@@ -93,15 +93,15 @@ public final class PluginRecord {
     }
 
     /// Its worker died or hung: crashed, or failed once `limit` crashes fall within
-    /// `window`. Returns the failure's reason when the budget is spent.
-    func workerCrashed(limit: Int, window: Duration) -> String? {
+    /// `window`. Returns the spent budget when that is so.
+    func workerCrashed(limit: Int, window: Duration) -> CrashBudgetSpent? {
         guard crashes.record(limit: limit, window: window) else {
             stage = .crashed
             return nil
         }
-        let reason = "crashed \(limit) times in \(window)"
-        stage = .failed(reason: reason)
-        return reason
+        let spent = CrashBudgetSpent(crashes: limit, window: window)
+        stage = .failed(spent)
+        return spent
     }
 
     /// A crashed or failed plugin is given a fresh start (reloaded on request).
@@ -110,6 +110,17 @@ public final class PluginRecord {
         if case .loaded = stage { return }
         stage = .discovered(lazy: false)
     }
+}
+
+/// Why a plugin failed: its worker crashed `crashes` times within `window`, its crash budget.
+public struct CrashBudgetSpent: Sendable, Equatable, CustomStringConvertible {
+    /// The crashes that spent the budget (the configured limit).
+    public var crashes: Int
+    /// The window they fell within.
+    public var window: Duration
+
+    /// `crashed 3 times in 300.0 seconds`.
+    public var description: String { "crashed \(crashes) times in \(window)" }
 }
 
 /// The plugins a host knows, their dependency order, and the numbering of generations.

@@ -149,8 +149,9 @@ enum ViewKindName {
 
 /// Why a rendered tree was refused: one line.
 struct ViewTreeError: Error {
-    let reason: String
-    init(_ reason: String) { self.reason = reason }
+    /// One line naming the field or byte at fault.
+    let message: String
+    init(_ message: String) { self.message = message }
 }
 
 /// Little-endian reads over a tree's bytes, in place, each failing with the field it ends

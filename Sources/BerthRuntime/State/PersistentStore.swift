@@ -74,6 +74,7 @@ public enum PersistenceStatus: Sendable {
     case disabled
     /// Open: values persist in this file.
     case on(path: String)
-    /// The database could not be opened or read: persistence is off, nothing is written.
-    case failed(reason: String)
+    /// The database at `path` could not be opened or read (`error`, the database's own
+    /// words): persistence is off, nothing is written.
+    case failed(path: String, error: String)
 }

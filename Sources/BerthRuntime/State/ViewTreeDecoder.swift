@@ -14,7 +14,7 @@ enum ViewTreeDecoder {
             let header = try BinaryViewTree.header(bytes)
             return try BinaryViewTree(bytes: bytes, header: header, paths: header.definitions).root()
         } catch {
-            throw ViewTreeDecodingError(reason: error.reason)
+            throw ViewTreeDecodingError(message: error.message)
         }
     }
 
@@ -28,7 +28,8 @@ enum ViewTreeDecoder {
 
 /// Why rendered bytes are not a view tree.
 struct ViewTreeDecodingError: Error, Sendable {
-    var reason: String
+    /// One line naming the field or byte at fault.
+    var message: String
 }
 
 /// What one render may hand the host, in either tree form (Docs/security.md): a plugin in a

@@ -43,7 +43,7 @@ enum CanaryLoad {
     /// from the worker's stderr.
     private static let quiet = Logger(label: "berth.canary") { _ in SwiftLogNoOpLogHandler() }
 
-    private static func refusal(_ id: String, _ reason: String) -> LoaderError {
-        LoaderError(.canaryFailed, plugin: id, detail: "its load-time code failed in a trial worker, so it was not loaded into the host: \(reason)")
+    private static func refusal(_ id: String, _ problem: String) -> LoaderError {
+        LoaderError(.canaryFailed, plugin: id, detail: "its load-time code failed in a trial worker, so it was not loaded into the host: \(problem)")
     }
 }

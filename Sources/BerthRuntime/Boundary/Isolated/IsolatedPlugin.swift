@@ -341,7 +341,7 @@ struct WorkerFailure: Sendable, Equatable {
     var fatalLine: String?
 
     /// The cause as the event log words it.
-    var reason: String { cause.description }
+    var causeText: String { cause.description }
 
     /// - Parameter images: the plugin images the worker loaded; a trap in the standard
     ///   library is reported at the first of their lines in its stack trace.
@@ -368,12 +368,12 @@ struct WorkerFailure: Sendable, Equatable {
         return copy
     }
 
-    /// The reason and the fatal line.
-    var summary: String { reason + (fatalLine.map { ": \($0)" } ?? "") }
+    /// The cause and the fatal line.
+    var summary: String { causeText + (fatalLine.map { ": \($0)" } ?? "") }
 
     /// One line for the event log and for the failed call.
     var message: String {
-        "the worker of \(plugin) crashed (\(reason))" + (fatalLine.map { ": \($0)" } ?? "")
+        "the worker of \(plugin) crashed (\(causeText))" + (fatalLine.map { ": \($0)" } ?? "")
     }
 }
 
