@@ -1,6 +1,6 @@
 // berth-worker: the process an isolated plugin runs in. The host spawns it with one end
 // of a socketpair as descriptor 3 (WorkerProcess.spawn); everything else is in
-// BerthRuntime's Isolation/ (IsolationWorker).
+// BerthRuntime's Worker/ (IsolationWorker).
 import BerthRuntime
 import CBerthSystem
 import CBerthWorkerProc
