@@ -1,3 +1,4 @@
+import BerthRuntime
 import CBerthSystem
 import Foundation
 #if canImport(Glibc)
@@ -14,12 +15,11 @@ import Glibc
 /// `followerLimit` is dropped: what is queued is discarded, a final `dropped: too slow`
 /// frame is queued instead, and nothing more is accepted.
 ///
-/// `@unchecked Sendable`: `descriptor` and `wakeDescriptor` are set once in `init`; every
-/// mutable property is read and written only with `lock` held (or in `deinit`, when no
-/// other reference is left), and so are the writes to the socket and the eventfd and
-/// their closing, so a descriptor is never used after `finish` closed it. Blocking reads
-/// and waits happen only on the connection's own thread, before `finish`.
-final class ControlConnection: @unchecked Sendable {
+/// `descriptor` and `wakeDescriptor` are set once in `init`; the queue is `Locked`, and the
+/// writes to the socket and the eventfd and their closing happen with its lock held, so a
+/// descriptor is never used after `finish` closed it. Blocking reads and waits happen only
+/// on the connection's own thread, before `finish`.
+final class ControlConnection: Sendable {
     /// How far (in bytes of frames not yet written) a follower may fall behind the events
     /// before it is dropped. The kernel's own socket buffer comes on top of this.
     static let followerLimit = 256 * 1024
@@ -43,19 +43,22 @@ final class ControlConnection: @unchecked Sendable {
 
     let descriptor: Int32
     private let wakeDescriptor: Int32
-    private let lock = NSLock()
-    /// Frames not yet written in full, oldest first, from `head` on.
-    private var frames: [[UInt8]] = []
-    /// Whether each frame in `frames` counts against `followerLimit` (replies and the
-    /// history sent when following starts do not).
-    private var counted: [Bool] = []
-    private var head = 0
-    /// Bytes of `frames[head]` already written.
-    private var headWritten = 0
-    /// Bytes of counted frames not yet written.
-    private var countedBytes = 0
-    private var dropped = false
-    private var finished = false
+    /// What is waiting to be written, and whether the connection still takes more.
+    private struct Queue {
+        /// Frames not yet written in full, oldest first, from `head` on.
+        var frames: [[UInt8]] = []
+        /// Whether each frame in `frames` counts against `followerLimit` (replies and the
+        /// history sent when following starts do not).
+        var counted: [Bool] = []
+        var head = 0
+        /// Bytes of `frames[head]` already written.
+        var headWritten = 0
+        /// Bytes of counted frames not yet written.
+        var countedBytes = 0
+        var dropped = false
+        var finished = false
+    }
+    private let queue = Locked(Queue())
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
@@ -64,7 +67,7 @@ final class ControlConnection: @unchecked Sendable {
 
     deinit {
         // `serve` finishes every connection; this only guards against a leak.
-        if !finished {
+        if !queue.withLock({ $0.finished }) {
             close(descriptor)
             if wakeDescriptor >= 0 { close(wakeDescriptor) }
         }
@@ -75,27 +78,27 @@ final class ControlConnection: @unchecked Sendable {
     @discardableResult
     func enqueue(_ reply: ControlReply, counted isCounted: Bool) -> Queued {
         let frame = Self.frame(reply)
-        return lock.withLock {
-            guard !finished, !dropped else { return .refused }
-            if isCounted && countedBytes + frame.count > Self.followerLimit {
-                dropped = true
+        return queue.withLock { queue in
+            guard !queue.finished, !queue.dropped else { return .refused }
+            if isCounted && queue.countedBytes + frame.count > Self.followerLimit {
+                queue.dropped = true
                 // A frame already partly written must be finished, or the client would
                 // read the rest of the stream out of step; everything after it goes.
-                let partial = headWritten > 0 ? frames[head] : nil
-                frames = partial.map { [$0] } ?? []
-                counted = partial == nil ? [] : [false]
-                head = 0
-                countedBytes = 0
+                let partial = queue.headWritten > 0 ? queue.frames[queue.head] : nil
+                queue.frames = partial.map { [$0] } ?? []
+                queue.counted = partial == nil ? [] : [false]
+                queue.head = 0
+                queue.countedBytes = 0
                 let notice = ControlReply(ok: false, errors: ["dropped: too slow (the client fell more than \(Self.followerLimit / 1024) KiB of events behind)"])
-                frames.append(Self.frame(notice))
-                counted.append(false)
-                wakeLocked()
+                queue.frames.append(Self.frame(notice))
+                queue.counted.append(false)
+                wake()
                 return .dropped
             }
-            frames.append(frame)
-            counted.append(isCounted)
-            if isCounted { countedBytes += frame.count }
-            wakeLocked()
+            queue.frames.append(frame)
+            queue.counted.append(isCounted)
+            if isCounted { queue.countedBytes += frame.count }
+            wake()
             return .queued
         }
     }
@@ -124,7 +127,7 @@ final class ControlConnection: @unchecked Sendable {
         var scratch = [UInt8](repeating: 0, count: 4096)
         while true {
             if writeQueued() == .gone { return }
-            let (pending, done) = lock.withLock { (head < frames.count, dropped && head == frames.count) }
+            let (pending, done) = queue.withLock { ($0.head < $0.frames.count, $0.dropped && $0.head == $0.frames.count) }
             if done { return }
             var pollers = [
                 pollfd(fd: descriptor, events: Int16(POLLIN) | (pending ? Int16(POLLOUT) : 0), revents: 0),
@@ -151,9 +154,9 @@ final class ControlConnection: @unchecked Sendable {
     /// with a request unread, the client's write of that request would fail, and a client
     /// that gives up then never reads the reply waiting for it.) Idempotent.
     func finish(drainFor milliseconds: Int32 = 1000) {
-        let first = lock.withLock { () -> Bool in
-            defer { finished = true }
-            return !finished
+        let first = queue.withLock { queue -> Bool in
+            defer { queue.finished = true }
+            return !queue.finished
         }
         guard first else { return }
         shutdown(descriptor, Int32(SHUT_WR))
@@ -172,7 +175,7 @@ final class ControlConnection: @unchecked Sendable {
             guard count > 0 else { break }
             discarded += count
         }
-        lock.withLock {
+        queue.withLock { _ in
             close(descriptor)
             if wakeDescriptor >= 0 { close(wakeDescriptor) }
         }
@@ -185,7 +188,7 @@ final class ControlConnection: @unchecked Sendable {
         return withUnsafeBytes(of: UInt32(payload.count).bigEndian, Array.init) + payload
     }
 
-    private func wakeLocked() {
+    private func wake() {
         guard wakeDescriptor >= 0 else { return }
         var one: UInt64 = 1
         _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
@@ -200,7 +203,7 @@ final class ControlConnection: @unchecked Sendable {
     /// no more for now (nil), or the socket failed (`.gone`). Never blocks.
     private func writeQueued() -> Outcome? {
         while true {
-            switch lock.withLock({ writeStepLocked() }) {
+            switch queue.withLock({ writeStep(&$0) }) {
             case .progress: continue
             case .empty: return .written
             case .blocked: return nil
@@ -209,19 +212,19 @@ final class ControlConnection: @unchecked Sendable {
         }
     }
 
-    /// Writes what it can of the oldest frame, with `lock` held: a non-blocking `send`,
+    /// Writes what it can of the oldest frame, with the queue's lock held: a non-blocking `send`,
     /// so the main actor, if it waits for the lock to queue a frame, waits for no client.
-    private func writeStepLocked() -> Step {
-        guard !finished else { return .failed }
-        guard head < frames.count else {
-            frames.removeAll(keepingCapacity: true)
-            counted.removeAll(keepingCapacity: true)
-            head = 0
+    private func writeStep(_ queue: inout Queue) -> Step {
+        guard !queue.finished else { return .failed }
+        guard queue.head < queue.frames.count else {
+            queue.frames.removeAll(keepingCapacity: true)
+            queue.counted.removeAll(keepingCapacity: true)
+            queue.head = 0
             return .empty
         }
-        let frame = frames[head]
+        let frame = queue.frames[queue.head]
         let sent = frame.withUnsafeBytes {
-            send(descriptor, $0.baseAddress! + headWritten, frame.count - headWritten, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            send(descriptor, $0.baseAddress! + queue.headWritten, frame.count - queue.headWritten, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
         }
         if sent < 0 {
             switch errno {
@@ -230,16 +233,16 @@ final class ControlConnection: @unchecked Sendable {
             default: return .failed
             }
         }
-        headWritten += sent
-        if headWritten == frame.count {
-            if counted[head] { countedBytes -= frame.count }
-            headWritten = 0
-            head += 1
+        queue.headWritten += sent
+        if queue.headWritten == frame.count {
+            if queue.counted[queue.head] { queue.countedBytes -= frame.count }
+            queue.headWritten = 0
+            queue.head += 1
             // Let go of written frames now and then rather than after every one.
-            if head >= 256 && head * 2 >= frames.count {
-                frames.removeFirst(head)
-                counted.removeFirst(head)
-                head = 0
+            if queue.head >= 256 && queue.head * 2 >= queue.frames.count {
+                queue.frames.removeFirst(queue.head)
+                queue.counted.removeFirst(queue.head)
+                queue.head = 0
             }
         }
         return .progress

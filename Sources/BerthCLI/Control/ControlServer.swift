@@ -17,9 +17,9 @@ import Glibc
 /// socket (one nobody answers on) gives way, and at stop the path is removed only while it
 /// is still the socket this server bound.
 ///
-/// `@unchecked Sendable`: `path`, `listener` and `boundFile` are set once in `init`;
-/// `started` and `stopped` are read and written only with `lock` held.
-final class ControlServer: @unchecked Sendable {
+/// `path`, `listener` and `boundFile` are set once in `init`; whether it started and
+/// stopped is `Locked`.
+final class ControlServer: Sendable {
     /// Why a host could not listen.
     enum SetupError: Error, CustomStringConvertible {
         /// Another host answers at the path: this host runs on without a socket.
@@ -48,9 +48,11 @@ final class ControlServer: @unchecked Sendable {
     private let listener: Int32
     /// The socket file as bound; stop() removes the path only while it is still this file.
     private let boundFile: FileIdentity?
-    private let lock = NSLock()
-    private var started = false
-    private var stopped = false
+    private struct Phase {
+        var started = false
+        var stopped = false
+    }
+    private let phase = Locked(Phase())
 
     /// Binds and listens at `path` (connections wait in the backlog until `start`). A stale
     /// socket file is replaced; anything else at the path is left alone and is an error.
@@ -103,16 +105,16 @@ final class ControlServer: @unchecked Sendable {
     /// Accepts connections on a thread; `serve` runs each admitted one on a thread of its
     /// own. A refused client gets the reason as its one reply, and `onRefusal` hears it.
     func start(onRefusal: @escaping @Sendable (String) -> Void = { _ in }, serve: @escaping @Sendable (ControlConnection) -> Void) {
-        let proceed = lock.withLock { () -> Bool in
-            guard !stopped, !started else { return false }
-            started = true
+        let proceed = phase.withLock { phase -> Bool in
+            guard !phase.stopped, !phase.started else { return false }
+            phase.started = true
             return true
         }
         guard proceed else { return }
         let thread = Thread { [self] in
-            while !lock.withLock({ stopped }) {
+            while !phase.withLock({ $0.stopped }) {
                 var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-                guard poll(&poller, 1, 200) > 0, !lock.withLock({ stopped }) else { continue }
+                guard poll(&poller, 1, 200) > 0, !phase.withLock({ $0.stopped }) else { continue }
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { continue }
                 // Not inherited by a re-exec'd host (`restart`).
@@ -137,16 +139,16 @@ final class ControlServer: @unchecked Sendable {
 
     /// Stops accepting, and removes the socket file if the path still names it.
     func stop() {
-        lock.withLock {
-            guard !stopped else { return }
-            stopped = true
+        phase.withLock { phase in
+            guard !phase.stopped else { return }
+            phase.stopped = true
             // Compared while the listener is still open: it keeps the bound file's inode
             // alive, so its number cannot have been given to another file meanwhile.
             if let boundFile, Self.identity(ofSocketAt: path) == boundFile {
                 unlink(path)
                 unlink(tokenFile)
             }
-            if started {
+            if phase.started {
                 // Wakes the accepting thread's poll; that thread closes the listener once
                 // it sees `stopped`, which it can only after this lock is released.
                 shutdown(listener, Int32(SHUT_RDWR))

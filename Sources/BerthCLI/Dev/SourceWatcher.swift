@@ -4,16 +4,16 @@ import Foundation
 /// Watches a plugin package's source folder, and every folder below it, with inotify. A
 /// burst of events (an editor writes a temporary file, renames it, touches attributes) is
 /// one change; files that are not sources (editor droppings, build output) are no change.
-///
-/// `@unchecked Sendable`: `firstChange` is guarded by `condition`; the watcher reports from
-/// its own thread and the dev loop waits on another.
-final class SourceWatcher: @unchecked Sendable {
+/// The watcher reports from its own thread and the dev loop waits on another.
+final class SourceWatcher: Sendable {
     let root: String
     private let watcher: DirectoryWatcher
-    private let condition = NSCondition()
     /// When the oldest change not yet acted on was seen, and the newest.
-    private var firstChange: ContinuousClock.Instant?
-    private var lastChange: ContinuousClock.Instant?
+    private struct Burst {
+        var firstChange: ContinuousClock.Instant?
+        var lastChange: ContinuousClock.Instant?
+    }
+    private let burst = LockedCondition(Burst())
 
     init(root: String) throws(WatchError) {
         self.root = root
@@ -30,37 +30,29 @@ final class SourceWatcher: @unchecked Sendable {
                 return
             }
             guard Self.isSourceChange(name) else { return }
-            condition.withLock {
+            burst.withLock { burst in
                 let now = ContinuousClock.now
-                if firstChange == nil { firstChange = now }
-                lastChange = now
-                condition.broadcast()
+                if burst.firstChange == nil { burst.firstChange = now }
+                burst.lastChange = now
             }
+            burst.broadcast()
         }
     }
 
     func stop() { watcher.stop() }
 
     /// Whether a change was seen that `waitForChange` has not returned yet.
-    var hasPendingChange: Bool { condition.withLock { lastChange != nil } }
+    var hasPendingChange: Bool { burst.withLock { $0.lastChange != nil } }
 
     /// Blocks until a source changed and then stayed quiet for `quiet`; returns when the
     /// first change of that burst was seen (the save the user is waiting on).
     func waitForChange(quiet: Duration) -> ContinuousClock.Instant {
-        condition.withLock {
-            while true {
-                guard let first = firstChange, let last = lastChange else {
-                    condition.wait()
-                    continue
-                }
-                let settled = last + quiet
-                if ContinuousClock.now >= settled {
-                    firstChange = nil
-                    lastChange = nil
-                    return first
-                }
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.seconds(settled - ContinuousClock.now)))
-            }
+        burst.wait { burst, _ in
+            guard let first = burst.firstChange, let last = burst.lastChange else { return .wait }
+            let settled = last + quiet
+            guard ContinuousClock.now >= settled else { return .waitUntil(settled) }
+            burst = Burst()
+            return .finish(first)
         }
     }
 

@@ -18,25 +18,28 @@ package enum RunningPluginCall {
         package var elapsed: Duration { .now - started }
     }
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var outermost: Call?
-    nonisolated(unsafe) private static var depth = 0
+    /// The outermost call and how deep calls are nested now.
+    private struct Calls {
+        var outermost: Call?
+        var depth = 0
+    }
+    private static let calls = Locked(Calls())
 
     /// The outermost call running now, if any.
-    package static var current: Call? { lock.withLock { outermost } }
+    package static var current: Call? { calls.withLock { $0.outermost } }
 
     /// Runs `body` as a call into `function` of a screen's plugin code (nested calls keep the
     /// outermost one; nothing is built for them).
     static func run<T, Failure: Error>(plugin: String, route: String, screen: Int, _ function: @autoclosure () -> String,
                                        _ body: () throws(Failure) -> T) throws(Failure) -> T {
-        lock.withLock {
-            if depth == 0 { outermost = Call(plugin: plugin, route: route, screen: screen, function: function(), started: .now) }
-            depth += 1
+        calls.withLock { calls in
+            if calls.depth == 0 { calls.outermost = Call(plugin: plugin, route: route, screen: screen, function: function(), started: .now) }
+            calls.depth += 1
         }
         defer {
-            lock.withLock {
-                depth -= 1
-                if depth == 0 { outermost = nil }
+            calls.withLock { calls in
+                calls.depth -= 1
+                if calls.depth == 0 { calls.outermost = nil }
             }
         }
         return try body()

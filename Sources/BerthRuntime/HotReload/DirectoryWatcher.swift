@@ -6,14 +6,16 @@ internal import Glibc
 /// Watches folders with inotify and reports each change (folder, file name) from its own
 /// thread. It reports; deciding what a change means is the host's job.
 ///
-/// `@unchecked Sendable`: `watches` is guarded by `lock`; the descriptor is closed only
-/// after the reader thread has stopped.
-package final class DirectoryWatcher: @unchecked Sendable {
+/// The descriptor is closed only in `deinit`, after the reader thread (which holds the
+/// watcher) has ended.
+package final class DirectoryWatcher: Sendable {
     private let descriptor: Int32
-    private let lock = NSLock()
-    private var watches: [Int32: String] = [:]
-    private var stopped = false
-    private var thread: Thread?
+    /// The folders watched, by inotify watch descriptor, and whether `stop` was called.
+    private struct Watches {
+        var paths: [Int32: String] = [:]
+        var stopped = false
+    }
+    private let watches = Locked(Watches())
 
     /// What changes are reported: files written and closed, created, deleted, renamed in
     /// or out (editors and build tools that replace a file by rename), and the folder
@@ -38,28 +40,27 @@ package final class DirectoryWatcher: @unchecked Sendable {
         guard watch >= 0 else {
             throw WatchError(.cannotWatch, path: path, systemError: String(cString: strerror(errno)))
         }
-        lock.withLock { watches[watch] = path }
+        watches.withLock { $0.paths[watch] = path }
     }
 
-    package var watchedPaths: Set<String> { lock.withLock { Set(watches.values) } }
+    package var watchedPaths: Set<String> { watches.withLock { Set($0.paths.values) } }
 
     /// Starts the reader thread; `onChange(folder, name)` runs on it for every event.
     package func start(onChange: @escaping @Sendable (String, String) -> Void) {
         let thread = Thread { [self] in readLoop(onChange) }
         thread.name = "berth.watch"
-        self.thread = thread
         thread.start()
     }
 
     package func stop() {
-        lock.withLock { stopped = true }
+        watches.withLock { $0.stopped = true }
     }
 
     private func readLoop(_ onChange: @Sendable (String, String) -> Void) {
         let capacity = 64 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
         defer { buffer.deallocate() }
-        while !lock.withLock({ stopped }) {
+        while !watches.withLock({ $0.stopped }) {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 200) > 0 else { continue }
             let count = read(descriptor, buffer, capacity)
@@ -73,9 +74,9 @@ package final class DirectoryWatcher: @unchecked Sendable {
                     let bytes = UnsafeRawBufferPointer(start: buffer + offset + headerSize, count: Int(event.len))
                     name = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
                 }
-                if let folder = lock.withLock({ watches[event.wd] }) {
+                if let folder = watches.withLock({ $0.paths[event.wd] }) {
                     if event.mask & UInt32(IN_IGNORED) != 0 {
-                        _ = lock.withLock { watches.removeValue(forKey: event.wd) }
+                        _ = watches.withLock { $0.paths.removeValue(forKey: event.wd) }
                     }
                     onChange(folder, name)
                 }

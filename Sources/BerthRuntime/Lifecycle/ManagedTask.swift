@@ -6,15 +6,14 @@ internal import CBerth
 /// `TaskThreadPool` until it returns. Cancellation is a flag the body polls (`task_is_cancelled`) or a sleep that
 /// wakes early (`task_sleep`); the optional `cancel` callback is told once.
 ///
-/// `@unchecked Sendable`: the descriptor and key are immutable after init; `phase` is
-/// guarded by `condition` (`hasFinished` mirrors its finishing for a lock-free look);
-/// `owner` is touched on the main actor only.
+/// `@unchecked Sendable`: the descriptor and key are immutable after init; `phase` is a
+/// `LockedCondition` (`hasFinished`, an `Atomic`, mirrors its finishing for a lock-free
+/// look); `owner` is touched on the main actor only.
 final class ManagedTask: @unchecked Sendable {
     let key: String
     let screenID: Int
     private let descriptor: berth_task_v1
-    private let condition = NSCondition()
-    private var phase = ManagedTaskPhase()
+    private let phase = LockedCondition(ManagedTaskPhase())
     private let hasFinished = Atomic<Bool>(false)
     /// Set on the main actor; used by `task_post` to reach the screen.
     weak var owner: Interactor?
@@ -40,11 +39,9 @@ final class ManagedTask: @unchecked Sendable {
             if let run = descriptor.run { run(descriptor.context, handle) }
             whenFinished(self)
             hasFinished.store(true, ordering: .releasing)
-            condition.lock()
-            phase.bodyReturned()
-            condition.unlock()
+            phase.withLock { $0.bodyReturned() }
             // Woken after the unlock, a waiter does not wake only to block on the lock.
-            condition.broadcast()
+            phase.broadcast()
         }
     }
 
@@ -52,29 +49,23 @@ final class ManagedTask: @unchecked Sendable {
     private static let spinBeforeBlocking: Duration = .microseconds(50)
 
     var isCancelled: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return phase.isCancelled
+        phase.withLock { $0.isCancelled }
     }
 
     /// Requests cancellation (once): wakes a sleeping body and tells the plugin.
     func cancel() {
-        condition.lock()
-        let action = phase.cancel()
-        condition.unlock()
-        condition.broadcast()
+        let action = phase.withLock { $0.cancel() }
+        phase.broadcast()
         if action == .tellPlugin, let cancel = descriptor.cancel { cancel(descriptor.context) }
     }
 
     /// Sleeps up to `milliseconds`; false when cancelled (at once or while sleeping).
     func sleep(milliseconds: UInt64) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: Double(milliseconds) / 1000)
-        condition.lock()
-        defer { condition.unlock() }
-        while !phase.isCancelled {
-            if !condition.wait(until: deadline) { return !phase.isCancelled }
+        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
+        return phase.wait { phase, timedOut in
+            if phase.isCancelled { return .finish(false) }
+            return timedOut ? .finish(true) : .waitUntil(deadline)
         }
-        return false
     }
 
     /// Blocks until the body has returned. A cancelled body usually returns within a few
@@ -87,17 +78,13 @@ final class ManagedTask: @unchecked Sendable {
             sched_yield()
         }
         guard !hasFinished.load(ordering: .acquiring) else { return }
-        condition.lock()
-        while !phase.hasReturned { condition.wait() }
-        condition.unlock()
+        phase.wait { phase, _ in phase.hasReturned ? .finish(()) : .wait }
     }
 
     /// Calls the plugin's `release` exactly once. Main thread (berth.h).
     @MainActor
     func releaseOnce() {
-        condition.lock()
-        let action = phase.release()
-        condition.unlock()
+        let action = phase.withLock { $0.release() }
         guard action == .callRelease else { return }
         if let release = descriptor.release { HostCall.run { release(descriptor.context) } }
     }

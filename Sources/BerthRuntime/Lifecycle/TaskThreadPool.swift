@@ -8,31 +8,32 @@ import Foundation
 /// `task_sleep`), so the pool holds one thread per body running at once and starts one
 /// more only when none is idle; an idle thread ends after `idleLifetime`. Cancellation and
 /// the wait on deactivation are `ManagedTask`'s, unchanged.
-///
-/// `@unchecked Sendable`: `waiting`, `idle` and `threads` are only touched under `condition`.
-final class TaskThreadPool: @unchecked Sendable {
+final class TaskThreadPool: Sendable {
     static let shared = TaskThreadPool()
 
     /// How long a thread with nothing to run stays for the next body.
-    private let idleLifetime: TimeInterval = 10
-    private let condition = NSCondition()
-    /// Bodies handed over and not yet taken by a thread.
-    private var waiting: [@Sendable () -> Void] = []
-    /// Threads waiting for a body.
-    private var idle = 0
-    /// Threads alive (running a body or idle).
-    private(set) var threads = 0
+    private let idleLifetime: Duration = .seconds(10)
+    private struct Threads {
+        /// Bodies handed over and not yet taken by a thread.
+        var waiting: [@Sendable () -> Void] = []
+        /// Threads waiting for a body.
+        var idle = 0
+        /// Threads alive (running a body or idle).
+        var alive = 0
+    }
+    private let pool = LockedCondition(Threads())
 
     /// Runs `body` on an idle thread of the pool, or on a new one.
     func run(_ body: @escaping @Sendable () -> Void) {
-        condition.lock()
-        waiting.append(body)
-        let startsThread = waiting.count > idle
-        if startsThread { threads += 1 }
-        condition.unlock()
+        let startsThread = pool.withLock { pool in
+            pool.waiting.append(body)
+            let starts = pool.waiting.count > pool.idle
+            if starts { pool.alive += 1 }
+            return starts
+        }
         guard startsThread else {
             // Signalled after the unlock: the woken thread finds the lock free.
-            condition.signal()
+            pool.signal()
             return
         }
         let thread = Thread { [self] in serve() }
@@ -41,22 +42,24 @@ final class TaskThreadPool: @unchecked Sendable {
     }
 
     private func serve() {
-        condition.lock()
-        while true {
-            while waiting.isEmpty {
-                idle += 1
-                let woken = condition.wait(until: Date(timeIntervalSinceNow: idleLifetime))
-                idle -= 1
-                if !woken && waiting.isEmpty {
-                    threads -= 1
-                    condition.unlock()
-                    return
-                }
+        while let body = nextBody() { body() }
+    }
+
+    /// The next body to run, waiting up to `idleLifetime` for one; nil when none came (the
+    /// thread then ends, no longer counted).
+    private func nextBody() -> (@Sendable () -> Void)? {
+        var idleSince: ContinuousClock.Instant?
+        return pool.wait { pool, timedOut in
+            if idleSince != nil { pool.idle -= 1 }
+            if !pool.waiting.isEmpty { return .finish(pool.waiting.removeFirst()) }
+            if timedOut {
+                pool.alive -= 1
+                return .finish(nil)
             }
-            let body = waiting.removeFirst()
-            condition.unlock()
-            body()
-            condition.lock()
+            pool.idle += 1
+            let since = idleSince ?? .now
+            idleSince = since
+            return .waitUntil(since + idleLifetime)
         }
     }
 }

@@ -17,7 +17,7 @@ package final class RuntimeDirectory: Sendable {
     package let path: String
     /// Per plugin, its library's validated bytes in sealed memory, from which each
     /// generation's shadow copy is written while the validated digest stays the same.
-    private let sealedLibraries = Mutex(SealedLibraries())
+    private let sealedLibraries = Locked(SealedLibraries())
 
     /// Creates the folder for this process, sweeping folders of processes that are gone.
     package init(base: String? = nil) throws(LoaderError) {

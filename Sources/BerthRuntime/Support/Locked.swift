@@ -1,31 +1,38 @@
 import Foundation
 
-/// A value behind a pthread mutex (`NSLock`).
+/// A value that threads share, read and written only inside `withLock`: Berth's one lock.
 ///
-/// The rest of the runtime uses this rather than `Synchronization.Mutex` (the scope code has
-/// its own `ScopeLock`, an atomic spin lock TSan also sees): on Linux that one locks
-/// with a bare futex, which ThreadSanitizer cannot see, so TSan (run on the scope tests in
-/// CI) would report accesses inside the lock as races.
-/// `@unchecked Sendable`: `value` is only read or written while `lock` is held.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock: NSLock
+/// Every piece of state that more than one thread touches sits in a `Locked` (or, where a
+/// thread must sleep until another changes it, in a `LockedCondition`); the one exception
+/// is a counter or flag read without a lock, which is an `Atomic`. Main-actor state needs
+/// neither.
+///
+/// Inside is a pthread mutex (`NSLock`), not `Synchronization.Mutex`: on Linux that one
+/// sleeps on a bare futex in the standard library, which ThreadSanitizer (run on the scope
+/// tests in CI) does not see, so it reports accesses the lock orders as races.
+///
+/// `@unchecked Sendable`: `value` is only touched with `lock` held, and it is `Sendable`.
+package final class Locked<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
     private var value: Value
 
-    /// `lock` may be shared by several values (a registry and its scopes), so one critical
-    /// section can read them all (`withLockHeld`).
-    init(_ value: Value, lock: NSLock = NSLock()) {
+    package init(_ value: Value) {
         self.value = value
-        self.lock = lock
     }
 
-    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    /// Runs `body` with the lock held. `body` must not block or take another `Locked`'s lock
+    /// that could be waiting for this one.
+    @inline(__always)
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
     }
 
-    /// For a caller already inside `withLock` of a value sharing this lock.
-    func withLockHeld<Result>(_ body: (inout Value) -> Result) -> Result {
-        body(&value)
+    /// Like `withLock`, but gives up at once when another thread holds the lock: nil then.
+    package func withLockIfAvailable<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result? {
+        guard lock.try() else { return nil }
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }
