@@ -6,39 +6,37 @@ import Foundation
 /// reload's critical path. At most one waits per executable; taking it starts the next in
 /// the background. A waiting worker is an ordinary child: it dies with the host
 /// (PR_SET_PDEATHSIG) and its plugin is only named by the `hello` it is sent.
-final class WorkerPool: Sendable {
+///
+/// `@unchecked Sendable`: `idle` and `starting` are guarded by `lock`.
+final class WorkerPool: @unchecked Sendable {
     static let shared = WorkerPool()
 
-    private struct Workers {
-        /// The waiting worker of each executable.
-        var idle: [String: WorkerProcess] = [:]
-        /// Executables whose next worker is being started.
-        var starting: Set<String> = []
-    }
-    private let workers = Locked(Workers())
+    private let lock = NSLock()
+    private var idle: [String: WorkerProcess] = [:]
+    private var starting: Set<String> = []
 
     /// A worker of `executable` for `plugin`. With `keepOneReady`: the waiting one when it is
     /// still alive, and another is started in the background for next time; without it, a
     /// new one (a host that keeps none ready takes none).
     func take(executable: String, plugin: String, keepOneReady: Bool) throws(WorkerSpawnError) -> WorkerProcess {
         guard keepOneReady else { return try WorkerProcess.spawn(executable: executable, plugin: plugin) }
-        let waiting = workers.withLock { $0.idle.removeValue(forKey: executable) }
+        let waiting = lock.withLock { idle.removeValue(forKey: executable) }
         startOne(executable)
         if let waiting, waiting.termination == nil { return waiting }
         return try WorkerProcess.spawn(executable: executable, plugin: plugin)
     }
 
     /// The process id of the worker waiting for `executable`, if one is ready.
-    func waitingWorker(of executable: String) -> Int32? { workers.withLock { $0.idle[executable]?.pid } }
+    func waitingWorker(of executable: String) -> Int32? { lock.withLock { idle[executable]?.pid } }
 
     private func startOne(_ executable: String) {
-        let start = workers.withLock { $0.idle[executable] == nil && $0.starting.insert(executable).inserted }
+        let start = lock.withLock { idle[executable] == nil && starting.insert(executable).inserted }
         guard start else { return }
         DispatchQueue.global(qos: .utility).async {
             let worker = try? WorkerProcess.spawn(executable: executable, plugin: "a waiting worker")
-            self.workers.withLock { workers in
-                workers.starting.remove(executable)
-                if workers.idle[executable] == nil { workers.idle[executable] = worker }
+            self.lock.withLock {
+                self.starting.remove(executable)
+                if self.idle[executable] == nil { self.idle[executable] = worker }
             }
         }
     }
