@@ -74,15 +74,16 @@ public final class BerthHost {
     public var events: [HostEvent] { eventLog.events }
     /// How long the last reload took, host side: from taking the screens out to the new
     /// generation in place (validation before it and ending the old one after it excluded).
-    public private(set) var lastReloadDuration: Duration?
+    public var lastReloadDuration: Duration? { loader.lastReloadDuration }
     /// The phases of the last successful reload (also on its `reloaded` event).
-    public private(set) var lastReloadTimings: ReloadTimings?
+    public var lastReloadTimings: ReloadTimings? { loader.lastReloadTimings }
     /// Makes and ends generations, in process or in workers; counts retired images.
-    private(set) lazy var generations = GenerationMaker(
+    private(set) lazy var generations: GenerationMaker = GenerationMaker(
         configuration: configuration, runtimeDirectory: runtimeDirectory, registry: registry, scopes: scopes, events: eventLog,
-        pluginHost: self, onWorkerFailure: { [weak self] failure, number in self?.workerFailed(failure, generation: number) })
-    /// The live workers of manifest groups, which their members' generations join.
-    var workerGroups: WorkerGroups { generations.workerGroups }
+        pluginHost: self, onWorkerFailure: { [weak self] failure, number in self?.loader.workerFailed(failure, generation: number) })
+    /// Discovery, load, unload, reload and a worker's failure.
+    private lazy var loader: PluginLoader = PluginLoader(configuration: configuration, registry: registry, generations: generations, navigator: navigator,
+                                           events: eventLog, runtimeDirectory: runtimeDirectory)
     /// The plugins folders' watcher, while watching.
     private var watcher: PluginWatcher?
 
@@ -126,27 +127,7 @@ public final class BerthHost {
     /// Scans the plugins folders. Loaded plugins keep their generation; a plugin that is
     /// now rejected stays loaded until it is unloaded or reloaded.
     @discardableResult
-    public func discover() -> DiscoveryResult {
-        let result = PluginDiscovery.scan(configuration.pluginFolders, signatures: configuration.signatures)
-        registry.rejected = result.rejected
-        for problem in result.trustProblems {
-            emit(.rejected, .trust, problem.description)
-        }
-        for plugin in result.plugins {
-            if let record = registry[plugin.manifest.id] {
-                record.source = plugin
-            } else {
-                registry.add(plugin)
-                emit(.discovered, .plugin(plugin.manifest.id), "discovered \(plugin.manifest.version) (\(plugin.manifest.runtime.rawValue)) in \(plugin.folder)")
-            }
-        }
-        for rejectedPlugin in result.rejected {
-            for problem in rejectedPlugin.problems where problem.severity == .error {
-                emit(.rejected, rejectedPlugin.id.map(HostEvent.Subject.plugin) ?? .folder(rejectedPlugin.folder), problem.description)
-            }
-        }
-        return result
-    }
+    public func discover() -> DiscoveryResult { loader.discover() }
 
     /// The loaded generation of `id`, if any.
     public func generation(of id: String) -> PluginGeneration? {
@@ -156,92 +137,27 @@ public final class BerthHost {
     /// The generation to use for `id` now: a plugin whose worker crashed is started again
     /// on its next use; one past its crash budget is refused until it is loaded again.
     public func generationForUse(of id: String) throws(LoaderError) -> PluginGeneration? {
-        guard let record = plugins[id] else { return nil }
-        if let generation = record.generation { return generation }
-        switch record.state {
-        case .failed(let spent):
-            throw LoaderError(.workerFailed, plugin: id, detail: "failed: \(spent); reload or load it again")
-        case .crashed:
-            return try load(id)
-        case .discovered where record.deferred:
-            return try load(id)
-        case .discovered, .loaded:
-            return nil
-        }
-    }
-
-    /// A worker died or hung: at top level, its plugin's screens close by the usual close
-    /// sequence, the generation ends, and the crash counts against the budget.
-    private func workerFailed(_ failure: WorkerFailure, generation number: Int) {
-        navigator.enqueue { [weak self] in
-            guard let self, let record = self.plugins[failure.plugin], let generation = record.generation, generation.number == number else { return }
-            self.emit(.crashed, .plugin(failure.plugin), failure.message)
-            self.navigator.closeScreens(of: failure.plugin)
-            let isolation = self.configuration.isolation
-            let spent = record.workerCrashed(limit: isolation.crashLimit, window: isolation.crashWindow)
-            self.generations.end(generation)
-            if let spent {
-                self.emit(.failed, .plugin(failure.plugin), "\(spent); it stays unloaded until it is reloaded or loaded again")
-            }
-        }
-        // Crashed between calls (a task, or while idle): handle it now.
-        if navigator.isIdle { navigator.topLevel {} }
+        try loader.generationForUse(of: id)
     }
 
     // MARK: Load, unload, reload
 
     /// Loads `id` and, first, everything it requires. A plugin already loaded is left as is.
     @discardableResult
-    public func load(_ id: String) throws(LoaderError) -> PluginGeneration {
-        for dependency in try registry.loadOrder(for: id) where plugins[dependency]?.generation == nil {
-            try loadGeneration(of: dependency)
-        }
-        guard let generation = plugins[id]?.generation else { preconditionFailure("load order ends with the plugin itself") }
-        return generation
-    }
+    public func load(_ id: String) throws(LoaderError) -> PluginGeneration { try loader.load(id) }
 
     /// Loads every discovered plugin; returns the errors of those that failed.
-    public func loadAll() -> [LoaderError] {
-        var errors: [LoaderError] = []
-        for id in plugins.keys.sorted() where plugins[id]?.generation == nil {
-            do { try load(id) } catch { errors.append(error) }
-        }
-        return errors
-    }
+    public func loadAll() -> [LoaderError] { loader.loadAll() }
 
     /// Makes every discovered plugin ready, as `berth run` does at start: loads each one
     /// whose activation is eager, and defers each lazy one (its manifest says so, or
     /// `lazy` is set and the manifest says nothing) until its first use. Returns the errors
     /// of those that failed to load.
-    public func activateDiscovered(lazy: Bool = false) -> [LoaderError] {
-        var errors: [LoaderError] = []
-        for id in plugins.keys.sorted() {
-            guard let record = plugins[id], record.generation == nil else { continue }
-            if (record.source.manifest.activation ?? (lazy ? .lazy : .eager)) == .lazy {
-                record.deferUntilFirstUse()
-                continue
-            }
-            do { try load(id) } catch { errors.append(error) }
-        }
-        return errors
-    }
+    public func activateDiscovered(lazy: Bool = false) -> [LoaderError] { loader.activateDiscovered(lazy: lazy) }
 
     /// Unloads `id`: closes every open screen of it (full close sequence, deepest first),
     /// then retires (Swift) or closes (C) its image. Refused while a loaded plugin requires it.
-    public func unload(_ id: String) throws(LoaderError) {
-        guard let record = plugins[id], let generation = record.generation else {
-            throw LoaderError(.notLoaded, plugin: id, plugins[id] == nil ? "no plugin has this id" : "not loaded")
-        }
-        let dependents = registry.loadedDependents(of: id)
-        guard dependents.isEmpty else {
-            throw LoaderError(.hasDependents, plugin: id, "\(dependents.joined(separator: ", ")) require(s) it; unload those first")
-        }
-        try topLevel { () throws(LoaderError) in
-            navigator.closeScreens(of: id)
-            record.unloaded()
-            try generations.endOrThrow(generation)
-        }
-    }
+    public func unload(_ id: String) throws(LoaderError) { try loader.unload(id) }
 
     /// Reloads `id` from its folder: validates the files again, takes every open screen of
     /// the plugin out of its place (deactivate, removal events, destroy; deepest first),
@@ -256,44 +172,21 @@ public final class BerthHost {
     /// only persisted values remain.
     @discardableResult
     public func reload(_ id: String, keepState: Bool = false) throws(LoaderError) -> PluginGeneration {
-        guard let record = plugins[id], let old = record.generation else {
-            // A plugin whose worker crashed (or failed) is loaded afresh.
-            if let record = plugins[id], record.state != .discovered {
-                record.clearCrashes()
-                return try load(id)
-            }
-            throw LoaderError(.notLoaded, plugin: id, plugins[id] == nil ? "no plugin has this id" : "not loaded")
-        }
-        let previousSource = record.source
-        let started = ContinuousClock.now
-        switch PluginValidator.validate(path: record.source.folder, signatures: configuration.signatures) {
-        case .success(let plugin):
-            guard plugin.manifest.id == id else {
-                throw LoaderError(.invalid, plugin: id, "reload failed at validate: the manifest now says id '\(plugin.manifest.id)'; generation \(old.number) stays loaded")
-            }
-            try registry.checkDependencies(of: plugin.manifest, generation: old.number)
-            record.source = plugin
-        case .failure(let failure):
-            throw LoaderError(.invalid, plugin: id, "reload failed at validate: \(failure.firstError?.description ?? "invalid"); generation \(old.number) stays loaded")
-        }
-        let validated = started.elapsed
-        generations.lastCanaryDuration = .zero  // set by the trial load of the new generation, if it makes one
-        return try topLevel { () throws(LoaderError) -> PluginGeneration in
-            var transaction = ReloadTransaction(navigator: navigator, events: eventLog, record: record, old: old,
-                                                previousSource: previousSource, keepState: keepState)
-            let fresh = try transaction.commit({ () throws(LoaderError) in try generations.make(record) }, end: generations.end)
-            let elapsed = started.elapsed
-            var timings = transaction.timings
-            timings.validate = validated
-            timings.canary = generations.lastCanaryDuration
-            timings.total = elapsed
-            lastReloadDuration = elapsed
-            lastReloadTimings = timings
-            eventLog.emit(.reloaded, .plugin(id), .reloaded(from: old.number, to: fresh.number, screens: transaction.places.count),
-                          reloadTimings: timings)
-            generations.end(old)
-            return fresh
-        }
+        try loader.reload(id, keepState: keepState)
+    }
+
+    /// Validates the plugin folder at `path` (anywhere on disk), adds it, and loads it.
+    @discardableResult
+    public func loadFolder(_ path: String) throws(LoaderError) -> PluginGeneration { try loader.loadFolder(path) }
+
+    /// Forgets a plugin that is not loaded (its folder was removed).
+    public func forget(_ id: String) { loader.forget(id) }
+
+    /// Adds an already validated plugin without loading it.
+    /// The plugin under test replaces any same-id plugin found beside it. `package`: for
+    /// `berth conformance-check`; an application adds a folder with `loadFolder`.
+    package func adopt(_ plugin: ValidatedPlugin) {
+        registry.add(plugin)
     }
 
     /// Ends every loaded generation and removes the runtime folder (host exit).
@@ -306,19 +199,7 @@ public final class BerthHost {
         runtimeDirectory.remove()
     }
 
-    // MARK: Internals
-
-    private func loadGeneration(of id: String) throws(LoaderError) {
-        guard let record = plugins[id] else { throw LoaderError(.notFound, plugin: id, "no such plugin") }
-        do {
-            if case .failed = record.state { record.clearCrashes() }
-            if configuration.isolation.mode(for: record.source.manifest) == .process { moveGroupWorker(toAdmit: record.source) }
-            record.loaded(try generations.make(record))
-        } catch {
-            emit(.failed, .plugin(id), error.message)
-            throw error
-        }
-    }
+    // MARK: Events
 
     nonisolated static func milliseconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
@@ -326,11 +207,6 @@ public final class BerthHost {
         let hundredths = Int(seconds) * 100_000 + Int(attoseconds / 10_000_000_000_000)
         let fraction = hundredths % 100
         return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
-    }
-
-    /// `id`'s dependencies in load order, ending with `id`. Errors name both plugins.
-    func loadOrder(for id: String) throws(LoaderError) -> [String] {
-        try registry.loadOrder(for: id)
     }
 
     func emit(_ kind: HostEvent.Kind, _ subject: HostEvent.Subject, _ message: String) {
@@ -348,52 +224,11 @@ public final class BerthHost {
         eventLog.removeObserver(token)
     }
 
-    /// Validates the plugin folder at `path` (anywhere on disk), adds it, and loads it.
-    @discardableResult
-    public func loadFolder(_ path: String) throws(LoaderError) -> PluginGeneration {
-        let plugin: ValidatedPlugin
-        switch PluginValidator.validate(path: path, signatures: configuration.signatures) {
-        case .success(let valid): plugin = valid
-        case .failure(let failure):
-            throw LoaderError(.invalid, plugin: path, failure.oneLine)
-        }
-        let id = plugin.manifest.id
-        if let existing = plugins[id] {
-            if let generation = existing.generation {
-                // The same folder, already loaded (at start, say): left as it is, like `load(id)`.
-                let folder = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
-                guard folder(existing.source.folder) == folder(plugin.folder) else {
-                    throw LoaderError(.alreadyLoaded, plugin: id, "is already loaded from \(existing.source.folder)")
-                }
-                return generation
-            }
-            existing.source = plugin
-        } else {
-            registry.add(plugin)
-            emit(.discovered, .plugin(id), "discovered \(plugin.manifest.version) (\(plugin.manifest.runtime.rawValue)) in \(plugin.folder)")
-        }
-        return try load(id)
-    }
-
     /// Forgets the event log (long-running checks that open thousands of screens).
     /// `package`: for `berth conformance-check`; an application's log is bounded anyway.
     package func clearEvents() {
         eventLog.clear()
     }
-
-    /// Adds an already validated plugin without loading it.
-    /// The plugin under test replaces any same-id plugin found beside it. `package`: for
-    /// `berth conformance-check`; an application adds a folder with `loadFolder`.
-    package func adopt(_ plugin: ValidatedPlugin) {
-        registry.add(plugin)
-    }
-
-    /// Forgets a plugin that is not loaded (its folder was removed).
-    public func forget(_ id: String) {
-        guard plugins[id]?.generation == nil else { return }
-        registry.remove(id)
-    }
-
 
     // MARK: Watching
 
@@ -402,7 +237,7 @@ public final class BerthHost {
     public func startWatching(debounce: Duration = .milliseconds(200), keepState: Bool = false) throws(WatchError) {
         watcher?.stop()
         watcher = try PluginWatcher.start(pluginFolders: configuration.pluginFolders, signatures: configuration.signatures,
-                                          loader: self, events: eventLog, debounce: debounce, keepState: keepState)
+                                          loader: loader, events: eventLog, debounce: debounce, keepState: keepState)
     }
 
     /// Stops watching the plugins folders (nothing when not watching).
@@ -412,4 +247,4 @@ public final class BerthHost {
     }
 }
 
-extension BerthHost: GenerationSupplier, PluginFolderLoader {}
+extension BerthHost: GenerationSupplier {}

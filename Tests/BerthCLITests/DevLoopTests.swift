@@ -114,32 +114,26 @@ private final class DevProcess {
 
     /// Waits until the terminal output shows `text`.
     func wait(for text: String, timeout: Double) throws {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if log.contains(text) { return }
-            guard process.isRunning else { break }
-            usleep(100_000)
-        }
+        // Stops waiting when berth dev has exited (the text can no longer come).
+        eventually(timeout: .seconds(timeout), every: .milliseconds(100)) { log.contains(text) || !process.isRunning }
+        if log.contains(text) { return }
         throw RunningHostError("'\(text)' was not shown; berth dev printed:\n\(log)")
     }
 
     /// Repeats `args` until the reply holds `text` (the host answers again after a restart).
     func waitForReply(_ args: [String], containing text: String, timeout: Double) throws -> String {
-        let deadline = Date(timeIntervalSinceNow: timeout)
         var last = ""
-        while Date() < deadline {
-            if let reply = try? command(args) {
-                last = reply
-                if reply.contains(text) { return reply }
-            }
-            usleep(100_000)
+        let answered = eventually(timeout: .seconds(timeout), every: .milliseconds(100)) {
+            if let reply = try? command(args) { last = reply }
+            return last.contains(text)
         }
+        if answered { return last }
         throw RunningHostError("\(args) never answered with '\(text)' (last: \(last)); berth dev printed:\n\(log)")
     }
 
     func stop() {
         if process.isRunning { _ = try? command(["quit"]) }
-        for _ in 0..<100 where process.isRunning { usleep(20_000) }
+        eventually(timeout: .seconds(2), every: .milliseconds(20)) { !process.isRunning }
         if process.isRunning { process.terminate() }
         try? input.fileHandleForWriting.close()
     }

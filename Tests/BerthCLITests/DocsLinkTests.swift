@@ -88,3 +88,21 @@ private enum MarkdownPage {
         return lines
     }
 }
+
+/// Every guide stays short enough to read in one sitting; a longer one splits its reference
+/// tables out into a page of their own (as worker-sandbox.md came out of security.md).
+@Suite("Docs: every guide under 300 lines")
+struct DocsLengthTests {
+    @Test("each page of Docs/ has fewer than 300 lines")
+    func guidesAreShort() throws {
+        let folder = BuildProducts.packageRoot + "/Docs"
+        let pages = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".md") }.sorted()
+        #expect(pages.count > 10, "found \(pages)")
+        for page in pages {
+            let lines = try String(contentsOfFile: folder + "/" + page, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            // A file ending in a newline has an empty last element, which is no line.
+            let count = lines.last == "" ? lines.count - 1 : lines.count
+            #expect(count < 300, "Docs/\(page) has \(count) lines: split a reference table out")
+        }
+    }
+}

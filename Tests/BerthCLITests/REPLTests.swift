@@ -67,11 +67,15 @@ struct REPLTests {
         #expect(terminal.waitFor("pop-to-root", since: mark), "\(terminal.text(since: mark))")
 
         mark = terminal.mark
+        // The editor reads keys one by one (ICANON off) once it shows the prompt again: the
+        // control for the wait below.
+        #expect(eventually { terminal.localModes.map { $0 & tcflag_t(ICANON) == 0 } == true }, "line mode never off at the prompt")
         terminal.type("sleep 600000\r")
         #expect(terminal.waitFor("sleep 600000\r\n", since: mark), "\(terminal.text(since: mark))")
-        // The echo comes before the editor hands the terminal back (signals on): a Ctrl-C
-        // typed in that instant is a key for the next prompt, not a SIGINT. Let the command start.
-        usleep(300_000)
+        // The echo comes before the editor takes its prompt down and hands the terminal back
+        // (ICANON on again): a Ctrl-C typed in that instant clears the prompt's line instead of
+        // interrupting the command. Wait for the terminal to be handed back.
+        #expect(eventually { terminal.localModes.map { $0 & tcflag_t(ICANON) != 0 } == true }, "the editor kept the terminal")
         terminal.type("\u{03}")
         #expect(terminal.waitFor("interrupted", since: mark), "\(terminal.text(since: mark))")
         #expect(terminal.waitFor("berth> ", since: mark))

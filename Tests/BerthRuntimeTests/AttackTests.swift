@@ -155,19 +155,14 @@ struct AttackTests {
     func descendantsDieWithTheWorker() throws {
         let scripts = try ScriptFolder()
         let worker = try scripts.spawn("parent", "sleep 300 &\necho \"child $!\" >&2\nwait\n")
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !worker.standardErrorTail.contains(where: { $0.hasPrefix("child ") }), ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        eventually { worker.standardErrorTail.contains { $0.hasPrefix("child ") } }
         let child = try #require(worker.standardErrorTail.first { $0.hasPrefix("child ") }.flatMap { Int32($0.dropFirst(6)) })
         #expect(worker.kill(signal: SIGTERM))
         _ = worker.waitForExit()
         func ended() -> Bool {
             kill(child, 0) != 0 || (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?.contains(") Z ") == true
         }
-        let settled = ContinuousClock.now + .seconds(5)
-        while !ended(), ContinuousClock.now < settled { Thread.sleep(forTimeInterval: 0.01) }
-        #expect(ended(), "the worker's child outlived it")
+        #expect(eventually { ended() }, "the worker's child outlived it")
         if !ended() { kill(child, SIGKILL) }
     }
 }

@@ -31,7 +31,7 @@ struct DurabilityTests {
             // another thread kills the worker once it has committed a few values.
             let delay = UInt32.random(in: 2_000...30_000, using: &generator)
             let killer = Thread {
-                eventually(timeout: .seconds(2)) { !recorder.matching("committed ").isEmpty }
+                eventually(timeout: .seconds(60)) { !recorder.matching("committed ").isEmpty }
                 usleep(delay)
                 kill(worker, SIGKILL)
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BerthRuntime
+import BerthTestSupport
 
 extension IsolationWorkerTests {
     /// The channel on its own: both ends in this process, the far end served on a thread.
@@ -139,9 +140,9 @@ extension IsolationWorkerTests {
                     for index in 0..<each { try? far.notify(.log(level: 2, message: "\(thread):\(index):" + String(repeating: "x", count: index * 7))) }
                 }
             }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while received.count < threads * each, ContinuousClock.now < deadline {
+            try eventually(timeout: .seconds(30), every: .zero) {
                 try near.serveNext(timeout: .milliseconds(100))
+                return received.count >= threads * each
             }
             #expect(received.count == threads * each)
             for thread in 0..<threads {

@@ -147,12 +147,11 @@ final class LaunchedWorker {
 
     /// Serves notifications while idle until `condition` holds (at most `timeout`).
     func serve(until condition: (RecordingHost) -> Bool, timeout: Duration = .seconds(10)) throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while !condition(host) {
-            guard ContinuousClock.now < deadline else { return false }
+        try eventually(timeout: timeout, every: .zero) {
+            if condition(host) { return true }
             try channel.serveNext(timeout: .milliseconds(50))
+            return condition(host)
         }
-        return true
     }
 
     /// Asks the worker to exit and returns how it ended.
@@ -181,15 +180,13 @@ final class ScriptFolder {
         chmod(script, 0o755)
         // A process forked elsewhere in the test run at the moment the script was written
         // holds it open for writing until it execs: exec fails with ETXTBSY meanwhile.
-        var attempts = 0
-        while true {
-            let spawned = Result { () throws(WorkerSpawnError) in try WorkerProcess.spawn(executable: script, plugin: name, environment: environment) }
-            guard case .failure(let error) = spawned, error.errnoText?.contains("Text file busy") == true, attempts < 200 else {
-                return try spawned.get()
-            }
-            attempts += 1
-            Thread.sleep(forTimeInterval: 0.01)
+        var spawned: Result<WorkerProcess, WorkerSpawnError>!
+        eventually(every: .milliseconds(10)) {
+            spawned = Result { () throws(WorkerSpawnError) in try WorkerProcess.spawn(executable: script, plugin: name, environment: environment) }
+            guard case .failure(let error) = spawned else { return true }
+            return error.errnoText?.contains("Text file busy") != true
         }
+        return try spawned.get()
     }
 }
 

@@ -226,11 +226,8 @@ struct IsolationWorkerTests {
     func offThreadCallRefused() throws {
         let worker = try LaunchedWorker.launchFixtures()
         _ = try worker.open("off-thread", screen: 9)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while try worker.call(.callExport(symbol: "fx_task_runs_finished", arguments: [])) == .exported(.int32(0)) {
-            guard ContinuousClock.now < deadline else { throw TestFailure("the off-thread task never ran") }
-            Thread.sleep(forTimeInterval: 0.005)
-        }
+        let ran = try eventually { try worker.call(.callExport(symbol: "fx_task_runs_finished", arguments: [])) != .exported(.int32(0)) }
+        guard ran else { throw TestFailure("the off-thread task never ran") }
         #expect(try worker.call(.callExport(symbol: "fx_offthread_status", arguments: [])) == .exported(.int32(4)))
         #expect(worker.host.requests(named: "navigate").isEmpty)
     }
@@ -284,8 +281,9 @@ struct IsolationWorkerTests {
         } catch {
             #expect(error.code == .timedOut, "\(error)")
         }
+        // Not a timing: a timeout that fires before its duration is wrong on any machine.
         let waited = ContinuousClock.now - started
-        #expect(waited >= .milliseconds(200) && waited < .seconds(5), "\(waited)")
+        #expect(waited >= .milliseconds(200), "gave up after \(waited)")
         #expect(worker.process.kill(signal: SIGCONT))
         let answer = try worker.call(.callExport(symbol: "greeter_add", arguments: [.int32(2), .int32(40)]))
         #expect(answer == .exported(.int32(42)), "the answer to the abandoned call (2) was dropped")
@@ -305,10 +303,7 @@ struct IsolationWorkerTests {
         // descriptor 3, says the worker's pid, and waits until it is killed.
         let shell = try scripts.spawn("intermediate", "\"$BERTH_TEST_WORKER\" --fd 3 --parent $$ &\necho \"worker $!\" >&2\nwait\n",
                                       environment: ["BERTH_TEST_WORKER": LaunchedWorker.executable])
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !shell.standardErrorTail.contains(where: { $0.hasPrefix("worker ") }), ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        eventually { shell.standardErrorTail.contains { $0.hasPrefix("worker ") } }
         let worker = try #require(shell.standardErrorTail.first { $0.hasPrefix("worker ") }.flatMap { Int32($0.dropFirst(7)) })
         #expect(try shell.channel.call(.unload(), timeout: .seconds(10)).status.code == 4, "the worker serves (nothing loaded yet)")
         #expect(shell.kill())
@@ -319,9 +314,7 @@ struct IsolationWorkerTests {
         func ended() -> Bool {
             kill(worker, 0) != 0 || (try? String(contentsOfFile: "/proc/\(worker)/stat", encoding: .utf8))?.contains(") Z ") == true
         }
-        let settled = ContinuousClock.now + .seconds(5)
-        while !ended(), ContinuousClock.now < settled { Thread.sleep(forTimeInterval: 0.01) }
-        #expect(ended(), "the worker outlived its parent")
+        #expect(eventually { ended() }, "the worker outlived its parent")
         if !ended() { kill(worker, SIGKILL) }
     }
 

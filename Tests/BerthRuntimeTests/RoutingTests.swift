@@ -35,6 +35,17 @@ struct ExamplePlugins {
             .map(\.message)
     }
 
+    /// Asks Counter's screen `screen` for its report (`count N, ticks T, …`) until its tick
+    /// count reaches `ticks` or the default deadline passes; true when it did.
+    func ticksReach(_ ticks: Int, screen: Int) async throws -> Bool {
+        try await eventuallyAsync(every: .milliseconds(10)) {
+            recorder.clear()
+            try host.send(screen: screen, action: "report", payload: [])
+            let report = try #require(recorder.matching("count 0, ticks").last)
+            return (Int(report.split(separator: " ")[4].dropLast()) ?? 0) >= ticks
+        }
+    }
+
     /// Waits (polling, the main actor free in between) until `condition` holds.
     func waitUntil(_ condition: () -> Bool) async {
         await eventuallyAsync(condition)
@@ -98,31 +109,15 @@ struct CancellationLeakTests {
             detector.track(counter)
         }
         // Ticks arrive every 5 ms as posted actions on the main actor, which every
-        // main-actor test shares: poll until two have arrived, within a generous deadline.
-        var ticks = 0
-        for _ in 0..<300 where ticks < 2 {
-            try await Task.sleep(for: .milliseconds(10))
-            plugins.recorder.clear()
-            try plugins.host.send(screen: id, action: "report", payload: [])
-            let report = try #require(plugins.recorder.matching("count 0, ticks").last)
-            ticks = Int(report.split(separator: " ")[4].dropLast()) ?? 0
-        }
-        #expect(ticks >= 2)
+        // main-actor test shares: ask until two have arrived, within the default deadline.
+        #expect(try await plugins.ticksReach(2, screen: id))
         plugins.host.close(try #require(plugins.host.router(id)))
         await detector.expectAllReleased()
         // No tick is delivered after close: the task was cancelled and awaited. The positive
         // control: a second Counter ticks twice meanwhile, so ticks were being delivered.
         let eventsAfterClose = plugins.host.events.count
         let control = try plugins.host.push("counter", argument: Array("5".utf8))
-        var controlTicks = 0
-        for _ in 0..<300 where controlTicks < 2 {
-            try await Task.sleep(for: .milliseconds(10))
-            plugins.recorder.clear()
-            try plugins.host.send(screen: control.id, action: "report", payload: [])
-            let report = try #require(plugins.recorder.matching("count 0, ticks").last)
-            controlTicks = Int(report.split(separator: " ")[4].dropLast()) ?? 0
-        }
-        #expect(controlTicks >= 2)
+        #expect(try await plugins.ticksReach(2, screen: control.id))
         let closedScreenEvents = plugins.host.events.dropFirst(eventsAfterClose).filter { $0.subject == .screen(id) }
         #expect(closedScreenEvents.isEmpty, "\(closedScreenEvents.map(\.description))")
     }

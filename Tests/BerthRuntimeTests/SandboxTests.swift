@@ -90,9 +90,9 @@ struct SandboxTests {
         let pool = try host.push("org.berth.stress/pool")
         try host.send(screen: pool.id, action: "saturate", payload: [])
         var text = ""
-        for _ in 0..<100 where text != "finished 8 of 8" && host.router(pool.id) != nil {
-            try await Task.sleep(for: .milliseconds(50))
+        await eventuallyAsync(every: .milliseconds(50)) {
             text = (try? host.render(screen: pool.id))?.allNodes.first { $0.type == "Text" }?.fields["text"] ?? ""
+            return text == "finished 8 of 8" || host.router(pool.id) == nil
         }
         #expect(text == "finished 8 of 8")
         #expect(!host.events.contains { $0.kind == .crashed }, "\(host.events.filter { $0.kind == .crashed }.map(\.description))")

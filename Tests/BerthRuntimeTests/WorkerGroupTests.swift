@@ -93,7 +93,7 @@ struct WorkerGroupTests {
         let scoped = try host.push("scoped")
         let crasher = try host.push("segv-action")
         #expect(throws: ScreenError.self) { try host.send(screen: crasher.id, action: "poke", payload: []) }
-        for _ in 0..<200 where host.events.filter({ $0.kind == .crashed }).count < 2 { try await Task.sleep(for: .milliseconds(25)) }
+        await eventuallyAsync { host.events.filter { $0.kind == .crashed }.count >= 2 }
         #expect(Set(host.events.filter { $0.kind == .crashed }.map(\.subject)) == [.plugin("org.berth.crasher"), .plugin("org.berth.scoped")])
         #expect(scoped.isReleased && crasher.isReleased)
         #expect(!counter.isReleased, "the other worker's screen stays")

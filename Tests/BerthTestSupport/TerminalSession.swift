@@ -85,13 +85,10 @@ public final class TerminalSession {
     /// Reads the terminal until its text since `mark` contains `text`; false on timeout.
     @discardableResult
     public func waitFor(_ text: String, since mark: Int = 0, timeout: Duration = .seconds(20)) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while true {
+        eventually(timeout: timeout, every: .zero) {
             if self.text(since: mark).contains(text) { return true }
-            guard ContinuousClock.now < deadline, readAvailable(waiting: 100) else {
-                if ContinuousClock.now >= deadline { return false }
-                continue
-            }
+            readAvailable(waiting: 100)
+            return self.text(since: mark).contains(text)
         }
     }
 
@@ -133,11 +130,10 @@ public final class TerminalSession {
     /// Reads the terminal until `condition` holds for everything written so far; false on timeout.
     @discardableResult
     public func waitUntil(timeout: Duration = .seconds(20), _ condition: ([UInt8]) -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while true {
+        eventually(timeout: timeout, every: .zero) {
             if condition(bytes) { return true }
-            guard ContinuousClock.now < deadline else { return false }
-            _ = readAvailable(waiting: 100)
+            readAvailable(waiting: 100)
+            return condition(bytes)
         }
     }
 
@@ -159,22 +155,25 @@ public final class TerminalSession {
 
     /// The exit status once the program has exited, or nil after `timeout`.
     public func waitForExit(timeout: Duration = .seconds(20)) -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
+        var exited: Int32?
+        eventually(timeout: timeout, every: .zero) {
             var status: Int32 = 0
             let result = waitpid(pid, &status, WNOHANG)
             if result == pid {
                 // What it wrote last (a terminal restored on its way out) may still be unread.
                 while readAvailable(waiting: 50) {}
-                return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+                exited = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+                return true
             }
-            if result < 0 { return nil }
-            guard ContinuousClock.now < deadline else { return nil }
-            _ = readAvailable(waiting: 50)
+            if result < 0 { return true }
+            readAvailable(waiting: 50)
+            return false
         }
+        return exited
     }
 
     /// Reads what is there, waiting up to `milliseconds`; false when nothing came.
+    @discardableResult
     private func readAvailable(waiting milliseconds: Int32) -> Bool {
         var descriptor = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
         guard poll(&descriptor, 1, milliseconds) > 0 else { return false }

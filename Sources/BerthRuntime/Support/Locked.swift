@@ -20,8 +20,10 @@ package final class Locked<Value: Sendable>: @unchecked Sendable {
         self.value = value
     }
 
-    /// Runs `body` with the lock held. `body` must not block or take another `Locked`'s lock
-    /// that could be waiting for this one.
+    /// Runs `body` with the lock held. Keep it short: another thread wanting the value waits
+    /// for all of it (a thread that must sleep until something changes uses
+    /// `LockedCondition`), and never take a lock inside that may be held by a thread waiting
+    /// for this one.
     @inline(__always)
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         lock.lock()

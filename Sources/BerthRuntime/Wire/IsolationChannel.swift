@@ -10,32 +10,44 @@ internal import CBerth
 /// peer sends on the same stack: a request from the peer goes to the handler (which may
 /// `call` back, nesting as deep as needed), a notification to the handler too. Replies
 /// therefore come back in stack order. One thread at a time drives the reading side:
-/// `call`, `serveNext` and `serveAvailable` hold a recursive lock for their whole run, so
-/// a second thread waits its turn. `notify` may be used from any thread.
+/// `call`, `serveNext` and `serveAvailable` hold it for their whole run (re-entrantly: a
+/// nested call on the same stack holds it again), so a second thread waits its turn.
+/// `notify` may be used from any thread.
 ///
-/// `@unchecked Sendable`: the receive buffer, the abandoned-call set and the nesting
-/// set are only touched under `readLock`; the socket's writes go through `writeLock`; the
-/// handler, timeout, call numbering, nesting depth and failure state are guarded by
-/// `stateLock`.
+/// `@unchecked Sendable`: the receive buffer, the abandoned-call set and the budget are
+/// only touched by the thread driving the reading side (`readSide`); the socket's writes
+/// are serialized by `writing`; the timeout, call numbering, nesting depth and failure are
+/// `Locked`. The handler is not `Sendable`: it is called only on the thread driving the
+/// reading side, one call at a time (its owner drives the channel from one thread).
 package final class IsolationChannel: @unchecked Sendable {
     /// Who is at the other end (a plugin id, or "host"); named in every error.
     package let peer: String
     private let socket: ChannelSocket
     private let buffer = ReceiveBuffer()
-    private let readLock = NSRecursiveLock()
-    private let writeLock = NSLock()
-    private let stateLock = NSLock()
 
-    private weak var currentHandler: (any IsolationChannelHandler)?
-    private var defaultTimeout: Duration?
-    private var nextCallID: UInt64 = 1
-    /// Set when the stream can no longer be trusted (closed, or a frame half sent).
-    private var failure: ChannelError?
+    /// Which thread drives the reading side, and how many of its calls hold it.
+    private struct ReadSide {
+        var owner: pthread_t?
+        var holds = 0
+    }
+    private let readSide = LockedCondition(ReadSide())
+    /// Held while a frame is written, so frames from two threads never interleave.
+    private let writing = Locked(())
+
+    private struct State {
+        var defaultTimeout: Duration?
+        var nextCallID: UInt64 = 1
+        /// Set when the stream can no longer be trusted (closed, or a frame half sent).
+        var failure: ChannelError?
+        var depth = 0
+    }
+    private let state = Locked(State())
+    /// Set by the channel's owner, read by the thread driving the reading side.
+    private let currentHandler = Locked(HandlerReference())
+
     /// Calls that timed out: their late replies are dropped.
     private var abandonedCalls: Set<UInt64> = []
-    private var depth = 0
-    /// The budget of one outermost call, and what the one running has spent (both only
-    /// touched under `readLock`).
+    /// The budget of one outermost call, and what the one running has spent.
     private var budget: CallBudget?
     private var outermostStart = ContinuousClock.now
     private var nestedRequestsServed = 0
@@ -45,7 +57,7 @@ package final class IsolationChannel: @unchecked Sendable {
     package init(fileDescriptor: Int32, peer: String, handler: (any IsolationChannelHandler)? = nil) throws(ChannelError) {
         self.peer = peer
         self.socket = ChannelSocket(descriptor: fileDescriptor, peer: peer)
-        self.currentHandler = handler
+        self.currentHandler.withLock { $0.handler = handler }
         try socket.makeNonBlocking()
     }
 
@@ -64,29 +76,29 @@ package final class IsolationChannel: @unchecked Sendable {
 
     /// Serves the peer's requests and notifications. Held weakly.
     package var handler: (any IsolationChannelHandler)? {
-        get { stateLock.withLock { currentHandler } }
-        set { stateLock.withLock { currentHandler = newValue } }
+        get { currentHandler.withLock { $0.handler } }
+        set { currentHandler.withLock { $0.handler = newValue } }
     }
 
     /// How long `call` waits when not told otherwise; nil waits as long as it takes.
     package var replyTimeout: Duration? {
-        get { stateLock.withLock { defaultTimeout } }
-        set { stateLock.withLock { defaultTimeout = newValue } }
+        get { state.withLock { $0.defaultTimeout } }
+        set { state.withLock { $0.defaultTimeout = newValue } }
     }
 
     /// What one outermost `call` may take from the peer (the host's side of a worker's
     /// channel sets `.worker`); nil for no budget. A call past it throws `.timedOut`, as a
     /// silent peer does: a peer that keeps calling back is as stuck as one that never answers.
     package var callBudget: CallBudget? {
-        get { readLock.withLock { budget } }
-        set { readLock.withLock { budget = newValue } }
+        get { drivingReadSide { budget } }
+        set { drivingReadSide { budget = newValue } }
     }
 
     /// How many calls the reading thread is inside: 0 at top level, 1 in a handler serving
     /// a request that arrived during a call, and so on.
-    package var callDepth: Int { stateLock.withLock { depth } }
+    package var callDepth: Int { state.withLock { $0.depth } }
     /// How many calls this side has made so far (each is one round trip).
-    package var callsMade: UInt64 { stateLock.withLock { nextCallID - 1 } }
+    package var callsMade: UInt64 { state.withLock { $0.nextCallID - 1 } }
 
     /// Sends `request` and returns its reply, serving the peer's requests and notifications
     /// while it waits.
@@ -97,15 +109,18 @@ package final class IsolationChannel: @unchecked Sendable {
     /// bounds the whole outermost call. On timeout the call is abandoned (a late reply is
     /// dropped) and `.timedOut` is thrown.
     package func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
-        readLock.lock()
-        defer { readLock.unlock() }
+        try drivingReadSide { () throws(ChannelError) in try callDriving(request, timeout: timeout) }
+    }
+
+    /// `call`, on the thread driving the reading side.
+    private func callDriving(_ request: IsolationRequest, timeout: Duration?) throws(ChannelError) -> IsolationReply {
         let operation = "call \(request.name)"
-        stateLock.lock()
-        let (callID, limit, failed) = (nextCallID, timeout ?? defaultTimeout, failure)
-        nextCallID += 1
-        stateLock.unlock()
+        let (callID, limit, failed, depth) = state.withLock { state in
+            defer { state.nextCallID += 1 }
+            return (state.nextCallID, timeout ?? state.defaultTimeout, state.failure, state.depth)
+        }
         if let failed { throw failed }
-        if stateLock.withLock({ depth }) == 0 {
+        if depth == 0 {
             outermostStart = .now
             nestedRequestsServed = 0
         }
@@ -115,8 +130,8 @@ package final class IsolationChannel: @unchecked Sendable {
             request.write(to: &$0)
         }
         try send(frame, deadline: deadline, operation: operation)
-        stateLock.withLock { depth += 1 }
-        defer { stateLock.withLock { depth -= 1 } }
+        state.withLock { $0.depth += 1 }
+        defer { state.withLock { $0.depth -= 1 } }
         while true {
             guard let incoming = try nextFrame(until: deadline, operation: operation) else {
                 abandonedCalls.insert(callID)
@@ -148,7 +163,7 @@ package final class IsolationChannel: @unchecked Sendable {
 
     /// Sends a notification; safe from any thread. Blocks while the socket is full.
     package func notify(_ notification: IsolationNotification) throws(ChannelError) {
-        if let failure = stateLock.withLock({ failure }) { throw failure }
+        if let failure = state.withLock({ $0.failure }) { throw failure }
         let frame = Frame.encode(kind: .notification, op: notification.op, callID: 0) { notification.write(to: &$0) }
         try send(frame, deadline: nil, operation: "notify")
     }
@@ -157,35 +172,57 @@ package final class IsolationChannel: @unchecked Sendable {
     /// Returns false when the time ran out first.
     @discardableResult
     package func serveNext(timeout: Duration? = nil) throws(ChannelError) -> Bool {
-        readLock.lock()
-        defer { readLock.unlock() }
-        if let failure = stateLock.withLock({ failure }) { throw failure }
-        guard let frame = try nextFrame(until: timeout.map { ContinuousClock.now + $0 }, operation: "wait") else { return false }
-        try dispatchUnsolicited(frame)
-        return true
+        try drivingReadSide { () throws(ChannelError) -> Bool in
+            if let failure = state.withLock({ $0.failure }) { throw failure }
+            guard let frame = try nextFrame(until: timeout.map { ContinuousClock.now + $0 }, operation: "wait") else { return false }
+            try dispatchUnsolicited(frame)
+            return true
+        }
     }
 
     /// Serves every frame the peer has already sent, without waiting. Returns how many.
     @discardableResult
     package func serveAvailable() throws(ChannelError) -> Int {
-        readLock.lock()
-        defer { readLock.unlock() }
-        if let failure = stateLock.withLock({ failure }) { throw failure }
-        var served = 0
-        while let frame = try nextFrame(until: ContinuousClock.now, operation: "poll") {
-            try dispatchUnsolicited(frame)
-            served += 1
+        try drivingReadSide { () throws(ChannelError) -> Int in
+            if let failure = state.withLock({ $0.failure }) { throw failure }
+            var served = 0
+            while let frame = try nextFrame(until: ContinuousClock.now, operation: "poll") {
+                try dispatchUnsolicited(frame)
+                served += 1
+            }
+            return served
         }
-        return served
     }
 
     /// Closes this side: the peer sees end of file and a thread waiting here wakes up with
     /// `.closed`. The descriptor itself is closed when the channel is released.
     package func close() {
-        stateLock.withLock {
-            if failure == nil { failure = ChannelError(.closed, peer: peer, operation: "close") }
+        state.withLock { state in
+            if state.failure == nil { state.failure = ChannelError(.closed, peer: peer, operation: "close") }
         }
         socket.shutDown()
+    }
+
+    /// Runs `body` as the thread driving the reading side: waits while another thread
+    /// drives it; a nested call on the driving thread's own stack goes straight in.
+    private func drivingReadSide<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        let me = pthread_self()
+        readSide.wait { side, _ -> LockedCondition<ReadSide>.Decision<Void> in
+            if let owner = side.owner, pthread_equal(owner, me) == 0 { return .wait }
+            side.owner = me
+            side.holds += 1
+            return .finish(())
+        }
+        defer {
+            let released = readSide.withLock { side in
+                side.holds -= 1
+                guard side.holds == 0 else { return false }
+                side.owner = nil
+                return true
+            }
+            if released { readSide.signal() }
+        }
+        return try body()
     }
 
     private func earliest(_ first: ContinuousClock.Instant?, _ second: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
@@ -208,7 +245,7 @@ package final class IsolationChannel: @unchecked Sendable {
                 guard try socket.waitReadable(until: deadline, operation: operation) else { return nil }
             } catch {
                 // A close() from another thread shows up here as end of file.
-                if let closed = stateLock.withLock({ failure }), closed.code == .closed { throw closed }
+                if let closed = state.withLock({ $0.failure }), closed.code == .closed { throw closed }
                 throw poison(error)
             }
         }
@@ -283,9 +320,7 @@ package final class IsolationChannel: @unchecked Sendable {
             throw ChannelError(.malformed, peer: peer, operation: operation,
                                detail: "a \(frame.count)-byte frame is larger than the \(IsolationWire.maximumFrameSize)-byte limit")
         }
-        writeLock.lock()
-        let (written, failure) = socket.writeAll(frame, deadline: deadline, operation: operation)
-        writeLock.unlock()
+        let (written, failure) = writing.withLock { _ in socket.writeAll(frame, deadline: deadline, operation: operation) }
         guard let failure else { return }
         // Half a frame on the wire: nothing after it can be read right.
         if written > 0 || failure.code != .timedOut { throw poison(failure) }
@@ -294,8 +329,8 @@ package final class IsolationChannel: @unchecked Sendable {
 
     /// Records a failure that leaves the stream unusable; every later use throws it.
     private func poison(_ error: ChannelError) -> ChannelError {
-        stateLock.withLock {
-            if failure == nil { failure = error }
+        state.withLock { state in
+            if state.failure == nil { state.failure = error }
         }
         return error
     }
@@ -315,4 +350,11 @@ package struct CallBudget: Sendable, Equatable {
     /// A worker's, as its host holds it: 20,000 host calls or 30 seconds per call the host
     /// makes (an action, a render, a load). Far above any plugin's need, far below a storm.
     package static let worker = CallBudget(maximumNestedRequests: 20_000, maximumDuration: .seconds(30))
+}
+
+/// A channel's handler, held weakly. `@unchecked Sendable` though the handler is not: the
+/// channel calls it only on the thread driving its reading side, which its owner keeps to
+/// one thread (the worker's main thread, the host's main actor).
+private struct HandlerReference: @unchecked Sendable {
+    weak var handler: (any IsolationChannelHandler)?
 }

@@ -3,7 +3,8 @@
 package struct IsolationRenderResult: Sendable, Equatable {
     /// The plugin's render status and message.
     package var status: IsolationStatus
-    /// The view tree the plugin wrote (UTF-8 JSON, Docs/state.md).
+    /// The view tree the plugin wrote: binary from `render_tree`, UTF-8 JSON from the v1.0
+    /// `render` (Docs/view-tree-format.md).
     package var tree: [UInt8]
     /// Indices into the request's `slots` of every slot the render read, ascending.
     package var readSlots: [UInt32]

@@ -2,14 +2,12 @@ import Foundation
 
 /// The one thread every worker is spawned from. PR_SET_PDEATHSIG fires when the *thread*
 /// that spawned the child exits, not the process: a worker spawned from a pooled thread
-/// that later retires would be killed while its host is healthy. This thread never exits.
-///
-/// `@unchecked Sendable`: `jobs` is only touched with `condition` locked.
-final class SpawnThread: @unchecked Sendable {
+/// that later retires would be killed while its host is healthy. This thread never exits,
+/// so it is process-wide on purpose: a host that owned it could not end it either.
+final class SpawnThread: Sendable {
     static let shared = SpawnThread()
 
-    private let condition = NSCondition()
-    private var jobs: [@Sendable () -> Void] = []
+    private let jobs = LockedCondition<[@Sendable () -> Void]>([])
 
     private init() {
         let thread = Thread { [self] in serve() }
@@ -19,27 +17,21 @@ final class SpawnThread: @unchecked Sendable {
 
     /// Runs `body` on the spawn thread and returns its result.
     func run<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
-        let done = DispatchSemaphore(value: 0)
-        let slot = Locked<Result?>(nil)
-        condition.lock()
-        jobs.append {
-            let value = body()
-            slot.withLock { $0 = value }
-            done.signal()
+        let slot = LockedCondition<Result?>(nil)
+        jobs.withLock { jobs in
+            jobs.append {
+                let value = body()
+                slot.withLock { $0 = value }
+                slot.signal()
+            }
         }
-        condition.signal()
-        condition.unlock()
-        done.wait()
-        guard let result = slot.withLock({ $0 }) else { preconditionFailure("a spawn job always stores its result") }
-        return result
+        jobs.signal()
+        return slot.wait { result, _ in result.map { .finish($0) } ?? .wait }
     }
 
     private func serve() {
         while true {
-            condition.lock()
-            while jobs.isEmpty { condition.wait() }
-            let job = jobs.removeFirst()
-            condition.unlock()
+            let job = jobs.wait { jobs, _ in jobs.isEmpty ? .wait : .finish(jobs.removeFirst()) }
             job()
         }
     }

@@ -6,21 +6,23 @@ import Foundation
 /// the worker (then a "Current stack trace:" whose frames name
 /// `_swift_stdlib_reportFatalErrorInFile`), and the host reports that line, not a frame.
 ///
-/// `@unchecked Sendable`: the lines, the partial line and the end-of-file flag are only
-/// touched with `condition` locked; the descriptor is read by the reader thread only.
-final class StandardErrorTail: @unchecked Sendable {
+/// The descriptor is read by the reader thread only.
+final class StandardErrorTail: Sendable {
     private let descriptor: Int32
     private let limit: Int
     private let onLine: (@Sendable (String) -> Void)?
-    private let condition = NSCondition()
-    private var lines: [String] = []
-    /// The last Swift runtime "Fatal error" line, and the last merely mentioning "fatal".
-    private var fatalError: String?
-    private var fatalMention: String?
-    /// The stack frames the runtime printed after the last Swift fatal error (at most 128).
-    private var fatalTrace: [String] = []
-    private var partial: [UInt8] = []
-    private var closed = false
+    /// What was read so far.
+    private struct Tail {
+        var lines: [String] = []
+        /// The last Swift runtime "Fatal error" line, and the last merely mentioning "fatal".
+        var fatalError: String?
+        var fatalMention: String?
+        /// The stack frames the runtime printed after the last Swift fatal error (at most 128).
+        var fatalTrace: [String] = []
+        var partial: [UInt8] = []
+        var closed = false
+    }
+    private let tail = LockedCondition(Tail())
 
     /// Starts reading `descriptor` (the read end of the pipe, owned from now on).
     init(descriptor: Int32, keeping limit: Int, onLine: (@Sendable (String) -> Void)?) {
@@ -33,30 +35,28 @@ final class StandardErrorTail: @unchecked Sendable {
     }
 
     /// The last lines (at most the limit), oldest first.
-    var tail: [String] { condition.withLock { lines } }
+    var lastLines: [String] { tail.withLock { $0.lines } }
 
     /// The last Swift runtime fatal-error line ("Fatal error: ...", after the file and line
     /// when the runtime knows them), else the last line outside a stack trace that
     /// mentions "fatal" in any case.
-    var lastFatalLine: String? { condition.withLock { fatalError ?? fatalMention } }
+    var lastFatalLine: String? { tail.withLock { $0.fatalError ?? $0.fatalMention } }
 
     /// The last Swift fatal error with the stack frames printed after it, for
     /// `FatalErrorReport.located(in:)`; nil without one.
     var lastFatalError: FatalErrorReport? {
-        condition.withLock { fatalError.map { FatalErrorReport(line: $0, stackTrace: fatalTrace) } }
+        tail.withLock { tail in tail.fatalError.map { FatalErrorReport(line: $0, stackTrace: tail.fatalTrace) } }
     }
 
     /// Waits until the pipe reached end of file (every writer closed it), at most `timeout`.
     /// Returns false when it did not in time (a grandchild may hold the pipe open).
     @discardableResult
     func waitUntilClosed(timeout: Duration) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
-        condition.lock()
-        defer { condition.unlock() }
-        while !closed {
-            if !condition.wait(until: deadline) { return closed }
+        let deadline = ContinuousClock.now + timeout
+        return tail.wait { tail, timedOut in
+            if tail.closed || timedOut { return .finish(tail.closed) }
+            return .waitUntil(deadline)
         }
-        return true
     }
 
     private func readUntilEndOfFile() {
@@ -72,45 +72,44 @@ final class StandardErrorTail: @unchecked Sendable {
             }
         }
         close(descriptor)
-        condition.lock()
-        let last = partial
-        partial.removeAll()
-        condition.unlock()
+        let last = tail.withLock { tail in
+            defer { tail.partial.removeAll() }
+            return tail.partial
+        }
         if !last.isEmpty { record(String(decoding: last, as: UTF8.self)) }
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
+        tail.withLock { $0.closed = true }
+        tail.broadcast()
     }
 
     private func take(_ bytes: ArraySlice<UInt8>) {
-        var complete: [String] = []
-        condition.lock()
-        for byte in bytes {
-            if byte == UInt8(ascii: "\n") {
-                complete.append(String(decoding: partial, as: UTF8.self))
-                partial.removeAll(keepingCapacity: true)
-            } else if partial.count < 64 * 1024 {
-                partial.append(byte)
+        let complete = tail.withLock { tail in
+            var complete: [String] = []
+            for byte in bytes {
+                if byte == UInt8(ascii: "\n") {
+                    complete.append(String(decoding: tail.partial, as: UTF8.self))
+                    tail.partial.removeAll(keepingCapacity: true)
+                } else if tail.partial.count < 64 * 1024 {
+                    tail.partial.append(byte)
+                }
             }
+            return complete
         }
-        condition.unlock()
         for line in complete { record(line) }
     }
 
     private func record(_ line: String) {
-        condition.lock()
-        lines.append(line)
-        if lines.count > limit { lines.removeFirst(lines.count - limit) }
-        if Self.isSwiftFatalError(line) {
-            fatalError = line
-            fatalTrace.removeAll()
-        } else if Self.isStackFrame(line) {
-            if fatalError != nil, fatalTrace.count < 128 { fatalTrace.append(line) }
-        } else if line.lowercased().contains("fatal") {
-            fatalMention = line
+        tail.withLock { tail in
+            tail.lines.append(line)
+            if tail.lines.count > limit { tail.lines.removeFirst(tail.lines.count - limit) }
+            if Self.isSwiftFatalError(line) {
+                tail.fatalError = line
+                tail.fatalTrace.removeAll()
+            } else if Self.isStackFrame(line) {
+                if tail.fatalError != nil, tail.fatalTrace.count < 128 { tail.fatalTrace.append(line) }
+            } else if line.lowercased().contains("fatal") {
+                tail.fatalMention = line
+            }
         }
-        condition.unlock()
         onLine?(line)
     }
 

@@ -10,10 +10,7 @@ import Foundation
 /// (`inheritedEnvironment`), and where the host may make one, a cgroup of its own
 /// (`WorkerCgroup`). The worker asks for SIGKILL when the host goes away
 /// (PR_SET_PDEATHSIG); the host kills its whole process group, and its cgroup, when it ends it.
-///
-/// `@unchecked Sendable`: the cached termination is guarded by `lock`; `waitpid` runs
-/// under `reapLock` so two threads never reap the same pid.
-package final class WorkerProcess: @unchecked Sendable {
+package final class WorkerProcess: Sendable {
     /// The worker's process id.
     package let pid: Int32
     /// The host's end of the worker's channel (owned by this object).
@@ -25,9 +22,11 @@ package final class WorkerProcess: @unchecked Sendable {
     /// Its own cgroup, holding it and everything it starts; nil where the host cannot make one.
     package let cgroup: WorkerCgroup?
     private let standardError: StandardErrorTail
-    private let lock = NSLock()
-    private let reapLock = NSLock()
-    private var reaped: WorkerTermination?
+    /// How the worker ended, once reaped.
+    private let reaped = Locked<WorkerTermination?>(nil)
+    /// Held while the worker is reaped (a blocking `waitid` runs under it), so two threads
+    /// never reap the same pid.
+    private let reaping = Locked(())
 
     private init(pid: Int32, channel: IsolationChannel, executable: String, plugin: String, cgroup: WorkerCgroup?, standardError: StandardErrorTail) {
         self.pid = pid
@@ -120,23 +119,23 @@ package final class WorkerProcess: @unchecked Sendable {
     /// to another process by then) or when `kill` fails.
     @discardableResult
     package func kill(signal: Int32 = SIGKILL) -> Bool {
-        guard lock.withLock({ reaped }) == nil else { return false }
+        guard reaped.withLock({ $0 }) == nil else { return false }
         return Glibc.kill(-pid, signal) == 0 || Glibc.kill(pid, signal) == 0
     }
 
     /// Blocks until the worker ended, reaps it and returns how; then waits (briefly) for
     /// its stderr to reach end of file so `lastFatalLine` holds its last words.
     package func waitForExit() -> WorkerTermination {
-        reapLock.lock()
-        defer { reapLock.unlock() }
-        if let known = lock.withLock({ reaped }) { return known }
-        var info = siginfo_t()
-        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 {
-            if errno == EINTR { continue }
-            // ECHILD: someone else reaped it; nothing more can be learned.
-            return record(.exited(status: -1))
+        reaping.withLock { _ in
+            if let known = reaped.withLock({ $0 }) { return known }
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 {
+                if errno == EINTR { continue }
+                // ECHILD: someone else reaped it; nothing more can be learned.
+                return record(.exited(status: -1))
+            }
+            return reap()
         }
-        return reap()
     }
 
     /// Reaps the worker, which has ended: first its process group and its cgroup are
@@ -166,9 +165,15 @@ package final class WorkerProcess: @unchecked Sendable {
 
     /// How the worker ended, if it has (reaps it without blocking); nil while it runs.
     package var termination: WorkerTermination? {
-        guard reapLock.try() else { return lock.withLock { reaped } }
-        defer { reapLock.unlock() }
-        if let known = lock.withLock({ reaped }) { return known }
+        // Another thread reaping now: it records the termination when it has one.
+        guard let probed = reaping.withLockIfAvailable({ _ in reapIfEnded() }) else { return reaped.withLock { $0 } }
+        return probed
+    }
+
+    /// Reaps the worker if it has ended, without blocking; nil while it runs. Called with
+    /// `reaping` held.
+    private func reapIfEnded() -> WorkerTermination? {
+        if let known = reaped.withLock({ $0 }) { return known }
         var info = siginfo_t()
         let result = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT)
         if result < 0 { return errno == ECHILD ? record(.exited(status: -1)) : nil }
@@ -180,7 +185,7 @@ package final class WorkerProcess: @unchecked Sendable {
     /// The processor time the worker has used so far (user + system, from
     /// `/proc/<pid>/stat`); nil once it was reaped or when that cannot be read.
     package var processorTime: Duration? {
-        guard lock.withLock({ reaped }) == nil,
+        guard reaped.withLock({ $0 }) == nil,
               let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let commandEnd = text.lastIndex(of: ")") else { return nil }
         // After "pid (command) ": state is field 3, utime 14 and stime 15, in clock ticks.
@@ -192,7 +197,7 @@ package final class WorkerProcess: @unchecked Sendable {
     }
 
     /// The last lines the worker wrote to stderr, oldest first.
-    package var standardErrorTail: [String] { standardError.tail }
+    package var standardErrorTail: [String] { standardError.lastLines }
 
     /// The worker's last fatal stderr line ("Fatal error: ..."), if it wrote one.
     package var lastFatalLine: String? { standardError.lastFatalLine }
@@ -201,7 +206,7 @@ package final class WorkerProcess: @unchecked Sendable {
     var lastFatalError: FatalErrorReport? { standardError.lastFatalError }
 
     private func record(_ ended: WorkerTermination) -> WorkerTermination {
-        lock.withLock { reaped = ended }
+        reaped.withLock { $0 = ended }
         standardError.waitUntilClosed(timeout: .seconds(1))
         return ended
     }

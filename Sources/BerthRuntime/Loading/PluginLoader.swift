@@ -1,0 +1,191 @@
+import Foundation
+
+/// A plugin's life in the host: discovery into the registry, loading in dependency order,
+/// deferring lazy plugins, unloading, a worker's failure, and (in `PluginLoader+Reload`)
+/// reloading. `BerthHost` delegates its load, unload and reload operations here; this part
+/// gets the registry, the generation maker, the navigator (to close and reopen screens at top
+/// level) and the event log, never the host.
+@MainActor
+final class PluginLoader {
+    let configuration: BerthHost.Configuration
+    let registry: PluginRegistry
+    let generations: GenerationMaker
+    let navigator: Navigator
+    let events: EventLog
+    let runtimeDirectory: RuntimeDirectory
+    /// How long the last reload took, host side (see `BerthHost.lastReloadDuration`).
+    var lastReloadDuration: Duration?
+    /// The phases of the last successful reload.
+    var lastReloadTimings: ReloadTimings?
+
+    init(configuration: BerthHost.Configuration, registry: PluginRegistry, generations: GenerationMaker, navigator: Navigator,
+         events: EventLog, runtimeDirectory: RuntimeDirectory) {
+        self.configuration = configuration
+        self.registry = registry
+        self.generations = generations
+        self.navigator = navigator
+        self.events = events
+        self.runtimeDirectory = runtimeDirectory
+    }
+
+    // MARK: Discovery
+
+    /// Scans the plugins folders into the registry (see `BerthHost.discover`).
+    func discover() -> DiscoveryResult {
+        let result = PluginDiscovery.scan(configuration.pluginFolders, signatures: configuration.signatures)
+        registry.rejected = result.rejected
+        for problem in result.trustProblems {
+            events.emit(.rejected, .trust, problem.description)
+        }
+        for plugin in result.plugins {
+            if let record = registry[plugin.manifest.id] {
+                record.source = plugin
+            } else {
+                add(plugin)
+            }
+        }
+        for rejectedPlugin in result.rejected {
+            for problem in rejectedPlugin.problems where problem.severity == .error {
+                events.emit(.rejected, rejectedPlugin.id.map(HostEvent.Subject.plugin) ?? .folder(rejectedPlugin.folder), problem.description)
+            }
+        }
+        return result
+    }
+
+    /// Adds a newly found plugin to the registry, with its `discovered` event.
+    private func add(_ plugin: ValidatedPlugin) {
+        registry.add(plugin)
+        events.emit(.discovered, .plugin(plugin.manifest.id), "discovered \(plugin.manifest.version) (\(plugin.manifest.runtime.rawValue)) in \(plugin.folder)")
+    }
+
+    /// The generation to use for `id` now (see `BerthHost.generationForUse`).
+    func generationForUse(of id: String) throws(LoaderError) -> PluginGeneration? {
+        guard let record = registry[id] else { return nil }
+        if let generation = record.generation { return generation }
+        switch record.state {
+        case .failed(let spent):
+            throw LoaderError(.workerFailed, plugin: id, detail: "failed: \(spent); reload or load it again")
+        case .crashed:
+            return try load(id)
+        case .discovered where record.deferred:
+            return try load(id)
+        case .discovered, .loaded:
+            return nil
+        }
+    }
+
+    /// A worker died or hung: at top level, its plugin's screens close by the usual close
+    /// sequence, the generation ends, and the crash counts against the budget.
+    func workerFailed(_ failure: WorkerFailure, generation number: Int) {
+        navigator.enqueue { [weak self] in
+            guard let self, let record = self.registry[failure.plugin], let generation = record.generation, generation.number == number else { return }
+            self.events.emit(.crashed, .plugin(failure.plugin), failure.message)
+            self.navigator.closeScreens(of: failure.plugin)
+            let isolation = self.configuration.isolation
+            let spent = record.workerCrashed(limit: isolation.crashLimit, window: isolation.crashWindow)
+            self.generations.end(generation)
+            if let spent {
+                self.events.emit(.failed, .plugin(failure.plugin), "\(spent); it stays unloaded until it is reloaded or loaded again")
+            }
+        }
+        // Crashed between calls (a task, or while idle): handle it now.
+        if navigator.isIdle { navigator.topLevel {} }
+    }
+
+    // MARK: Load and unload
+
+    /// Loads `id` and, first, everything it requires (see `BerthHost.load`).
+    @discardableResult
+    func load(_ id: String) throws(LoaderError) -> PluginGeneration {
+        for dependency in try registry.loadOrder(for: id) where registry[dependency]?.generation == nil {
+            try loadGeneration(of: dependency)
+        }
+        guard let generation = registry[id]?.generation else { preconditionFailure("load order ends with the plugin itself") }
+        return generation
+    }
+
+    /// Loads every discovered plugin; returns the errors of those that failed.
+    func loadAll() -> [LoaderError] {
+        var errors: [LoaderError] = []
+        for id in registry.records.keys.sorted() where registry[id]?.generation == nil {
+            do { try load(id) } catch { errors.append(error) }
+        }
+        return errors
+    }
+
+    /// Loads each eager plugin and defers each lazy one (see `BerthHost.activateDiscovered`).
+    func activateDiscovered(lazy: Bool) -> [LoaderError] {
+        var errors: [LoaderError] = []
+        for id in registry.records.keys.sorted() {
+            guard let record = registry[id], record.generation == nil else { continue }
+            if (record.source.manifest.activation ?? (lazy ? .lazy : .eager)) == .lazy {
+                record.deferUntilFirstUse()
+                continue
+            }
+            do { try load(id) } catch { errors.append(error) }
+        }
+        return errors
+    }
+
+    /// Closes every open screen of `id`, then ends its generation (see `BerthHost.unload`).
+    func unload(_ id: String) throws(LoaderError) {
+        guard let record = registry[id], let generation = record.generation else {
+            throw LoaderError(.notLoaded, plugin: id, registry[id] == nil ? "no plugin has this id" : "not loaded")
+        }
+        let dependents = registry.loadedDependents(of: id)
+        guard dependents.isEmpty else {
+            throw LoaderError(.hasDependents, plugin: id, "\(dependents.joined(separator: ", ")) require(s) it; unload those first")
+        }
+        try navigator.topLevel { () throws(LoaderError) in
+            navigator.closeScreens(of: id)
+            record.unloaded()
+            try generations.endOrThrow(generation)
+        }
+    }
+
+    /// Validates the plugin folder at `path`, adds it, and loads it (see `BerthHost.loadFolder`).
+    @discardableResult
+    func loadFolder(_ path: String) throws(LoaderError) -> PluginGeneration {
+        let plugin: ValidatedPlugin
+        switch PluginValidator.validate(path: path, signatures: configuration.signatures) {
+        case .success(let valid): plugin = valid
+        case .failure(let failure):
+            throw LoaderError(.invalid, plugin: path, failure.oneLine)
+        }
+        let id = plugin.manifest.id
+        if let existing = registry[id] {
+            if let generation = existing.generation {
+                // The same folder, already loaded (at start, say): left as it is, like `load(id)`.
+                let folder = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
+                guard folder(existing.source.folder) == folder(plugin.folder) else {
+                    throw LoaderError(.alreadyLoaded, plugin: id, "is already loaded from \(existing.source.folder)")
+                }
+                return generation
+            }
+            existing.source = plugin
+        } else {
+            add(plugin)
+        }
+        return try load(id)
+    }
+
+    /// Forgets a plugin that is not loaded (its folder was removed).
+    func forget(_ id: String) {
+        guard registry[id]?.generation == nil else { return }
+        registry.remove(id)
+    }
+
+    private func loadGeneration(of id: String) throws(LoaderError) {
+        guard let record = registry[id] else { throw LoaderError(.notFound, plugin: id, "no such plugin") }
+        do {
+            if case .failed = record.state { record.clearCrashes() }
+            if configuration.isolation.mode(for: record.source.manifest) == .process { moveGroupWorker(toAdmit: record.source) }
+            record.loaded(try generations.make(record))
+        } catch {
+            events.emit(.failed, .plugin(id), error.message)
+            throw error
+        }
+    }
+}
+
+extension PluginLoader: PluginFolderLoader {}
