@@ -77,7 +77,7 @@ struct TerminateTests {
         let plugins = try ExamplePlugins.withRouteContext()
         let root = try plugins.host.push("counter")
         let delivery = plugins.host.terminate(selection, payload: grace, from: root)
-        #expect(delivery.navigation == BerthHost.TerminateNavigation.none)
+        #expect(delivery.navigation == TerminateNavigation.none)
         #expect(delivery.closed.isEmpty)
         #expect(plugins.host.openRouters.map(\.id) == [root.id])
     }
@@ -293,7 +293,7 @@ struct ContextDispatchTests {
         sender.interactor?.deactivate()
         let delivery = host.terminate(selection, payload: grace, from: sender)
         #expect(delivery.receivers.isEmpty)
-        #expect(delivery.navigation == BerthHost.TerminateNavigation.none)
+        #expect(delivery.navigation == TerminateNavigation.none)
         #expect(host.events.contains { $0.message.contains("context \(selection) not sent: the sending screen is inactive") })
         #expect(plugins.recorder.matching("profile shows").isEmpty)
         _ = profile

@@ -21,9 +21,9 @@ protocol PluginFacingHost: AnyObject, Sendable {
     func report(_ denial: CapabilityDenial)
     func close(_ router: Router)
     @discardableResult
-    func sendContext(_ type: String, payload: [UInt8], from sender: Router) -> BerthHost.ContextDelivery
+    func sendContext(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery
     @discardableResult
-    func terminate(_ type: String, payload: [UInt8], from sender: Router) -> BerthHost.ContextDelivery
+    func terminate(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery
     func canTerminate(_ type: String, from sender: Router) -> Bool
     func topLevel<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T
     func beginSession(_ id: String)

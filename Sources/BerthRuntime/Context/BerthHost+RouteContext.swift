@@ -2,47 +2,6 @@
 /// (`com.example.users.UserSelection`) and a payload of bytes; the host matches names and
 /// never looks inside the payload.
 extension BerthHost {
-    /// What a `context` or `terminate` did.
-    public struct ContextDelivery: Sendable, Equatable {
-        /// Observers that received the value (screens and host handlers), in order.
-        public var receivers: [Int] {
-            get { Array(receiverIDs) }
-            set { receiverIDs = ContextReceivers(newValue) }
-        }
-        /// The same, kept inline: a dispatch to a few observers allocates nothing.
-        var receiverIDs: ContextReceivers
-        /// Screens removed by `terminate`'s navigation.
-        public var closed: [Int]
-        /// Which rule `terminate` applied.
-        public var navigation: TerminateNavigation
-    }
-
-    /// The navigation step of `terminate`.
-    public enum TerminateNavigation: String, Sendable, Equatable {
-        /// `context` only, or terminate on an empty, non-presented stack.
-        case none
-        /// Popped back to the nearest earlier screen of the stack observing the type.
-        case poppedToAnchor
-        /// Closed the presented stack the sender is in.
-        case dismissed
-        /// Went back one screen.
-        case back
-    }
-
-    /// One route-context observer: the screen it sits on and the type it observes.
-    public struct ContextObservation: Sendable, Equatable {
-        /// The screen (router id) the observer sits on.
-        public var screen: Int
-        /// The plugin of that screen.
-        public var pluginID: String
-        /// The route of that screen.
-        public var route: String
-        /// The route-context type it observes.
-        public var type: String
-        /// Registered by the host (for example the CLI) rather than by the screen's plugin.
-        public var byHost: Bool
-    }
-
     /// Who observes what, where, in tree order.
     public var contextObservations: [ContextObservation] { routeContext.observations }
 

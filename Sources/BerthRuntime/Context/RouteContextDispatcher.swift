@@ -33,10 +33,10 @@ struct RouteContextDispatcher {
     }
 
     /// Who observes what, where, in tree order.
-    var observations: [BerthHost.ContextObservation] {
+    var observations: [ContextObservation] {
         navigator.openRouters.flatMap { router in
             router.contextObservers.map { observer in
-                BerthHost.ContextObservation(screen: router.id, pluginID: router.pluginID, route: router.route, type: observer.type, byHost: !observer.isScreen)
+                ContextObservation(screen: router.id, pluginID: router.pluginID, route: router.route, type: observer.type, byHost: !observer.isScreen)
             }
         }
     }
@@ -46,11 +46,11 @@ struct RouteContextDispatcher {
     /// Dispatches a context from `sender` to matching observers: every ancestor router,
     /// nearest first, then the sender's own router. Navigation does not change.
     @discardableResult
-    func send(_ type: String, payload: [UInt8], from sender: Router) -> BerthHost.ContextDelivery {
+    func send(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery {
         navigator.topLevel {
             let receivers = dispatch(type, payload: payload, from: sender)
             noteStaysOpen(sender, after: type, receivers: receivers)
-            return BerthHost.ContextDelivery(receiverIDs: receivers, closed: [], navigation: .none)
+            return ContextDelivery(receiverIDs: receivers, closed: [], navigation: .none)
         }
     }
 
@@ -68,14 +68,14 @@ struct RouteContextDispatcher {
     /// back one screen; on an empty, non-presented stack, nothing. Every removed screen
     /// goes through the full close sequence.
     @discardableResult
-    func terminate(_ type: String, payload: [UInt8], from sender: Router) -> BerthHost.ContextDelivery {
+    func terminate(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery {
         navigator.topLevel {
             let receivers = dispatch(type, payload: payload, from: sender)
             guard sender.module?.isActive == true, let stack = sender.stack, let index = stack.routers.firstIndex(where: { $0 === sender }) else {
-                return BerthHost.ContextDelivery(receiverIDs: receivers, closed: [], navigation: .none)
+                return ContextDelivery(receiverIDs: receivers, closed: [], navigation: .none)
             }
             let before = Set(navigator.openRouters.map(\.id))
-            let navigation: BerthHost.TerminateNavigation
+            let navigation: TerminateNavigation
             if let anchor = nearestAnchor(for: type, below: index, in: stack) {
                 navigator.deactivateDetachAndPop(stack.routers[anchor + 1])
                 navigation = .poppedToAnchor
@@ -90,7 +90,7 @@ struct RouteContextDispatcher {
             }
             let closed = before.subtracting(navigator.openRouters.map(\.id)).sorted()
             events.emit(.event, .screen(sender.id), "terminate \(type): \(navigation.rawValue), \(closed.count) screen(s) closed")
-            return BerthHost.ContextDelivery(receiverIDs: receivers, closed: closed, navigation: navigation)
+            return ContextDelivery(receiverIDs: receivers, closed: closed, navigation: navigation)
         }
     }
 

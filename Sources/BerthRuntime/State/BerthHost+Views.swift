@@ -27,29 +27,8 @@ extension BerthHost {
             guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
                 throw ScreenError(.noSuchScreen, screen: id, "no screen is open")
             }
-            if module.lastTree == nil { try module.render() }
-            guard let node = module.lastTree?.firstNode(where: { $0.id == viewID }) else {
-                throw ScreenError(.noSuchScreen, screen: router.id, "screen \(router.id) has no view \(viewID) (the rendered tree lists its views)")
-            }
-            guard node.isInteractive else {
-                throw ScreenError(.takesNoInput, screen: router.id, "\(viewID) is a \(node.type); it takes no input")
-            }
-            let payload = Array(viewID.utf8) + [0] + Array(value.utf8)
-            try module.handle(action: "berth.\(kind.rawValue)", payload: payload)
-            return try module.render()
+            return try module.input(kind, view: viewID, value: value)
         }
-    }
-
-    /// One `@State` slot of an open screen.
-    public struct StateSlotInfo: Sendable, Equatable {
-        /// The view's identity, namespaced by plugin and screen.
-        public var identity: ViewIdentity
-        /// The `@State` property's position in its view.
-        public var index: UInt32
-        /// The stored value's type fingerprint.
-        public var fingerprint: UInt64
-        /// The stored value, encoded by the plugin.
-        public var bytes: [UInt8]
     }
 
     /// Every state slot of every open screen, in tree order then identity order.
