@@ -72,6 +72,9 @@ public final class BerthHost {
     let eventLog = EventLog()
     /// Everything that happened, in order (the most recent `EventLog.limit`).
     public var events: [HostEvent] { eventLog.events }
+    /// When this host was made: a generation's `loadedAt` after it says how long its plugin
+    /// waited for activation (a lazy plugin loads at its first use).
+    public let startedAt = ContinuousClock.now
     /// How long the last reload took, host side: from taking the screens out to the new
     /// generation in place (validation before it and ending the old one after it excluded).
     public var lastReloadDuration: Duration? { loader.lastReloadDuration }

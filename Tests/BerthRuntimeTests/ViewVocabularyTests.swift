@@ -18,6 +18,8 @@ struct ViewVocabularyTests {
         try plugins.host.push("inbox")
         let tree = try plugins.host.render()
         #expect(tree?.root?.screenTitle == "Inbox")
+        // The tree knows its title from the check, without building nodes; the same title.
+        #expect(tree?.screenTitle == "Inbox")
         let count = try #require(tree?.allNodes.first { $0.fields["text"]?.hasPrefix("Inbox ·") == true })
         #expect(count.id == "InboxScreen/VStack.0/Text")
         #expect(count.style.bold && count.style.foreground == "cyan" && !count.style.italic)
@@ -59,6 +61,7 @@ struct ViewVocabularyTests {
         #expect(!nodes.isEmpty)
         #expect(nodes.allSatisfy { ["Spacer", "Divider", "Picker"].contains($0.type) == false })
         #expect(nodes.allSatisfy { $0.style.isPlain && $0.fields["title"] == nil })
+        #expect(tree?.screenTitle == nil)
         let stepper = try #require(nodes.first { $0.type == "Stepper" })
         #expect(stepper.fields["label"] == "File new mail in: Inbox" && stepper.children.isEmpty)
         #expect(nodes.contains { $0.id == "InboxScreen/VStack.3/Divider" && $0.type == "Text" })

@@ -24,6 +24,13 @@ final class FrontEndHost {
         terminal = HeadlessTerminal(host: host, width: width, height: height)
     }
 
+    /// The same, with `route` opened (as most tests start).
+    convenience init(opening route: String, argument: String = "", width: Int = 80, height: Int = 24,
+                     adding extra: (PluginWorkspace) -> Void = { _ in }) throws {
+        try self.init(width: width, height: height, adding: extra)
+        try open(route, argument: argument)
+    }
+
     isolated deinit {
         terminal.app.detach()
         host.shutdown()

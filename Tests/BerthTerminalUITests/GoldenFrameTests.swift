@@ -15,16 +15,14 @@ struct GoldenFrameTests {
 
     @Test("Counter: its stepper, button, toggle and branch, its actions, and the header")
     func counter() throws {
-        let front = try FrontEndHost()
         // A tick interval long enough that no tick lands while the frame is compared.
-        try front.open("counter", argument: "3600000")
+        let front = try FrontEndHost(opening: "counter", argument: "3600000")
         GoldenFrame.check(front.terminal, "counter")
     }
 
     @Test("Counter with its details open shows the text field of the branch")
     func counterDetails() async throws {
-        let front = try FrontEndHost()
-        try front.open("counter", argument: "3600000")
+        let front = try FrontEndHost(opening: "counter", argument: "3600000")
         #expect(await front.terminal.click(on: "[ ] Details"))
         #expect(front.terminal.text.contains("[x] Details"))
         GoldenFrame.check(front.terminal, "counter-details")
@@ -32,15 +30,13 @@ struct GoldenFrameTests {
 
     @Test("Inbox: a list of rows from ForEach, each an HStack with its toggle")
     func inbox() throws {
-        let front = try FrontEndHost()
-        try front.open("inbox")
+        let front = try FrontEndHost(opening: "inbox")
         GoldenFrame.check(front.terminal, "inbox")
     }
 
     @Test("compose presented over the inbox: a boxed layer over its faint presenter")
     func composeOverInbox() async throws {
-        let front = try FrontEndHost()
-        try front.open("inbox")
+        let front = try FrontEndHost(opening: "inbox")
         #expect(await front.terminal.click(on: "< compose >"))
         #expect(front.host.visibleRouter?.route == "compose")
         GoldenFrame.check(front.terminal, "compose-over-inbox")
@@ -48,15 +44,13 @@ struct GoldenFrameTests {
 
     @Test("Greeter (a C plugin's JSON tree)")
     func greeter() throws {
-        let front = try FrontEndHost()
-        try front.open("hello")
+        let front = try FrontEndHost(opening: "hello")
         GoldenFrame.check(front.terminal, "greeter")
     }
 
     @Test("UserPicker: the list screen (actions only) and the detail screen pushed on it")
     func userPicker() async throws {
-        let front = try FrontEndHost()
-        try front.open("users")
+        let front = try FrontEndHost(opening: "users")
         GoldenFrame.check(front.terminal, "users")
         try front.host.push("user-detail", argument: Array("ada".utf8))
         front.terminal.settle()
@@ -65,8 +59,7 @@ struct GoldenFrameTests {
 
     @Test("Profile and its card")
     func profile() throws {
-        let front = try FrontEndHost()
-        try front.open("profile")
+        let front = try FrontEndHost(opening: "profile")
         GoldenFrame.check(front.terminal, "profile")
         try front.host.push("profile-card")
         front.terminal.settle()

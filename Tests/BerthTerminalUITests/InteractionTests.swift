@@ -1,6 +1,6 @@
 import Foundation
 import BerthRuntime
-import BerthTerminalUI
+@testable import BerthTerminalUI
 import BerthTestSupport
 import Testing
 
@@ -22,8 +22,7 @@ struct InteractionTests {
 
     @Test("+ and → step the focused stepper; Enter taps a button; Space flips a toggle")
     func controls() async throws {
-        let front = try FrontEndHost()
-        try front.open("counter", argument: "3600000")
+        let front = try FrontEndHost(opening: "counter", argument: "3600000")
         let terminal = front.terminal
         // The stepper is first in render order.
         await terminal.press(.character("+"))
@@ -43,8 +42,7 @@ struct InteractionTests {
 
     @Test("typing edits the focused text field at its caret, with backspace and paste")
     func typing() async throws {
-        let front = try FrontEndHost()
-        try front.open("counter", argument: "3600000")
+        let front = try FrontEndHost(opening: "counter", argument: "3600000")
         let terminal = front.terminal
         #expect(await terminal.click(on: "[ ] Details"))
         #expect(await terminal.click(on: "Note: ["))
@@ -66,9 +64,8 @@ struct InteractionTests {
 
     @Test("focus stays on the same view across re-renders no key caused and a reload")
     func focusByIdentity() async throws {
-        let front = try FrontEndHost()
         // Its own task ticks every ten minutes: the ticks below are the test's.
-        try front.open("counter", argument: "600000")
+        let front = try FrontEndHost(opening: "counter", argument: "600000")
         let terminal = front.terminal
         await terminal.press(.tab)
         await terminal.press(.tab)
@@ -90,8 +87,7 @@ struct InteractionTests {
 
     @Test("Esc goes back, dismisses a modal, and closes the root to the start screen")
     func escape() async throws {
-        let front = try FrontEndHost()
-        try front.open("inbox")
+        let front = try FrontEndHost(opening: "inbox")
         let terminal = front.terminal
         #expect(await terminal.click(on: "< compose >"))
         #expect(terminal.text.contains("✕ Dismiss"))
@@ -110,8 +106,7 @@ struct InteractionTests {
 
     @Test("an action that takes text opens the command line with 'send ACTION '")
     func actionWithText() async throws {
-        let front = try FrontEndHost()
-        try front.open("inbox")
+        let front = try FrontEndHost(opening: "inbox")
         let terminal = front.terminal
         #expect(await terminal.click(on: "< compose >"))
         #expect(await terminal.click(on: "< type >"))
@@ -144,8 +139,7 @@ struct InteractionTests {
 
     @Test("a screen taller than the terminal scrolls to keep the focused view visible")
     func scrolling() async throws {
-        let front = try FrontEndHost(width: 60, height: 9)
-        try front.open("counter", argument: "3600000")
+        let front = try FrontEndHost(opening: "counter", argument: "3600000", width: 60, height: 9)
         let terminal = front.terminal
         #expect(await terminal.click(on: "[ ] Details"))
         #expect(!terminal.text.contains("< report >"))
@@ -163,8 +157,7 @@ struct InteractionTests {
 
     @Test("a resize redraws the whole frame at the new size")
     func resize() throws {
-        let front = try FrontEndHost()
-        try front.open("counter", argument: "3600000")
+        let front = try FrontEndHost(opening: "counter", argument: "3600000")
         let terminal = front.terminal
         terminal.resize(width: 50, height: 12)
         #expect(terminal.frame.width == 50)
@@ -172,21 +165,31 @@ struct InteractionTests {
         #expect(terminal.text.contains("Count: [-] 0 [+]"))
     }
 
-    @Test("nothing changed, nothing written: a redraw of the same frame writes no bytes")
-    func noChangeNoWrite() throws {
-        let front = try FrontEndHost()
-        try front.open("counter", argument: "3600000")
+    @Test("nothing changed, nothing written: a redraw of the same frame writes no bytes and lays nothing out")
+    func noChangeNoWrite() async throws {
+        let front = try FrontEndHost(opening: "counter", argument: "3600000")
         let terminal = front.terminal
         let writes = terminal.writes.count
+        let laidOut = terminal.app.framesLaidOut
         terminal.app.draw()
         terminal.app.draw()
         #expect(terminal.writes.count == writes)
+        // Known unchanged without laying the screen out again.
+        #expect(terminal.app.framesLaidOut == laidOut)
+        // A change the host reports (a tick sent from outside the front end) is laid out
+        // and written; so is a change of the front end's own (focus).
+        try front.host.send(screen: try #require(front.host.visibleRouter?.id), action: "tick", payload: [])
+        #expect(await terminal.waitFor("ticks 1"))
+        #expect(terminal.app.framesLaidOut > laidOut && terminal.writes.count > writes)
+        let (laidOutAfterTick, writesAfterTick) = (terminal.app.framesLaidOut, terminal.writes.count)
+        terminal.app.moveFocus(by: 1)
+        terminal.app.draw()
+        #expect(terminal.app.framesLaidOut == laidOutAfterTick + 1 && terminal.writes.count == writesAfterTick + 1)
     }
 
     @Test("the inspector shows the router tree, the focused view and the plugins")
     func inspector() async throws {
-        let front = try FrontEndHost(width: 120, height: 40)
-        try front.open("counter", argument: "3600000")
+        let front = try FrontEndHost(opening: "counter", argument: "3600000", width: 120, height: 40)
         let terminal = front.terminal
         await terminal.press(.character("+"))
         await terminal.press(.function(2))
@@ -196,19 +199,24 @@ struct InteractionTests {
         #expect(text.contains("view "))
         #expect(text.contains("@State"))
         #expect(text.contains("com.example.counter loaded g1"))
+        // Under each loaded plugin: its load by phase and when it was activated; an
+        // isolated plugin's crash budget too.
+        #expect(text.contains("load ") && text.contains("(copy+hash ") && text.contains("handshake "), "\(text)")
+        #expect(text.contains(" ms after start"))
+        let isolated = front.host.plugins["com.example.counter"]?.generation?.isolation == .process
+        #expect(text.contains("crashes 0 of 3 in") == isolated, "\(text)")
         try front.host.reload("com.example.counter")
         terminal.settle()
-        #expect(terminal.text.contains("last reload: com.example.counter"))
-        #expect(terminal.text.contains("generation 1 → 2 in"))
+        #expect(terminal.text.contains("last reload: com.example.counter in "))
+        #expect(terminal.text.contains("validate ") && terminal.text.contains("reopen "), "the reload's phases: \(terminal.text)")
         await terminal.press(.function(2))
         #expect(!terminal.text.contains("Inspector"))
     }
 
     @Test("a crash of an isolated plugin closes its screen and shows a banner; Esc clears it")
     func crashBanner() async throws {
-        let front = try FrontEndHost { $0.stageCrasher(isolation: "process") }
+        let front = try FrontEndHost(opening: "org.berth.crasher/segv-action") { $0.stageCrasher(isolation: "process") }
         let terminal = front.terminal
-        try front.open("org.berth.crasher/segv-action")
         try? front.host.send(screen: try #require(front.host.visibleRouter?.id), action: "go", payload: [])
         #expect(await terminal.waitFor("crashed", timeout: .seconds(60)))
         #expect(terminal.text.contains("✖ the worker of org.berth.crasher crashed"))
@@ -231,8 +239,7 @@ struct InteractionTests {
 struct KeyFlowTests {
     @Test("route context round trip: Profile presents the picker, a user is opened and chosen, the flow ends at Profile")
     func routeContextRoundTrip() async throws {
-        let front = try FrontEndHost()
-        try front.open("profile")
+        let front = try FrontEndHost(opening: "profile")
         let terminal = front.terminal
         // Focus starts on the first action, pick; Enter presents the user picker.
         await terminal.press(.enter)
@@ -253,8 +260,7 @@ struct KeyFlowTests {
 struct LargeScreenTests {
     @Test("a 1,000-row screen: Enter taps the focused row, Tab walks down with the view following, PgDn scrolls")
     func thousandRows() async throws {
-        let front = try FrontEndHost { $0.stage("stress.json") }
-        try front.open("org.berth.stress/grid", argument: "1000")
+        let front = try FrontEndHost(opening: "org.berth.stress/grid", argument: "1000") { $0.stage("stress.json") }
         let terminal = front.terminal
         #expect(terminal.text.contains("↓ more"))
         let started = ContinuousClock.now
@@ -275,9 +281,8 @@ struct LargeScreenTests {
 struct HungPluginTests {
     @Test("an isolated plugin that stops answering is ended by the watchdog, and its verdict is the banner")
     func hungVerdict() async throws {
-        let front = try FrontEndHost { $0.stageCrasher(isolation: "process") }
+        let front = try FrontEndHost(opening: "org.berth.crasher/hang-action") { $0.stageCrasher(isolation: "process") }
         let terminal = front.terminal
-        try front.open("org.berth.crasher/hang-action")
         try? front.host.send(screen: try #require(front.host.visibleRouter?.id), action: "go", payload: [])
         #expect(await terminal.waitFor("✖ the worker of org.berth.crasher crashed", timeout: .seconds(60)))
         #expect(terminal.text.contains("unresponsive"), "\(terminal.text)")

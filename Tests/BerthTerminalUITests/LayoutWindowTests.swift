@@ -23,8 +23,7 @@ struct LayoutWindowTests {
 
     @Test("a 1,000-row list laid out for rows 500..<520 matches the whole layout there, with every target")
     func largeList() throws {
-        let front = try FrontEndHost { $0.stage("stress.json") }
-        try front.open("org.berth.stress/grid", argument: "1000")
+        let front = try FrontEndHost(opening: "org.berth.stress/grid", argument: "1000") { $0.stage("stress.json") }
         let tree = try #require(front.host.visibleRouter?.module?.lastTree?.root)
         let focus = tree.firstNode { $0.fields["label"] == "row 510: 0" }.map { FocusTarget.view($0.id) }
         #expect(focus != nil)
@@ -33,8 +32,7 @@ struct LayoutWindowTests {
 
     @Test("Inbox (HStacks, a Spacer, a bordered panel) laid out for a few rows matches the whole layout there")
     func inbox() throws {
-        let front = try FrontEndHost()
-        try front.open("inbox")
+        let front = try FrontEndHost(opening: "inbox")
         let tree = try #require(front.host.visibleRouter?.module?.lastTree?.root)
         for window in [0..<3, 2..<5, 6..<9, 10..<14] { compare(tree, window: window, focus: nil) }
     }

@@ -6,10 +6,15 @@ import Testing
 /// Tree version 2 on the terminal: Inbox's picker, its styles and its title.
 @Suite("Terminal UI: view vocabulary") @MainActor
 struct VocabularyTests {
+    /// Inbox open (it shows all of tree version 2), made anew for each test.
+    let front: FrontEndHost
+
+    init() throws {
+        front = try FrontEndHost(opening: "inbox")
+    }
+
     @Test("a Picker takes focus; ← → + - step it, Enter moves round its options, a click on an option selects it")
     func picker() async throws {
-        let front = try FrontEndHost()
-        try front.open("inbox")
         let terminal = front.terminal
         #expect(await terminal.click(on: "File new mail in"))
         guard case .view(let id)? = terminal.app.focus[front.host.visibleRouter?.id ?? 0] else {
@@ -35,8 +40,6 @@ struct VocabularyTests {
 
     @Test("emphasis and colour reach the cells; NO_COLOR (no colours) drops the colour and keeps the emphasis")
     func styles() throws {
-        let front = try FrontEndHost()
-        try front.open("inbox")
         let frame = front.terminal.frame
         let row = try #require((0..<frame.height).first { frame.line($0).contains("Inbox · 0 message(s)") })
         let count = frame[1, row].style
@@ -54,8 +57,6 @@ struct VocabularyTests {
 
     @Test("a screen's title names it in the title bar and the heading; the route stays beside it")
     func title() throws {
-        let front = try FrontEndHost()
-        try front.open("inbox")
         let text = front.terminal.text
         #expect(text.hasPrefix(" berth · Inbox "))
         #expect(text.contains(" Inbox  com.example.inbox/inbox · screen 1"))

@@ -32,12 +32,19 @@ public struct ReloadTimings: Sendable, Equatable {
     }
 }
 
-/// What loading one generation cost, by phase (a connection measures its own load).
-package struct LoadTimings: Sendable, Equatable {
-    package var copyAndHash: Duration = .zero
-    package var dlopen: Duration = .zero
-    package var handshake: Duration = .zero
+/// What loading one generation cost, by phase (a connection measures its own load; an
+/// inspector reads it from `PluginGeneration.loadTimings`).
+public struct LoadTimings: Sendable, Equatable {
+    /// The shadow copy, hashed as it is written.
+    public internal(set) var copyAndHash: Duration = .zero
+    /// `dlopen` of the copy and `dlsym` of the entry (isolated: starting the worker process).
+    public internal(set) var dlopen: Duration = .zero
+    /// The entry call and the table checks (isolated: the `hello` round trip).
+    public internal(set) var handshake: Duration = .zero
     package init() {}
+
+    /// The three phases together.
+    public var total: Duration { copyAndHash + dlopen + handshake }
 }
 
 extension ContinuousClock.Instant {

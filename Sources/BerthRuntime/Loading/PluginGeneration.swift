@@ -41,6 +41,12 @@ public final class PluginGeneration {
     /// plugins of a worker group), for an isolated generation whose worker runs.
     public var workerProcessorTime: Duration? { (connection as? IsolatedPlugin)?.group.worker.processorTime }
 
+    /// What its load cost, phase by phase.
+    public var loadTimings: LoadTimings { connection.loadTimings }
+    /// When it was loaded (its plugin's activation, for a first generation: at start, or
+    /// at first use for a lazy plugin).
+    public let loadedAt = ContinuousClock.now
+
     /// The plugin side of the seam.
     let connection: any PluginConnection
 

@@ -74,6 +74,13 @@ public final class PluginRecord {
         }
     }
 
+    /// Worker crashes within the last `window` (the crash budget spends `crashLimit` of them
+    /// in `crashWindow`: `IsolationSettings`); for an inspector.
+    public func crashes(within window: Duration) -> Int {
+        let now = ContinuousClock.now
+        return crashes.times.filter { now - $0 <= window }.count
+    }
+
     // MARK: Events
 
     /// `generation` is in place (a load, or a reload's new generation).

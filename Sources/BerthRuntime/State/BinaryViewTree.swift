@@ -15,6 +15,8 @@ struct BinaryViewTree: Sendable {
     let nodeCount: Int
     /// The branch each `if` took, by identity path (the first node wins on a repeated id).
     let branches: [String: Bool]
+    /// The first `title` field in pre-order (the screen's title), found by the check.
+    let title: String?
 
     /// What the header and definitions said, before the tree is accepted.
     struct Header {
@@ -80,14 +82,15 @@ struct BinaryViewTree: Sendable {
         self.paths = paths
         self.nodesStart = header.nodesStart
         self.nodeCount = header.nodeCount
-        self.branches = try checked.get()
+        (self.branches, self.title) = try checked.get()
     }
 
     /// The check of every node, over the tree's bytes in place: the render pass's hot loop
     /// (10,000 nodes in P5), so each node's fixed part is read with one bounds check.
-    private static func checkNodes(_ reader: TreeReader, count nodeCount: Int, paths: [String]) -> Result<[String: Bool], ViewTreeError> {
+    private static func checkNodes(_ reader: TreeReader, count nodeCount: Int, paths: [String]) -> Result<([String: Bool], String?), ViewTreeError> {
         var reader = reader
         var branches: [String: Bool] = [:]
+        var title: String?
         // Children still expected at each open level; the root level expects one node.
         var open: [Int] = [nodeCount > 0 ? 1 : 0]
         do throws(ViewTreeError) {
@@ -99,6 +102,10 @@ struct BinaryViewTree: Sendable {
                 guard Self.knownKinds.contains(node.kind) else { throw ViewTreeError("node \(index) has unknown kind \(node.kind)") }
                 guard node.fields & ~Self.knownFields == 0 else { throw ViewTreeError("node \(index) has unknown field bits \(node.fields)") }
                 guard node.identity < paths.count else { throw ViewTreeError("node \(index) names identity \(node.identity), which no tree defined") }
+                if title == nil, node.fields & UInt8(BERTH_VIEW_FIELD_TITLE) != 0 {
+                    var titleReader = reader
+                    title = try? titleReader.title(after: node.fields)
+                }
                 let branch = try reader.skipFields(node.fields)
                 if node.kind == UInt8(BERTH_VIEW_IF), let branch, branches[paths[node.identity]] == nil { branches[paths[node.identity]] = branch }
                 if node.children > 0 { open.append(node.children) }
@@ -108,7 +115,7 @@ struct BinaryViewTree: Sendable {
         } catch {
             return .failure(error)
         }
-        return .success(branches)
+        return .success((branches, title))
     }
 
     /// The root node, with every node below it.
@@ -191,6 +198,12 @@ private struct TreeReader {
         if fields & UInt8(BERTH_VIEW_FIELD_STYLE) != 0 { try skip(4, "style") }
         if fields & UInt8(BERTH_VIEW_FIELD_TITLE) != 0 { try skip(Int(try u32("title length")), "title") }
         return branch
+    }
+
+    /// The title field of a node whose other fields start here (the title is the last field).
+    mutating func title(after fields: UInt8) throws(ViewTreeError) -> String {
+        _ = try skipFields(fields & ~UInt8(BERTH_VIEW_FIELD_TITLE))
+        return try string("title", length: "title length")
     }
 
     @inline(__always)

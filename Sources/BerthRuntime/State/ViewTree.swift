@@ -34,6 +34,15 @@ public struct ViewTree: Sendable {
         }
     }
 
+    /// The screen's title: the first `title` field in pre-order, if any (`ViewNode.screenTitle`).
+    /// A binary tree found it when it was checked: asking builds no nodes.
+    public var screenTitle: String? {
+        switch storage {
+        case .binary(let tree): tree.title
+        case .nodes(let root): root.screenTitle
+        }
+    }
+
     /// Every node, depth first.
     public var allNodes: [ViewNode] { root?.allNodes ?? [] }
 

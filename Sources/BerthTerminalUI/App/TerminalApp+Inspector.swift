@@ -40,6 +40,7 @@ extension TerminalApp {
         }
 
         lines += ["", "Plugins"]
+        let isolation = host.configuration.isolation
         for id in host.plugins.keys.sorted() {
             guard let record = host.plugins[id] else { continue }
             var line = "  \(id) \(record.stateName)"
@@ -52,11 +53,29 @@ extension TerminalApp {
                 }
             }
             lines.append(line)
+            // Under it: what its load cost, when it was activated, and its crash budget.
+            var detail: [String] = []
+            if let generation = record.generation {
+                let load = generation.loadTimings
+                detail.append("load \(Self.milliseconds(load.total)) ms (copy+hash \(Self.milliseconds(load.copyAndHash)) · "
+                    + "dlopen \(Self.milliseconds(load.dlopen)) · handshake \(Self.milliseconds(load.handshake)))")
+                detail.append("activated \(Self.milliseconds(generation.loadedAt - host.startedAt)) ms after start")
+            }
+            if isolation.mode(for: record.source.manifest) == .process {
+                detail.append("crashes \(record.crashes(within: isolation.crashWindow)) of \(isolation.crashLimit) in \(isolation.crashWindow)")
+            }
+            for item in detail { lines += Self.wrapped(item, columns: columns) }
         }
-        // The last reload's event names its phases (validate, copy+hash, dlopen, …).
+        // The last reload, phase by phase (the phases that ran).
         if let reload = host.events.last(where: { $0.kind == .reloaded }) {
-            lines.append("  last reload: \(reload.subject)")
-            lines += ViewLayout.wrapped(reload.message, width: max(columns - 4, 10)).rows.map { "    " + String($0.map(\.character)) }
+            let timings = reload.reloadTimings
+            lines.append("  last reload: \(reload.subject)" + (timings.map { " in \(Self.milliseconds($0.total)) ms" } ?? ""))
+            if let timings {
+                let phases = timings.phases.filter { $0.duration > .zero }.map { "\($0.name) \(Self.milliseconds($0.duration))" }
+                lines += Self.wrapped(phases.joined(separator: " · ") + " ms", columns: columns)
+            } else {
+                lines += Self.wrapped(reload.message, columns: columns)
+            }
         }
         lines += ["", "Events and output"]
         lines += log.suffix(max(rows - lines.count, 3)).map { "  " + $0 }
@@ -69,6 +88,18 @@ extension TerminalApp {
         if bytes.count == 1, bytes[0] <= 1 { return bytes[0] == 1 ? "true" : "false" }
         if let text = String(validating: bytes, as: UTF8.self), text.allSatisfy({ !$0.isNewline }) { return "\"\(text)\"" }
         return "\(bytes.count) bytes"
+    }
+
+    /// `text` broken to fit the panel, each line indented under its plugin.
+    private static func wrapped(_ text: String, columns: Int) -> [String] {
+        ViewLayout.wrapped(text, width: max(columns - 4, 10)).rows.map { "    " + String($0.map(\.character)) }
+    }
+
+    /// A duration in milliseconds with two decimals (`12.34`); negative ones as 0.
+    static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let hundredths = max(Int(seconds) * 100_000 + Int(attoseconds / 10_000_000_000_000), 0)
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
     }
 
     /// A process's processor time so far, user and system (`/proc/PID/stat`), as `1.23 s`.

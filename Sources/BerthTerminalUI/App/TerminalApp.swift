@@ -49,6 +49,14 @@ public final class TerminalApp {
     /// Set while the front end itself calls the host, so its own operations do not ask
     /// for another frame (the frame after the input is drawn anyway).
     private var operating = false
+    /// Whether the host reported a change (any outermost operation ended, the front end's
+    /// own included) since the last frame was laid out.
+    private var hostChangedSinceFrame = true
+    /// The front end's own part of the last frame laid out: with no host change since and
+    /// the same key, the next frame would be the same, so it is not laid out at all.
+    private var drawnKey: FrameKey?
+    /// Frames laid out so far (an unchanged one is skipped before layout); for tests.
+    private(set) var framesLaidOut = 0
     private var changeToken: Int?
     private var eventToken: Int?
     /// Told when a redraw is wanted (the run loop wakes up; a headless driver notes it).
@@ -83,6 +91,7 @@ public final class TerminalApp {
     }
 
     private func hostChanged() {
+        hostChangedSinceFrame = true
         guard !operating else { return }
         requestRedraw()
     }
@@ -128,26 +137,59 @@ public final class TerminalApp {
     public func draw() {
         redrawPending = false
         renderVisibleIfNeeded()
+        // Nothing the host shows changed and nothing of the front end's own: the frame on
+        // the terminal is the one this would make. The inspector's figures (CPU, memory)
+        // move on their own, so a frame with it open is always made.
         let size = screen.size
+        let key = frameKey(size: size)
+        if !hostChangedSinceFrame, onScreen != nil, !showsInspector, key == drawnKey { return }
+        framesLaidOut += 1
         var scene = makeScene()
         var frame = Renderer.render(scene, width: size.width, height: size.height)
-        let key = visibleKey
+        let screenKey = key.screen
         // Focus kept by identity; when its target went away, the nearest one in the order.
         if scene.focus.map({ !frame.focusOrder.contains($0) }) ?? true, !frame.focusOrder.isEmpty {
-            let index = min(focusIndex[key] ?? 0, frame.focusOrder.count - 1)
-            focus[key] = frame.focusOrder[index]
+            let index = min(focusIndex[screenKey] ?? 0, frame.focusOrder.count - 1)
+            focus[screenKey] = frame.focusOrder[index]
             scene.focus = frame.focusOrder[index]
-            scene.caret = caret(for: scene.focus, key: key)
+            scene.caret = caret(for: scene.focus, key: screenKey)
             frame = Renderer.render(scene, width: size.width, height: size.height)
         }
-        scroll[key] = frame.scroll
-        if let focused = focus[key], let index = frame.focusOrder.firstIndex(of: focused) { focusIndex[key] = index }
+        scroll[screenKey] = frame.scroll
+        if let focused = focus[screenKey], let index = frame.focusOrder.firstIndex(of: focused) { focusIndex[screenKey] = index }
         rendered = frame
+        hostChangedSinceFrame = false
+        drawnKey = frameKey(size: size)
         let bytes = writer.update(from: onScreen?.frame, cursor: onScreen?.cursor, to: frame.frame, cursor: frame.cursor)
         onScreen = (frame.frame, frame.cursor)
         guard !bytes.isEmpty else { return }
         framesWritten += 1
         screen.write(bytes)
+    }
+
+    /// What a frame shows besides the host's state: the terminal's size, the screen in
+    /// front, and the front end's focus, scroll, carets, banner, status, command line and
+    /// whether the inspector is open.
+    private struct FrameKey: Equatable {
+        var width: Int
+        var height: Int
+        var screen: Int
+        var focus: FocusTarget?
+        var scroll: Int?
+        var followFocus: Bool
+        var carets: [String: Int]?
+        var banner: String?
+        var message: String?
+        var commandLine: String?
+        var commandCaret: Int?
+        var inspector: Bool
+    }
+
+    private func frameKey(size: (width: Int, height: Int)) -> FrameKey {
+        let screen = visibleKey
+        return FrameKey(width: size.width, height: size.height, screen: screen, focus: focus[screen], scroll: scroll[screen],
+                        followFocus: followFocus, carets: carets[screen], banner: banner, message: message,
+                        commandLine: commandLine?.text, commandCaret: commandLine?.caret, inspector: showsInspector)
     }
 
     /// Forgets what is on the terminal, so the next frame is drawn whole (after a resize,
@@ -245,7 +287,7 @@ public final class TerminalApp {
         var content = ScreenContent(heading: "\(router.pluginID)/\(router.route) · screen \(router.id)", actions: host.declaredActions(of: router))
         if let module, module.canRender {
             content.tree = module.lastTree?.root
-            content.title = content.tree?.screenTitle
+            content.title = module.lastTree?.screenTitle
         }
         if content.tree == nil {
             content.note = content.actions.isEmpty ? "This screen shows no views." : "This screen shows no views; its actions are below."

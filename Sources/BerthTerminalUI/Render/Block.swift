@@ -15,7 +15,7 @@ struct Block {
     init(rows: [[Cell]] = [], targets: [PlacedTarget] = []) {
         self.rows = rows
         self.targets = targets
-        width = rows.map(\.count).max() ?? 0
+        for row in rows where row.count > width { width = row.count }
     }
 
     /// `height` empty rows standing for `width` columns of cells nobody will see.
@@ -32,7 +32,15 @@ struct Block {
 
     /// `other` below this block, indented by `columns` with `gutter` in the indent on the
     /// rows of `other` in `shown` (its own row numbers; the others stay placeholders).
-    mutating func appendBelow(_ other: Block, indent columns: Int, gutter: [Cell], shown: Range<Int>) {
+    mutating func appendBelow(_ other: consuming Block, indent columns: Int, gutter: [Cell], shown: Range<Int>) {
+        guard !rows.isEmpty || !targets.isEmpty || width > other.width + columns else {
+            // The first child of a list: shifted in place, not copied target by target.
+            self = consume other
+            for index in shown.clamped(to: 0..<rows.count) { rows[index] = gutter + rows[index] }
+            for index in targets.indices { targets[index].column += columns }
+            width += columns
+            return
+        }
         let offset = rows.count
         rows += other.rows
         for index in shown.clamped(to: 0..<other.rows.count) { rows[offset + index] = gutter + rows[offset + index] }
@@ -45,8 +53,21 @@ struct Block {
         }
     }
 
+    /// A placeholder row below this block standing for `columns` cells after `indent`
+    /// columns, with the control `view` (if any) over them: a row outside the viewport,
+    /// added with no block of its own.
+    mutating func appendHiddenRow(columns: Int, view: String?, indent: Int) {
+        if let view { targets.append(PlacedTarget(target: .view(view), row: rows.count, column: indent, width: columns)) }
+        rows.append([])
+        width = max(width, columns + indent)
+    }
+
     /// `other` below this block.
     mutating func appendBelow(_ other: Block) {
+        guard !rows.isEmpty || !targets.isEmpty || width > other.width else {
+            self = other
+            return
+        }
         let offset = rows.count
         rows += other.rows
         width = max(width, other.width)

@@ -33,7 +33,8 @@ public enum Renderer {
     /// Draws `scene` on a `width` × `height` frame.
     public static func render(_ scene: Scene, width: Int, height: Int) -> RenderedFrame {
         var frame = Frame(width: width, height: height)
-        var result = RenderedFrame(frame: frame, targets: [], focusOrder: [], cursor: nil, scroll: 0, contentHeight: 0, viewportHeight: 0)
+        // The result takes the frame at the end (holding it now would copy it on first write).
+        var result = RenderedFrame(frame: Frame(width: 0, height: 0), targets: [], focusOrder: [], cursor: nil, scroll: 0, contentHeight: 0, viewportHeight: 0)
         guard width >= 10, height >= 4 else {
             frame.put("too small", column: 0, row: 0)
             result.frame = frame
@@ -108,7 +109,8 @@ public enum Renderer {
         let shownFirst = max(scene.scroll, 0)
         var layout = ViewLayout(width: area.width, focus: scene.focus, caret: scene.caret, shown: shownFirst..<shownFirst + viewport)
         var block = contentBlock(scene.content, layout: &layout, width: area.width)
-        result.focusOrder = block.targets.map(\.target).filter(\.isFocusable)
+        result.focusOrder.reserveCapacity(block.targets.count)
+        for placed in block.targets where placed.target.isFocusable { result.focusOrder.append(placed.target) }
         result.contentHeight = block.height
         result.viewportHeight = max(area.height, 0)
 

@@ -85,16 +85,31 @@ struct ViewLayout {
         case "List":
             var block = Block()
             let gutter = [Cell("│", style: .faint), Cell(" ", style: .faint)]
-            for child in node.children {
-                let start = caretBase.row + block.height
-                let childBlock = layout(child, width: width - 2, caretBase: (start, caretBase.column + 2))
-                block.appendBelow(childBlock, indent: 2, gutter: gutter, shown: shown(from: start) ?? 0..<childBlock.height)
+            node.children.withUnsafeBufferPointer { children in
+                for index in children.indices {
+                    let start = caretBase.row + block.height
+                    if let hidden = hiddenRow(children[index], width: width - 2, row: start) {
+                        block.appendHiddenRow(columns: hidden.columns, view: hidden.focusable ? children[index].id : nil, indent: 2)
+                        continue
+                    }
+                    let childBlock = layout(children[index], width: width - 2, caretBase: (start, caretBase.column + 2))
+                    let rows = shown(from: start) ?? 0..<childBlock.height
+                    block.appendBelow(childBlock, indent: 2, gutter: gutter, shown: rows)
+                }
             }
             return block
         case "VStack", "Group", "ForEach", "if":
             var block = Block()
-            for child in node.children {
-                block.appendBelow(layout(child, width: width, caretBase: (caretBase.row + block.height, caretBase.column)))
+            // Children borrowed from the buffer, not copied one by one (a 1,000-row list).
+            node.children.withUnsafeBufferPointer { children in
+                for index in children.indices {
+                    let start = caretBase.row + block.height
+                    if let hidden = hiddenRow(children[index], width: width, row: start) {
+                        block.appendHiddenRow(columns: hidden.columns, view: hidden.focusable ? children[index].id : nil, indent: 0)
+                        continue
+                    }
+                    block.appendBelow(layout(children[index], width: width, caretBase: (start, caretBase.column)))
+                }
             }
             return block
         default:
@@ -105,6 +120,55 @@ struct ViewLayout {
             }
             return block
         }
+    }
+
+    /// A child of a stack that is one row outside `shown`, measured without a block of its
+    /// own: its columns and its target. Nil when it is shown, may take more rows (wrapped
+    /// text, padding, a border, a picker's options, children) or is a kind measured in full.
+    /// A 1,000-row list is mostly such rows, so this reads each node's fields once, hashing
+    /// nothing, and makes no text.
+    @inline(__always)
+    private func hiddenRow(_ node: ViewNode, width: Int, row: Int) -> HiddenRow? {
+        guard width > 0, isHidden(row: row), node.children.isEmpty else { return nil }
+        var label = "", text = "", value = "?"
+        for (key, field) in node.fields {
+            switch key {
+            case "label": label = field
+            case "text": text = field
+            case "value": value = field
+            case "padding", "border": return nil
+            default: break
+            }
+        }
+        let columns: Int
+        switch node.type {
+        case "Button": columns = Self.columns(label) + 4
+        case "Toggle": columns = Self.columns(label) + 4
+        case "Stepper": columns = Self.columns(label) + Self.columns(value) + 10
+        case "Text":
+            guard !text.contains("\n") else { return nil }
+            let count = Self.columns(text)
+            guard count <= width else { return nil }
+            return HiddenRow(columns: count, focusable: false)
+        case "Spacer": return HiddenRow(columns: 0, focusable: false)
+        default: return nil
+        }
+        return HiddenRow(columns: min(columns, width), focusable: true)
+    }
+
+    /// What a stack needs of a hidden one-row child: its columns, and whether it is a
+    /// control (its identity is the target). Plain values: nothing to retain per row.
+    private struct HiddenRow {
+        var columns: Int
+        var focusable: Bool
+    }
+
+    /// The columns `text` takes (one per character): its byte count when it is ASCII with
+    /// no carriage return (each byte a character), else its characters counted.
+    static func columns(_ text: String) -> Int {
+        var text = text
+        let ascii = text.withUTF8 { bytes in bytes.allSatisfy { $0 < 0x80 && $0 != 0x0D } }
+        return ascii ? text.utf8.count : text.count
     }
 
     /// Children left to right, one column apart; Spacers share the width left over, a
