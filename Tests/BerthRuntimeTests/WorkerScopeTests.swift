@@ -22,6 +22,18 @@ struct WorkerScopeTests {
         return host
     }
 
+    /// A host with one screen of the fixture open.
+    private func oneScreen() throws -> (BerthHost, Router) {
+        let host = try host()
+        return (host, try host.push("scoped"))
+    }
+
+    /// A host with two screens of the fixture open, the second on top.
+    private func twoScreens() throws -> (BerthHost, Router, Router) {
+        let host = try host()
+        return (host, try host.push("scoped"), try host.push("scoped"))
+    }
+
     private func send(_ host: BerthHost, _ screen: Router, _ action: String, _ word: String) throws {
         try host.send(screen: screen.id, action: action, payload: Array(word.utf8))
     }
@@ -52,8 +64,7 @@ struct WorkerScopeTests {
 
     @Test("each action has a request scope of its own: one instance within it, released when it returns")
     func requestScope() throws {
-        let host = try host()
-        let screen = try host.push("scoped")
+        let (host, screen) = try oneScreen()
         try send(host, screen, "resolve", "request")
         try send(host, screen, "resolve", "request")
         #expect(recorder.matching("resolved request #").allSatisfy { $0.hasSuffix("same=1") })
@@ -65,9 +76,7 @@ struct WorkerScopeTests {
 
     @Test("a plugin begins and ends sessions: one instance per session, released when it ends")
     func sessions() throws {
-        let host = try host()
-        let first = try host.push("scoped")
-        let second = try host.push("scoped")
+        let (host, first, second) = try twoScreens()
         #expect { try send(host, first, "resolve", "session") } throws: { error in
             "\(error)".contains("is session-scoped but no session is current")
         }
@@ -86,11 +95,78 @@ struct WorkerScopeTests {
         #expect(Set(numbers("made session #")).count == 2)
     }
 
-    @Test("a singleton is shared by every screen and released, before the code goes, when its provider unloads")
-    func singletonUntilUnload() throws {
+    @Test("a resolve answered again without the host (a worker remembers it) never outlives its scope: a session replaced by the plugin, ended by the host, or ended from another thread")
+    func rememberedResolvesEndWithTheirScope() throws {
+        let (host, screen) = try oneScreen()
+        try send(host, screen, "begin", "alice")
+        try send(host, screen, "resolve", "session")
+        // Replaced within one call: alice's instance is released before session_begin returns.
+        try send(host, screen, "renew", "bob")
+        var made = numbers("made session #")
+        #expect(made.count == 2)
+        let renewed = recorder.matching("renewed #")
+        #expect(renewed.count == 1 && renewed[0].hasSuffix("renewed #\(made[0]) -> #\(made[1])"), "\(renewed)")
+        #expect(numbers("released session #") == [made[0]])
+        // Ended by the host between calls.
+        host.endSession()
+        #expect { try send(host, screen, "resolve", "session") } throws: { "\($0)".contains("is session-scoped but no session is current") }
+        host.beginSession("carol")
+        try send(host, screen, "resolve", "session")
+        try send(host, screen, "resolve", "session")
+        made = numbers("made session #")
+        #expect(made.count == 3 && numbers("resolved session #").suffix(2) == [made[2], made[2]], "carol's own instance, made once")
+        // Ended by an embedding app on another thread while the main actor waits (so no job
+        // of it runs in between): released before the worker's next call.
+        let scopes = host.scopes
+        let ended = DispatchSemaphore(value: 0)
+        Thread {
+            scopes.endSession()
+            ended.signal()
+        }.start()
+        ended.wait()
+        #expect { try send(host, screen, "resolve", "session") } throws: { "\($0)".contains("is session-scoped but no session is current") }
+        #expect(numbers("released session #") == made)
+        host.close(screen)
+        #expect(host.scopes.liveScopes.allSatisfy { $0.keys.isEmpty }, "\(host.scopes.liveScopes.map(\.keys))")
+    }
+
+    @Test("a screen's remembered resolves go with it: a screen opened later resolves its own instance, and the singleton it shares is the same")
+    func rememberedResolvesOfAClosedScreen() throws {
         let host = try host()
         let first = try host.push("scoped")
+        try send(host, first, "resolve", "screen")
+        try send(host, first, "resolve", "singleton")
+        host.close(first)
         let second = try host.push("scoped")
+        try send(host, second, "resolve", "screen")
+        try send(host, second, "resolve", "singleton")
+        let screens = numbers("made screen #")
+        #expect(screens.count == 2 && numbers("resolved screen #") == screens, "each screen its own instance")
+        #expect(numbers("released screen #") == [screens[0]])
+        #expect(Set(numbers("resolved singleton #")).count == 1 && numbers("made singleton #").count == 1)
+    }
+
+    @Test("ending a screen's scope leaves the session's; ending the session leaves the screens'")
+    func hierarchicalClearing() throws {
+        let (host, first, second) = try twoScreens()
+        try send(host, second, "begin", "alice")
+        try send(host, second, "resolve", "session")
+        host.close(second)
+        let screens = numbers("made screen #")
+        #expect(numbers("released screen #") == [screens[1]], "the closed screen's instance only")
+        #expect(numbers("released session #").isEmpty)
+        try send(host, first, "resolve", "session")
+        #expect(Set(numbers("resolved session #")).count == 1, "the session's instance goes on")
+        host.endSession()
+        #expect(numbers("released session #") == numbers("made session #"))
+        try send(host, first, "resolve", "screen")
+        #expect(numbers("resolved screen #") == [screens[0]], "the open screen's instance goes on")
+        #expect(numbers("released screen #") == [screens[1]])
+    }
+
+    @Test("a singleton is shared by every screen and released, before the code goes, when its provider unloads")
+    func singletonUntilUnload() throws {
+        let (host, first, second) = try twoScreens()
         try send(host, first, "resolve", "singleton")
         try send(host, second, "resolve", "singleton")
         #expect(Set(numbers("resolved singleton #")).count == 1)
@@ -107,8 +183,7 @@ struct WorkerScopeTests {
 
     @Test("a reload releases the old generation's instances; the next resolve makes one with the new code")
     func reloadReleases() throws {
-        let host = try host()
-        let screen = try host.push("scoped")
+        let (host, screen) = try oneScreen()
         try send(host, screen, "resolve", "singleton")
         try host.reload("org.berth.scoped")
         #expect(numbers("released singleton #").count == 1)
@@ -120,8 +195,7 @@ struct WorkerScopeTests {
 
     @Test("a factory's failure reaches the resolving plugin with its message, and nothing is kept")
     func failingFactory() throws {
-        let host = try host()
-        let screen = try host.push("scoped")
+        let (host, screen) = try oneScreen()
         #expect { try send(host, screen, "key", "org.berth.scoped/failing") } throws: { error in
             "\(error)".contains("the factory failed") && "\(error)".contains("the failing service never makes one")
         }
@@ -142,7 +216,7 @@ struct WorkerScopeTests {
         #expect(recorder.matching("greeting service created").isEmpty, "nothing was made")
     }
 
-    @Test("Stress's resolve screen (the P10 and P11 benchmarks) resolves its screen and session services many times in one action")
+    @Test("Stress's resolve screen (the P10 and P11 benchmarks) resolves its screen, session and request services many times in one action")
     func stressResolves() throws {
         workspace.stage("stress.json")
         let host = try workspace.makeHost(recorder: recorder)
@@ -150,8 +224,9 @@ struct WorkerScopeTests {
         let screen = try host.push("resolve")
         try send(host, screen, "screen", "50")
         try send(host, screen, "session", "25")
+        try send(host, screen, "request", "25")
         let tree = try #require(try host.render())
-        #expect(tree.allNodes.compactMap { $0.fields["text"] } == ["resolved 75"])
+        #expect(tree.allNodes.compactMap { $0.fields["text"] } == ["resolved 100"])
         #expect { try send(host, screen, "other", "1") } throws: { "\($0)".contains("no action 'other'") }
     }
 }

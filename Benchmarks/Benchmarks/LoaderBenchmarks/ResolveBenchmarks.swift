@@ -4,9 +4,10 @@ import Foundation
 
 // A plugin's own cached resolves (Stress's "resolve" screen resolves N times in one action,
 // N the iteration's scaled count, so each figure is per resolve, the action's own cost
-// spread over a thousand): from a worker group against the same resolve in process, and a
-// session-scoped resolve from a worker (a round trip to the host's scopes) against a bare
-// socketpair round trip. Docs/benchmarks.md reports the ratios.
+// spread over a thousand): from a worker group (answered in the worker) against the same
+// resolve in process, and a request-scoped resolve from a worker (the kind that is a round
+// trip to the host's scopes every time) against a bare socketpair round trip.
+// Docs/benchmarks.md reports the ratios.
 
 /// A host with Stress loaded (`isolation`, in `group` when given) and its resolve screen open.
 @MainActor
@@ -16,8 +17,8 @@ private func resolveFixture(isolation: IsolationMode, group: String? = nil) thro
     return fixture
 }
 
-/// Measures one action of `benchmark.scaledIterations.count` resolves of `kind` ("screen"
-/// or "session") on the fixture's visible screen.
+/// Measures one action of `benchmark.scaledIterations.count` resolves of `kind` ("screen",
+/// "session" or "request") on the fixture's visible screen.
 private func measureResolves(_ kind: String, _ benchmark: Benchmark) {
     onMainActor(with: benchmark) { benchmark in
         guard let host = screenFixture?.host, let screen = host.visibleRouter?.id else { fatalError("setup did not run") }
@@ -50,8 +51,8 @@ func registerResolveBenchmarks() {
         onMainActor { screenFixture?.tearDown(); screenFixture = nil }
     }
 
-    Benchmark("isolated session resolve, host round trip (Stress, session scope)", configuration: perResolve) { benchmark in
-        measureResolves("session", benchmark)
+    Benchmark("isolated request resolve, host round trip (Stress, request scope)", configuration: perResolve) { benchmark in
+        measureResolves("request", benchmark)
     } setup: {
         try onMainActor { screenFixture = try resolveFixture(isolation: .process) }
     } teardown: {

@@ -2,7 +2,8 @@ internal import CBerth
 
 /// `service_register` and `service_resolve` in a worker: the declaration stays here, the
 /// host registers its key and owns the scopes; a resolve asks the host which instance the
-/// current scope holds (made here, by a nested request, when it holds none yet).
+/// current scope holds (made here, by a nested request, when it holds none yet), once per
+/// screen and key while that instance lives (`WorkerServices` remembers the answer).
 extension WorkerHostCalls {
     static func serviceRegister(_ plugin: OpaquePointer?, _ service: UnsafePointer<berth_service_v1>?, _ error: ErrorPointer) -> berth_status {
         onMainThread((plugin, service, error), error: error) { arguments, session in
@@ -40,11 +41,15 @@ extension WorkerHostCalls {
             guard let screen = WorkerScreen.from(handle) else {
                 return HostServices.fill(error, BERTH_ERR_NOT_FOUND, "service_resolve \(name): the screen handle is not an open screen")
             }
+            if let pointer = session.services.remembered(screen: screen.hostScreenID, key: name) {
+                out?.pointee = pointer
+                return berth_status(BERTH_OK)
+            }
             guard let reply = forward(.serviceResolve(screen: screen.hostScreenID, key: name), in: session, error: error) else {
                 return berth_status(BERTH_ERR_FAILED)
             }
             guard case .created(let status, let instance) = reply, status.isOK else { return finish(reply.status, error) }
-            guard let pointer = session.services.pointer(of: instance) else {
+            guard let pointer = session.services.answer(screen: screen.hostScreenID, key: name, instance: instance) else {
                 return HostServices.fill(error, BERTH_ERR_STATE, "service_resolve \(name): the host named instance \(instance), which this worker does not hold")
             }
             out?.pointee = pointer

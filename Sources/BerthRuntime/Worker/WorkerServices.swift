@@ -3,6 +3,13 @@ internal import CBerth
 /// A plugin's own services in its worker: the declarations it registered and the instances
 /// their `create` made, each by a token. The host keeps every instance's token in its
 /// scopes and says when to make and release one; the pointers never leave this process.
+///
+/// A screen's resolves are remembered: after the host named the instance of a key for a
+/// screen (its screen scope, the session, the singleton), the next resolve of that key from
+/// that screen is answered here. The host releases an instance exactly when the scope
+/// holding it ends (a close, a session's end, an unload or reload), and the release forgets
+/// every answer naming it, so an answer never outlives its scope. Request-scoped instances
+/// are not remembered: each request is a scope of its own, known only to the host.
 @MainActor
 final class WorkerServices {
     /// Each with the member (plugin) that registered it.
@@ -11,6 +18,15 @@ final class WorkerServices {
     /// Creation order, for releasing what the host left (newest first).
     private var order: [UInt64] = []
     private var nextToken: UInt64 = 1
+    /// The instance each screen resolved for a key, and the answers naming each instance.
+    private var resolved: [Resolved: (instance: UInt64, pointer: UnsafeMutableRawPointer)] = [:]
+    private var answers: [UInt64: [Resolved]] = [:]
+
+    /// One screen's resolve of one key.
+    private struct Resolved: Hashable {
+        let screen: UInt64
+        let key: String
+    }
 
     private func takeToken() -> UInt64 {
         defer { nextToken += 1 }
@@ -46,13 +62,34 @@ final class WorkerServices {
         return .created(.ok, instance: instance)
     }
 
-    /// The pointer of an instance the host named.
-    func pointer(of instance: UInt64) -> UnsafeMutableRawPointer? {
-        instances[instance]?.pointer
+    /// The instance the host named for `screen`'s resolve of `key` before, while its scope lasts.
+    func remembered(screen: UInt64, key: String) -> UnsafeMutableRawPointer? {
+        resolved[Resolved(screen: screen, key: key)]?.pointer
+    }
+
+    /// The host named `instance` for `screen`'s resolve of `key`: its pointer, remembered
+    /// unless its scope is a request's. nil when this worker does not hold it.
+    func answer(screen: UInt64, key: String, instance: UInt64) -> UnsafeMutableRawPointer? {
+        guard let (_, declaration, pointer) = instances[instance] else { return nil }
+        guard declaration.kind != .request else { return pointer }
+        let answer = Resolved(screen: screen, key: key)
+        resolved[answer] = (instance, pointer)
+        answers[instance, default: []].append(answer)
+        return pointer
+    }
+
+    /// The screen is gone: its answers go too (a screen's own instances go with its scope).
+    func forget(screen: UInt64) {
+        for (answer, value) in resolved where answer.screen == screen {
+            resolved[answer] = nil
+            answers[value.instance]?.removeAll { $0 == answer }
+        }
     }
 
     /// The provider's `release` of one instance (once; a token released before is ignored).
+    /// Every answer naming it is forgotten first.
     func release(instance token: UInt64) {
+        for answer in answers.removeValue(forKey: token) ?? [] { resolved[answer] = nil }
         guard let (_, declaration, pointer) = instances.removeValue(forKey: token) else { return }
         order.removeAll { $0 == token }
         HostCall.run { declaration.release(pointer) }

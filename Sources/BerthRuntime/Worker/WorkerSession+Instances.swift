@@ -15,6 +15,7 @@ extension WorkerSession {
         do {
             created = try plugin.image.create(route: route, argument: argument, screen: handle.opaque)
         } catch {
+            services.forget(screen: screen)
             return .created(Self.status(of: error), instance: 0)
         }
         let instance = WorkerInstance(token: takeInstanceToken(), route: route, plugin: plugin, screen: handle, pointer: created, shared: shared)
@@ -38,6 +39,7 @@ extension WorkerSession {
             image.destroy(instance.pointer)
             instance.screen.instance = nil
             instances[token] = nil
+            services.forget(screen: instance.screen.hostScreenID)
             return .status(.ok)
         case .activate:
             guard !instance.isActive else {

@@ -6,6 +6,8 @@
  *   resolve KIND   resolves org.berth.scoped/KIND twice; logs "resolved KIND #N same=1"
  *   key KEY        resolves any key once; fails with the host's message
  *   begin ID       session_begin; end: session_end
+ *   renew ID       resolves the session service, begins session ID, resolves it again;
+ *                  logs "renewed #A -> #B" (or "renewed #A -> error: MESSAGE")
  *   put            writes 7 to the state slot ("Scoped/Text", 0); peek logs "peek: N" or
  *                  "peek: none" for what a state_read of it answers now
  * Its v1.0 render reads that slot (so it survives the render-pass GC) and draws a Text.
@@ -136,6 +138,23 @@ static berth_status scoped_action(berth_instance *opaque, const char *name, bert
         int found = scoped_read_slot(instance->screen, &value);
         char line[32];
         if (found) snprintf(line, sizeof line, "peek: %d", value); else snprintf(line, sizeof line, "peek: none");
+        scoped_say(line);
+        return BERTH_OK;
+    }
+    if (strcmp(name, "renew") == 0) {
+        scoped_service *before = NULL, *after = NULL;
+        berth_status status = scoped_resolve(instance->screen, "session", &before, error);
+        if (status != BERTH_OK) return status;
+        int number = before->number; /* released by the session_begin below */
+        status = scoped_host->session_begin(scoped_plugin, word, error);
+        if (status != BERTH_OK) return status;
+        berth_error again = {.struct_size = sizeof(berth_error)};
+        char line[160];
+        if (scoped_resolve(instance->screen, "session", &after, &again) == BERTH_OK) {
+            snprintf(line, sizeof line, "renewed #%d -> #%d", number, after->number);
+        } else {
+            snprintf(line, sizeof line, "renewed #%d -> error: %s", number, again.message);
+        }
         scoped_say(line);
         return BERTH_OK;
     }

@@ -32,6 +32,7 @@ struct Cell: View {
 @_cdecl("berth_stress_entry_v1")
 public func berthStressEntry(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPointer?) -> UnsafeRawPointer? {
     Plugin(id: "org.berth.stress", screens: [GridScreen.self, ShiftScreen.self, NestedScreen.self, DuplicatesScreen.self, IntRowsScreen.self, ChurnScreen.self, KeyedRowsScreen.self, AppearScreen.self, PoolScreen.self, TrapScreen.self, ResolveScreen.self],
-           services: [.scoped(ScreenResolved.self, .screen) { ScreenResolved() }, .scoped(SessionResolved.self, .session) { SessionResolved() }])
+           services: [.scoped(ScreenResolved.self, .screen) { ScreenResolved() }, .scoped(SessionResolved.self, .session) { SessionResolved() },
+                      .scoped(RequestResolved.self, .request) { RequestResolved() }])
         .export(host, plugin)
 }

@@ -82,7 +82,7 @@ final class IsolatedPlugin: PluginConnection {
         self.member = member
         workerPID = group.worker.pid
         let services = WorkerServiceLink(pluginID: id, generation: number, grant: CapabilityGrant(manifest: manifest),
-                                         place: group.place, host: host)
+                                         place: group.place, endedOffMain: group.endedOffMain, host: host)
         group.router.add(member: member, services: services, logger: logger)
         timings.dlopen = workerStarted.elapsed
         let helloSent = ContinuousClock.now

@@ -47,6 +47,12 @@ final class WorkerGroup {
     /// How many calls the host has made to the worker (each one round trip).
     var callsMade: UInt64 { worker.channel.callsMade }
 
+    /// Instances of this worker whose scope ended off the main actor (an embedding app that
+    /// ends a session from another thread): released before the next call into the worker,
+    /// which so never answers a resolve with one of them (`WorkerServices` remembers
+    /// answers), or by a main-actor job if no call comes first.
+    nonisolated let endedOffMain = Locked<[UInt64]>([])
+
     /// Cleared when the group moves to a new worker: the members here stay until they end.
     private var takesMembers = true
 
@@ -104,6 +110,7 @@ final class WorkerGroup {
 
     /// One round trip; a dead or unresponsive worker fails the whole group.
     func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
+        if endedOffMain.withLock({ !$0.isEmpty }) { releaseEndedOffMain() }
         do {
             if let timeout { return try worker.channel.call(request, timeout: timeout) }
             return try worker.channel.call(request)
@@ -111,6 +118,16 @@ final class WorkerGroup {
             fail(error)
             throw error
         }
+    }
+
+    /// Releases in the worker the instances whose scope ended off the main actor.
+    func releaseEndedOffMain() {
+        let instances = endedOffMain.withLock { ended in
+            defer { ended = [] }
+            return ended
+        }
+        guard failure == nil, !isEnded else { return }
+        for instance in instances { _ = try? call(.serviceRelease(instance: instance)) }
     }
 
     /// Records the worker's end (killing it if it only stopped answering) and tells every

@@ -12,15 +12,19 @@ final class WorkerServiceLink: @unchecked Sendable {
     let generation: Int
     let grant: CapabilityGrant
     let place: ServicePlace
+    /// Its worker's instances whose scope ended off the main actor (`WorkerGroup`).
+    let endedOffMain: Locked<[UInt64]>
     /// nil in a trial worker (`CanaryLoad`): registrations are accepted and not kept.
     weak var host: (any PluginFacingHost)?
     weak var plugin: IsolatedPlugin?
 
-    init(pluginID: String, generation: Int, grant: CapabilityGrant, place: ServicePlace, host: (any PluginFacingHost)?) {
+    init(pluginID: String, generation: Int, grant: CapabilityGrant, place: ServicePlace, endedOffMain: Locked<[UInt64]>,
+         host: (any PluginFacingHost)?) {
         self.pluginID = pluginID
         self.generation = generation
         self.grant = grant
         self.place = place
+        self.endedOffMain = endedOffMain
         self.host = host
     }
 
@@ -61,7 +65,9 @@ final class WorkerServiceLink: @unchecked Sendable {
                 if Self.isOnMainActor {
                     MainActor.assumeIsolated { plugin?.releaseServiceInstance(instance) }
                 } else {
-                    Task { @MainActor in self.plugin?.releaseServiceInstance(instance) }
+                    // Before the worker's next call, so it never answers with this instance.
+                    endedOffMain.withLock { $0.append(instance) }
+                    Task { @MainActor in self.plugin?.group.releaseEndedOffMain() }
                 }
             }
         )
