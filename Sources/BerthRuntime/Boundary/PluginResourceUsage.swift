@@ -4,6 +4,7 @@ internal import Glibc
 /// The heap and CPU time of the process a plugin runs in: the host's own for an in-process
 /// plugin, its worker's for an isolated one. `berth validate`'s leak and scan-time checks
 /// read it where the plugin's code actually runs.
+/// `package`: for `berth conformance-check`, which drives a table by hand; apps use `BerthHost`.
 package struct PluginResourceUsage: Sendable, Equatable {
     /// Bytes the C heap has handed out and not taken back.
     package var heapBytes: UInt64

@@ -2,6 +2,7 @@ import Foundation
 
 /// The host → plugin call running now, readable from any thread: what a control socket
 /// answers, and what a signal handler reports, while the main actor is stuck in a plugin.
+/// `package`: what `berth run`'s control socket and signal handler report of a stuck host.
 package enum RunningPluginCall {
     /// One call: which screen, which function (`action 'increment'`), and when it began.
     package struct Call: Sendable, Equatable {

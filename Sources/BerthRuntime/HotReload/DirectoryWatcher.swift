@@ -8,6 +8,7 @@ internal import Glibc
 ///
 /// The descriptor is closed only in `deinit`, after the reader thread (which holds the
 /// watcher) has ended.
+/// `package`: a helper the CLI shares; not part of the embedding API.
 package final class DirectoryWatcher: Sendable {
     private let descriptor: Int32
     /// The folders watched, by inotify watch descriptor, and whether `stop` was called.

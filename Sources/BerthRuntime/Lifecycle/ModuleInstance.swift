@@ -135,6 +135,7 @@ public final class ModuleInstance {
     }
 
     /// Activates (idempotent). A plugin failure leaves the instance inactive.
+    /// `package`: for `berth conformance-check`, which drives a table by hand; apps use `BerthHost`.
     package func activate() throws(ScreenError) {
         let action: ModuleInstanceLifecycle.Action
         do {

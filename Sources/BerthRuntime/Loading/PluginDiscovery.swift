@@ -30,6 +30,7 @@ public struct RejectedPlugin: Sendable {
 }
 
 /// Finds plugins: every sub-folder of a plugins folder that holds a `plugin.json`.
+/// `package`: for the CLI's folder commands (`list`, `new`, `pack`, `keygen`, `validate`).
 package enum PluginDiscovery {
     /// Scans `folders` in order, judging signatures by `signatures`. A second plugin with
     /// an id already found is rejected.

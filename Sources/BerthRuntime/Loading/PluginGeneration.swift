@@ -64,14 +64,18 @@ public final class PluginGeneration {
     package let grant: CapabilityGrant
 
     /// What the handshake read.
+    /// `package`: for `berth conformance-check`, which drives a table by hand; apps use `BerthHost`.
     package var handshake: PluginHandshake { connection.handshake }
     /// Where the plugin's table lives (conformance: a second generation must have its own).
+    /// `package`: for `berth conformance-check`, which drives a table by hand; apps use `BerthHost`.
     package var tableAddress: UInt { handshake.tableAddress }
     /// Whether the plugin implements save_state and restore_state.
+    /// `package`: for `berth conformance-check`, which drives a table by hand; apps use `BerthHost`.
     package var savesState: Bool { handshake.functions.isSuperset(of: [.saveState, .restoreState]) }
 
     /// The heap and CPU time of the process this generation runs in (its worker's when
     /// isolated).
+    /// `package`: for `berth conformance-check`, which drives a table by hand; apps use `BerthHost`.
     package func resourceUsage() throws(PluginCallError) -> PluginResourceUsage {
         try connection.resourceUsage()
     }

@@ -191,6 +191,7 @@ package final class Navigator {
 
     /// deactivate → detach → pop → release, for `child` and everything above it in its
     /// stack (with any modal presented from those). A released or detached router: no-op.
+    /// `package`: for `berth conformance-check`, which drives a table by hand; apps use `BerthHost`.
     package func deactivateDetachAndPop(_ child: Router) {
         guard let stack = child.stack, stack.contains(child), !child.isReleased else { return }
         guard stack.routers.first !== child || !stack.isPresented else {

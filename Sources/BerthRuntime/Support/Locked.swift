@@ -12,6 +12,7 @@ import Foundation
 /// tests in CI) does not see, so it reports accesses the lock orders as races.
 ///
 /// `@unchecked Sendable`: `value` is only touched with `lock` held, and it is `Sendable`.
+/// `package`: a helper the CLI shares; not part of the embedding API.
 package final class Locked<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value

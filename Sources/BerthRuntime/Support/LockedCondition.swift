@@ -9,6 +9,7 @@ import Foundation
 /// value is never borrowed across a sleep.
 ///
 /// `@unchecked Sendable`: `value` is only touched with `condition` locked, and it is `Sendable`.
+/// `package`: a helper the CLI shares; not part of the embedding API.
 package final class LockedCondition<Value: Sendable>: @unchecked Sendable {
     /// What a waiter does after a look.
     package enum Decision<Result> {

@@ -3,6 +3,7 @@
 /// the process with SIGILL for a path whose last component is one character with nothing
 /// before it, or with a trailing slash: `h`, `.`, `x/`, `./`. Paths typed by users (`berth
 /// new --path h`, `berth validate p`, `--socket s`) reach it, so every caller uses this.
+/// `package`: a helper the CLI shares; not part of the embedding API.
 package enum ParentPath {
     /// `a/b` → `a`, `/a` → `/`, `a//b/` → `a`, `h` → `` (empty), `/` → `/`.
     package static func of(_ path: String) -> String {

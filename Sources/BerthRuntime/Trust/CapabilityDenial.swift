@@ -34,6 +34,7 @@ extension Capability {
     }
 
     /// "'.statePersist' (add it to Plugin(capabilities:))" or "'state.persist' (declare …)".
+    /// `package`: the CLI's plugin facts (`berth pack`, `validate`) word a missing capability the same way.
     package func howToGrant(_ runtime: PluginRuntimeKind) -> String {
         switch runtime {
         case .swift: "\(spelling(for: runtime)) (add it to Plugin(capabilities:) in the plugin's code, then pack again)"

@@ -4,6 +4,7 @@ internal import Glibc
 /// builds it from the manifest (`SandboxPolicy(plugin:…)`) and sends it with the hello; the
 /// worker adds what it needs itself (system library folders, the Swift runtime, its own
 /// executable) and confines itself before it opens the plugin's library.
+/// `package`: the wire format and the CLI's `--memory-limit` default; manifests set limits.
 package struct SandboxPolicy: Sendable, Equatable {
     /// Folders and files the plugin may read beneath: its folder, its shadow copies, and
     /// the `files.read` grants.

@@ -4,6 +4,7 @@ import Foundation
 /// Runs a library's entry function and `berth_describe_v1` in this process, which must be
 /// a process of its own: the plugin's code runs, and may crash. `berth pack` and
 /// `berth validate` start one (`berth describe-library`) per library.
+/// `package`: for the CLI's folder commands (`list`, `new`, `pack`, `keygen`, `validate`).
 package enum LibraryDescriber {
     /// The exported symbols that look like entry functions (`berth_<name>_entry_v1`, or any
     /// `*_entry_v1`), for a library that has no manifest yet.

@@ -1,6 +1,7 @@
 /// What a plugin library says about itself through its entry function and, when it
 /// exports one, `berth_describe_v1` (berth.h). Produced in a tool's child process; a
 /// running host never runs a plugin's code to learn these facts, it reads the manifest.
+/// `package`: for the CLI's folder commands (`list`, `new`, `pack`, `keygen`, `validate`).
 package struct LibraryDescription: Codable, Sendable, Equatable {
     /// The entry symbol that was called.
     package var entry: String

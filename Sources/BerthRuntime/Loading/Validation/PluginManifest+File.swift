@@ -2,6 +2,7 @@
 /// compiles on its own, without the file layer).
 extension PluginManifest {
     /// Reads and decodes the manifest file at `path` (never waiting on a FIFO: see `RawFile`).
+    /// `package`: for the CLI's folder commands (`list`, `new`, `pack`, `keygen`, `validate`).
     package static func load(path: String) -> (manifest: PluginManifest?, problems: [PluginProblem]) {
         guard let data = RawFile.contents(path) else {
             let reason = RawFile.failure

@@ -228,6 +228,7 @@ public enum PluginValidator {
 
     /// `path` with every symlink resolved (as validation resolves it), or `path` itself when
     /// nothing is there.
+    /// `package`: for the CLI's folder commands (`list`, `new`, `pack`, `keygen`, `validate`).
     package static func realPath(_ path: String) -> String {
         RawFile.resolved(path)?.path ?? path
     }

@@ -1,5 +1,6 @@
 /// "Did you mean": the known name closest to a mistyped one, by edit distance (a command,
 /// a route, a plugin id, an exported symbol).
+/// `package`: a helper the CLI shares; not part of the embedding API.
 package enum Suggestion {
     /// The candidate nearest to `word` when it is near enough to be a typo (at most a third
     /// of the length after the start they share, at least one edit; two letters swapped are

@@ -110,6 +110,7 @@ public enum SignatureFault: Error, Sendable, Equatable, CustomStringConvertible 
 extension ValidatedPlugin {
     /// Writes `plugin.sig` into the plugin's folder: `key`'s signature of the manifest's
     /// exact bytes and the library's SHA-256, as validated.
+    /// `package`: for the CLI's folder commands (`list`, `new`, `pack`, `keygen`, `validate`).
     package func writeSignature(with key: PluginSigningKey) throws {
         try PluginSignature(signing: self, with: key).write(in: folder)
     }

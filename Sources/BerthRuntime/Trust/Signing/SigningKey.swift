@@ -7,6 +7,7 @@ internal import Glibc
 ///
 /// Both files are one line of text: a type tag and the raw key in base64
 /// (`berth-ed25519-private <32-byte seed>`, `berth-ed25519-public <32-byte key>`).
+/// `package`: for the CLI's folder commands (`list`, `new`, `pack`, `keygen`, `validate`).
 package struct PluginSigningKey: Sendable {
     /// The key's name (its file name without the extension); shown as the signer.
     package let name: String
@@ -106,6 +107,7 @@ public struct PluginPublicKey: Sendable, Hashable {
 }
 
 /// A key file that cannot be read, parsed or written: the path and what is wrong.
+/// `package`: for the CLI's folder commands (`list`, `new`, `pack`, `keygen`, `validate`).
 package struct SigningKeyError: Error, Sendable, CustomStringConvertible {
     package var path: String
     package var message: String

@@ -1,6 +1,7 @@
 internal import Glibc
 
 /// How a worker process ended, as `waitpid` reported it.
+/// `package`: the CLI names the signal that ended its child `berth` the same way.
 package enum WorkerTermination: Sendable, Equatable, CustomStringConvertible {
     /// It called exit (or returned from main) with `status`.
     case exited(status: Int32)
