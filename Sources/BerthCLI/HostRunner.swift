@@ -56,6 +56,10 @@ enum LoopInput: Sendable {
 /// the watcher and the server. Everything touching the host runs on the main actor.
 @MainActor
 final class HostRunner {
+    /// What other threads (the control server's, an event observer's follow-up) hand to
+    /// the main actor; cancelled when the runner goes away.
+    private nonisolated let hops = MainActorHops()
+
     struct Options {
         var folders: [String]
         var script: String?
@@ -140,7 +144,7 @@ final class HostRunner {
             emitLine(TerminalStyle.event.paint("  · \(HostText.eventLine(event))", for: STDOUT_FILENO))
             // A reload by --watch shows the screen it changed (a `reload` command does so itself).
             if event.kind == .reloaded, case .plugin(let id) = event.subject, self.commandsRunning == 0 {
-                Task { @MainActor in if let screen = VisibleScreenText.after(reloadOf: id, in: host) { emitLine(screen) } }
+                self.hops.post { if let screen = VisibleScreenText.after(reloadOf: id, in: host) { emitLine(screen) } }
             }
         }
         let shell = HostShell(host: host, control: control)
@@ -273,7 +277,7 @@ final class HostRunner {
     /// Starts answering the bound socket, if there is one.
     private func startServer() -> Bool {
         guard let server else { return false }
-        server.start(onRefusal: { refusal in Task { @MainActor in emitLine("  · control socket: \(refusal)") } }) { [weak self] connection in self?.serve(connection) }
+        server.start(onRefusal: { [hops] refusal in hops.post { emitLine("  · control socket: \(refusal)") } }) { [weak self] connection in self?.serve(connection) }
         emitLine("  · control socket: \(server.path)")
         return true
     }
@@ -361,27 +365,28 @@ final class HostRunner {
     }
 
     /// Like `onMain`, but gives up after `timeout` (the work still runs later).
-    private nonisolated func onMain<T: Sendable>(timeout: Duration, _ body: @escaping @MainActor (HostRunner) async -> T) -> T? {
-        let result = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task { @MainActor in
-            result.value = await body(self)
-            done.signal()
+    private nonisolated func onMain<T: Sendable>(timeout: Duration, _ body: @escaping @MainActor @Sendable (HostRunner) async -> T) -> T? {
+        let result = LockedCondition<T?>(nil)
+        hops.post {
+            let value = await body(self)
+            result.withLock { $0 = value }
+            result.broadcast()
         }
-        let (seconds, attoseconds) = timeout.components
-        guard done.wait(timeout: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))) == .success else { return nil }
-        return result.value
+        let deadline = ContinuousClock.now + timeout
+        return result.wait { value, timedOut in
+            if let value { return .finish(value) }
+            return timedOut ? .finish(nil) : .waitUntil(deadline)
+        }
     }
 
-    private nonisolated func onMain<T: Sendable>(_ body: @escaping @MainActor (HostRunner) async -> T) -> T {
-        let result = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task { @MainActor in
-            result.value = await body(self)
-            done.signal()
+    private nonisolated func onMain<T: Sendable>(_ body: @escaping @MainActor @Sendable (HostRunner) async -> T) -> T {
+        let result = LockedCondition<T?>(nil)
+        hops.post {
+            let value = await body(self)
+            result.withLock { $0 = value }
+            result.broadcast()
         }
-        done.wait()
-        return result.value!
+        return result.wait { value, _ in value.map { .finish($0) } ?? .wait }
     }
 
     // MARK: Restart
@@ -439,9 +444,3 @@ struct RestartPlan: Codable {
     }
 }
 
-/// Carries a main-actor result back to a waiting connection thread.
-private final class ResultBox<T>: @unchecked Sendable {
-    // @unchecked: written once on the main actor before the semaphore is signalled, read
-    // once by the waiting thread after it.
-    var value: T?
-}

@@ -199,6 +199,7 @@ public final class BerthHost {
         for id in registry.unloadOrder() {
             try? unload(id)
         }
+        generations.workerPool.drain()
         runtimeDirectory.remove()
     }
 

@@ -7,6 +7,8 @@ import Synchronization
 /// A screen event that leaves the count unchanged made no such call, so the render the
 /// host made just before it still stands (`Navigator.freshlyRendered`). Counted from any
 /// thread; a call from another thread counting in between only costs a render.
+/// Process-wide on purpose: the C host table's functions carry no host, and a count
+/// another host adds in between only costs a render too.
 enum HostCallbackCount {
     private static let served = Atomic<UInt64>(0)
 

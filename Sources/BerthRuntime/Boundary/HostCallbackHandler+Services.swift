@@ -26,7 +26,7 @@ extension HostCallbackHandler {
             return .success(try registry.resolve(key: key, screen: screenScope, for: consumer))
         } catch {
             if let denial = error.denial {
-                Task { @MainActor in handle.host?.report(denial) }
+                handle.hops.post { handle.host?.report(denial) }
                 return .failure(denial.refusal)
             }
             return .failure(HostRefusal(error.resolveStatus, "service_resolve \(error.description)"))

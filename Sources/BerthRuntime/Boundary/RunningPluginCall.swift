@@ -3,6 +3,7 @@ import Foundation
 /// The host → plugin call running now, readable from any thread: what a control socket
 /// answers, and what a signal handler reports, while the main actor is stuck in a plugin.
 /// `package`: what `berth run`'s control socket and signal handler report of a stuck host.
+/// Process-wide on purpose: there is one main actor per process, so one outermost call.
 package enum RunningPluginCall {
     /// One call: which screen, which function (`action 'increment'`), and when it began.
     package struct Call: Sendable, Equatable {

@@ -13,6 +13,9 @@ public final class Interactor {
     /// The module instance this interactor drives.
     public let module: ModuleInstance
     private var tasks: [String: ManagedTask] = [:]
+    /// What its tasks' threads hand to the main actor (a body returned, an action posted);
+    /// cancelled with the tasks.
+    nonisolated let hops = MainActorHops()
 
     init(module: ModuleInstance) {
         self.module = module
@@ -49,6 +52,7 @@ public final class Interactor {
     /// Cancels every task, waits until each body returned, releases each once.
     private func cancelAllTasks() {
         tasks.cancelAll()
+        hops.cancelAll()
     }
 
     /// Destroys the module instance (after deactivation).
@@ -67,7 +71,7 @@ public final class Interactor {
             throw ScreenError(.lifecycle, screen: module.id, "screen \(module.id) is \(module.state); its task '\(key)' was cancelled at once")
         }
         cancelTask(key: key)
-        let task = ManagedTask(key: key, screenID: module.id, descriptor: descriptor)
+        let task = ManagedTask(key: key, screenID: module.id, descriptor: descriptor, hops: hops)
         task.owner = self
         tasks[key] = task
         task.start { finished in
@@ -76,7 +80,7 @@ public final class Interactor {
             guard !finished.isCancelled else { return }
             // Weak: a task already cancelled and released by deactivate must not be kept
             // alive by this completion job waiting for the main actor.
-            Task { @MainActor [weak finished] in
+            finished.hops?.post { [weak finished] in
                 guard let finished else { return }
                 finished.owner?.taskFinished(finished)
             }

@@ -17,11 +17,15 @@ final class ManagedTask: @unchecked Sendable {
     private let hasFinished = Atomic<Bool>(false)
     /// Set on the main actor; used by `task_post` to reach the screen.
     weak var owner: Interactor?
+    /// The owning interactor's: how the task's thread reaches the host's main actor (nil in
+    /// a worker, whose tasks notify the host over the channel instead).
+    let hops: MainActorHops?
 
-    init(key: String, screenID: Int, descriptor: berth_task_v1) {
+    init(key: String, screenID: Int, descriptor: berth_task_v1, hops: MainActorHops? = nil) {
         self.key = key
         self.screenID = screenID
         self.descriptor = descriptor
+        self.hops = hops
     }
 
     /// The opaque `berth_task_handle *` given to `run`; valid until `release`.

@@ -21,6 +21,8 @@ package final class ScreenHandle {
     /// The plugin whose screen this is, and the capabilities its generation's manifest
     /// grants: immutable, so any-thread calls check them without the main actor.
     nonisolated let grant: CapabilityGrant
+    /// What other threads hand to the main actor for this screen (a refused resolve's report).
+    nonisolated let hops = MainActorHops()
 
     init(router: Router?, host: (any PluginFacingHost)?, services: (registry: ScopeRegistry, screen: Scope)?, grant: CapabilityGrant) {
         creatingRouter = router

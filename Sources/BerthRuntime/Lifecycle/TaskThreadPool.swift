@@ -8,6 +8,9 @@ import Foundation
 /// `task_sleep`), so the pool holds one thread per body running at once and starts one
 /// more only when none is idle; an idle thread ends after `idleLifetime`. Cancellation and
 /// the wait on deactivation are `ManagedTask`'s, unchanged.
+///
+/// Process-wide on purpose: threads are the process's, an idle one ends by itself, and a
+/// body's thread is the plugin's until the body returns, whichever host started it.
 final class TaskThreadPool: Sendable {
     static let shared = TaskThreadPool()
 

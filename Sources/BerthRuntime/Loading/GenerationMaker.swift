@@ -17,6 +17,8 @@ final class GenerationMaker {
     private let onWorkerFailure: @MainActor (WorkerFailure, Int) -> Void
     /// The live workers of manifest groups, which their members' generations join.
     let workerGroups = WorkerGroups()
+    /// Workers started ahead of need (`IsolationSettings.keepWorkerReady`); drained at shutdown.
+    let workerPool = WorkerPool()
     /// Swift generations retired (still mapped), and their bytes.
     private(set) var retiredGenerations = 0
     private(set) var retiredBytes = 0
@@ -63,6 +65,7 @@ final class GenerationMaker {
                     plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
                     workerExecutable: configuration.isolation.resolvedWorkerExecutable,
                     unresponsive: configuration.isolation.unresponsiveAfter, keepWorkerReady: configuration.isolation.keepWorkerReady,
+                    workerPool: workerPool,
                     sandbox: configuration.isolation.confinesWorkers ? try groupSandboxPolicy(for: record.source) : nil,
                     host: pluginHost, groups: workerGroups, logger: configuration.logger)
                 warnIfUnconfined(isolated.sandbox)
@@ -86,7 +89,7 @@ final class GenerationMaker {
         let started = ContinuousClock.now
         defer { lastCanaryDuration = started.elapsed }
         let ran = try CanaryLoad.run(plugin, generation: number, runtimeDirectory: runtimeDirectory,
-                                     settings: configuration.isolation)
+                                     settings: configuration.isolation, workerPool: workerPool)
         if !ran && !warnedNoCanary {
             warnedNoCanary = true
             events.emit(.failed, .host, "no berth-worker at \(configuration.isolation.resolvedWorkerExecutable): in-process plugins load without a trial run")

@@ -150,15 +150,20 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
         slot: Int, registration: ScopeRegistry.Registration, factory: @escaping @Sendable () async throws -> ScopedValue
     ) async throws -> ScopedValue {
         let key = registration.key
-        let task: Task<ScopedValue, any Error> = try withLock { state in
+        enum Found { case made(ScopedValue), running(Task<ScopedValue, any Error>) }
+        let found: Found = try withLock { state in
             if state.ended { throw ScopeError(.scopeEnded, key: key, "the \(kind) scope \(id) has ended") }
-            if let existing = state.value(at: slot) {
-                return Task { existing }
-            }
-            if let running = state.inFlight[slot] { return running }
+            if let existing = state.value(at: slot) { return .made(existing) }
+            if let running = state.inFlight[slot] { return .running(running) }
+            // Kept by slot until a waiter takes it (single flight); ending the scope cancels it.
             let running = Task { try await factory() }
             state.inFlight[slot] = running
-            return running
+            return .running(running)
+        }
+        let task: Task<ScopedValue, any Error>
+        switch found {
+        case .made(let existing): return existing
+        case .running(let running): task = running
         }
         let value: ScopedValue
         do {

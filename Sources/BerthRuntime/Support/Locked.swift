@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Every piece of state that more than one thread touches sits in a `Locked` (or, where a
 /// thread must sleep until another changes it, in a `LockedCondition`); the one exception
-/// is a counter or flag read without a lock, which is an `Atomic`. Main-actor state needs
+/// is a counter or flag read without a lock, which is an `Atomic`, and the scope
+/// registry's `ScopeLock`, kept for its measured speed (see there). Main-actor state needs
 /// neither.
 ///
 /// Inside is a pthread mutex (`NSLock`), not `Synchronization.Mutex`: on Linux that one

@@ -9,6 +9,8 @@ internal import CBerth
 @MainActor
 final class WorkerSession: IsolationChannelHandler {
     /// The session of this worker process (the host table's functions reach it).
+    /// Process-wide on purpose: a worker process serves exactly one session, and the C
+    /// host table's functions carry no pointer to it.
     static var current: WorkerSession?
 
     let channel: IsolationChannel

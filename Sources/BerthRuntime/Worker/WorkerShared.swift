@@ -2,7 +2,8 @@
 /// and the task notifications) and the book of running managed tasks. One per worker
 /// process; safe from any thread.
 final class WorkerShared: Sendable {
-    /// The worker's shared state, set once the worker starts serving.
+    /// The worker's shared state, set once the worker starts serving. Process-wide on
+    /// purpose: one per worker process, reached from plugin threads that carry no pointer.
     static let current = Locked<WorkerShared?>(nil)
 
     let channel: IsolationChannel

@@ -211,7 +211,7 @@ enum HostServices {
         guard !task.isCancelled else { return berth_status(BERTH_ERR_CANCELLED) }
         let name = String(cString: action)
         let bytes = payload.copied
-        Task { @MainActor in
+        task.hops?.post {
             // Dropped when the task was cancelled since (deactivation, cancelEffect, a
             // restart under the same key) or the screen is no longer active.
             guard !task.isCancelled, let handle = task.owner?.module.screenHandle else { return }

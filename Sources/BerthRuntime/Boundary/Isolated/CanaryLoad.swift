@@ -10,7 +10,7 @@ enum CanaryLoad {
     /// Runs the trial; throws the reason it failed. Returns false when no worker executable
     /// is there to run it (the caller warns once and loads without the trial).
     static func run(_ plugin: ValidatedPlugin, generation: Int, runtimeDirectory: RuntimeDirectory,
-                    settings: IsolationSettings) throws(LoaderError) -> Bool {
+                    settings: IsolationSettings, workerPool: WorkerPool) throws(LoaderError) -> Bool {
         let executable = settings.resolvedWorkerExecutable
         guard FileManager.default.isExecutableFile(atPath: executable) else { return false }
         let id = plugin.manifest.id
@@ -18,7 +18,7 @@ enum CanaryLoad {
         do {
             trial = try IsolatedPlugin(plugin: plugin, generation: generation, runtimeDirectory: runtimeDirectory,
                                        workerExecutable: executable, unresponsive: settings.unresponsiveAfter,
-                                       keepWorkerReady: settings.keepWorkerReady, logger: Self.quiet)
+                                       keepWorkerReady: settings.keepWorkerReady, workerPool: workerPool, logger: Self.quiet)
         } catch where error.code == .workerFailed {
             throw refusal(id, error.message)
         } catch {

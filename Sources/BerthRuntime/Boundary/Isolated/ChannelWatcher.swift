@@ -9,7 +9,8 @@ internal import CBerthSystem
 /// One thread for all plugins, not a Swift task per plugin: a task that blocks in `poll`
 /// holds one of the few threads of Swift concurrency's pool (as many as the machine has
 /// CPUs), and a handful of loaded plugins then starved every other task of the process.
-///
+/// Process-wide on purpose: one thread serves every host's channels (each owner stops its
+/// own watch), and a thread per host would buy nothing.
 final class ChannelWatcher: Sendable {
     static let shared = ChannelWatcher()
 

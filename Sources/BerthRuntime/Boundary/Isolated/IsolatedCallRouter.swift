@@ -23,6 +23,8 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
     private var instances: [UInt64: UInt64] = [:]
     private var nextToken: UInt64 = 1
     private let logger: Logger
+    /// Task posts deferred until the host is done with what it is doing.
+    private let hops = MainActorHops()
     private var refusedCalls = RefusedCallLog()
 
     /// `logger` takes the lines of a NULL plugin handle.
@@ -105,7 +107,7 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
             // into this same worker), like the in-process task_post.
             MainActor.assumeIsolated {
                 guard let screen = screens[token] else { return }
-                Task { @MainActor in HostCallbackHandler().taskPost(screen, action: action, payload: payload) }
+                hops.post { HostCallbackHandler().taskPost(screen, action: action, payload: payload) }
             }
         case .denied(let token, let name, let call):
             // Reported only when the host's own grant agrees (a worker cannot forge refusals).

@@ -40,11 +40,11 @@ final class IsolatedPlugin: PluginConnection {
     /// How many calls the host has made to the worker (each one round trip); for tests.
     var callsMade: UInt64 { group.callsMade }
 
-    /// Joins `groups`' open worker of the manifest's group, or takes a worker (a waiting one
-    /// when `keepWorkerReady`, see `WorkerPool`); hands it the shadow copy and waits for its
-    /// handshake.
+    /// Joins `groups`' open worker of the manifest's group, or takes a worker from
+    /// `workerPool` (a waiting one when `keepWorkerReady`); hands it the shadow copy and
+    /// waits for its handshake.
     init(plugin: ValidatedPlugin, generation number: Int, runtimeDirectory: RuntimeDirectory, workerExecutable: String,
-         unresponsive: Duration, keepWorkerReady: Bool, sandbox policy: SandboxPolicy? = nil, host: (any PluginFacingHost)? = nil,
+         unresponsive: Duration, keepWorkerReady: Bool, workerPool: WorkerPool, sandbox policy: SandboxPolicy? = nil, host: (any PluginFacingHost)? = nil,
          groups: WorkerGroups? = nil, logger: Logger) throws(LoaderError) {
         let manifest = plugin.manifest
         let id = manifest.id
@@ -68,7 +68,7 @@ final class IsolatedPlugin: PluginConnection {
                 // Without the Swift runtime's crash backtracer (WorkerProcess.spawn's default): it
                 // would hold a crashed worker for seconds; the host reports the signal and the
                 // fatal line itself.
-                spawned = try WorkerPool.shared.take(executable: workerExecutable, plugin: id, keepOneReady: keepWorkerReady)
+                spawned = try workerPool.take(executable: workerExecutable, plugin: id, keepOneReady: keepWorkerReady)
             } catch {
                 runtimeDirectory.discard(shadowCopy: shadow)
                 throw LoaderError(.workerFailed, plugin: id, path: workerExecutable, detail: "cannot start a worker: \(error)")

@@ -18,6 +18,8 @@ final class WorkerGroup {
     /// Set once the last member left and the worker was stopped.
     private(set) var isEnded = false
     private var watch: ChannelWatcher.Token?
+    /// The watcher thread's hand-overs to the main actor; cancelled when watching stops.
+    private nonisolated let hops = MainActorHops()
     /// Members by number (the hello's `member`), weakly: a generation owns its group.
     private var members: [UInt64: Weak] = [:]
     private var lastMember: UInt64 = 0
@@ -149,7 +151,7 @@ final class WorkerGroup {
     /// are served on the main actor, and a worker that dies between calls is noticed.
     private func startWatching() {
         watch = ChannelWatcher.shared.watch(worker.channel.fileDescriptor) { [weak self] in
-            Task { @MainActor [weak self] in self?.serveWhileIdle() }
+            self?.hops.post { [weak self] in self?.serveWhileIdle() }
         }
     }
 
@@ -167,6 +169,7 @@ final class WorkerGroup {
         guard let watch else { return }
         self.watch = nil
         ChannelWatcher.shared.stop(watch)
+        hops.cancelAll()
     }
 
     static func stop(_ worker: WorkerProcess) {

@@ -17,6 +17,8 @@ final class WorkerServiceLink: @unchecked Sendable {
     /// nil in a trial worker (`CanaryLoad`): registrations are accepted and not kept.
     weak var host: (any PluginFacingHost)?
     weak var plugin: IsolatedPlugin?
+    /// Releases of worker instances asked for off the main actor, until they ran.
+    let hops = MainActorHops()
 
     init(pluginID: String, generation: Int, grant: CapabilityGrant, place: ServicePlace, endedOffMain: Locked<[UInt64]>,
          host: (any PluginFacingHost)?) {
@@ -67,7 +69,7 @@ final class WorkerServiceLink: @unchecked Sendable {
                 } else {
                     // Before the worker's next call, so it never answers with this instance.
                     endedOffMain.withLock { $0.append(instance) }
-                    Task { @MainActor in self.plugin?.group.releaseEndedOffMain() }
+                    hops.post { self.plugin?.group.releaseEndedOffMain() }
                 }
             }
         )

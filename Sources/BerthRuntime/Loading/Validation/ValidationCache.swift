@@ -9,6 +9,9 @@ import Foundation
 /// sealed memory that holds the validated bytes (`SealedLibrary`), sealed from the bytes
 /// kept here or from a file hashed as it is read and refused unless its digest is the
 /// validated one.
+///
+/// Process-wide on purpose: it is keyed by file identity, not by host, so hosts (and
+/// `berth validate` runs) in one process share what is still true of a file.
 enum ValidationCache {
     struct Manifest {
         let data: Data

@@ -6,14 +6,17 @@ import Foundation
 /// reload's critical path. At most one waits per executable; taking it starts the next in
 /// the background. A waiting worker is an ordinary child: it dies with the host
 /// (PR_SET_PDEATHSIG) and its plugin is only named by the `hello` it is sent.
+///
+/// Each host owns one (its generation maker's); `drain()`, at the host's shutdown, ends the
+/// waiting workers and any still starting.
 final class WorkerPool: Sendable {
-    static let shared = WorkerPool()
-
     private struct Workers {
         /// The waiting worker of each executable.
         var idle: [String: WorkerProcess] = [:]
         /// Executables whose next worker is being started.
         var starting: Set<String> = []
+        /// Set by `drain`: nothing is kept waiting any more.
+        var drained = false
     }
     private let workers = Locked(Workers())
 
@@ -31,15 +34,34 @@ final class WorkerPool: Sendable {
     /// The process id of the worker waiting for `executable`, if one is ready.
     func waitingWorker(of executable: String) -> Int32? { workers.withLock { $0.idle[executable]?.pid } }
 
+    /// Ends every waiting worker and keeps none from now on; one still starting is ended
+    /// when it is up. Idempotent.
+    func drain() {
+        let waiting = workers.withLock { workers in
+            workers.drained = true
+            defer { workers.idle = [:] }
+            return Array(workers.idle.values)
+        }
+        for worker in waiting { Self.end(worker) }
+    }
+
     private func startOne(_ executable: String) {
-        let start = workers.withLock { $0.idle[executable] == nil && $0.starting.insert(executable).inserted }
+        let start = workers.withLock { !$0.drained && $0.idle[executable] == nil && $0.starting.insert(executable).inserted }
         guard start else { return }
         DispatchQueue.global(qos: .utility).async {
             let worker = try? WorkerProcess.spawn(executable: executable, plugin: "a waiting worker")
-            self.workers.withLock { workers in
+            let kept = self.workers.withLock { workers in
                 workers.starting.remove(executable)
-                if workers.idle[executable] == nil { workers.idle[executable] = worker }
+                guard !workers.drained, workers.idle[executable] == nil else { return false }
+                workers.idle[executable] = worker
+                return true
             }
+            if !kept, let worker { Self.end(worker) }
         }
+    }
+
+    private static func end(_ worker: WorkerProcess) {
+        worker.kill()
+        _ = worker.waitForExit()
     }
 }
