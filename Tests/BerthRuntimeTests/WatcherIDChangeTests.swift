@@ -23,8 +23,9 @@ struct WatcherIDChangeTests {
         var manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         manifest["id"] = "org.berth.renamed"
         workspace.write(manifest: manifest, in: folder)
-        // The default deadline: the watcher needs several turns of the main actor, which the whole suite shares.
-        let failed = await eventuallyAsync { host.events.contains { $0.kind == .failed && $0.message.contains("did not load") } }
+        // A long deadline, not a timing: the watcher needs turns of the main actor, which in a
+        // full parallel run other tests hold for minutes on a loaded machine (seen: 105 s).
+        let failed = await eventuallyAsync(timeout: .seconds(420)) { host.events.contains { $0.kind == .failed && $0.message.contains("did not load") } }
         #expect(failed, "\(host.events.map(\.description))")
         #expect(host.events.contains { $0.message.contains("org.berth.probe generation 1 stays") })
         #expect(host.generation(of: "org.berth.probe") != nil)
