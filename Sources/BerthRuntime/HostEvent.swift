@@ -92,11 +92,15 @@ public struct HostEvent: Sendable, CustomStringConvertible {
 @MainActor
 final class EventLog {
     /// The most recent events (sequence numbers keep counting past what was dropped).
-    private(set) var events: [HostEvent] = []
+    /// Unchecked exclusivity, with `count`: written by every host operation; main-actor
+    /// state whose in-place changes (append, removeFirst) call out to nothing (observers
+    /// are called after the append, over a copy of their list).
+    @exclusivity(unchecked) private(set) var events: [HostEvent] = []
     static let limit = 10_000
-    private var count = 0
-    /// Who is told of each new event, in the order they subscribed.
-    private var observers: [(token: Int, observer: (HostEvent) -> Void)] = []
+    @exclusivity(unchecked) private var count = 0
+    /// Who is told of each new event, in the order they subscribed. Unchecked exclusivity,
+    /// as `changeObservers` in `Navigator`: called over a copy.
+    @exclusivity(unchecked) private var observers: [(token: Int, observer: (HostEvent) -> Void)] = []
     private var nextToken = 1
 
     func emit(_ kind: HostEvent.Kind, _ subject: HostEvent.Subject, _ message: String, reloadTimings: ReloadTimings? = nil) {

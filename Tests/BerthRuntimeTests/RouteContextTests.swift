@@ -253,6 +253,25 @@ struct ContextDispatchTests {
         #expect(host.openRouters.map(\.id) == [root.id, top.id])
     }
 
+    @Test("types match as strings: another ASCII name never matches, a canonically equal one of other bytes does")
+    func typeMatching() throws {
+        let plugins = try ExamplePlugins.withRouteContext()
+        let host = plugins.host
+        let root = try host.push("counter")
+        let log = Log()
+        // Dispatch tells ASCII names of different lengths apart without comparing them; a
+        // name with other characters still compares as a String: "é" (one scalar, 2 bytes)
+        // equals "e" + U+0301 (3 bytes), and the Kelvin sign (3 bytes) equals "K".
+        for type in ["com.nu.Long.Selection", "caf\u{E9}.Choice", "\u{212A}elvin"] {
+            host.addContextObserver(type, on: root) { type, _ in log.entries.append(type) }
+        }
+        let top = try host.push("counter")
+        for type in ["com.nu.Short", "cafe\u{301}.Choice", "Kelvin", "com.nu.Long.Selectio", "com.nu.Long.Selection"] {
+            host.sendContext(type, payload: [], from: top)
+        }
+        #expect(log.entries == ["cafe\u{301}.Choice", "Kelvin", "com.nu.Long.Selection"])
+    }
+
     @Test("a payload the receiver cannot decode: a log line naming the type, other observers still run")
     func undecodable() throws {
         let plugins = try ExamplePlugins.withRouteContext()

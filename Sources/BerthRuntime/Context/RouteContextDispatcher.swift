@@ -137,8 +137,9 @@ struct RouteContextDispatcher {
             events.emit(.failed, .screen(sender.id), "context \(type) not sent: the sending screen is \(sender.module?.state.rawValue ?? "released")")
             return receivers
         }
+        let key = ContextTypeKey(type)
         walkContextChain(from: sender) { router in
-            for observer in router.contextObservers where observer.type == type {
+            for observer in router.contextObservers where observer.key == key {
                 if let handler = observer.hostHandler {
                     handler(type, payload)
                     receivers.append(router.id)

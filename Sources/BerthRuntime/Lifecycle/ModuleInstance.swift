@@ -58,7 +58,9 @@ public final class ModuleInstance {
     /// The generation that created it; a reload makes new instances from the new one.
     public let generation: PluginGeneration
     private var plugin: any PluginConnection { generation.connection }
-    private var lifecycle: ModuleInstanceLifecycle
+    /// Unchecked exclusivity: read by every context dispatch at each screen it reaches;
+    /// its changes are state transitions that call out to nothing.
+    @exclusivity(unchecked) private var lifecycle: ModuleInstanceLifecycle
     private(set) var instance: PluginInstanceID?
     /// Kept alive while the plugin holds the handle (until `destroy`).
     private var handle: ScreenHandle?

@@ -9,14 +9,17 @@ final class ScreenActivity {
     /// limit counts, without walking the tree on every open.
     private(set) var liveScreens = 0
     /// How deep in host operations the navigator is (0: idle).
-    private(set) var operationDepth = 0
+    /// Unchecked exclusivity, as `freshlyRendered`: counted up and down around every host
+    /// operation (a context dispatch's dynamic checks here were a tenth of it); main-actor
+    /// state changed by integer steps and whole assignments that call out to nothing.
+    @exclusivity(unchecked) private(set) var operationDepth = 0
     /// The module whose render was the last call into plugin code in this operation, or
     /// was followed only by screen events that made no call to the host and left its
     /// state alone: the visible screen need not be rendered again when the operation ends.
     /// Set only inside an operation. Held strongly (a weak reference would give every
     /// instance a side table, and slow each of its retains): cleared when the operation
     /// ends and when the instance is released.
-    private(set) var freshlyRendered: ModuleInstance?
+    @exclusivity(unchecked) private(set) var freshlyRendered: ModuleInstance?
 
     /// True when no host operation is running (nothing would drain queued work soon).
     var isIdle: Bool { operationDepth == 0 }

@@ -6,7 +6,9 @@ final class NavigationStack {
     let id: Int
     /// The router that presented this stack; nil for the launch stack.
     private(set) weak var presenter: Router?
-    private(set) var routers: [Router] = []
+    /// Unchecked exclusivity: read whenever an operation ends (finding the visible screen);
+    /// main-actor state whose in-place changes (append, remove) call out to nothing.
+    @exclusivity(unchecked) private(set) var routers: [Router] = []
 
     init(id: Int, presenter: Router?) {
         self.id = id

@@ -12,8 +12,10 @@ package final class Navigator {
     private var nextStackID = 1
     /// Work plugins asked for during a call (navigation, delegate deliveries), run in
     /// order once the host is back at top level, so a plugin is never re-entered mid-call.
-    private var pendingWork: [() -> Void] = []
-    private var isDraining = false
+    /// Unchecked exclusivity, with `isDraining`: looked at whenever an operation ends; the
+    /// queued work runs after it leaves the array, never inside an access to it.
+    @exclusivity(unchecked) private var pendingWork: [() -> Void] = []
+    @exclusivity(unchecked) private var isDraining = false
     /// Live instances, the operation depth and the last render, as instances report them.
     let activity: ScreenActivity
     private let events: EventLog
@@ -21,7 +23,9 @@ package final class Navigator {
     let screens: ScreenMaker
     private let stackDepth: Int
     /// Told when an outermost operation has ended (`BerthHost.addChangeObserver`).
-    private var changeObservers: [Int: () -> Void] = [:]
+    /// Unchecked exclusivity: read whenever an operation ends; the observers are called
+    /// over a copy, so one that subscribes or unsubscribes overlaps no access.
+    @exclusivity(unchecked) private var changeObservers: [Int: () -> Void] = [:]
     private var nextChangeToken = 1
 
     init(events: EventLog, activity: ScreenActivity, screens: ScreenMaker, stackDepth: Int) {

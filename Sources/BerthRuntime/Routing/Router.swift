@@ -22,8 +22,10 @@ public final class Router {
     /// The route's name within its plugin.
     public let route: String
     /// The screen's interactor; replaced in place when its plugin reloads. The instance it
-    /// lets go of forgets this router.
-    public internal(set) var interactor: Interactor? {
+    /// lets go of forgets this router. Unchecked exclusivity, as `parent`: read at every
+    /// level a context dispatch walks (a tenth of it was this dynamic check), and only ever
+    /// assigned whole.
+    @exclusivity(unchecked) public internal(set) var interactor: Interactor? {
         didSet { if oldValue !== interactor { oldValue?.module.routerLetGo() } }
     }
     /// The router this one is attached under. `unowned`, not `weak`: a weak reference gives
@@ -38,8 +40,10 @@ public final class Router {
     public private(set) var children: [Router] = []
     /// The stack holding this router (nil for the launch router).
     weak var stack: NavigationStack?
-    /// The modal stack presented from this router, if any.
-    var presentedStack: NavigationStack?
+    /// The modal stack presented from this router, if any. Unchecked exclusivity, as
+    /// `parent`: read for every screen of the launch stack when an operation ends (finding
+    /// the visible screen) and only ever assigned whole.
+    @exclusivity(unchecked) var presentedStack: NavigationStack?
     /// Runs once when this router is released, whichever path closed it.
     var onRelease: (() -> Void)?
     /// True once the screen is closed and released; a released router is not in the tree.
@@ -149,8 +153,42 @@ struct DelegateObserver {
 @MainActor
 struct ContextObserver {
     let type: String
+    /// `type` as a dispatch compares it, made once at registration.
+    let key: ContextTypeKey
     /// Set for a host-side observer; nil means the router's own screen observes.
     let hostHandler: ((String, [UInt8]) -> Void)?
 
+    init(type: String, hostHandler: ((String, [UInt8]) -> Void)?) {
+        self.type = type
+        key = ContextTypeKey(type)
+        self.hostHandler = hostHandler
+    }
+
     var isScreen: Bool { hostHandler == nil }
+}
+
+/// A context type name with its length when it is all ASCII, so that a dispatch, which
+/// compares the sent type with the observers' at every level it walks, tells two ASCII names
+/// of different lengths apart without a string comparison (the usual case: names such as
+/// `com.example.users.UserSelection` and `bench.Selection`, one a large string and one a
+/// small one, whose `==` takes the standard library's slow path). Two ASCII names are equal
+/// exactly when their bytes are; a name with other characters compares as a `String`
+/// (canonical equivalence) whatever its length.
+struct ContextTypeKey: Equatable, Sendable {
+    let name: String
+    /// The UTF-8 length of an all-ASCII name; -1 otherwise.
+    let asciiLength: Int
+
+    init(_ name: String) {
+        self.name = name
+        var bytes = name
+        // Over contiguous bytes: iterating a small string's `utf8` costs some 30 instructions
+        // a byte, and every dispatch makes the sent type's key.
+        asciiLength = bytes.withUTF8 { utf8 in utf8.allSatisfy { $0 < 0x80 } ? utf8.count : -1 }
+    }
+
+    static func == (lhs: ContextTypeKey, rhs: ContextTypeKey) -> Bool {
+        if lhs.asciiLength != rhs.asciiLength && lhs.asciiLength >= 0 && rhs.asciiLength >= 0 { return false }
+        return lhs.name == rhs.name
+    }
 }
