@@ -74,8 +74,12 @@ final class PluginRuntime: @unchecked Sendable {
     /// Registers the context types a render declared and unregisters those it no longer
     /// does (unless the explicit form still observes them).
     func syncViewContexts(_ screen: OpaquePointer?, _ declared: [String: ([UInt8]) throws -> Void]) {
+        // The common case, a screen that declares none: nothing to register, nothing
+        // stored. (Storing would make the image's first dictionaries of these types, and a
+        // freshly loaded image pays a scan of every image's conformance records for each.)
+        guard !declared.isEmpty || viewContextHandlers[screen] != nil else { return }
         let previous = Set(viewContextHandlers[screen]?.keys ?? [:].keys)
-        viewContextHandlers[screen] = declared
+        viewContextHandlers[screen] = declared.isEmpty ? nil : declared
         let explicit = Set(contextHandlers[screen]?.keys ?? [:].keys)
         if let observe = hostFunction(\.context_observe) {
             for type in Set(declared.keys).subtracting(previous).subtracting(explicit) {

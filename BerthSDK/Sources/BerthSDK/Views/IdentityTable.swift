@@ -27,11 +27,15 @@ final class IdentityTable {
     /// The first known child of each identity, by parent id, in one array: most views have
     /// one child (a composite's body, a row's view), found with no pointer to chase.
     @exclusivity(unchecked) private var firstChildren: [Child] = []
-    /// The further children of identities with several, by parent id (a handful each: a
-    /// scan beats hashing).
-    @exclusivity(unchecked) private var moreChildren: [UInt32: [Child]] = [:]
-    /// The screen roots, by type name id.
-    private var roots: [UInt32: UInt32] = [:]
+    /// The further children of identities with several, indexed by parent id like
+    /// `firstChildren` (a handful each: a scan beats hashing; and no `Dictionary`, whose
+    /// first use in a fresh image costs a conformance scan: see `ViewTypes`). An identity
+    /// with one child holds the empty array, which allocates nothing.
+    @exclusivity(unchecked) private var moreChildren: [[Child]] = []
+    /// The screen roots: (type name id, identity), one per screen type rendered (a scan,
+    /// and no `Dictionary`, whose first use in a fresh image costs a conformance scan: see
+    /// `ViewTypes`).
+    private var roots: [(name: UInt32, id: UInt32)] = []
     private var rowTables: [UInt32: AnyObject] = [:]
     /// How many identities the host has been sent.
     private(set) var sentCount = 0
@@ -52,7 +56,7 @@ final class IdentityTable {
         if paths.count > Self.growthLimit * max(lastPassUsed, 1_024) {
             paths = IdentityPaths()
             firstChildren.removeAll(keepingCapacity: true)
-            moreChildren.removeAll()
+            moreChildren.removeAll(keepingCapacity: true)
             roots.removeAll()
             rowTables.removeAll()
             claimedPass.removeAll()
@@ -80,9 +84,9 @@ final class IdentityTable {
 
     /// The identity of the screen's root: `<Screen>`.
     func root(name: UInt32, path: () -> String) -> UInt32 {
-        if let known = roots[name] { return known }
+        if let known = roots.first(where: { $0.name == name }) { return known.id }
         let id = append(path())
-        roots[name] = id
+        roots.append((name, id))
         return id
     }
 
@@ -136,22 +140,28 @@ final class IdentityTable {
     private func intern(_ parent: UInt32, slot: Int32, name: UInt32, _ path: () -> String) -> UInt32 {
         let first = firstChildren[Int(parent)]
         if first.slot == slot && first.name == name { return first.id }
+        return internBeyondFirst(parent, slot: slot, name: name, first: first, path)
+    }
+
+    /// `intern` past the common case, kept out of line: the steady pass finds the first
+    /// child and touches nothing else.
+    @inline(never)
+    private func internBeyondFirst(_ parent: UInt32, slot: Int32, name: UInt32, first: Child, _ path: () -> String) -> UInt32 {
         if first.id == Child.none.id {
             let id = append(path())
             firstChildren[Int(parent)] = Child(slot: slot, name: name, id: id)
             return id
         }
-        if let more = moreChildren[parent] {
-            for child in more where child.slot == slot && child.name == name { return child.id }
-        }
+        for child in moreChildren[Int(parent)] where child.slot == slot && child.name == name { return child.id }
         let id = append(path())
-        moreChildren[parent, default: []].append(Child(slot: slot, name: name, id: id))
+        moreChildren[Int(parent)].append(Child(slot: slot, name: name, id: id))
         return id
     }
 
     private func append(_ path: String) -> UInt32 {
         paths.append(path)
         firstChildren.append(.none)
+        moreChildren.append([])
         return UInt32(paths.count - 1)
     }
 }

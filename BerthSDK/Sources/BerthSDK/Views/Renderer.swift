@@ -66,7 +66,8 @@ public final class Renderer {
         return batch.read(slot, fingerprint: fingerprint)
     }
 
-    /// `<parent>/<BodyType>`.
+    /// `<parent>/<BodyType>`. Inlined, as `childIdentity`: once per view of a pass.
+    @inline(__always)
     func bodyIdentity(of parent: UInt32, _ type: Any.Type) -> UInt32 {
         let type = types.info(of: type)
         identitiesUsed += 1
@@ -74,6 +75,7 @@ public final class Renderer {
     }
 
     /// `<container>.<index>/<Type>`.
+    @inline(__always)
     func childIdentity(of container: UInt32, index: Int, _ type: Any.Type) -> UInt32 {
         let type = types.info(of: type)
         identitiesUsed += 1

@@ -88,14 +88,16 @@ extension Dictionary: StateCodable where Key: Codable, Value: Codable {}
 enum Fingerprint {
     /// Each type's fingerprint, computed once: naming a type walks its metadata and costs
     /// far more than a render pass can spend per `@State`. `_typeName` names it as
-    /// `String(reflecting:)` does, without that call's conformance scans.
-    private static let byType = Mutex<[ObjectIdentifier: UInt64]>([:])
+    /// `String(reflecting:)` does, without that call's conformance scans. A list, not a
+    /// `Dictionary`: a plugin has a handful of state types, and a fresh image's first
+    /// dictionary of a key type costs a conformance scan (see `ViewTypes`).
+    private static let byType = Mutex<[(type: ObjectIdentifier, fingerprint: UInt64)]>([])
 
     static func of<T>(type: T.Type) -> UInt64 {
         let key = ObjectIdentifier(type)
-        if let known = byType.withLock({ $0[key] }) { return known }
+        if let known = byType.withLock({ $0.first { $0.type == key } }) { return known.fingerprint }
         let fingerprint = of(_typeName(type, qualified: true))
-        byType.withLock { $0[key] = fingerprint }
+        byType.withLock { $0.append((key, fingerprint)) }
         return fingerprint
     }
 

@@ -53,7 +53,18 @@ enum StateFields {
         nominalDescriptor(of: type).map { $0 == stateDescriptor } ?? false
     }
 
-    private static let stateDescriptor = nominalDescriptor(of: State<Int>.self)
+    private static let stateDescriptor = descriptor(ofStateOf: Int.self)
+
+    /// `State<Value>`'s nominal type descriptor, asked for by unspecialized code: it gets
+    /// the metadata from `State`'s accessor with the `StateCodable` conformance in hand.
+    /// Specialized, `State<Int>` would be found by its mangled name, and the runtime would
+    /// check `Int: StateCodable` by scanning every loaded image's conformance records (a
+    /// freshly loaded image's first render pays that).
+    @_semantics("optimize.sil.specialize.generic.never")
+    @inline(never)
+    private static func descriptor<Value: StateCodable>(ofStateOf _: Value.Type) -> UInt? {
+        nominalDescriptor(of: State<Value>.self)
+    }
 
     /// A struct's nominal type descriptor: struct metadata (kind 0x200) holds it in its
     /// second word (the Swift ABI's TypeMetadata layout); its address, nil for any other kind.

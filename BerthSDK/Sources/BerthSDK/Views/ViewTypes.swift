@@ -16,13 +16,20 @@ final class ViewTypes {
     /// one at a time.
     nonisolated(unsafe) static let shared = ViewTypes()
 
-    @exclusivity(unchecked) private var cache: [ObjectIdentifier: Info] = [:]
-    @exclusivity(unchecked) private var nameIDs: [String: UInt32] = [:]
-    /// Each name, by name id.
+    /// Every type seen, by metadata address: an open-addressing table in two arrays, not a
+    /// `Dictionary`. A freshly loaded image's first dictionary of a key type makes the Swift
+    /// runtime check the key's `Hashable` conformance by scanning every loaded image's
+    /// conformance records (hundreds of thousands of instructions on a plugin's first
+    /// render after a reload); an array's storage needs no such check.
+    @exclusivity(unchecked) private var seenTypes = [UnsafeRawPointer?](repeating: nil, count: 64)
+    @exclusivity(unchecked) private var seenInfos = [Info](repeating: Info(id: 0, firstField: 0, fieldCount: 0), count: 64)
+    @exclusivity(unchecked) private var seenCount = 0
+    /// Each name, by name id (a new type's name is found by a scan: a plugin has a few
+    /// dozen view type names, and each type is named once).
     @exclusivity(unchecked) private var names: [String] = []
     /// The `@State` fields of every type seen, each type's together.
     @exclusivity(unchecked) private(set) var fields: [StateFields.Field] = []
-    /// A direct-mapped front for `cache`, by metadata address: a render looks up a type
+    /// A direct-mapped front for `seenTypes`, by metadata address: a render looks up a type
     /// several times per view, and a hit here costs no hashing.
     @exclusivity(unchecked) private var recent = [(type: UnsafeRawPointer?, info: Info)](
         repeating: (nil, Info(id: 0, firstField: 0, fieldCount: 0)), count: 256
@@ -34,9 +41,38 @@ final class ViewTypes {
         let address = unsafeBitCast(type, to: UnsafeRawPointer.self)
         let slot = Int(UInt(bitPattern: address) >> 4) & 255
         if recent[slot].type == address { return recent[slot].info }
-        let info = cache[ObjectIdentifier(type)] ?? make(type)
+        let info = seen(address) ?? make(type)
         recent[slot] = (address, info)
         return info
+    }
+
+    /// The slot of `address` in `seenTypes`: where it is, or the empty slot where it goes.
+    private func slot(of address: UnsafeRawPointer) -> Int {
+        let mask = seenTypes.count - 1
+        let hash = ((UInt(bitPattern: address) >> 4) &* 0x9E37_79B9_7F4A_7C15) >> 32
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while let known = seenTypes[slot], known != address { slot = (slot + 1) & mask }
+        return slot
+    }
+
+    private func seen(_ address: UnsafeRawPointer) -> Info? {
+        let slot = slot(of: address)
+        return seenTypes[slot] == nil ? nil : seenInfos[slot]
+    }
+
+    private func remember(_ address: UnsafeRawPointer, _ info: Info) {
+        if (seenCount + 1) * 2 > seenTypes.count {
+            let types = seenTypes, infos = seenInfos
+            seenTypes = Array(repeating: nil, count: types.count * 2)
+            seenInfos = Array(repeating: Info(id: 0, firstField: 0, fieldCount: 0), count: types.count * 2)
+            for (known, info) in zip(types, infos) {
+                if let known { let slot = slot(of: known); seenTypes[slot] = known; seenInfos[slot] = info }
+            }
+        }
+        let slot = slot(of: address)
+        seenTypes[slot] = address
+        seenInfos[slot] = info
+        seenCount += 1
     }
 
     /// The identity name of a type.
@@ -56,17 +92,16 @@ final class ViewTypes {
         if name == "ConditionalView" || name == "Optional" { name = "if" }
         // Types with one name (VStack<A> and VStack<B>) share an id: identities name types by name.
         let id: UInt32
-        if let known = nameIDs[name] {
-            id = known
+        if let known = names.firstIndex(of: name) {
+            id = UInt32(known)
         } else {
             id = UInt32(names.count)
-            nameIDs[name] = id
             names.append(name)
         }
         let stateFields = StateFields.fields(of: type)
         let info = Info(id: id, firstField: Int32(fields.count), fieldCount: Int32(stateFields.count))
         fields.append(contentsOf: stateFields)
-        cache[ObjectIdentifier(type)] = info
+        remember(unsafeBitCast(type, to: UnsafeRawPointer.self), info)
         return info
     }
 }
