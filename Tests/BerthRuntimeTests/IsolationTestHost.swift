@@ -98,7 +98,7 @@ final class LaunchedWorker {
         let hello = WorkerHello(
             pluginID: "org.berth.fixtures", libraryPath: BuildProducts.library("libBerthFixtures.so"), entry: "fixture_entry_ok",
             runtime: .c, abi: ABIVersion(major: 1, minor: 0), routes: ["probe", "task-then-fail", "off-thread"],
-            exports: ["fx_offthread_status", "fx_task_releases", "fx_task_runs_finished"].map {
+            exports: ["fx_offthread_status", "fx_task_releases", "fx_task_runs_finished", "fx_deactivations"].map {
                 ExportSignature(symbol: $0, params: [], returns: .int32)
             })
         let worker = try LaunchedWorker(for: hello.pluginID)

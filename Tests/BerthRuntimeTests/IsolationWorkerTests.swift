@@ -210,7 +210,7 @@ struct IsolationWorkerTests {
 
     // MARK: Threads and tasks
 
-    @Test("a task started by an activate that then fails is cancelled, awaited and released before the reply")
+    @Test("an activate that fails part-way is followed by deactivate; its task is cancelled, awaited and released before the reply")
     func failedActivationCancelsTasks() throws {
         let worker = try LaunchedWorker.launchFixtures()
         guard case .created(_, let token) = try worker.call(.create(screen: 5, route: "task-then-fail", argument: [])) else {
@@ -220,6 +220,11 @@ struct IsolationWorkerTests {
         #expect(status.code == 5 && status.message.contains("activate fails after starting a task"))
         #expect(try worker.call(.callExport(symbol: "fx_task_runs_finished", arguments: [])) == .exported(.int32(1)))
         #expect(try worker.call(.callExport(symbol: "fx_task_releases", arguments: [])) == .exported(.int32(1)))
+        #expect(try worker.call(.callExport(symbol: "fx_deactivations", arguments: [])) == .exported(.int32(1)), "the worker deactivates before it answers")
+        // The host's own deactivate request after the failure finds the instance inactive:
+        // the plugin's deactivate is not called a second time.
+        _ = try worker.call(.deactivate(instance: token))
+        #expect(try worker.call(.callExport(symbol: "fx_deactivations", arguments: [])) == .exported(.int32(1)))
     }
 
     @Test("a main-thread function called from a plugin thread answers BERTH_ERR_STATE without reaching the host")

@@ -61,10 +61,21 @@ final class PluginWatcher {
         }
         let plugin = PluginWatcher(loader: loader, events: events, signatures: signatures, watcher: watcher, debounce: debounce, keepState: keepState)
         let roots = Set(pluginFolders.map(PluginValidator.realPath))
-        let (changed, changes) = AsyncStream<String>.makeStream()
-        plugin.endDelivery = { changes.finish() }
+        // The folders changed since the main actor last took them, in order, each once. One
+        // write is several inotify events (create, modify, close, rename): they reach the
+        // main actor as one wake-up, not one turn each, which on a busy main actor means
+        // one wait in its queue instead of several.
+        let changedFolders = Locked<[String]>([])
+        let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        plugin.endDelivery = { wake.finish() }
         plugin.delivery = Task { @MainActor [weak plugin] in
-            for await folder in changed { plugin?.pluginFolderChanged(folder) }
+            for await _ in wakes {
+                let folders = changedFolders.withLock { folders in
+                    defer { folders = [] }
+                    return folders
+                }
+                for folder in folders { plugin?.pluginFolderChanged(folder) }
+            }
         }
         watcher.start { folder, name in
             // A change inside a plugin folder concerns that folder; a change in a plugins
@@ -72,7 +83,8 @@ final class PluginWatcher {
             let isRoot = roots.contains(PluginValidator.realPath(folder))
             let pluginFolder = isRoot ? (folder as NSString).appendingPathComponent(name) : folder
             guard !name.isEmpty || !isRoot else { return }
-            changes.yield(pluginFolder)
+            changedFolders.withLock { if !$0.contains(pluginFolder) { $0.append(pluginFolder) } }
+            wake.yield()
         }
         events.emit(.event, .watcher, "watching \(pluginFolders.joined(separator: ", ")) (debounce \(debounce))")
         return plugin
@@ -115,37 +127,36 @@ final class PluginWatcher {
             loader.forget(id)
             return
         }
-        // Sizes must hold still across a further short wait: a build may pause mid-write.
-        let before = Self.fileSizes(in: folder)
-        try? await Task.sleep(for: debounce / 2)
+        // The folder is inspected off the main actor, so the host answers meanwhile (the
+        // writer scan reads every process's descriptors, validation reads and hashes the
+        // library), on a thread of its own rather than the cooperative pool, whose few threads
+        // (one per core) other blocking work may hold for as long as it likes; the main actor
+        // is asked back once, with the outcome.
+        let plugin: ValidatedPlugin
+        let signatures = signatures
+        let settleWait = debounce / 2
+        let inspection = await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: Self.inspect(folder, after: settleWait, signatures: signatures)) }
+            thread.name = "berth.watch-validate"
+            thread.start()
+        }
         guard !stopped else { return }
-        guard Self.fileSizes(in: folder) == before else {
+        let validation: Result<ValidatedPlugin, PluginValidationFailure>
+        switch inspection {
+        case .changing:
             pluginFolderChanged(folder)
             return
-        }
-        // Complete means no other process may still write it (a writer can keep the size
-        // steady while it fills the middle): wait until every writer has let go.
-        let writers = Self.files(in: folder).flatMap(OpenWriters.of)
-        if !writers.isEmpty {
+        case .writers(let writers):
             if waitingFor[folder] != writers {
                 events.emit(.event, .watcher, "\(folder): waiting for process \(writers.map(String.init).joined(separator: ", ")) to finish writing")
             }
             waitingFor[folder] = writers
             pluginFolderChanged(folder)
             return
+        case .validated(let result):
+            waitingFor[folder] = nil
+            validation = result
         }
-        waitingFor[folder] = nil
-        // Validation reads and hashes the library: off the main actor, so the host answers
-        // meanwhile, and on a thread of its own rather than the cooperative pool, whose few
-        // threads (one per core) other blocking work may hold for as long as it likes.
-        let plugin: ValidatedPlugin
-        let signatures = signatures
-        let validation = await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: PluginValidator.validate(path: folder, signatures: signatures)) }
-            thread.name = "berth.watch-validate"
-            thread.start()
-        }
-        guard !stopped else { return }
         switch validation {
         case .success(let valid): plugin = valid
         case .failure(let failure):
@@ -187,11 +198,34 @@ final class PluginWatcher {
         }
     }
 
-    private static func files(in folder: String) -> [String] {
+    /// What a look at a settled folder found.
+    private enum Inspection: Sendable {
+        /// A file's size changed during the wait: a build may have paused mid-write.
+        case changing
+        /// These processes may still write one of its files.
+        case writers([Int32])
+        /// Its files held still and nobody writes them: the validation's outcome.
+        case validated(Result<ValidatedPlugin, PluginValidationFailure>)
+    }
+
+    /// Complete means sizes that hold still across `wait` and no other process that may
+    /// still write a file (a writer can keep the size steady while it fills the middle);
+    /// only then is the folder validated. Blocks the calling thread.
+    nonisolated private static func inspect(_ folder: String, after wait: Duration, signatures: SignaturePolicy) -> Inspection {
+        let before = fileSizes(in: folder)
+        let (seconds, attoseconds) = wait.components
+        Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+        guard fileSizes(in: folder) == before else { return .changing }
+        let writers = files(in: folder).flatMap(OpenWriters.of)
+        guard writers.isEmpty else { return .writers(writers) }
+        return .validated(PluginValidator.validate(path: folder, signatures: signatures))
+    }
+
+    nonisolated private static func files(in folder: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).map { (folder as NSString).appendingPathComponent($0) }
     }
 
-    private static func fileSizes(in folder: String) -> [String: Int] {
+    nonisolated private static func fileSizes(in folder: String) -> [String: Int] {
         var sizes: [String: Int] = [:]
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
             let path = (folder as NSString).appendingPathComponent(name)

@@ -37,7 +37,7 @@ struct EmbeddingApp {
         }
         var options = TerminalFrontEnd.Options()
         options.initialRoute = route
-        let frontEnd = await TerminalFrontEnd(host: host, options: options)
+        let frontEnd = TerminalFrontEnd(host: host, options: options)
         do {
             try await frontEnd.run()
         } catch {

@@ -8,7 +8,7 @@ extension PluginManifest {
         "capabilities", "files", "activation", "actions", "limits", "environment",
     ]
 
-    /// The sizes a manifest may have (Docs/manifest.md): larger ones are refused with one
+    /// The sizes a manifest may have (Docs/manifest-errors.md): larger ones are refused with one
     /// line, before any list is walked.
     public enum Limits {
         /// Bytes of `plugin.json`.
