@@ -426,7 +426,9 @@ struct RenderPerOperationTests {
     @Test("an open renders the new screen once (appear events that call nothing back leave that render standing); an action renders it once more")
     func openRendersOnce() throws {
         let plugins = try ExamplePlugins()
-        let counter = try plugins.host.push("counter")
+        // Its effect ticks once an hour: a tick posted during the push (a push can take
+        // seconds on a loaded machine) would be drained by the operation and render again.
+        let counter = try plugins.host.push("counter", argument: Array("3600000".utf8))
         let module = try #require(counter.module)
         #expect(module.renderPasses == 1)
         try plugins.host.send(screen: counter.id, action: "increment", payload: [])
@@ -436,7 +438,8 @@ struct RenderPerOperationTests {
     @Test("a render made outside an operation does not stand in for the render that ends the next one")
     func renderOutsideAnOperation() throws {
         let plugins = try ExamplePlugins()
-        let counter = try plugins.host.push("counter")
+        // As above: no tick may land inside the operations this test counts.
+        let counter = try plugins.host.push("counter", argument: Array("3600000".utf8))
         let module = try #require(counter.module)
         _ = try module.render()
         #expect(module.renderPasses == 2)
