@@ -305,6 +305,14 @@ final class HostRunner {
                 follow(connection)
                 return
             }
+            if request.args == ["quit"] || request.args == ["exit"] {
+                // Answered before the host is told to leave: once its loop ends the process
+                // may exit before this thread could write an answer (seen in process mode,
+                // whose shutdown has no workers to wait for: the client read no reply).
+                guard connection.reply(ControlReply(ok: true, output: [], errors: [])) == .written else { return }
+                onMain { runner in runner.control.finished = true }
+                return
+            }
             let reply: ControlReply
             if request.args == ["status"] {
                 // Status answers even while the main actor is stuck in a plugin.
