@@ -170,21 +170,21 @@ struct InteractionTests {
         let front = try FrontEndHost(opening: "counter", argument: "3600000")
         let terminal = front.terminal
         let writes = terminal.writes.count
-        let laidOut = terminal.app.framesLaidOut
+        let laidOut = terminal.app.schedule.framesLaidOut
         terminal.app.draw()
         terminal.app.draw()
         #expect(terminal.writes.count == writes)
         // Known unchanged without laying the screen out again.
-        #expect(terminal.app.framesLaidOut == laidOut)
+        #expect(terminal.app.schedule.framesLaidOut == laidOut)
         // A change the host reports (a tick sent from outside the front end) is laid out
         // and written; so is a change of the front end's own (focus).
         try front.host.send(screen: try #require(front.host.visibleRouter?.id), action: "tick", payload: [])
         #expect(await terminal.waitFor("ticks 1"))
-        #expect(terminal.app.framesLaidOut > laidOut && terminal.writes.count > writes)
-        let (laidOutAfterTick, writesAfterTick) = (terminal.app.framesLaidOut, terminal.writes.count)
+        #expect(terminal.app.schedule.framesLaidOut > laidOut && terminal.writes.count > writes)
+        let (laidOutAfterTick, writesAfterTick) = (terminal.app.schedule.framesLaidOut, terminal.writes.count)
         terminal.app.moveFocus(by: 1)
         terminal.app.draw()
-        #expect(terminal.app.framesLaidOut == laidOutAfterTick + 1 && terminal.writes.count == writesAfterTick + 1)
+        #expect(terminal.app.schedule.framesLaidOut == laidOutAfterTick + 1 && terminal.writes.count == writesAfterTick + 1)
     }
 
     @Test("the inspector shows the router tree, the focused view and the plugins")

@@ -17,7 +17,7 @@ struct VocabularyTests {
     func picker() async throws {
         let terminal = front.terminal
         #expect(await terminal.click(on: "File new mail in"))
-        guard case .view(let id)? = terminal.app.focus[front.host.visibleRouter?.id ?? 0] else {
+        guard case .view(let id)? = terminal.app.places.focus[front.host.visibleRouter?.id ?? 0] else {
             Issue.record("the click did not focus the picker")
             return
         }

@@ -24,12 +24,12 @@ extension TerminalApp {
         case .key(let key): handle(key)
         case .paste(let text):
             if commandLine != nil {
-                editCommandLine(insert: text)
+                commandLine?.insert(pasted: text)
             } else {
-                editFocusedField(insert: text)
+                editFocusedField { $0.insert(text) }
             }
         case .mouse(let mouse): handle(mouse)
-        case .synchronizedOutput(let supported): writer.synchronized = supported
+        case .synchronizedOutput(let supported): output.writer.synchronized = supported
         }
         draw()
         return true
@@ -38,19 +38,19 @@ extension TerminalApp {
     /// A key outside the command line.
     private func handle(_ key: Key) {
         message = nil
-        let target = focus[visibleKey]
+        let target = places.focus[visibleKey]
         let focusedView = target.flatMap(focusedNode)
         let inTextField = focusedView?.type == "TextField"
         switch key {
         case .control("c"): quit()
-        case .function(2): showsInspector.toggle()
-        case .character(":") where !inTextField: commandLine = ("", 0)
+        case .function(2): inspector.isShown.toggle()
+        case .character(":") where !inTextField: commandLine = CommandLineEntry()
         case .tab, .down: moveFocus(by: 1)
         case .backTab, .up: moveFocus(by: -1)
         case .escape:
             if banner != nil { banner = nil } else { goBack() }
-        case .pageDown: scrollBy(rendered?.viewportHeight ?? 10)
-        case .pageUp: scrollBy(-(rendered?.viewportHeight ?? 10))
+        case .pageDown: places.scroll(by: rendered?.viewportHeight ?? 10, on: visibleKey)
+        case .pageUp: places.scroll(by: -(rendered?.viewportHeight ?? 10), on: visibleKey)
         case .enter where inTextField: moveFocus(by: 1)
         case .enter:
             if let target { press(target) }
@@ -60,13 +60,7 @@ extension TerminalApp {
             input(.step, "+")
         case .character("-") where focusedView?.isSteppable == true, .left where focusedView?.isSteppable == true:
             input(.step, "-")
-        case .left where inTextField: moveCaret(by: -1)
-        case .right where inTextField: moveCaret(by: 1)
-        case .home where inTextField: moveCaret(by: -Int.max / 2)
-        case .end where inTextField: moveCaret(by: Int.max / 2)
-        case .backspace where inTextField: editFocusedField(deleteBackward: true)
-        case .delete where inTextField: editFocusedField(deleteBackward: false)
-        case .character(let character) where inTextField: editFocusedField(insert: String(character))
+        case _ where inTextField: editFocusedField { $0.apply(key) }
         case .left: moveFocus(by: -1)
         case .right: moveFocus(by: 1)
         default: break
@@ -75,8 +69,8 @@ extension TerminalApp {
 
     private func handle(_ mouse: MouseEvent) {
         switch mouse.kind {
-        case .wheelUp: scrollBy(-3)
-        case .wheelDown: scrollBy(3)
+        case .wheelUp: places.scroll(by: -3, on: visibleKey)
+        case .wheelDown: places.scroll(by: 3, on: visibleKey)
         case .release: break
         case .press:
             guard let target = rendered?.target(column: mouse.column, row: mouse.row) else { return }
@@ -89,7 +83,7 @@ extension TerminalApp {
             setFocus(target)
             // A click puts the caret at the end of a field; a picker's label only takes focus.
             if case .view(let id) = target, focusedNode(target)?.type == "TextField" || focusedNode(target)?.type == "Picker" {
-                carets[visibleKey, default: [:]][id] = nil
+                places.setCaret(nil, of: id, on: visibleKey)
                 return
             }
             press(target)
@@ -103,21 +97,11 @@ extension TerminalApp {
     }
 
     func setFocus(_ target: FocusTarget) {
-        focus[visibleKey] = target
-        if let index = rendered?.focusOrder.firstIndex(of: target) { focusIndex[visibleKey] = index }
-        followFocus = true
+        places.setFocus(target, on: visibleKey, order: rendered?.focusOrder)
     }
 
     func moveFocus(by step: Int) {
-        guard let order = rendered?.focusOrder, !order.isEmpty else { return }
-        let current = focus[visibleKey].flatMap { order.firstIndex(of: $0) } ?? (step > 0 ? -1 : 0)
-        let next = ((current + step) % order.count + order.count) % order.count
-        setFocus(order[next])
-    }
-
-    private func scrollBy(_ rows: Int) {
-        scroll[visibleKey] = max((scroll[visibleKey] ?? 0) + rows, 0)
-        followFocus = false
+        places.moveFocus(by: step, on: visibleKey, order: rendered?.focusOrder)
     }
 
     /// Enter, Space or a click on a target.
@@ -138,8 +122,7 @@ extension TerminalApp {
             guard let router = host.visibleRouter else { return }
             // An action that takes text opens the command line to type it.
             if let declared = host.declaredActions(of: router).first(where: { $0.name == name }), declared.summary?.contains("TEXT") == true {
-                let text = "send \(name) "
-                commandLine = (text, text.count)
+                commandLine = CommandLineEntry(text: "send \(name) ")
                 message = declared.summary
                 return
             }
@@ -156,124 +139,47 @@ extension TerminalApp {
     /// Esc or the header's affordance: back on a stack, dismiss a modal's root, close the
     /// launch stack's root (back to the start screen).
     func goBack() {
-        let chain = visibleChain
-        guard let visible = chain.last else { return }
-        let start = frontStart(chain)
-        if chain.count - start > 1 {
-            perform { try host.userBack() }
-        } else if start > 0 {
-            perform { try host.userDismiss() }
-        } else {
-            perform { host.close(visible) }
+        let chain = ScreenChain(visible: host.visibleRouter)
+        guard let visible = chain.visible else { return }
+        switch chain.back {
+        case .back: perform { try host.userBack() }
+        case .dismiss: perform { try host.userDismiss() }
+        case .close: perform { host.close(visible) }
         }
     }
 
     func input(_ kind: BerthHost.ViewInputKind, _ value: String, view: String? = nil) {
         guard let router = host.visibleRouter else { return }
-        guard let id = view ?? { if case .view(let id)? = focus[visibleKey] { return id } else { return nil } }() else { return }
+        guard let id = view ?? { if case .view(let id)? = places.focus[visibleKey] { return id } else { return nil } }() else { return }
         perform { try host.input(kind, view: id, value: value, screen: router.id) }
     }
 
-    // MARK: Text fields
+    // MARK: Text fields and the command line
 
-    private func caretOffset(_ id: String, text: String) -> Int {
-        min(carets[visibleKey]?[id] ?? text.count, text.count)
+    /// Applies `edit` to the focused text field at its kept caret; keeps the new caret, and
+    /// sends the field's whole new text as view input when it changed, as `type N TEXT` does.
+    private func editFocusedField(_ edit: (inout TextFieldEditor) -> TextFieldEditor.Change) {
+        guard case .view(let id)? = places.focus[visibleKey], let node = focusedNode(.view(id)), node.type == "TextField" else { return }
+        var editor = TextFieldEditor(text: node.fields["text"] ?? "", caret: places.caret(of: id, on: visibleKey))
+        let change = edit(&editor)
+        if change != .none { places.setCaret(editor.caret, of: id, on: visibleKey) }
+        if change == .text { input(.type, editor.text, view: id) }
     }
-
-    private func moveCaret(by step: Int) {
-        guard case .view(let id)? = focus[visibleKey], let node = focusedNode(.view(id)) else { return }
-        let text = node.fields["text"] ?? ""
-        carets[visibleKey, default: [:]][id] = min(max(caretOffset(id, text: text) + step, 0), text.count)
-    }
-
-    /// Types `insert` at the caret (or deletes one character), and sends the field's whole
-    /// new text as view input, as `type N TEXT` does.
-    func editFocusedField(insert: String = "", deleteBackward: Bool? = nil) {
-        guard case .view(let id)? = focus[visibleKey], let node = focusedNode(.view(id)), node.type == "TextField" else { return }
-        var text = Array(node.fields["text"] ?? "")
-        var offset = caretOffset(id, text: String(text))
-        if let backward = deleteBackward {
-            if backward, offset > 0 {
-                text.remove(at: offset - 1)
-                offset -= 1
-            } else if !backward, offset < text.count {
-                text.remove(at: offset)
-            } else {
-                return
-            }
-        } else {
-            // A pasted newline would end the field: kept as spaces.
-            let typed = insert.map { $0.isNewline ? " " : $0 }
-            text.insert(contentsOf: typed, at: offset)
-            offset += typed.count
-        }
-        carets[visibleKey, default: [:]][id] = offset
-        input(.type, String(text), view: id)
-    }
-
-    // MARK: The command line
 
     private func handleCommandLine(_ key: Key) async {
         guard var line = commandLine else { return }
-        var text = Array(line.text)
-        switch key {
-        case .escape, .control("c"):
+        switch line.handle(key, candidates: { commands.complete($0, $1) }) {
+        case .editing:
+            commandLine = line
+        case .completed(let listing):
+            commandLine = line
+            message = listing
+        case .closed:
             commandLine = nil
-            return
-        case .enter:
+        case .run(let text):
             commandLine = nil
-            await runCommand(line.text)
-            return
-        case .backspace:
-            guard line.caret > 0 else {
-                if text.isEmpty { commandLine = nil }
-                return
-            }
-            text.remove(at: line.caret - 1)
-            line.caret -= 1
-        case .delete where line.caret < text.count: text.remove(at: line.caret)
-        case .left: line.caret = max(line.caret - 1, 0)
-        case .right: line.caret = min(line.caret + 1, text.count)
-        case .home, .control("a"): line.caret = 0
-        case .end, .control("e"): line.caret = text.count
-        case .tab:
-            complete(&text, &line.caret)
-        case .character(let character):
-            text.insert(character, at: line.caret)
-            line.caret += 1
-        default: break
+            await runCommand(text)
         }
-        line.text = String(text)
-        commandLine = line
-    }
-
-    private func editCommandLine(insert: String) {
-        guard var line = commandLine else { return }
-        var text = Array(line.text)
-        let typed = insert.filter { !$0.isNewline }
-        text.insert(contentsOf: typed, at: line.caret)
-        line.caret += typed.count
-        line.text = String(text)
-        commandLine = line
-    }
-
-    /// Tab on the command line: the word before the caret is completed to the candidates'
-    /// common start; several candidates are listed on the status line.
-    private func complete(_ text: inout [Character], _ caret: inout Int) {
-        let before = String(text[..<caret])
-        let words = before.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-        let word = before.hasSuffix(" ") || before.isEmpty ? "" : (words.last ?? "")
-        let previous = word.isEmpty ? words : Array(words.dropLast())
-        let candidates = commands.complete(previous, word)
-        guard let first = candidates.first else { return }
-        var common = first
-        for candidate in candidates.dropFirst() {
-            while !candidate.hasPrefix(common) { common.removeLast() }
-        }
-        let addition = Array(common.dropFirst(word.count)) + (candidates.count == 1 ? [" "] : [])
-        text.insert(contentsOf: addition, at: caret)
-        caret += addition.count
-        message = candidates.count > 1 ? candidates.prefix(12).joined(separator: "  ") : nil
     }
 
     /// Runs a command line; its output goes to the log, its last line (or error) to the status.
@@ -282,19 +188,14 @@ extension TerminalApp {
         guard !trimmed.isEmpty else { return }
         switch trimmed {
         case "inspect", "inspector":
-            showsInspector.toggle()
+            inspector.isShown.toggle()
             return
         default: break
         }
         appendLog(":" + trimmed)
         let outcome = await commands.run(trimmed)
-        for output in outcome.lines { for part in output.split(separator: "\n") { appendLog("  " + part) } }
-        for error in outcome.errors { appendLog("  error: " + error) }
-        if let error = outcome.errors.last {
-            message = "error: \(error)"
-        } else if let last = outcome.lines.last?.split(separator: "\n").last {
-            message = String(last)
-        }
+        for line in outcome.logLines { appendLog(line) }
+        if let status = outcome.status { message = status }
         if outcome.quit { quit() }
         requestRedraw()
     }

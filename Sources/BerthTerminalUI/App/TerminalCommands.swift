@@ -71,3 +71,17 @@ public struct TerminalCommands {
         })
     }
 }
+
+extension TerminalCommands.Outcome {
+    /// Its lines for the inspector's log: each line printed, indented, then each error.
+    var logLines: [String] {
+        lines.flatMap { $0.split(separator: "\n").map { "  " + $0 } } + errors.map { "  error: " + $0 }
+    }
+
+    /// What the status line says after it: the last error, else the last line printed; nil
+    /// when it printed nothing (the status stays).
+    var status: String? {
+        if let error = errors.last { return "error: \(error)" }
+        return lines.last?.split(separator: "\n").last.map(String.init)
+    }
+}

@@ -1,12 +1,39 @@
 import BerthRuntime
 import Foundation
 
+/// What the inspector reads from the host; `BerthHost` is one.
+@MainActor
+protocol InspectedHost: AnyObject {
+    var launchRouter: Router { get }
+    var visibleRouter: Router? { get }
+    var stateSlots: [StateSlotInfo] { get }
+    var configuration: BerthHost.Configuration { get }
+    var plugins: [String: PluginRecord] { get }
+    var startedAt: ContinuousClock.Instant { get }
+    var events: [HostEvent] { get }
+}
+
+extension BerthHost: InspectedHost {}
+
 /// The inspector beside the app (F2): the router tree, the focused view's identity and
 /// state slots, the plugins and their workers, and the recent events and output.
-extension TerminalApp {
+struct Inspector {
+    /// Whether it is shown.
+    var isShown = false
+    /// Recent events and captured output lines, oldest first.
+    private(set) var log: [String] = []
+
+    /// Keeps `line` (a host event, a command's output, a plugin's log); past 500 lines the
+    /// oldest are dropped down to 400.
+    mutating func append(_ line: String) {
+        log.append(line)
+        if log.count > 500 { log.removeFirst(log.count - 400) }
+    }
+
     /// The inspector's lines for a panel `rows` × `columns`: the newest events fill what is
     /// left; longer lines are cut, except the last reload's phases, which wrap.
-    func inspectorLines(rows: Int, columns: Int) -> [String] {
+    @MainActor
+    func lines(rows: Int, columns: Int, host: some InspectedHost, focus: FocusTarget?) -> [String] {
         var lines = ["Inspector (F2 closes)", "", "Routers"]
         func visit(_ router: Router, depth: Int) {
             let indent = String(repeating: "  ", count: depth)
@@ -24,8 +51,7 @@ extension TerminalApp {
         visit(host.launchRouter, depth: 1)
 
         lines += ["", "Focus"]
-        let key = visibleKey
-        switch focus[key] {
+        switch focus {
         case .view(let id)?:
             lines.append("  view \(id)")
             if let router = host.visibleRouter {
@@ -83,7 +109,7 @@ extension TerminalApp {
     }
 
     /// A slot's bytes as text when they read as text, else their count.
-    private static func slotText(_ bytes: [UInt8]) -> String {
+    static func slotText(_ bytes: [UInt8]) -> String {
         if bytes.count == 8 { return String(bytes.reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }) }
         if bytes.count == 1, bytes[0] <= 1 { return bytes[0] == 1 ? "true" : "false" }
         if let text = String(validating: bytes, as: UTF8.self), text.allSatisfy({ !$0.isNewline }) { return "\"\(text)\"" }
