@@ -10,12 +10,8 @@ package final class Navigator {
     /// The launch router's navigation stack.
     let launchStack = NavigationStack(id: 0, presenter: nil)
     private var nextStackID = 1
-    /// Work plugins asked for during a call (navigation, delegate deliveries), run in
-    /// order once the host is back at top level, so a plugin is never re-entered mid-call.
-    /// Unchecked exclusivity, with `isDraining`: looked at whenever an operation ends; the
-    /// queued work runs after it leaves the array, never inside an access to it.
-    @exclusivity(unchecked) private var pendingWork: [() -> Void] = []
-    @exclusivity(unchecked) private var isDraining = false
+    /// Work plugins ask for during a call, run once the host is back at top level.
+    private let requests = PluginRequestQueue()
     /// Live instances, the operation depth and the last render, as instances report them.
     let activity: ScreenActivity
     private let events: EventLog
@@ -387,24 +383,17 @@ package final class Navigator {
 
     /// Queues work a plugin asked for; it runs when the host is back at top level.
     func enqueue(_ work: @escaping () -> Void) {
-        pendingWork.append(work)
+        requests.enqueue(work)
     }
 
     private func drainPendingWork() {
-        guard !isDraining else { return }
-        isDraining = true
-        defer { isDraining = false }
-        var budget = 10_000 // a plugin that keeps asking in a loop cannot hang the host
-        while !pendingWork.isEmpty && budget > 0 {
-            let work = pendingWork.removeFirst()
+        let dropped = requests.drain { work in
             activity.operationBegan()
             work()
             activity.operationEnded()
-            budget -= 1
         }
-        if !pendingWork.isEmpty {
-            events.emit(.failed, .host, "dropped \(pendingWork.count) queued plugin request(s): too many in one turn")
-            pendingWork.removeAll()
+        if dropped > 0 {
+            events.emit(.failed, .host, "dropped \(dropped) queued plugin request(s): too many in one turn")
         }
     }
 

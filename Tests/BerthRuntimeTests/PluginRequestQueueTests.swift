@@ -1,0 +1,52 @@
+import Testing
+@testable import BerthRuntime
+
+/// The queue of work plugins ask for during a call, drained at top level.
+@Suite("Plugin request queue: order, re-entry and the budget") @MainActor
+struct PluginRequestQueueTests {
+    @Test("work runs in order, each through the caller's wrapper; work queued while draining runs in the same drain")
+    func orderAndRequeue() {
+        let queue = PluginRequestQueue()
+        var ran: [String] = []
+        var wrapped = 0
+        queue.enqueue { ran.append("a"); queue.enqueue { ran.append("c") } }
+        queue.enqueue { ran.append("b") }
+        let dropped = queue.drain { work in
+            wrapped += 1
+            work()
+        }
+        #expect(ran == ["a", "b", "c"] && wrapped == 3 && dropped == 0)
+        let again = queue.drain { $0() }
+        #expect(again == 0 && ran.count == 3)
+    }
+
+    @Test("a drain asked for inside a drain does nothing; the outer one runs what is queued")
+    func nestedDrain() {
+        let queue = PluginRequestQueue()
+        var ran: [String] = []
+        var inner = -1
+        queue.enqueue {
+            queue.enqueue { ran.append("second") }
+            inner = queue.drain { $0() }
+            ran.append("first")
+        }
+        _ = queue.drain { $0() }
+        #expect(inner == 0 && ran == ["first", "second"])
+    }
+
+    @Test("a plugin that keeps asking stops at the budget; the rest is dropped and counted")
+    func budget() {
+        let queue = PluginRequestQueue(budget: 5)
+        var runs = 0
+        func again() {
+            runs += 1
+            queue.enqueue(again)
+            queue.enqueue(again)
+        }
+        queue.enqueue(again)
+        let dropped = queue.drain { $0() }
+        #expect(runs == 5 && dropped == 6)
+        let after = queue.drain { $0() }
+        #expect(after == 0 && runs == 5)
+    }
+}
