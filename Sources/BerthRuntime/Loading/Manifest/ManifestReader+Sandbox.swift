@@ -25,32 +25,14 @@ extension ManifestReader {
 
     /// Names of host variables passed on to the plugin's worker, beyond the allowlist.
     mutating func readEnvironment(_ fields: [String: Any]) -> [String] {
-        var names = readStringList(fields, "environment", rule: Self.isVariableName, expected: "a variable name of letters, digits and '_'")
+        var names = readStringList(fields, "environment", rule: ManifestNames.isVariableName, expected: "a variable name of letters, digits and '_'")
         let listed = fields["environment"] as? [Any] ?? []
         for name in names {
-            guard let reason = Self.withheldVariable(name) else { continue }
+            guard let reason = ManifestNames.withheldVariable(name) else { continue }
             let index = listed.firstIndex { $0 as? String == name } ?? 0
             fail("environment[\(index)]", "\(quoted(name)) is never passed to a plugin: \(reason)")
         }
-        names.removeAll { Self.withheldVariable($0) != nil }
+        names.removeAll { ManifestNames.withheldVariable($0) != nil }
         return names
-    }
-
-    static func isVariableName(_ name: String) -> Bool {
-        guard let first = name.utf8.first, !(0x30...0x39).contains(first), name.utf8.count <= 128 else { return false }
-        return name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F }
-    }
-
-    /// Why the host never passes `name` to a worker, or nil when it may.
-    static func withheldVariable(_ name: String) -> String? {
-        let upper = name.uppercased()
-        if ["XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS"].contains(upper) {
-            return "it leads to the user's sockets (the host's control socket, agents, the session bus)"
-        }
-        if upper.hasPrefix("BERTH_") { return "BERTH_ variables are the host's own (its control socket and token among them)" }
-        if upper.hasPrefix("LD_") || upper == "GLIBC_TUNABLES" || upper.hasPrefix("MALLOC_") || upper.hasPrefix("SWIFT_") {
-            return "it changes how the worker's own libraries load and run"
-        }
-        return nil
     }
 }

@@ -97,7 +97,7 @@ struct ManifestReader {
     }
 
     mutating func read(_ fields: [String: Any]) -> PluginManifest? {
-        let id = requiredString(fields, "id", rule: Self.isReverseDNS, expected: "a reverse-DNS id such as com.example.counter")
+        let id = requiredString(fields, "id", rule: ManifestNames.isReverseDNS, expected: "a reverse-DNS id such as com.example.counter")
         let name = requiredString(fields, "name", rule: { !$0.isEmpty }, expected: "a non-empty name")
         let versionText = requiredString(fields, "version", rule: { _ in true }, expected: "")
         var version: SemanticVersion?
@@ -107,10 +107,10 @@ struct ManifestReader {
         }
         let abi = readABI(fields)
         let library = readLibrary(fields)
-        let entry = requiredString(fields, "entry", rule: Self.isCIdentifier, expected: "a C symbol name")
+        let entry = requiredString(fields, "entry", rule: ManifestNames.isCIdentifier, expected: "a C symbol name")
         let runtime = readRuntime(fields)
         let exports = readExports(fields)
-        let routes = readStringList(fields, "routes", rule: Self.isRouteName, expected: "a route name of letters, digits, '-', '_' or '.'")
+        let routes = readStringList(fields, "routes", rule: ManifestNames.isRouteName, expected: "a route name of letters, digits, '-', '_' or '.'")
         let persist = readStringList(fields, "persist", rule: { !$0.isEmpty }, expected: "a non-empty key")
         let requires = readRequires(fields)
         let sha256 = readSHA256(fields)
@@ -191,7 +191,7 @@ struct ManifestReader {
             for key in object.keys.sorted() where key != "group" {
                 fail("isolation", "unknown field \(quoted(key)) (expected only \"group\")")
             }
-            guard let group = object["group"] as? String, Self.isGroupName(group) else {
+            guard let group = object["group"] as? String, ManifestNames.isGroupName(group) else {
                 fail("isolation", "group must be a name of 1 to 64 letters, digits, '-', '_' or '.', such as {\"group\": \"greeter-family\"}")
                 return (nil, nil)
             }
@@ -202,12 +202,6 @@ struct ManifestReader {
             return (nil, nil)
         }
         return (mode, nil)
-    }
-
-    static func isGroupName(_ name: String) -> Bool {
-        (1...64).contains(name.utf8.count) && name.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D || byte == 0x5F || byte == 0x2E
-        }
     }
 
     private mutating func readCapabilities(_ fields: [String: Any]) -> Set<Capability>? {
@@ -271,7 +265,7 @@ struct ManifestReader {
             for unknown in object.keys.filter({ !["symbol", "params", "returns"].contains($0) }).sorted() {
                 warn("\(field).\(unknown)", "unknown field (ignored by manifest v1)")
             }
-            guard let symbol = object["symbol"] as? String, Self.isCIdentifier(symbol) else {
+            guard let symbol = object["symbol"] as? String, ManifestNames.isCIdentifier(symbol) else {
                 fail("\(field).symbol", "must be a C symbol name")
                 continue
             }
@@ -323,7 +317,7 @@ struct ManifestReader {
         var dependencies: [PluginManifest.Dependency] = []
         for id in object.keys.sorted() {
             let field = "requires.\(id)"
-            guard Self.isReverseDNS(id) else {
+            guard ManifestNames.isReverseDNS(id) else {
                 fail(field, "\(quoted(id)) is not a reverse-DNS plugin id")
                 continue
             }
@@ -412,30 +406,5 @@ struct ManifestReader {
 
     private static func typeList(_ types: [ValueType]) -> String {
         types.map(\.rawValue).joined(separator: ", ")
-    }
-
-    // MARK: Rules
-
-    /// `com.example.counter`: at least two dot-separated labels of lower-case letters, digits
-    /// and '-', each starting with a letter.
-    static func isReverseDNS(_ text: String) -> Bool {
-        let labels = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard labels.count >= 2 else { return false }
-        return labels.allSatisfy { label in
-            guard let first = label.first, first.isASCII, first.isLowercase else { return false }
-            return label.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }
-        }
-    }
-
-    /// A C identifier: `[A-Za-z_][A-Za-z0-9_]*`.
-    static func isCIdentifier(_ text: String) -> Bool {
-        guard let first = text.first, first.isASCII, first.isLetter || first == "_" else { return false }
-        return text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
-    }
-
-    /// A route name: starts with a letter; letters, digits, '-', '_' and '.'.
-    static func isRouteName(_ text: String) -> Bool {
-        guard let first = text.first, first.isASCII, first.isLetter else { return false }
-        return text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
     }
 }
