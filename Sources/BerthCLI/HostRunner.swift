@@ -90,6 +90,11 @@ final class HostRunner {
     private var remoteShells: [ObjectIdentifier: HostShell] = [:]
     /// Host commands under way (terminal or socket); a reload outside any is the watcher's.
     private var commandsRunning = 0
+    /// Socket commands received whose reply is not written yet: the host leaves only once
+    /// each is answered (or `answerGrace` has passed), so `quit` and `restart` reply too.
+    private nonisolated let answering = LockedCondition(0)
+    /// How long a leaving host waits for those replies (under the stuck-host watchdog's 3 s).
+    private nonisolated static let answerGrace = Duration.seconds(2)
 
     init(options: Options) {
         self.options = options
@@ -173,6 +178,7 @@ final class HostRunner {
         startStuckHostWatchdog(socket: { server?.stop() }, runtimeFolder: host.runtimeDirectory.path)
         if options.terminalUI {
             let status = await runTerminalUI(host: host, shell: shell)
+            await awaitAnswers()
             if control.restartRequested { restart() }
             server?.stop()
             defer { hostLoopEnded.store(true, ordering: .relaxed) }
@@ -229,6 +235,7 @@ final class HostRunner {
             }
             if leaving() { break }
         }
+        await awaitAnswers()
         if control.restartRequested {
             session?.finish()
             restart()
@@ -305,14 +312,9 @@ final class HostRunner {
                 follow(connection)
                 return
             }
-            if request.args == ["quit"] || request.args == ["exit"] {
-                // Answered before the host is told to leave: once its loop ends the process
-                // may exit before this thread could write an answer (seen in process mode,
-                // whose shutdown has no workers to wait for: the client read no reply).
-                guard connection.reply(ControlReply(ok: true, output: [], errors: [])) == .written else { return }
-                onMain { runner in runner.control.finished = true }
-                return
-            }
+            // Counted from here until its reply is written: a `quit` or `restart` ends the
+            // host loop before this thread writes, and the loop waits for it (awaitAnswers).
+            answering.withLock { $0 += 1 }
             let reply: ControlReply
             if request.args == ["status"] {
                 // Status answers even while the main actor is stuck in a plugin.
@@ -320,12 +322,42 @@ final class HostRunner {
             } else {
                 reply = onMain { runner in await runner.execute(request.args, for: connection) }
             }
-            guard connection.reply(reply) == .written else { return }
+            if let delay = Self.testReplyDelay { Thread.sleep(forTimeInterval: delay) }
+            let outcome = connection.reply(reply)
+            answering.withLock { $0 -= 1 }
+            answering.broadcast()
+            guard outcome == .written else { return }
         }
     }
 
+    /// Waits, at most `answerGrace`, until every socket command received has its reply
+    /// written, before the host stops its server and leaves (exits or re-executes itself).
+    /// The main actor stays free meanwhile: a command still to run gets to run.
+    private func awaitAnswers() async {
+        let answering = self.answering
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let waiter = Thread {
+                let deadline = ContinuousClock.now + Self.answerGrace
+                answering.wait { count, timedOut in count == 0 || timedOut ? .finish(()) : .waitUntil(deadline) }
+                done.resume()
+            }
+            waiter.name = "berth.control-answers"
+            waiter.start()
+        }
+    }
+
+    /// `BERTH_TEST_CONTROL_REPLY_DELAY_MS`, for tests only (Docs/control-socket.md): each
+    /// socket reply waits this long before it is written, so a test can make a host that
+    /// leaves without waiting for its replies lose them every time.
+    private nonisolated static let testReplyDelay: TimeInterval? = ProcessInfo.processInfo
+        .environment["BERTH_TEST_CONTROL_REPLY_DELAY_MS"].flatMap(Double.init).map { $0 / 1000 }
+
     private func execute(_ args: [String], for connection: ControlConnection) async -> ControlReply {
         guard let host else { return ControlReply(ok: false, errors: ["the host is not running"]) }
+        // A command that reaches the main actor while the host waits for replies to leave.
+        if control.finished || control.restartRequested {
+            return ControlReply(ok: false, errors: ["the host is leaving (quit or restart under way); \(args.joined(separator: " ")) not run"])
+        }
         let captured = CapturedOutput()
         let key = ObjectIdentifier(connection)
         let shell = remoteShells[key] ?? HostShell(host: host, output: captured.sink, control: control)

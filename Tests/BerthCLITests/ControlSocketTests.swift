@@ -210,6 +210,35 @@ struct ControlSocketTests {
         #expect(reply.ok == false)
         #expect(reply.errors == ["refused: the client runs as uid 65534, this host as uid 0"])
     }
+
+    /// A host leaves (re-executes itself, or exits) only after the socket commands it
+    /// received have their replies written. `BERTH_TEST_CONTROL_REPLY_DELAY_MS` holds each
+    /// reply back a second, so a host that stopped its server and left at once, as soon as
+    /// its loop ended, would close these connections unanswered every time.
+    @Test("restart and quit sent over the socket are answered before the host leaves, in both modes", arguments: ["process", "in-process"])
+    func leavingCommandsAreAnswered(_ isolation: String) throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        let host = try RunningHost(workspace, arguments: ["--isolation", isolation], environment: ["BERTH_TEST_CONTROL_REPLY_DELAY_MS": "1000"])
+        try host.wait(for: "loaded      1")
+        let pid = host.process.processIdentifier
+
+        let restart = try ControlConnectionForTests(host.socket)
+        let restarted = try restart.request(["restart"])
+        restart.close()
+        #expect(restarted == "restarting the host (persisted state and open screens are kept)", "host log:\n\(host.log)")
+        #expect(eventually(timeout: .seconds(60), every: .milliseconds(20)) { host.log.contains("restored after restart: 1 plugin(s), 0 screen(s)") },
+                "host log:\n\(host.log)")
+        try host.wait(for: "loaded      1")
+
+        let quit = try ControlConnectionForTests(host.socket)
+        let quitReply = try quit.request(["quit"])
+        quit.close()
+        #expect(quitReply == "", "quit is answered (an empty reply), not closed unanswered; host log:\n\(host.log)")
+        host.process.waitUntilExit()
+        #expect(host.process.terminationStatus == 0)
+        #expect(host.process.processIdentifier == pid, "the same process restarted, then quit")
+    }
 }
 
 /// The control-frame fuzz harness's inputs, replayed in the normal suite (Docs/fuzzing.md).

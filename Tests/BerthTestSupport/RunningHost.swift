@@ -12,7 +12,8 @@ public final class RunningHost {
     private let input = Pipe()
     private let outputFile: String
 
-    public init(_ workspace: PluginWorkspace, arguments: [String] = []) throws {
+    /// `environment` is added to this process's own for the host.
+    public init(_ workspace: PluginWorkspace, arguments: [String] = [], environment: [String: String] = [:]) throws {
         self.workspace = workspace
         socket = workspace.root + "/control.sock"
         outputFile = workspace.root + "/host.log"
@@ -21,6 +22,7 @@ public final class RunningHost {
         process.executableURL = URL(fileURLWithPath: BuildProducts.berth)
         process.arguments = ["run", "--plugins", "plugins", "--watch", "--socket", socket, "--state-dir", "state", "--debounce-ms", "100"] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: workspace.root)
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardInput = input
         process.standardOutput = log
         process.standardError = log
