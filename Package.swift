@@ -90,7 +90,7 @@ let package = Package(
         // Tests find the built plugin libraries beside the test bundle; none links a plugin.
         .target(
             name: "BerthTestSupport",
-            dependencies: ["BerthRuntime", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BerthRuntime", "CBerthSystem", .product(name: "Logging", package: "swift-log")],
             path: "Tests/BerthTestSupport"
         ),
         .testTarget(name: "BerthRuntimeTests", dependencies: ["BerthRuntime", "BerthTestSupport", .product(name: "CBerth", package: "berthsdk")]),

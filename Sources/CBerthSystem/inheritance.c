@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,8 +19,19 @@
 
 #include "berth_system.h"
 
-int berth_spawn_new_session_flag(void) {
-    return POSIX_SPAWN_SETSID;
+int berth_spawn_attributes_init(void *attributes) {
+    posix_spawnattr_t *spawn = (posix_spawnattr_t *)attributes;
+    int failure = posix_spawnattr_init(spawn);
+    if (failure != 0) return failure;
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    if ((failure = posix_spawnattr_setsigmask(spawn, &none)) != 0 || (failure = posix_spawnattr_setsigdefault(spawn, &all)) != 0 ||
+        (failure = posix_spawnattr_setflags(spawn, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID)) != 0) {
+        posix_spawnattr_destroy(spawn);
+        return failure;
+    }
+    return 0;
 }
 
 int berth_spawn_close_from(void *actions, int first) {

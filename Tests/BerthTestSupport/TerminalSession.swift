@@ -1,3 +1,4 @@
+import CBerthSystem
 import Foundation
 
 /// The built `berth` binary in a real pseudo-terminal, as a person at a terminal runs it:
@@ -38,18 +39,12 @@ public final class TerminalSession {
         posix_spawn_file_actions_adddup2(&actions, 0, 2)
         posix_spawn_file_actions_addclose(&actions, master)
         _ = PseudoTerminalCalls.addChangeDirectory(&actions, directory)
+        // No signal blocked or ignored (a test thread's mask would be inherited), and a session
+        // of its own, so the terminal opened above can be its controlling one.
         var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
+        let prepared = berth_spawn_attributes_init(&attributes)
+        guard prepared == 0 else { throw TerminalError("cannot prepare to start berth: \(String(cString: strerror(prepared)))") }
         defer { posix_spawnattr_destroy(&attributes) }
-        // No signal blocked or ignored (a test thread's mask would be inherited), and
-        // POSIX_SPAWN_SETSID (glibc, 0x80): a session of its own, so the terminal can be its own.
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) | 0x80)
 
         var environment = ProcessInfo.processInfo.environment
         environment["TERM"] = "xterm"

@@ -76,8 +76,15 @@ int berth_thread_count(void);
 
 /* ---- What a worker inherits (inheritance.c) ---------------------------------------- */
 
-/** posix_spawn's POSIX_SPAWN_SETSID flag (a GNU extension Swift's Glibc does not show): the child starts its own session, without a controlling terminal. */
-int berth_spawn_new_session_flag(void);
+/**
+ * Initializes `attributes`, a posix_spawnattr_t, for a child that starts clean: no signal
+ * blocked and every signal at its default (a parent that ignores SIGPIPE or blocks signals
+ * on the spawning thread passes neither on), in a session of its own (POSIX_SPAWN_SETSID,
+ * a GNU extension Swift's Glibc does not show), so it has no controlling terminal until it
+ * opens one. The worker spawner and the tests' pseudo-terminal sessions use it. 0 or errno;
+ * on 0 the caller destroys it (posix_spawnattr_destroy).
+ */
+int berth_spawn_attributes_init(void *attributes);
 
 /** Adds "close every descriptor from `first` up" to `actions`, a posix_spawn_file_actions_t (posix_spawn_file_actions_addclosefrom_np, glibc 2.34). 0 or errno. */
 int berth_spawn_close_from(void *actions, int first);

@@ -46,18 +46,14 @@ enum WorkerSpawner {
             return .failure(Failure(code: .descriptorsFailed, errnoText: errnoText(closing)))
         }
 
-        // Default signal dispositions and an empty mask: a host that ignores SIGPIPE or
-        // blocks signals on this thread must not pass that on.
+        // Default signal dispositions, an empty mask and a session of its own.
         var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
+        let prepared = berth_spawn_attributes_init(&attributes)
+        guard prepared == 0 else {
+            close(pipeEnds[0])
+            return .failure(Failure(code: .spawnFailed, errnoText: errnoText(prepared)))
+        }
         defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | berth_spawn_new_session_flag()))
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
