@@ -113,7 +113,7 @@ enum ConformanceRunner {
             let generation = try host.load(plugin.manifest.id)
             guard let route = plugin.manifest.routes.first else { return (.skip, "the plugin has no routes") }
             _ = generation
-            let screen = try host.push("\(plugin.manifest.id)/\(route)")
+            let screen = try host.push(Route(plugin: plugin.manifest.id, name: route))
             defer { host.close(screen) }
             let interactor = try require(screen.interactor, "no interactor for '\(route)'")
             for round in 1...3 {
@@ -128,7 +128,7 @@ enum ConformanceRunner {
             try host.load(plugin.manifest.id)
             guard !plugin.manifest.routes.isEmpty else { return (.skip, "the plugin has no routes") }
             for route in plugin.manifest.routes {
-                let screen = try host.push("\(plugin.manifest.id)/\(route)")
+                let screen = try host.push(Route(plugin: plugin.manifest.id, name: route))
                 let module = try require(screen.module, "no module instance for '\(route)'")
                 host.close(screen)
                 let expected: [ScreenLifecycleEvent] = [
@@ -147,10 +147,10 @@ enum ConformanceRunner {
             guard generation.savesState else {
                 return (.skip, "the plugin does not implement save_state/restore_state")
             }
-            let first = try host.createDetached("\(plugin.manifest.id)/\(route)")
+            let first = try host.createDetached(Route(plugin: plugin.manifest.id, name: route))
             let saved = try require(first.module, "no instance").saveState()
             host.destroyDetached(first)
-            let second = try host.createDetached("\(plugin.manifest.id)/\(route)")
+            let second = try host.createDetached(Route(plugin: plugin.manifest.id, name: route))
             defer { host.destroyDetached(second) }
             let secondModule = try require(second.module, "no instance")
             try secondModule.restoreState(saved)
@@ -227,7 +227,7 @@ enum ConformanceRunner {
     /// Creates an instance of `route` with its screen handle and destroys it again (no
     /// activation: that is another check's business).
     private static func openAndRelease(_ route: String, plugin: String, host: BerthHost) throws {
-        let screen = try host.createDetached("\(plugin)/\(route)")
+        let screen = try host.createDetached(Route(plugin: plugin, name: route))
         host.destroyDetached(screen)
         host.clearEvents()
     }

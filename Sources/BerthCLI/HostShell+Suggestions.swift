@@ -7,7 +7,8 @@ extension HostShell {
     /// would send the reader to load a plugin that does not exist.
     func failureLine(_ error: any Error, command: String, arguments: [String]) -> String {
         guard let word = arguments.first, let closest = closestKnown(command: command, word: word) else { return "\(error)" }
-        if ["open", "present"].contains(command), let slash = word.lastIndex(of: "/"), host.plugins[String(word[..<slash])] == nil {
+        if ["open", "present"].contains(command), !(error is Route.SyntaxError), let slash = word.lastIndex(of: "/"),
+           host.plugins[String(word[..<slash])] == nil {
             return "\(word): did you mean '\(closest)'?"
         }
         return "\(error) (did you mean '\(closest)'?)"

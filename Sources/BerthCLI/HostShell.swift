@@ -140,14 +140,10 @@ final class HostShell {
             } else {
                 printScreen(tree?.root)
             }
-        case "tap", "toggle", "type", "step", "select":
-            let usage = command == "type" ? "type N|ID TEXT" : command == "step" ? "step N|ID +|-"
-                : command == "select" ? "select N|ID INDEX" : "\(command) N|ID"
-            let view = try viewIdentity(try argument(arguments, 0, usage))
-            let value = arguments.dropFirst().joined(separator: " ")
-            guard let kind = BerthHost.ViewInputKind(rawValue: command) else { return }
-            if command != "tap" && command != "toggle" { _ = try argument(arguments, 1, usage) }
-            try host.input(kind, view: view, value: value)
+        case _ where ViewInput.commandNames.contains(command):
+            let view = try viewIdentity(try argument(arguments, 0, ViewInput.usage(of: command)))
+            guard let input = try ViewInput(command: command, values: Array(arguments.dropFirst())) else { return }
+            try host.input(input, view: view)
             // The input may have navigated: show whatever is visible now, under its own header.
             printScreen(host.visibleRouter?.module?.canRender == true ? try host.render()?.root : nil)
         case "state":
@@ -160,8 +156,8 @@ final class HostShell {
             guard let generation = try host.generationForUse(of: id) else { throw ShellError("\(id) is not loaded") }
             let result = try generation.call(symbol, textArguments: Array(arguments.dropFirst(2)))
             emitLine("\(symbol) → \(result.type == .void ? "(void)" : result.description)")
-        case "open": try host.push(try argument(arguments, 0, "open ROUTE"))
-        case "present": try host.present(try argument(arguments, 0, "present ROUTE"))
+        case "open": try host.push(try Route(parsing: try argument(arguments, 0, "open ROUTE")))
+        case "present": try host.present(try Route(parsing: try argument(arguments, 0, "present ROUTE")))
         case "back": try host.userBack()
         case "dismiss": try host.userDismiss()
         case "pop-to-root": try host.popToRoot()

@@ -147,6 +147,23 @@ struct HumanOutputTests {
         #expect(output.standardOutput.contains("  com.example.counter/total  = 2 (Int)"), "\(output.standardOutput)")
     }
 
+    @Test("view input and routes typed as text are parsed at the shell's edge: a malformed value or route is one line naming it")
+    func malformedInputAndRoutes() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        let output = try BerthProcess.run(["run", "--plugins", "plugins", "--script", "-"], in: workspace.root,
+                                          input: "open com.example.counter//counter\nopen counter\nstep 1 x\nselect 1 two\nstep 1 +\nstate\n")
+        #expect(output.status == 1)
+        let errors = output.standardError.split(separator: "\n").filter { $0.hasPrefix("error: ") }
+        #expect(errors == [
+            "error: route 'com.example.counter//counter' has more than one '/' (write PLUGIN.ID/ROUTE or ROUTE) (did you mean 'com.example.counter/counter'?)",
+            "error: step takes + or -, got 'x'",
+            "error: select takes an option index (0, 1, …), got 'two'",
+        ], "\(output.standardError)")
+        // The well-formed step after them still reaches the plugin.
+        #expect(output.standardOutput.contains("com.example.counter#1/CounterScreen/VStack.1/CounterPanel[0]  = 1 (Int)"), "\(output.standardOutput)")
+    }
+
     @Test("berth host --help explains itself without a host")
     func hostHelp() throws {
         let output = try BerthProcess.run(["host", "--help"], in: NSTemporaryDirectory())

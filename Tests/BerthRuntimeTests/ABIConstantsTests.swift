@@ -4,9 +4,10 @@ import Testing
 @testable import BerthRuntime
 import BerthTestSupport
 
-/// berth.h defines the status codes and capability names once; every other place that
-/// spells them (the host, the Swift SDK, the manifest schema) must agree with it.
-@Suite("berth.h's status codes and capability names, as every other place spells them")
+/// berth.h defines the status codes, capability names and view-input actions once; every
+/// other place that spells them (the host, the Swift SDK, the manifest schema, the docs)
+/// must agree with it.
+@Suite("berth.h's status codes, capability names and view-input actions, as every other place spells them")
 struct ABIConstantsTests {
     /// berth.h's capability names, in the header's order.
     private let headerCapabilities = [
@@ -77,6 +78,31 @@ struct ABIConstantsTests {
         let security = try String(contentsOfFile: BuildProducts.packageRoot + "/Docs/security.md", encoding: .utf8)
         let capabilityRows = Self.tableRows(of: security, after: "## Capabilities").map(\.[0])
         #expect(capabilityRows == headerCapabilities.map { "`\($0)`" }, "Docs/security.md's capability table")
+    }
+
+    /// berth.h's view-input actions, in the header's order, by constant name.
+    private let headerInputs: [(constant: String, name: String)] = [
+        ("BERTH_INPUT_TAP", BERTH_INPUT_TAP), ("BERTH_INPUT_TOGGLE", BERTH_INPUT_TOGGLE), ("BERTH_INPUT_TYPE", BERTH_INPUT_TYPE),
+        ("BERTH_INPUT_STEP", BERTH_INPUT_STEP), ("BERTH_INPUT_SELECT", BERTH_INPUT_SELECT),
+    ]
+
+    @Test("the view-input actions agree across berth.h, the host's ViewInput, the SDK and Docs/view-tree-format.md")
+    func viewInputKinds() throws {
+        // The host: one ViewInput per kind (the switch makes a new case fail to compile here).
+        let samples: [ViewInput] = [.tap, .toggle, .type(""), .step(.up), .select(0)]
+        for sample in samples {
+            switch sample { case .tap, .toggle, .type, .step, .select: break }
+        }
+        #expect(samples.map(\.actionName) == headerInputs.map(\.name))
+        #expect(headerInputs.allSatisfy { $0.name.hasPrefix(BERTH_INPUT_PREFIX) })
+        // The SDK decodes with berth.h's constants and spells no action name itself.
+        let sdk = try String(contentsOfFile: BuildProducts.packageRoot + "/BerthSDK/Sources/BerthSDK/Views/ViewInputAction.swift", encoding: .utf8)
+        for input in headerInputs { #expect(sdk.contains("case (\(input.constant),"), "the SDK handles \(input.constant)") }
+        #expect(sdk.contains("berth_input_split(") && !sdk.contains("\"berth."), "the SDK splits with berth.h and spells no name")
+        // The docs' table: constant, action name, in berth.h's order.
+        let page = try String(contentsOfFile: BuildProducts.packageRoot + "/Docs/view-tree-format.md", encoding: .utf8)
+        let rows = Self.tableRows(of: page, after: "## Input").map { "\($0[0]) \($0[1])" }
+        #expect(rows == headerInputs.map { "`\($0.constant)` `\($0.name)`" }, "Docs/view-tree-format.md's input table")
     }
 
     /// The cells of the first Markdown table after the line starting with `heading`, header

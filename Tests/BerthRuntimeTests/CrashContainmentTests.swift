@@ -51,14 +51,14 @@ struct CrashContainmentTests {
         let opened: Router?
         switch when {
         case "action":
-            opened = try host.push("\(how)-\(when)")
+            opened = try host.push(Route(name: "\(how)-\(when)"))
         case "task" where how == "hang":
-            opened = try host.push("\(how)-\(when)")
+            opened = try host.push(Route(name: "\(how)-\(when)"))
         case "create", "activate":
-            #expect(throws: (any Error).self) { try host.push("\(how)-\(when)") }
+            #expect(throws: (any Error).self) { try host.push(Route(name: "\(how)-\(when)")) }
             opened = nil
         default:
-            opened = try? host.push("\(how)-\(when)")
+            opened = try? host.push(Route(name: "\(how)-\(when)"))
         }
         if when == "action" {
             let screen = try #require(opened).id

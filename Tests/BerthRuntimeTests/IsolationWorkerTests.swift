@@ -111,8 +111,8 @@ struct IsolationWorkerTests {
 
         // Input outside a render: the write reaches the host as a one-way notification,
         // ordered before the action's reply (no round trip of its own).
-        let step = Array(stepper.id.utf8) + [0] + Array("+".utf8)
-        #expect(try worker.call(.action(instance: token, name: "berth.step", payload: step)).status.isOK)
+        let step = ViewInput.step(.up).payload(view: stepper.id)
+        #expect(try worker.call(.action(instance: token, name: ViewInput.step(.up).actionName, payload: step)).status.isOK)
         let writes = worker.host.notifications.filter { if case .stateWrite(3, _) = $0 { true } else { false } }
         #expect(writes.count == 1, "one state write, delivered before the action returned")
 
@@ -125,7 +125,7 @@ struct IsolationWorkerTests {
         #expect(second.writes.isEmpty)
 
         // The next step builds on the value the render had, with no state_read round trip.
-        #expect(try worker.call(.action(instance: token, name: "berth.step", payload: step)).status.isOK)
+        #expect(try worker.call(.action(instance: token, name: ViewInput.step(.up).actionName, payload: step)).status.isOK)
         #expect(worker.host.requests(named: "state_read").count == readsBefore, "the action asked the host for nothing")
         let (_, third) = try worker.render(token, screen: 3)
         #expect(third?.allNodes.first { $0.type == "Stepper" }?.fields["value"] == "2")
@@ -168,7 +168,7 @@ struct IsolationWorkerTests {
         let buttons = tree?.allNodes.filter { $0.type == "Button" } ?? []
         #expect(buttons.count == 10_000)
         let rowZero = try #require(buttons.first { $0.fields["label"] == "row 0: 0" })
-        #expect(try worker.call(.action(instance: token, name: "berth.tap", payload: Array(rowZero.id.utf8))).status.isOK)
+        #expect(try worker.call(.action(instance: token, name: ViewInput.tap.actionName, payload: ViewInput.tap.payload(view: rowZero.id))).status.isOK)
         let tapped = try #require(worker.host.state[4]?.values.first)
         // Every row's slot holds the tapped value: 10,000 slots travel with the request.
         for button in buttons {
@@ -261,14 +261,14 @@ struct IsolationWorkerTests {
         let token = try worker.open("counter", screen: 2, argument: "600000")
         let (_, tree) = try worker.render(token, screen: 2)
         let stepper = try #require(tree?.allNodes.first { $0.type == "Stepper" })
-        let step = Array(stepper.id.utf8) + [0] + Array("+".utf8)
-        #expect(try worker.call(.action(instance: token, name: "berth.step", payload: step)).status.isOK)
+        let step = ViewInput.step(.up).payload(view: stepper.id)
+        #expect(try worker.call(.action(instance: token, name: ViewInput.step(.up).actionName, payload: step)).status.isOK)
         // The host holds the stepper at Int.max; the next step overflows inside the plugin.
         let slot = try #require(worker.host.state[2]?.values.first)
         worker.host.state[2]?[slot.key]?.bytes = withUnsafeBytes(of: Int64.max.littleEndian, Array.init)
         let (_, full) = try worker.render(token, screen: 2)
         #expect(full?.allNodes.first { $0.type == "Stepper" }?.fields["value"] == String(Int64.max))
-        #expect { try worker.call(.action(instance: token, name: "berth.step", payload: step)) } throws: { error in
+        #expect { try worker.call(.action(instance: token, name: ViewInput.step(.up).actionName, payload: step)) } throws: { error in
             (error as? ChannelError)?.code == .peerClosed
         }
         let ended = worker.process.waitForExit()

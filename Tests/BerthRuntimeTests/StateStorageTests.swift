@@ -86,8 +86,8 @@ struct StatePluginTests {
         let plugins = try ExamplePlugins()
         let counter = try plugins.host.push("counter")
         let stepper = try find(try plugins.host.render(), "Stepper").id
-        try plugins.host.input(.step, view: stepper, value: "+")
-        try plugins.host.input(.step, view: stepper, value: "+")
+        try plugins.host.input(.step(.up), view: stepper)
+        try plugins.host.input(.step(.up), view: stepper)
         for _ in 0..<5 { try plugins.host.render() }
         #expect(try find(try plugins.host.render(), "Stepper").fields["value"] == "2")
         #expect(counter.module?.stateStorage.slots.count == 1, "only the stepper's slot was written")
@@ -97,7 +97,7 @@ struct StatePluginTests {
     func selfHydration() throws {
         let plugins = try ExamplePlugins()
         let counter = try plugins.host.push("counter")
-        try plugins.host.input(.step, view: try find(try plugins.host.render(), "Stepper").id, value: "+")
+        try plugins.host.input(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
         let storage = try #require(counter.module?.stateStorage)
         let key = try #require(storage.slots.first { $0.value.bytes.count == 8 }?.key)
         let fingerprint = try #require(storage.slots[key]?.fingerprint)
@@ -110,7 +110,7 @@ struct StatePluginTests {
         let plugins = try ExamplePlugins()
         let counter = try plugins.host.push("counter")
         let tree = try plugins.host.render()
-        try plugins.host.input(.step, view: try find(tree, "Stepper").id, value: "+")
+        try plugins.host.input(.step(.up), view: try find(tree, "Stepper").id)
         try plugins.host.input(.toggle, view: try find(tree, "Toggle").id)
         let keys = try #require(counter.module?.stateStorage.slots.keys).filter { $0.identity == "CounterScreen/VStack.1/CounterPanel" }
         #expect(keys.map(\.index).sorted() == [0, 1])
@@ -137,7 +137,7 @@ struct StatePluginTests {
         let counter = try plugins.host.push("counter")
         let toggle = try find(try plugins.host.render(), "Toggle").id
         let opened = try plugins.host.input(.toggle, view: toggle)
-        try plugins.host.input(.type, view: try find(opened, "TextField").id, value: "remember me")
+        try plugins.host.input(.type("remember me"), view: try find(opened, "TextField").id)
         let storage = try #require(counter.module?.stateStorage)
         #expect(storage.slots.keys.contains { $0.identity.contains("if#true") })
         try plugins.host.input(.toggle, view: toggle)
@@ -193,7 +193,7 @@ struct StatePluginTests {
     func twoInstances() throws {
         let plugins = try ExamplePlugins()
         let first = try plugins.host.push("counter")
-        try plugins.host.input(.step, view: try find(try plugins.host.render(), "Stepper").id, value: "+")
+        try plugins.host.input(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
         let second = try plugins.host.push("counter")
         #expect(try find(try plugins.host.render(), "Stepper").fields["value"] == "0")
         #expect(try find(try plugins.host.render(screen: first.id), "Stepper").fields["value"] == "1")
@@ -204,7 +204,7 @@ struct StatePluginTests {
     func reopenStartsFresh() throws {
         let plugins = try ExamplePlugins()
         let counter = try plugins.host.push("counter")
-        try plugins.host.input(.step, view: try find(try plugins.host.render(), "Stepper").id, value: "+")
+        try plugins.host.input(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
         plugins.host.close(counter)
         _ = try plugins.host.push("counter")
         #expect(try find(try plugins.host.render(), "Stepper").fields["value"] == "0")
@@ -227,13 +227,13 @@ struct StatePluginTests {
         let plugins = try ExamplePlugins()
         let counter = try plugins.host.push("counter")
         let tree = try plugins.host.render()
-        try plugins.host.input(.step, view: try find(tree, "Stepper").id, value: "+")
+        try plugins.host.input(.step(.up), view: try find(tree, "Stepper").id)
         try plugins.host.input(.toggle, view: try find(tree, "Toggle").id)
         try plugins.host.reload("com.example.counter")
         #expect(try find(try plugins.host.render(), "Stepper").fields["value"] == "0")
         #expect(try find(try plugins.host.render(), "Toggle").fields["isOn"] == "false")
 
-        try plugins.host.input(.step, view: try find(try plugins.host.render(), "Stepper").id, value: "+")
+        try plugins.host.input(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
         try plugins.host.input(.toggle, view: try find(try plugins.host.render(), "Toggle").id)
         // Simulate a new build whose Details toggle is another type: rewrite that slot's fingerprint.
         let storage = try #require(counter.module?.stateStorage)
@@ -283,7 +283,7 @@ struct PersistedStateTests {
     private func addToTotal(_ host: BerthHost, steps: Int) throws {
         let tree = try host.render()
         let stepper = try #require(tree?.allNodes.first { $0.type == "Stepper" }).id
-        for _ in 0..<steps { try host.input(.step, view: stepper, value: "+") }
+        for _ in 0..<steps { try host.input(.step(.up), view: stepper) }
         try host.input(.tap, view: try #require(tree?.allNodes.first { $0.fields["label"] == "Add to total" }).id)
     }
 

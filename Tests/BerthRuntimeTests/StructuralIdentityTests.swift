@@ -55,7 +55,7 @@ struct StructuralIdentityTests {
         try tap(host, "left 1")
         try tap(host, "right 0")
         let right = try #require(try host.render()?.allNodes.first { $0.type == "TextField" && $0.fields["label"] == "right" })
-        try host.input(.type, view: right.id, value: "typed")
+        try host.input(.type("typed"), view: right.id)
         let badges = try #require(try host.render()?.allNodes.filter { $0.fields["label"] == "taps: 0" })
         try host.input(.tap, view: badges[1].id)
         #expect(try buttons(host) == ["outer 1", "left 2", "taps: 0", "right 1", "taps: 1"])

@@ -25,7 +25,7 @@ final class FrontEndHost {
     }
 
     /// The same, with `route` opened (as most tests start).
-    convenience init(opening route: String, argument: String = "", width: Int = 80, height: Int = 24,
+    convenience init(opening route: Route, argument: String = "", width: Int = 80, height: Int = 24,
                      adding extra: (PluginWorkspace) -> Void = { _ in }) throws {
         try self.init(width: width, height: height, adding: extra)
         try open(route, argument: argument)
@@ -37,7 +37,7 @@ final class FrontEndHost {
     }
 
     /// Opens `route` as a person would from the start screen's list or `:open`.
-    func open(_ route: String, argument: String = "") throws {
+    func open(_ route: Route, argument: String = "") throws {
         try host.push(route, argument: Array(argument.utf8))
         terminal.settle()
     }

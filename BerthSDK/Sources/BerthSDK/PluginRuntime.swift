@@ -168,7 +168,7 @@ final class PluginRuntime: @unchecked Sendable {
                 let name = name.map { String(cString: $0) } ?? ""
                 try PluginRuntime.shared.within(box.handle) {
                     if name.hasPrefix(ViewInputAction.prefix) {
-                        try ViewInputAction.deliver(name, payload: payload.array, inputs: box.inputs, identities: box.identities)
+                        try ViewInputAction.deliver(name, payload: payload, inputs: box.inputs, identities: box.identities)
                     } else {
                         try box.screen.handle(action: name, payload: payload.array)
                     }

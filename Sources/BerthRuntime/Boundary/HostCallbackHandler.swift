@@ -42,12 +42,8 @@ package struct HostCallbackHandler: HostCallbacks {
         switch request {
         case .push(let target), .present(let target):
             let manifest = module.generation.manifest
-            var route = Substring(target)
-            if let slash = target.lastIndex(of: "/") {
-                guard target[..<slash] == manifest.id else { return .navigateAny }
-                route = target[target.index(after: slash)...]
-            }
-            return manifest.routes.contains(String(route)) ? .navigate : .navigateAny
+            guard target.pluginID == nil || target.pluginID == manifest.id else { return .navigateAny }
+            return manifest.routes.contains(target.name) ? .navigate : .navigateAny
         case .pop, .dismiss, .popToRoot:
             return .navigate
         }
@@ -63,7 +59,6 @@ package struct HostCallbackHandler: HostCallbacks {
         }
         switch request {
         case .push(let target), .present(let target):
-            guard !target.isEmpty else { return .failure(HostRefusal(.invalidArgument, "navigate: a route is required to push or present")) }
             let id = host.navigator.takeRouterID()
             let present = if case .present = request { true } else { false }
             // Queued work holds its router strongly, not weakly (a weak reference gives the

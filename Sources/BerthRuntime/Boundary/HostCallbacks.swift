@@ -25,19 +25,28 @@ package protocol HostCallbacks {
 
 /// A navigation a plugin asks for.
 package enum NavigationRequest: Sendable, Equatable {
-    case push(route: String)
-    case present(route: String)
+    case push(route: Route)
+    case present(route: Route)
     case pop, dismiss, popToRoot
 
-    /// A `BERTH_NAVIGATE_*` kind and its route (push and present only); nil for an unknown kind.
-    init?(kind: Int32, route: String?) {
+    /// A `BERTH_NAVIGATE_*` kind and its route text (push and present only), refused with
+    /// `BERTH_ERR_INVALID_ARGUMENT` for an unknown kind or a missing or malformed route.
+    init(kind: Int32, route: String?) throws(HostRefusal) {
+        func parsed() throws(HostRefusal) -> Route {
+            guard let route, !route.isEmpty else { throw HostRefusal(.invalidArgument, "navigate: a route is required to push or present") }
+            do {
+                return try Route(parsing: route)
+            } catch {
+                throw HostRefusal(.invalidArgument, "navigate: \(error.message)")
+            }
+        }
         switch Int(kind) {
-        case Int(BERTH_NAVIGATE_PUSH): self = .push(route: route ?? "")
-        case Int(BERTH_NAVIGATE_PRESENT): self = .present(route: route ?? "")
+        case Int(BERTH_NAVIGATE_PUSH): self = .push(route: try parsed())
+        case Int(BERTH_NAVIGATE_PRESENT): self = .present(route: try parsed())
         case Int(BERTH_NAVIGATE_POP): self = .pop
         case Int(BERTH_NAVIGATE_DISMISS): self = .dismiss
         case Int(BERTH_NAVIGATE_POP_TO_ROOT): self = .popToRoot
-        default: return nil
+        default: throw HostRefusal(.invalidArgument, "navigate: unknown kind \(kind)")
         }
     }
 }

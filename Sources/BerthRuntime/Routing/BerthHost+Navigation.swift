@@ -10,15 +10,15 @@ extension BerthHost {
     /// The open screen with router id `id`.
     public func router(_ id: Int) -> Router? { navigator.router(id) }
 
-    /// Pushes `route` (`"plugin.id/route"`, or a bare route one loaded plugin provides) on the visible stack, handing the screen `argument`; on an empty launch stack it becomes the root screen. `onRelease` runs once when the screen is released.
+    /// Pushes `route` (a plugin's route, or a bare route one loaded plugin provides) on the visible stack, handing the screen `argument`; on an empty launch stack it becomes the root screen. `onRelease` runs once when the screen is released.
     @discardableResult
-    public func push(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
+    public func push(_ route: Route, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
         try navigator.push(route, argument: argument, onRelease: onRelease)
     }
 
     /// Presents `route` modally from the visible screen, with a stack of its own (see `push` for the arguments).
     @discardableResult
-    public func present(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
+    public func present(_ route: Route, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
         try navigator.present(route, argument: argument, onRelease: onRelease)
     }
 
@@ -44,7 +44,7 @@ extension BerthHost {
     /// A screen created but never attached or activated (conformance: create/destroy).
     /// `package`: only `berth conformance-check` needs a screen outside the tree; an
     /// application opens screens with `push` and `present`.
-    package func createDetached(_ route: String) throws(ScreenError) -> Router { try navigator.createDetached(route) }
+    package func createDetached(_ route: Route) throws(ScreenError) -> Router { try navigator.createDetached(route) }
     package func destroyDetached(_ router: Router) { navigator.destroyDetached(router) }
 
     /// Runs a host operation; when the outermost one ends, the queued plugin work runs.
@@ -54,10 +54,16 @@ extension BerthHost {
 extension BerthHost {
     /// One open screen as a restart reopens it: its route, pushed or presented.
     public struct RouteReplay: Codable, Sendable, Equatable {
-        /// The route, `"plugin.id/route"`.
-        public var route: String
+        /// The screen's route, its plugin named (stored as its text, `PLUGIN.ID/ROUTE`).
+        public var route: Route
         /// True when the screen is the root of a presented (modal) stack.
         public var presented: Bool
+
+        /// `route`, pushed, or presented when `presented`.
+        public init(route: Route, presented: Bool) {
+            self.route = route
+            self.presented = presented
+        }
     }
 
     /// The open screens in tree order: replaying them (push, or present for a modal's
@@ -65,7 +71,7 @@ extension BerthHost {
     public func openRouteReplay() -> [RouteReplay] {
         openRouters.map { router in
             let presented = router.parent.map { router.isPresented(from: $0) } ?? false
-            return RouteReplay(route: "\(router.pluginID)/\(router.route)", presented: presented)
+            return RouteReplay(route: router.qualifiedRoute, presented: presented)
         }
     }
 

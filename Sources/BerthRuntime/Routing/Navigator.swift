@@ -82,11 +82,11 @@ package final class Navigator {
 
     // MARK: Opening screens
 
-    /// Pushes `route` ("plugin.id/route", or a bare route one loaded plugin provides) on
+    /// Pushes `route` (a plugin's route, or a bare route one loaded plugin provides) on
     /// the visible stack: attach → activate → push, with its events. On an empty launch
     /// stack this launches the root screen.
     @discardableResult
-    package func push(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
+    package func push(_ route: Route, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
         try topLevel { () throws(ScreenError) -> Router in
             let stack = visibleRouter?.stack ?? launchStack
             let child = try screens.makeScreen(route, argument: argument)
@@ -97,7 +97,7 @@ package final class Navigator {
 
     /// Presents `route` modally from the visible screen, with a stack of its own.
     @discardableResult
-    package func present(_ route: String, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
+    package func present(_ route: Route, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
         try topLevel { () throws(ScreenError) -> Router in
             guard let presenter = visibleRouter else {
                 throw ScreenError(.navigation, screen: nil, "nothing is open to present from (open a screen first)")
@@ -109,7 +109,7 @@ package final class Navigator {
     }
 
     /// A screen created but never attached or activated (conformance: create/destroy).
-    package func createDetached(_ route: String) throws(ScreenError) -> Router {
+    package func createDetached(_ route: Route) throws(ScreenError) -> Router {
         try screens.makeScreen(route, argument: [])
     }
 
@@ -463,7 +463,7 @@ package final class Navigator {
     }
 
     /// A push or present a plugin asked for, run at top level with the id it was promised.
-    func performRequestedOpen(_ route: String, argument: [UInt8], from requester: Router, id: Int, present: Bool) {
+    func performRequestedOpen(_ route: Route, argument: [UInt8], from requester: Router, id: Int, present: Bool) {
         do {
             let child = try screens.makeScreen(route, argument: argument, id: id)
             try attachOrRelease(child) { () throws(ScreenError) in

@@ -1,14 +1,12 @@
-/// Which plugin a route names: `"plugin.id/route"` as written, or a bare route the one
-/// loaded (or crashed, or lazy) plugin that declares it provides.
+/// Which plugin a route names: its plugin id when it has one, else the one loaded (or
+/// crashed, or lazy) plugin that declares the bare route.
 @MainActor
 struct RouteResolver {
     let registry: PluginRegistry
 
-    func resolve(_ route: String) throws(ScreenError) -> (plugin: String, route: String) {
-        // By bytes: '/' is ASCII, and a Character search breaks graphemes on every open.
-        if let slash = route.utf8.lastIndex(of: UInt8(ascii: "/")) {
-            return (String(route[..<slash]), String(route[route.utf8.index(after: slash)...]))
-        }
+    func resolve(_ target: Route) throws(ScreenError) -> (plugin: String, route: String) {
+        let route = target.name
+        if let pluginID = target.pluginID { return (pluginID, route) }
         // Loaded plugins, crashed ones (their next use starts them again) and lazy ones
         // (their first use loads them).
         let providers = registry.records.values.filter { $0.source.manifest.routes.contains(route) }

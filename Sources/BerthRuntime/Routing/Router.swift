@@ -21,6 +21,9 @@ public final class Router {
     public let pluginID: String
     /// The route's name within its plugin.
     public let route: String
+    /// The screen's route with its plugin named (`PLUGIN.ID/ROUTE`): push it to open the
+    /// same screen again.
+    public var qualifiedRoute: Route { Route(plugin: pluginID, name: route) }
     /// The screen's interactor; replaced in place when its plugin reloads. The instance it
     /// lets go of forgets this router. Unchecked exclusivity, as `parent`: read at every
     /// level a context dispatch walks (a tenth of it was this dynamic check), and only ever

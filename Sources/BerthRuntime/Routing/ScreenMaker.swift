@@ -37,7 +37,7 @@ final class ScreenMaker {
     }
 
     /// Creates a detached router with a fresh module instance for `route`.
-    func makeScreen(_ route: String, argument: [UInt8], id: Int? = nil) throws(ScreenError) -> Router {
+    func makeScreen(_ route: Route, argument: [UInt8], id: Int? = nil) throws(ScreenError) -> Router {
         let (pluginID, name) = try routes.resolve(route)
         let open = activity.liveScreens
         guard open < openScreenLimit else {

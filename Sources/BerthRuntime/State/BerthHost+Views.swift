@@ -1,12 +1,5 @@
 /// Rendering screens and delivering view input.
 extension BerthHost {
-    /// The kinds of input a rendered view takes.
-    public enum ViewInputKind: String, Sendable, CaseIterable {
-        /// Tap a button; flip a toggle; type text into a field; step a stepper or a picker
-        /// (`+`, `-`); select a picker's option (its index).
-        case tap, toggle, type, step, select
-    }
-
     /// One render pass of screen `id` (the visible screen when nil): the plugin's tree, its
     /// state GC, branch invalidation. Nil when the plugin does not render.
     @discardableResult
@@ -19,15 +12,16 @@ extension BerthHost {
         }
     }
 
-    /// Delivers input to the view at `viewID` (an identity path from the last render) of
-    /// screen `id`, then renders again so the tree and the state are current.
+    /// Delivers `input` to the view at `viewID` (a node's `id`, its identity path, from the
+    /// last render) of screen `id` (the visible screen when nil), then renders again so the
+    /// tree and the state are current.
     @discardableResult
-    public func input(_ kind: ViewInputKind, view viewID: String, value: String = "", screen id: Int? = nil) throws(ScreenError) -> ViewTree? {
+    public func input(_ input: ViewInput, view viewID: String, screen id: Int? = nil) throws(ScreenError) -> ViewTree? {
         try topLevel { () throws(ScreenError) -> ViewTree? in
             guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
                 throw ScreenError(.noSuchScreen, screen: id, "no screen is open")
             }
-            return try module.input(kind, view: viewID, value: value)
+            return try module.input(input, view: viewID)
         }
     }
 

@@ -57,7 +57,7 @@ extension ScreenContent {
     }
 
     /// The start screen: every route (`PLUGIN/ROUTE`) that can be opened.
-    init(startWith routes: [String]) {
+    init(startWith routes: [Route]) {
         let note = routes.isEmpty ? "No plugin offers a screen. Drop plugins into the plugins folder, or type : for commands." : "Open a screen:"
         self.init(heading: "Berth", note: note, routes: routes)
     }

@@ -57,9 +57,9 @@ extension TerminalApp {
         case .character(" ") where !inTextField:
             if let target { press(target) }
         case .character("+") where focusedView?.isSteppable == true, .right where focusedView?.isSteppable == true:
-            input(.step, "+")
+            input(.step(.up))
         case .character("-") where focusedView?.isSteppable == true, .left where focusedView?.isSteppable == true:
-            input(.step, "-")
+            input(.step(.down))
         case _ where inTextField: editFocusedField { $0.apply(key) }
         case .left: moveFocus(by: -1)
         case .right: moveFocus(by: 1)
@@ -78,7 +78,7 @@ extension TerminalApp {
             if target == .back { return goBack() }
             if case .option(let id, let index) = target {
                 setFocus(.view(id))
-                return input(.select, String(index), view: id)
+                return input(.select(index), view: id)
             }
             setFocus(target)
             // A click puts the caret at the end of a field; a picker's label only takes focus.
@@ -109,13 +109,13 @@ extension TerminalApp {
         switch target {
         case .view(let id):
             switch focusedNode(target)?.type {
-            case "Button": input(.tap, "", view: id)
-            case "Toggle": input(.toggle, "", view: id)
+            case "Button": input(.tap, view: id)
+            case "Toggle": input(.toggle, view: id)
             case "Picker":
                 // Enter or Space: the next option, round to the first.
                 guard let picker = focusedNode(target), !picker.children.isEmpty else { return }
                 let next = ((Int(picker.fields["value"] ?? "") ?? -1) + 1) % picker.children.count
-                input(.select, String(next), view: id)
+                input(.select(next), view: id)
             default: break
             }
         case .action(let name):
@@ -132,7 +132,7 @@ extension TerminalApp {
         case .back:
             goBack()
         case .option(let id, let index):
-            input(.select, String(index), view: id)
+            input(.select(index), view: id)
         }
     }
 
@@ -148,10 +148,10 @@ extension TerminalApp {
         }
     }
 
-    func input(_ kind: BerthHost.ViewInputKind, _ value: String, view: String? = nil) {
+    func input(_ input: ViewInput, view: String? = nil) {
         guard let router = host.visibleRouter else { return }
         guard let id = view ?? { if case .view(let id)? = places.focus[visibleKey] { return id } else { return nil } }() else { return }
-        perform { try host.input(kind, view: id, value: value, screen: router.id) }
+        perform { try host.input(input, view: id, screen: router.id) }
     }
 
     // MARK: Text fields and the command line
@@ -163,7 +163,7 @@ extension TerminalApp {
         var editor = TextFieldEditor(text: node.fields["text"] ?? "", caret: places.caret(of: id, on: visibleKey))
         let change = edit(&editor)
         if change != .none { places.setCaret(editor.caret, of: id, on: visibleKey) }
-        if change == .text { input(.type, editor.text, view: id) }
+        if change == .text { input(.type(editor.text), view: id) }
     }
 
     private func handleCommandLine(_ key: Key) async {

@@ -172,8 +172,8 @@ public final class TerminalApp {
             scene.backdrop = chain.backdrop.map(content(of:))
             scene.back = chain.back
         } else {
-            let routes = host.plugins.keys.sorted().flatMap { id -> [String] in
-                host.plugins[id].map { record in record.source.manifest.routes.map { "\(id)/\($0)" } } ?? []
+            let routes = host.plugins.keys.sorted().flatMap { id -> [Route] in
+                host.plugins[id].map { record in record.source.manifest.routes.map { Route(plugin: id, name: $0) } } ?? []
             }
             scene = Scene(title: "no screen open", crumbs: [], content: ScreenContent(startWith: routes), status: "")
         }

@@ -18,7 +18,7 @@ public final class TerminalFrontEnd {
         /// Colour on (it is off with `NO_COLOR` set, whatever this says).
         public var colours = true
         /// A route to open first when nothing is open.
-        public var initialRoute: String?
+        public var initialRoute: Route?
         /// The defaults.
         public init() {}
     }

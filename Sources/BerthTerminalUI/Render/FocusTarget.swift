@@ -1,3 +1,5 @@
+public import BerthRuntime
+
 /// Something a person can focus, press or click, named by identity, not by position: a
 /// view by its structural identity path, an action or a route by its name. Focus kept as a
 /// target survives re-renders and reloads, which keep identities.
@@ -6,8 +8,8 @@ public enum FocusTarget: Hashable, Sendable {
     case view(String)
     /// An action the screen declares (sent when pressed).
     case action(String)
-    /// A route to open, on the start screen (`PLUGIN/ROUTE`).
-    case route(String)
+    /// A route to open, on the start screen.
+    case route(Route)
     /// The header's back (or dismiss) affordance: clickable, never focused.
     case back
     /// One option of a picker (the picker's identity path, the option's index): clicking

@@ -69,10 +69,10 @@ public struct ScreenContent: Sendable {
     /// The actions the screen declares, pressed to send.
     public var actions: [DeclaredAction] = []
     /// The routes the start screen offers.
-    public var routes: [String] = []
+    public var routes: [Route] = []
 
     /// A screen's part of a scene.
-    public init(heading: String, tree: ViewNode? = nil, note: String? = nil, actions: [DeclaredAction] = [], routes: [String] = []) {
+    public init(heading: String, tree: ViewNode? = nil, note: String? = nil, actions: [DeclaredAction] = [], routes: [Route] = []) {
         self.heading = heading
         self.tree = tree
         self.note = note

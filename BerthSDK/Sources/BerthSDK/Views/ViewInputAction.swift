@@ -1,41 +1,46 @@
-/// User input the host sends to a rendered view: an action named `berth.tap`,
-/// `berth.toggle`, `berth.type`, `berth.step` or `berth.select`, whose payload is the
-/// view's identity, a NUL byte, then the value (text for `type`, `+` or `-` for `step`, an
-/// option index for `select`).
-enum ViewInputAction {
-    static let prefix = "berth."
+internal import CBerth
 
-    static func deliver(_ action: String, payload: [UInt8], inputs: ViewInputs, identities: IdentityTable) throws {
-        let parts = payload.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false)
-        let identity = String(decoding: parts.first ?? [], as: UTF8.self)
-        let value = parts.count > 1 ? String(decoding: parts[1], as: UTF8.self) : ""
+/// User input the host sends to a rendered view: an action named by berth.h's
+/// `BERTH_INPUT_*` constants, whose payload `berth_input_split` takes apart into the view's
+/// identity and the value (text for type, `BERTH_INPUT_STEP_UP`/`_DOWN` for step, an option
+/// index for select).
+enum ViewInputAction {
+    static let prefix = BERTH_INPUT_PREFIX
+
+    static func deliver(_ action: String, payload: berth_bytes, inputs: ViewInputs, identities: IdentityTable) throws {
+        var identityBytes = berth_bytes()
+        var valueBytes = berth_bytes()
+        berth_input_split(payload, &identityBytes, &valueBytes)
+        let identity = String(decoding: identityBytes.array, as: UTF8.self)
+        let value = String(decoding: valueBytes.array, as: UTF8.self)
         guard let id = identities.id(of: identity), let input = inputs.input(at: id) else {
             throw BerthError(code: .notFound, message: "no interactive view at \(identity) in the last render")
         }
         switch (action, input) {
-        case ("berth.tap", .tap(let perform)): perform()
-        case ("berth.toggle", .toggle(let isOn)): isOn.wrappedValue.toggle()
-        case ("berth.type", .text(let text)): text.wrappedValue = value
-        case ("berth.step", .step(let number, let step)):
-            switch value {
-            case "+": number.wrappedValue += step
-            case "-": number.wrappedValue -= step
-            default: throw BerthError(code: .invalidArgument, message: "step takes + or -, got '\(value)'")
-            }
-        case ("berth.step", .select(let selection, let count)):
+        case (BERTH_INPUT_TAP, .tap(let perform)): perform()
+        case (BERTH_INPUT_TOGGLE, .toggle(let isOn)): isOn.wrappedValue.toggle()
+        case (BERTH_INPUT_TYPE, .text(let text)): text.wrappedValue = value
+        case (BERTH_INPUT_STEP, .step(let number, let step)):
+            number.wrappedValue += try direction(value) * step
+        case (BERTH_INPUT_STEP, .select(let selection, let count)):
             guard count > 0 else { throw BerthError(code: .invalidArgument, message: "\(identity) has no options") }
-            switch value {
-            case "+": selection.wrappedValue = min(selection.wrappedValue + 1, count - 1)
-            case "-": selection.wrappedValue = max(min(selection.wrappedValue, count) - 1, 0)
-            default: throw BerthError(code: .invalidArgument, message: "step takes + or -, got '\(value)'")
-            }
-        case ("berth.select", .select(let selection, let count)):
+            selection.wrappedValue = max(min(min(selection.wrappedValue, count) + (try direction(value)), count - 1), 0)
+        case (BERTH_INPUT_SELECT, .select(let selection, let count)):
             guard let index = Int(value), (0..<count).contains(index) else {
                 throw BerthError(code: .invalidArgument, message: "select takes an option index from 0 to \(count - 1), got '\(value)'")
             }
             selection.wrappedValue = index
         default:
             throw BerthError(code: .invalidArgument, message: "\(identity) does not take \(action.dropFirst(prefix.count))")
+        }
+    }
+
+    /// +1 for `BERTH_INPUT_STEP_UP`, -1 for `BERTH_INPUT_STEP_DOWN`.
+    private static func direction(_ value: String) throws -> Int {
+        switch value {
+        case BERTH_INPUT_STEP_UP: 1
+        case BERTH_INPUT_STEP_DOWN: -1
+        default: throw BerthError(code: .invalidArgument, message: "step takes \(BERTH_INPUT_STEP_UP) or \(BERTH_INPUT_STEP_DOWN), got '\(value)'")
         }
     }
 }

@@ -293,7 +293,7 @@ enum {
     BERTH_VIEW_DIVIDER = 13,
     /**
      * One choice among options: `label`, `value` (the selected index, from 0), and one
-     * Text child per option. Takes `berth.step` (+ or -) and `berth.select` (an index).
+     * Text child per option. Takes BERTH_INPUT_STEP (up or down) and BERTH_INPUT_SELECT (an index).
      */
     BERTH_VIEW_PICKER = 14
 };
@@ -369,6 +369,44 @@ typedef struct berth_render_input {
     const berth_state_slot *slots;
     uint64_t slot_count;
 } berth_render_input;
+
+/* ---------------------------------------------------------------------------------------
+ * View input (delivered through berth_plugin_v1.action)
+ * ------------------------------------------------------------------------------------- */
+
+/*
+ * A person's input to an interactive view of the screen's last render arrives as an
+ * `action` named one of BERTH_INPUT_TAP ... BERTH_INPUT_SELECT. Its payload is the view's
+ * identity path (UTF-8, as the tree defined it), the byte BERTH_INPUT_SEPARATOR, then the
+ * value: nothing for TAP and TOGGLE, the field's new text (UTF-8) for TYPE,
+ * BERTH_INPUT_STEP_UP or BERTH_INPUT_STEP_DOWN for STEP, the option's index in decimal
+ * ASCII digits for SELECT. berth_input_split takes a payload apart. No other action name
+ * starts with BERTH_INPUT_PREFIX. The host's ViewInput and the Swift SDK spell them as here
+ * (a test checks that they agree, and Docs/view-tree-format.md#input lists them).
+ */
+#define BERTH_INPUT_PREFIX "berth."
+#define BERTH_INPUT_TAP "berth.tap"           /* a Button */
+#define BERTH_INPUT_TOGGLE "berth.toggle"     /* a Toggle */
+#define BERTH_INPUT_TYPE "berth.type"         /* a TextField: value = the new text */
+#define BERTH_INPUT_STEP "berth.step"         /* a Stepper or a Picker: value = up or down */
+#define BERTH_INPUT_SELECT "berth.select"     /* a Picker: value = an option index */
+#define BERTH_INPUT_SEPARATOR 0
+#define BERTH_INPUT_STEP_UP "+"
+#define BERTH_INPUT_STEP_DOWN "-"
+
+/**
+ * Splits a view-input payload into the identity path and the value, both pointing into
+ * `payload` (not NUL-terminated). A payload without the separator is all identity, with
+ * an empty value.
+ */
+static inline void berth_input_split(berth_bytes payload, berth_bytes *identity, berth_bytes *value) {
+    uint64_t index = 0;
+    while (index < payload.length && payload.data[index] != BERTH_INPUT_SEPARATOR) { index++; }
+    identity->data = payload.data;
+    identity->length = index;
+    value->data = index < payload.length ? payload.data + index + 1 : NULL;
+    value->length = index < payload.length ? payload.length - index - 1 : 0;
+}
 
 /* ---------------------------------------------------------------------------------------
  * The host table (filled by the host, handed to the plugin's entry function)
@@ -492,7 +530,7 @@ typedef struct berth_plugin_v1 {
     berth_status (*deactivate)(berth_instance *instance, berth_error *error);
     /** A screen lifecycle event (BERTH_EVENT_*), with its flag (0 or 1). */
     void (*screen_event)(berth_instance *instance, int32_t event, int32_t flag);
-    /** Handle an action (user input, a posted task result). Optional. */
+    /** Handle an action (a `send`, a posted task result, view input: BERTH_INPUT_*). Optional. */
     berth_status (*action)(berth_instance *instance, const char *name, berth_bytes payload,
                            berth_error *error);
     /**

@@ -30,10 +30,21 @@ struct EmbeddingApp {
             for error in host.activateDiscovered() { print("not loaded: \(error)") }
         }
 
-        // 3. Show the first screen in the terminal front end.
-        let route = await MainActor.run {
-            arguments.dropFirst().first ?? host.plugins.keys.sorted().lazy
-                .compactMap { id in host.plugins[id]?.source.manifest.routes.first.map { "\(id)/\($0)" } }.first
+        // 3. Show the first screen in the terminal front end. ROUTE as typed is parsed into a
+        //    `Route` here, at the edge; a malformed one is named in one line.
+        var route: Route?
+        if let text = arguments.dropFirst().first {
+            do {
+                route = try Route(parsing: text)
+            } catch {
+                FileHandle.standardError.write(Data("\(error)\n".utf8))
+                exit(2)
+            }
+        } else {
+            route = await MainActor.run {
+                host.plugins.keys.sorted().lazy
+                    .compactMap { id in host.plugins[id]?.source.manifest.routes.first.map { Route(plugin: id, name: $0) } }.first
+            }
         }
         var options = TerminalFrontEnd.Options()
         options.initialRoute = route

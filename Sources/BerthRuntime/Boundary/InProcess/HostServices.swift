@@ -64,9 +64,8 @@ enum HostServices {
     ) -> berth_status {
         onMainThread((pointer, kind, route, argument, outID, error), error: error) { pointer, kind, route, argument, outID, error in
             guard let screen = handle(pointer) else { return fill(error, BERTH_ERR_NOT_FOUND, "navigate: the screen handle is not an open screen") }
-            guard let request = NavigationRequest(kind: kind, route: string(route)) else {
-                return fill(error, BERTH_ERR_INVALID_ARGUMENT, "navigate: unknown kind \(kind)")
-            }
+            let request: NavigationRequest
+            do throws(HostRefusal) { request = try NavigationRequest(kind: kind, route: string(route)) } catch let refusal { return refuse(refusal, error) }
             switch callbacks.navigate(screen, request, argument: argument.copied) {
             case .success(let id):
                 if let id { outID?.pointee = UInt64(id) }

@@ -146,8 +146,9 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
         switch request {
         case .navigate(let token, let kind, let route, let argument):
             guard let handle = screen(token) else { return notOpen("navigate") }
-            guard let navigation = NavigationRequest(kind: kind, route: route) else {
-                return .status(IsolationStatus(code: Int32(BERTH_ERR_INVALID_ARGUMENT), message: "navigate: unknown kind \(kind)"))
+            let navigation: NavigationRequest
+            do throws(HostRefusal) { navigation = try NavigationRequest(kind: kind, route: route) } catch {
+                return .navigated(IsolationStatus(code: error.code.rawValue, message: error.message), screen: 0)
             }
             switch callbacks.navigate(handle, navigation, argument: argument) {
             case .success(let id): return .navigated(.ok, screen: UInt64(id ?? 0))
