@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Hops) import BerthRuntime
 import BerthTerminalUI
 import Foundation
 import Synchronization

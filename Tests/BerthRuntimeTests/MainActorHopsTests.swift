@@ -1,13 +1,13 @@
 import Testing
-@testable import BerthRuntime
+@_spi(Hops) @testable import BerthRuntime
 import BerthTestSupport
 
-/// Hops onto the main actor live in their owner's keyed table: cancelled with the owner,
-/// gone from the table once run.
+/// Hops onto the main actor are counted by their owner: cancelled with the owner, no longer
+/// counted once run.
 @MainActor
 @Suite("Hops onto the main actor")
 struct MainActorHopsTests {
-    @Test("a hop cancelled before it runs never runs; one that runs leaves the table")
+    @Test("a hop cancelled before it runs never runs; one that runs is no longer pending")
     func cancelledHopNeverRuns() async {
         let hops = MainActorHops()
         let ran = Locked<[String]>([])

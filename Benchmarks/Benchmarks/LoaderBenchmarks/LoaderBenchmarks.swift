@@ -362,4 +362,5 @@ let benchmarks: @Sendable () -> Void = {
     registerIsolationBenchmarks()
     registerResolveBenchmarks()
     registerTerminalUIBenchmarks()
+    registerHopBenchmarks()
 }

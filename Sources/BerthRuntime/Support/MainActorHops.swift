@@ -1,51 +1,84 @@
-/// Work that another thread hands to the main actor, kept by key until it has run: the
-/// owner's `cancelAll()`, or its release, cancels what has not run yet (STYLE.md, rule 7:
-/// every task lives in a keyed table and removes itself when done).
+/// Work that another thread hands to the main actor, counted by its owner until it has run:
+/// the owner's `cancelAll()`, or its release, cancels what has not run yet (STYLE.md, rule 7,
+/// as it applies to hops: the owner cancels what it started).
 ///
 /// Each owner that hops onto the main actor from another thread holds one: a screen's
 /// handle (a refused service resolve is reported), an interactor (a task's body returned,
 /// a task posted an action), a worker group (its channel became readable), the host
 /// runner. A hop whose owner is gone is cancelled, never run.
-package final class MainActorHops: Sendable {
-    private struct Table {
-        var lastKey: UInt64 = 0
-        var pending: [UInt64: Task<Void, Never>] = [:]
+///
+/// `@_spi(Hops) public`, not `package`: not part of the embedding API (an importer names
+/// the SPI: the CLI's host runner, and the benchmark of what the bookkeeping costs a hop, which
+/// lives in a package of its own and so cannot see `package` declarations).
+@_spi(Hops) public final class MainActorHops: Sendable {
+    /// The hops of the current generation not yet finished. `cancelAll` starts a new
+    /// generation: a hop posted in an older one does nothing when its turn comes. A count,
+    /// not a table of tasks: hops are only ever cancelled all at once, and a table cost each
+    /// hop a dictionary insert and removal (P13, Docs/benchmarks.md).
+    private struct Counts {
+        var generation: UInt64 = 0
+        var pending = 0
     }
-    private let table = Locked(Table())
 
-    package init() {}
+    /// One posted hop: the generation it belongs to.
+    private struct Ticket: Sendable {
+        let counts: Locked<Counts>
+        let generation: UInt64
+
+        /// True while its generation is current (neither `cancelAll` nor the owner's release came first).
+        var admitted: Bool { counts.withLock { $0.generation == generation } }
+
+        func finished() {
+            counts.withLock { if $0.generation == generation { $0.pending -= 1 } }
+        }
+    }
+
+    /// Shared with the posted hops, which outlive their owner only to find they were cancelled.
+    private let counts = Locked(Counts())
+
+    /// An owner's hops, none yet.
+    public init() {}
 
     deinit {
         cancelAll()
     }
 
     /// Runs `job` on the main actor after what it is doing now, unless cancelled first.
-    package func post(_ job: @escaping @MainActor @Sendable () async -> Void) {
-        table.withLock { table in
-            table.lastKey += 1
-            let key = table.lastKey
-            // Created under the lock: the task's own removal (which takes it) comes after.
-            table.pending[key] = Task { @MainActor [weak self] in
-                defer { self?.ran(key) }
-                guard !Task.isCancelled else { return }
-                await job()
-            }
+    public func post(_ job: @escaping @MainActor @Sendable () -> Void) {
+        let ticket = enter()
+        Task { @MainActor in
+            guard ticket.admitted else { return }
+            job()
+            ticket.finished()
+        }
+    }
+
+    /// `post` for a job that awaits (the CLI's commands from the control socket).
+    public func post(_ job: @escaping @MainActor @Sendable () async -> Void) {
+        let ticket = enter()
+        Task { @MainActor in
+            guard ticket.admitted else { return }
+            await job()
+            ticket.finished()
         }
     }
 
     /// Cancels every hop that has not run yet.
     package func cancelAll() {
-        let pending = table.withLock { table in
-            defer { table.pending = [:] }
-            return Array(table.pending.values)
+        counts.withLock { counts in
+            counts.generation &+= 1
+            counts.pending = 0
         }
-        for task in pending { task.cancel() }
     }
 
     /// Hops posted and not yet run (or running).
-    package var pendingCount: Int { table.withLock { $0.pending.count } }
+    public var pendingCount: Int { counts.withLock { $0.pending } }
 
-    private func ran(_ key: UInt64) {
-        _ = table.withLock { $0.pending.removeValue(forKey: key) }
+    private func enter() -> Ticket {
+        let generation = counts.withLock { counts in
+            counts.pending += 1
+            return counts.generation
+        }
+        return Ticket(counts: counts, generation: generation)
     }
 }
