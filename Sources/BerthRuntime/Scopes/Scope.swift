@@ -82,7 +82,7 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
 
     /// The registry's lock: a cached resolve reads the registration and this scope's
     /// instance in one critical section.
-    private let lock: ScopeLock
+    private let lock: Locked<Void>
     /// Touched only with `lock` held: no dynamic exclusivity check (see ScopeRegistry).
     @exclusivity(unchecked) private var state = State()
     /// A live request scope's place among the registry's (`LiveScopes`), else -1.
@@ -91,7 +91,7 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
     /// Runs with the lock held, once, when the scope ends (the registry forgets it).
     private let onEnd: @Sendable (Scope) -> Void
 
-    init(kind: ScopeKind, name: Name, owner: String, lock: ScopeLock = ScopeLock(), onEnd: @escaping @Sendable (Scope) -> Void = { _ in }) {
+    init(kind: ScopeKind, name: Name, owner: String, lock: Locked<Void> = Locked(()), onEnd: @escaping @Sendable (Scope) -> Void = { _ in }) {
         self.kind = kind
         self.name = name
         self.owner = owner
@@ -108,10 +108,9 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
     /// The keys of the instances held now, in creation order.
     public var keys: [String] { withLock { $0.entries.map(\.name) } }
 
+    @inline(__always)
     private func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
+        try lock.withLock { _ throws(Failure) in try body(&state) }
     }
 
     /// For a caller holding the shared lock: whether the scope ended.

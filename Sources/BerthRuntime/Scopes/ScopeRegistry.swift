@@ -92,7 +92,7 @@ public final class ScopeRegistry: @unchecked Sendable {
     }
 
     /// One lock for the registry and every scope it makes: a cached resolve takes it once.
-    private let lock = ScopeLock()
+    private let lock = Locked(())
     // @unchecked Sendable: `state` and `live` are only touched while `lock` is held, so the
     // dynamic exclusivity check on each access (a sixth of a cached resolve) proves nothing.
     @exclusivity(unchecked) private var state = State()
@@ -114,10 +114,9 @@ public final class ScopeRegistry: @unchecked Sendable {
         track(singleton)
     }
 
+    @inline(__always)
     private func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
+        try lock.withLock { _ throws(Failure) in try body(&state) }
     }
 
     // MARK: Registration

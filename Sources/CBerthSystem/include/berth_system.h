@@ -143,4 +143,12 @@ int berth_sealable_memory_file(const char *name);
  */
 int berth_seal_memory_file(int descriptor);
 
+/* ---- Locked's sleep (futex.c) ------------------------------------------------------- */
+
+/** Sleeps while `*word` is `expected`, until berth_futex_wake_one(word) (or a spurious wake). Process-private. */
+void berth_futex_wait(uint32_t *word, uint32_t expected);
+
+/** Wakes one thread asleep in berth_futex_wait(word). */
+void berth_futex_wake_one(uint32_t *word);
+
 #endif
