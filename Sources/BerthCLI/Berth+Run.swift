@@ -83,7 +83,8 @@ extension Berth {
 
 /// Lines from a C stream (stdin or a script file).
 ///
-/// `@unchecked Sendable`: read by one thread only (the host loop's reader thread).
+/// `@unchecked Sendable`: handed from the host runner to its reader thread, which alone
+/// reads and closes it (the runner closes it only when no reader started).
 final class LineSource: @unchecked Sendable {
     private let handle: UnsafeMutablePointer<FILE>
     private let owned: Bool

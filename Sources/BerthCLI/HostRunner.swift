@@ -120,13 +120,15 @@ final class HostRunner {
             }
             lines = LineSource(handle: input, owned: false)
         case let path?:
-            guard let file = fopen(path, "r") else {
+            guard let file = fopen(path, "re") else {
                 printError("cannot open script \(path): \(String(cString: strerror(errno)))")
                 return ExitStatus.usage.rawValue
             }
             lines = LineSource(handle: file, owned: true)
         }
-        defer { lines?.close() }
+        // Closed by the thread that reads it, or here when none started.
+        var readerStarted = false
+        defer { if !readerStarted { lines?.close() } }
         // The socket is bound before anything loads, so a path that cannot be used stops
         // the host at once; connections wait in the backlog until the host is ready.
         guard bindServerIfWanted() else { return ExitStatus.failure.rawValue }
@@ -192,8 +194,10 @@ final class HostRunner {
         let (inputs, feed) = AsyncStream.makeStream(of: LoopInput.self)
         var session: InteractiveSession?
         if let lines {
+            readerStarted = true
             let reader = Thread {
                 while let line = lines.next() { feed.yield(.line(line)) }
+                lines.close()
                 feed.yield(.endOfInput)
             }
             reader.start()

@@ -39,7 +39,7 @@ extension IsolationWorkerTests.Channel {
 }
 
 /// Answers every request with one reply.
-private final class FixedReply: IsolationChannelHandler, @unchecked Sendable {
+private final class FixedReply: IsolationChannelHandler {
     let reply: IsolationReply
     init(_ reply: IsolationReply) { self.reply = reply }
     func handle(_ request: IsolationRequest, on channel: IsolationChannel) -> IsolationReply { reply }

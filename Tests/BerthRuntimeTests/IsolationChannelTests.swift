@@ -96,17 +96,17 @@ extension IsolationWorkerTests {
                 let reply = (try? channel.call(.navigate(screen: level, kind: 1, route: "up", argument: []))) ?? .status(IsolationStatus(code: 5))
                 return .status(IsolationStatus(code: 0, message: "\(level)>\(reply.status.message)"))
             }
-            var depths: [Int] = []
+            let depths = Locked<[Int]>([])
             let handler = ClosureHandler { request, channel in
                 guard case .navigate(let level, _, _, _) = request else { return .status(.ok) }
-                depths.append(channel.callDepth)
+                depths.withLock { $0.append(channel.callDepth) }
                 let below = (try? channel.call(.action(instance: level - 1, name: "down", payload: []))) ?? .status(IsolationStatus(code: 5))
                 return .navigated(below.status, screen: level)
             }
             near.handler = handler
             let reply = try near.call(.action(instance: 5, name: "down", payload: []))
             #expect(reply.status.message == "5>4>3>2>1>bottom")
-            #expect(depths == [1, 2, 3, 4, 5])
+            #expect(depths.withLock { $0 } == [1, 2, 3, 4, 5])
             near.close()
             far.waitUntilStopped()
         }
@@ -131,8 +131,10 @@ extension IsolationWorkerTests {
             let (nearEnd, farEnd) = try IsolationChannel.makeSocketPair()
             let near = try IsolationChannel(fileDescriptor: nearEnd, peer: "far")
             let far = try IsolationChannel(fileDescriptor: farEnd, peer: "near")
-            var received: [String] = []
-            let handler = ClosureHandler(notified: { if case .log(_, _, let message) = $0 { received.append(message) } })
+            let lines = Locked<[String]>([])
+            let handler = ClosureHandler(notified: { notification in
+                if case .log(_, _, let message) = notification { lines.withLock { $0.append(message) } }
+            })
             near.handler = handler
             let threads = 8, each = 300
             for thread in 0..<threads {
@@ -142,8 +144,9 @@ extension IsolationWorkerTests {
             }
             try eventually(timeout: .seconds(30), every: .zero) {
                 try near.serveNext(timeout: .milliseconds(100))
-                return received.count >= threads * each
+                return lines.withLock { $0.count } >= threads * each
             }
+            let received = lines.withLock { $0 }
             #expect(received.count == threads * each)
             for thread in 0..<threads {
                 let indices = received.compactMap { line -> Int? in
@@ -220,11 +223,11 @@ extension IsolationWorkerTests {
 
 /// A handler made of closures, for one test's side of a channel.
 final class ClosureHandler: IsolationChannelHandler {
-    let requested: (IsolationRequest, IsolationChannel) -> IsolationReply
-    let notified: (IsolationNotification) -> Void
+    let requested: @Sendable (IsolationRequest, IsolationChannel) -> IsolationReply
+    let notified: @Sendable (IsolationNotification) -> Void
 
-    init(requested: @escaping (IsolationRequest, IsolationChannel) -> IsolationReply = { _, _ in .status(.ok) },
-         notified: @escaping (IsolationNotification) -> Void = { _ in }) {
+    init(requested: @escaping @Sendable (IsolationRequest, IsolationChannel) -> IsolationReply = { _, _ in .status(.ok) },
+         notified: @escaping @Sendable (IsolationNotification) -> Void = { _ in }) {
         self.requested = requested
         self.notified = notified
     }
@@ -234,14 +237,12 @@ final class ClosureHandler: IsolationChannelHandler {
 }
 
 /// The far end of a channel, served on a thread of its own until the near end closes.
-///
-/// `@unchecked Sendable`: the handler closure runs on the serving thread only.
-final class ServedPeer: @unchecked Sendable {
+final class ServedPeer: Sendable {
     let channel: IsolationChannel
     private let handler: ClosureHandler
     private let stopped = DispatchSemaphore(value: 0)
 
-    init(descriptor: Int32, respond: @escaping (IsolationRequest, IsolationChannel) -> IsolationReply) throws {
+    init(descriptor: Int32, respond: @escaping @Sendable (IsolationRequest, IsolationChannel) -> IsolationReply) throws {
         channel = try IsolationChannel(fileDescriptor: descriptor, peer: "near")
         handler = ClosureHandler(requested: respond)
         channel.handler = handler
@@ -256,7 +257,7 @@ final class ServedPeer: @unchecked Sendable {
 
 enum ChannelPair {
     /// A near channel for the test's thread and a far one served by `respond`.
-    static func make(respond: @escaping (IsolationRequest, IsolationChannel) -> IsolationReply) throws -> (IsolationChannel, ServedPeer) {
+    static func make(respond: @escaping @Sendable (IsolationRequest, IsolationChannel) -> IsolationReply) throws -> (IsolationChannel, ServedPeer) {
         let (nearEnd, farEnd) = try IsolationChannel.makeSocketPair()
         return (try IsolationChannel(fileDescriptor: nearEnd, peer: "far"), try ServedPeer(descriptor: farEnd, respond: respond))
     }

@@ -5,44 +5,66 @@ import BerthTestSupport
 /// A small host for the isolation tests: answers a worker's requests like a host would
 /// (state and persisted values in dictionaries, navigation promising new screen ids),
 /// records every request with the channel depth it arrived at, and every notification.
-/// Tests override single answers with `answer`.
+/// Tests override single answers with `answer`. `Sendable` like every channel handler: what
+/// it records is `Locked`, and `answer` runs outside the lock (it may call back).
 final class RecordingHost: IsolationChannelHandler {
-    private(set) var requests: [(request: IsolationRequest, depth: Int)] = []
-    private(set) var notifications: [IsolationNotification] = []
+    private struct Record {
+        var requests: [(request: IsolationRequest, depth: Int)] = []
+        var notifications: [IsolationNotification] = []
+        var state: [UInt64: [IsolationSlotKey: IsolationStateSlot]] = [:]
+        var persisted: [String: [UInt8]] = [:]
+        var nextScreenID: UInt64 = 100
+        var answer: (@Sendable (IsolationRequest, IsolationChannel) -> IsolationReply?)?
+    }
+    private let record = Locked(Record())
+
+    var requests: [(request: IsolationRequest, depth: Int)] { record.withLock { $0.requests } }
+    var notifications: [IsolationNotification] { record.withLock { $0.notifications } }
     /// The host's state storage for the screens of the test.
-    var state: [UInt64: [IsolationSlotKey: IsolationStateSlot]] = [:]
-    var persisted: [String: [UInt8]] = [:]
-    var nextScreenID: UInt64 = 100
+    var state: [UInt64: [IsolationSlotKey: IsolationStateSlot]] {
+        get { record.withLock { $0.state } }
+        set { record.withLock { $0.state = newValue } }
+    }
     /// A test's own answer to a request; nil falls back to the defaults below.
-    var answer: ((IsolationRequest, IsolationChannel) -> IsolationReply?)?
+    var answer: (@Sendable (IsolationRequest, IsolationChannel) -> IsolationReply?)? {
+        get { record.withLock { $0.answer } }
+        set { record.withLock { $0.answer = newValue } }
+    }
 
     func handle(_ request: IsolationRequest, on channel: IsolationChannel) -> IsolationReply {
-        requests.append((request, channel.callDepth))
+        let answer = record.withLock { record in
+            record.requests.append((request, channel.callDepth))
+            return record.answer
+        }
         if let custom = answer?(request, channel) { return custom }
-        switch request {
-        case .navigate(_, let kind, _, _):
-            guard kind == 1 || kind == 2 else { return .navigated(.ok, screen: 0) }
-            defer { nextScreenID += 1 }
-            return .navigated(.ok, screen: nextScreenID)
-        case .stateRead(let screen, let key, let fingerprint):
-            guard let slot = state[screen]?[key], slot.fingerprint == fingerprint else { return .bytes(IsolationStatus(code: 2), []) }
-            return .bytes(.ok, slot.bytes)
-        case .persistRead(_, let key):
-            guard let bytes = persisted[key] else { return .bytes(IsolationStatus(code: 2), []) }
-            return .bytes(.ok, bytes)
-        case .persistWrite(_, let key, let value):
-            persisted[key] = value
-            return .status(.ok)
-        case .contextCanTerminate:
-            return .flag(false)
-        default:
-            return .status(.ok)
+        return record.withLock { record in
+            switch request {
+            case .navigate(_, let kind, _, _):
+                guard kind == 1 || kind == 2 else { return .navigated(.ok, screen: 0) }
+                defer { record.nextScreenID += 1 }
+                return .navigated(.ok, screen: record.nextScreenID)
+            case .stateRead(let screen, let key, let fingerprint):
+                guard let slot = record.state[screen]?[key], slot.fingerprint == fingerprint else { return .bytes(IsolationStatus(code: 2), []) }
+                return .bytes(.ok, slot.bytes)
+            case .persistRead(_, let key):
+                guard let bytes = record.persisted[key] else { return .bytes(IsolationStatus(code: 2), []) }
+                return .bytes(.ok, bytes)
+            case .persistWrite(_, let key, let value):
+                record.persisted[key] = value
+                return .status(.ok)
+            case .contextCanTerminate:
+                return .flag(false)
+            default:
+                return .status(.ok)
+            }
         }
     }
 
     func receive(_ notification: IsolationNotification, on channel: IsolationChannel) {
-        notifications.append(notification)
-        if case .stateWrite(let screen, let slot) = notification { state[screen, default: [:]][slot.key] = slot }
+        record.withLock { record in
+            record.notifications.append(notification)
+            if case .stateWrite(let screen, let slot) = notification { record.state[screen, default: [:]][slot.key] = slot }
+        }
     }
 
     /// The requests of one kind, by name ("state_read").

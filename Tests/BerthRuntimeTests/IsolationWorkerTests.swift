@@ -135,7 +135,7 @@ struct IsolationWorkerTests {
     func reentrantNavigation() throws {
         let (worker, _) = try LaunchedWorker.launch("inbox.json")
         let inbox = try worker.open("inbox", screen: 1)
-        var nested: [IsolationReply] = []
+        let replies = Locked<[IsolationReply]>([])
         // The host answers the present by opening the compose screen in the same worker and
         // driving it while the inbox's action is still running.
         worker.host.answer = { request, channel in
@@ -143,15 +143,19 @@ struct IsolationWorkerTests {
             do {
                 let created = try channel.call(.create(screen: 2, route: "compose", argument: []))
                 guard case .created(_, let compose) = created else { return .navigated(created.status, screen: 0) }
-                nested.append(try channel.call(.activate(instance: compose)))
-                nested.append(try channel.call(.action(instance: compose, name: "type", payload: Array("hi".utf8))))
-                nested.append(try channel.call(.action(instance: compose, name: "send", payload: [])))
+                for request in [IsolationRequest.activate(instance: compose), .action(instance: compose, name: "type", payload: Array("hi".utf8)),
+                                .action(instance: compose, name: "send", payload: [])] {
+                    let reply = try channel.call(request)
+                    replies.withLock { $0.append(reply) }
+                }
             } catch {
                 return .navigated(IsolationStatus(code: 5, message: "\(error)"), screen: 0)
             }
             return .navigated(.ok, screen: 2)
         }
         #expect(try worker.call(.action(instance: inbox, name: "compose", payload: [])).status.isOK)
+        let nested = replies.withLock { $0 }
+        #expect(nested.count == 3, "\(nested)")
         #expect(nested.allSatisfy { $0.status.isOK }, "\(nested)")
         let trace = worker.host.requests.map { ($0.request.name, $0.depth) }
         #expect(trace.map(\.0) == ["navigate", "send_delegate", "navigate", "observe_delegate"])

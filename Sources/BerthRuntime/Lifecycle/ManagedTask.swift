@@ -6,9 +6,10 @@ internal import CBerth
 /// `TaskThreadPool` until it returns. Cancellation is a flag the body polls (`task_is_cancelled`) or a sleep that
 /// wakes early (`task_sleep`); the optional `cancel` callback is told once.
 ///
-/// `@unchecked Sendable`: the descriptor and key are immutable after init; `phase` is a
-/// `LockedCondition` (`hasFinished`, an `Atomic`, mirrors its finishing for a lock-free
-/// look); `owner` is touched on the main actor only.
+/// `@unchecked Sendable` for `descriptor` alone: a C struct (the plugin's function
+/// pointers and context), immutable after init, which berth.h lets the task's thread and
+/// the host's use. The rest is checked: `phase` is a `LockedCondition` (`hasFinished`, an
+/// `Atomic`, mirrors its finishing for a lock-free look), `owner` the main actor's.
 final class ManagedTask: @unchecked Sendable {
     let key: String
     let screenID: Int
@@ -16,7 +17,7 @@ final class ManagedTask: @unchecked Sendable {
     private let phase = LockedCondition(ManagedTaskPhase())
     private let hasFinished = Atomic<Bool>(false)
     /// Set on the main actor; used by `task_post` to reach the screen.
-    weak var owner: Interactor?
+    @MainActor weak var owner: Interactor?
     /// The owning interactor's: how the task's thread reaches the host's main actor (nil in
     /// a worker, whose tasks notify the host over the channel instead).
     let hops: MainActorHops?

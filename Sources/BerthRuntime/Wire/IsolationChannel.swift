@@ -16,9 +16,8 @@ internal import CBerth
 ///
 /// `@unchecked Sendable`: the receive buffer, the abandoned-call set and the budget are
 /// only touched by the thread driving the reading side (`readSide`); the socket's writes
-/// are serialized by `writing`; the timeout, call numbering, nesting depth and failure are
-/// `Locked`. The handler is not `Sendable`: it is called only on the thread driving the
-/// reading side, one call at a time (its owner drives the channel from one thread).
+/// are serialized by `writing`; the timeout, call numbering, nesting depth, failure and
+/// handler are `Locked` (the handler is `Sendable`).
 package final class IsolationChannel: @unchecked Sendable {
     /// Who is at the other end (a plugin id, or "host"); named in every error.
     package let peer: String
@@ -352,9 +351,7 @@ package struct CallBudget: Sendable, Equatable {
     package static let worker = CallBudget(maximumNestedRequests: 20_000, maximumDuration: .seconds(30))
 }
 
-/// A channel's handler, held weakly. `@unchecked Sendable` though the handler is not: the
-/// channel calls it only on the thread driving its reading side, which its owner keeps to
-/// one thread (the worker's main thread, the host's main actor).
-private struct HandlerReference: @unchecked Sendable {
+/// A channel's handler, held weakly.
+private struct HandlerReference: Sendable {
     weak var handler: (any IsolationChannelHandler)?
 }

@@ -7,8 +7,10 @@ internal import CBerth
 ///
 /// The channel calls it on the thread that is reading: the main actor, either inside a
 /// host → plugin call (a re-entrant request, answered on the same stack) or while serving
-/// what arrived between calls. `@unchecked Sendable`: its tables are touched only there.
-final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
+/// what arrived between calls. Its tables are the main actor's; `handle` and `receive`
+/// assume that isolation (a call from another thread traps).
+@MainActor
+final class IsolatedCallRouter: IsolationChannelHandler {
     /// A plugin generation the worker hosts: what its services and sessions are served with,
     /// and the logger of its lines.
     private struct Member {
@@ -71,12 +73,12 @@ final class IsolatedCallRouter: IsolationChannelHandler, @unchecked Sendable {
 
     // MARK: IsolationChannelHandler
 
-    func handle(_ request: IsolationRequest, on channel: IsolationChannel) -> IsolationReply {
+    nonisolated func handle(_ request: IsolationRequest, on channel: IsolationChannel) -> IsolationReply {
         HostCallbackCount.record()
         return MainActor.assumeIsolated { answer(request) }
     }
 
-    func receive(_ notification: IsolationNotification, on channel: IsolationChannel) {
+    nonisolated func receive(_ notification: IsolationNotification, on channel: IsolationChannel) {
         // As in process: logging and a task's end cannot change what a screen renders.
         switch notification {
         case .log, .taskFinished, .refusedSystemCall: break

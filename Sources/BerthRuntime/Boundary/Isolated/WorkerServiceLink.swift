@@ -5,9 +5,9 @@ import Foundation
 /// releases instances in the worker. Made before the worker's `hello` (a plugin registers
 /// from its entry function), connected to its `IsolatedPlugin` once that exists.
 ///
-/// `@unchecked Sendable`: the registry's factory and release closures hold it; every use of
-/// `plugin` goes through the main actor (`onMain`), and the other fields are immutable.
-final class WorkerServiceLink: @unchecked Sendable {
+/// `Sendable` (the registry's factory and release closures hold it): `host` and `plugin`
+/// are the main actor's, the other fields immutable.
+final class WorkerServiceLink: Sendable {
     let pluginID: String
     let generation: Int
     let grant: CapabilityGrant
@@ -15,8 +15,8 @@ final class WorkerServiceLink: @unchecked Sendable {
     /// Its worker's instances whose scope ended off the main actor (`WorkerGroup`).
     let endedOffMain: Locked<[UInt64]>
     /// nil in a trial worker (`CanaryLoad`): registrations are accepted and not kept.
-    weak var host: (any PluginFacingHost)?
-    weak var plugin: IsolatedPlugin?
+    @MainActor weak var host: (any PluginFacingHost)?
+    @MainActor weak var plugin: IsolatedPlugin?
     /// Releases of worker instances asked for off the main actor, until they ran.
     let hops = MainActorHops()
 
