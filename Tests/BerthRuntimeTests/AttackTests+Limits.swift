@@ -98,7 +98,7 @@ extension AttackTests {
 
     @Test("a descendant that left the worker's session and process group dies with the worker's cgroup",
           .enabled(if: WorkerCgroup.isAvailable, "the host cannot make cgroups here (needs a writable cgroup2 mount: root or a delegated subtree)"))
-    func descendantsDieWithTheCgroup() throws {
+    nonisolated func descendantsDieWithTheCgroup() async throws {
         let scripts = try ScriptFolder()
         // Waits until the host moved it into its cgroup (as a real worker runs no plugin code before its hello).
         let worker = try scripts.spawn("escaper", "until grep -q berth- /proc/$$/cgroup; do sleep 0.01; done\nsetsid sh -c 'echo \"child $$\" >&2; exec sleep 300' &\nwait\n")

@@ -152,7 +152,7 @@ struct AttackTests {
     }
 
     @Test("ending a worker kills what it left running in its process group")
-    func descendantsDieWithTheWorker() throws {
+    nonisolated func descendantsDieWithTheWorker() async throws {
         let scripts = try ScriptFolder()
         let worker = try scripts.spawn("parent", "sleep 300 &\necho \"child $!\" >&2\nwait\n")
         eventually { worker.standardErrorTail.contains { $0.hasPrefix("child ") } }
@@ -170,11 +170,15 @@ struct AttackTests {
 extension AttackTests {
     @Test("a render of 1,000,000 views, of 250,000 views or with a 2 MiB text is refused in one line, and the next render works",
           arguments: ["process", "in-process"])
-    func renderLimits(isolation: String) throws {
+    func renderLimits(isolation: String) async throws {
+        var work = await LongMainActorWork.begin(slice: .zero)
+        defer { work.end() }
         let (host, _) = try attacker(isolation: isolation)
         let screen = try host.push("org.berth.attacker/attack")
         for (action, size, reason) in [("big-render", "1000000", "bytes, over the limit of"), ("big-render", "250000", "views, the limit"),
                                        ("long-text", "2097152", "bytes is over the limit of")] {
+            // Each of these renders holds the main actor for seconds: one per slice.
+            await work.pause()
             try host.send(screen: screen.id, action: action, payload: Array(size.utf8))
             #expect {
                 try host.render(screen: screen.id)

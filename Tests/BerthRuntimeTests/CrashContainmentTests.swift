@@ -20,15 +20,21 @@ struct CrashContainmentTests {
         let host: BerthHost
         let hello: Router
 
-        init(crashLimit: Int = 3) throws {
+        /// Loads as long main-actor work: each load starts a worker (the crasher's, or
+        /// Greeter's trial load).
+        init(crashLimit: Int = 3) async throws {
             workspace.stage("greeter.json")
             workspace.stageCrasher(isolation: "process")
             // Short enough for the hang cases, long enough for a crash on a busy machine.
             var settings = TestIsolation.settings(.manifest(default: .inProcess), unresponsive: .milliseconds(1000))
             settings.crashLimit = crashLimit
+            var work = await LongMainActorWork.begin()
+            defer { work.end() }
             host = try workspace.makeHost(isolation: settings)
             try host.load("com.example.greeter")
+            await work.pause()
             try host.load("org.berth.crasher")
+            await work.pause()
             hello = try host.push("hello")
         }
 
@@ -41,7 +47,7 @@ struct CrashContainmentTests {
     @Test("a worker that fails in each way at each moment leaves the host, and the other plugin's screen, running",
           arguments: failures.map(\.how), moments)
     func contained(how: String, when: String) async throws {
-        let setup = try Setup()
+        let setup = try await Setup()
         let host = setup.host
         let reason = try #require(Self.failures.first { $0.how == how }?.reason)
         // A screen whose plugin fails in an action, or whose task hangs, opens first: its push
@@ -87,7 +93,7 @@ struct CrashContainmentTests {
 
     @Test("a crashed plugin starts again on its next use; after 3 crashes it is failed until loaded again")
     func budget() async throws {
-        let setup = try Setup()
+        let setup = try await Setup()
         let host = setup.host
         for crash in 1...3 {
             _ = try? host.push("segv-activate")
@@ -105,7 +111,7 @@ struct CrashContainmentTests {
 
     @Test("an export that crashes the worker fails the call with the signal, and the plugin starts again")
     func exportCrash() async throws {
-        let setup = try Setup()
+        let setup = try await Setup()
         let host = setup.host
         let generation = try #require(host.generation(of: "org.berth.crasher"))
         #expect { try generation.call("crasher_segv", arguments: []) } throws: { error in
@@ -118,12 +124,17 @@ struct CrashContainmentTests {
     }
 
     @Test("reloading an isolated plugin starts a new worker and retires nothing")
-    func reloadRetiresNothing() throws {
-        let setup = try Setup()
+    func reloadRetiresNothing() async throws {
+        let setup = try await Setup()
         let host = setup.host
         let first = try #require(host.generation(of: "org.berth.crasher")?.workerPID)
         _ = try host.push("ok")
-        for _ in 0..<20 { try host.reload("org.berth.crasher") }
+        var work = await LongMainActorWork.begin()
+        defer { work.end() }
+        for _ in 0..<20 {
+            await work.pause()
+            try host.reload("org.berth.crasher")
+        }
         let last = try #require(host.generation(of: "org.berth.crasher")?.workerPID)
         #expect(first != last)
         #expect(host.retiredGenerations == 0)
@@ -133,7 +144,7 @@ struct CrashContainmentTests {
 
     @Test("a worker killed from outside between calls, as the OOM killer kills (SIGKILL), is a crash of its plugin only")
     func killedFromOutside() async throws {
-        let setup = try Setup()
+        let setup = try await Setup()
         let host = setup.host
         let opened = try host.push("ok")
         let worker = try #require(host.generation(of: "org.berth.crasher")?.workerPID)

@@ -43,8 +43,8 @@ struct HostSafetyTests {
     }
 
     @Test("a present the host refuses leaves no instance behind")
-    func refusedPresentReleased() throws {
-        let plugins = try ExamplePlugins()
+    func refusedPresentReleased() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let inbox = try host.push("inbox")
         _ = try host.push("hello")
@@ -59,8 +59,8 @@ struct HostSafetyTests {
     }
 
     @Test("a reloaded screen keeps observing the children it opened")
-    func reloadKeepsDelegateObservation() throws {
-        let plugins = try ExamplePlugins()
+    func reloadKeepsDelegateObservation() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let inbox = try host.push("inbox")
         try host.send(screen: inbox.id, action: "greet", payload: [])
@@ -71,8 +71,8 @@ struct HostSafetyTests {
     }
 
     @Test("observing the same child twice delivers once")
-    func observationDeduplicated() throws {
-        let plugins = try ExamplePlugins()
+    func observationDeduplicated() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let inbox = try host.push("inbox")
         try host.send(screen: inbox.id, action: "greet", payload: [])
@@ -94,7 +94,7 @@ struct HostSafetyTests {
 struct HostSafetyMoreTests {
     @Test("a plugin's Swift Task calling a main-thread function is refused with a message; the host goes on")
     func taskCannotNavigate() async throws {
-        let plugins = try ExamplePlugins()
+        let plugins = try await ExamplePlugins()
         let inbox = try plugins.host.push("inbox")
         try plugins.host.send(screen: inbox.id, action: "push-from-task", payload: [])
         await eventuallyAsync { !plugins.recorder.matching("push from a task").isEmpty }
@@ -106,8 +106,8 @@ struct HostSafetyMoreTests {
     }
 
     @Test("a reload rolled back after the new generation registered services keeps the old generation's")
-    func rollbackKeepsServices() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func rollbackKeepsServices() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         host.beginSession("s")
@@ -144,8 +144,8 @@ struct HostSafetyMoreTests {
     }
 
     @Test("a screen opened under a modal renders at once, so its .routerContext observer is live")
-    func hiddenScreenRegistersViewObservers() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func hiddenScreenRegistersViewObservers() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         _ = try host.push("counter")
         _ = try host.present("counter")
@@ -156,8 +156,8 @@ struct HostSafetyMoreTests {
     }
 
     @Test("retired Swift images past the limit are reported once, as data the CLI turns into advice; the host goes on")
-    func retiredLimitWarnsOnce() throws {
-        let plugins = try ExamplePlugins(isolation: .inProcessOnly)
+    func retiredLimitWarnsOnce() async throws {
+        let plugins = try await ExamplePlugins(isolation: .inProcessOnly)
         let host = plugins.host
         host.retiredLimitBytes = 1
         let over = { host.events.filter { $0.kind == .retiredLimitExceeded && $0.message.contains("over the") } }

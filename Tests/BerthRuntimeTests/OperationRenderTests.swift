@@ -15,8 +15,8 @@ struct OperationRenderTests {
     }
 
     @Test("opening a screen whose appear events call nothing back renders it once, and the next operation renders it again")
-    func quietEventsKeepTheOpeningRender() throws {
-        let plugins = try ExamplePlugins(adding: ["stress.json"])
+    func quietEventsKeepTheOpeningRender() async throws {
+        let plugins = try await ExamplePlugins(adding: ["stress.json"])
         let host = plugins.host
         let first = try host.push("org.berth.stress/appear")
         #expect(appeared(first))
@@ -30,8 +30,8 @@ struct OperationRenderTests {
     }
 
     @Test("an appear event that calls the host makes the operation end with a fresh render")
-    func eventThatCallsBackRendersAgain() throws {
-        let plugins = try ExamplePlugins(adding: ["stress.json"])
+    func eventThatCallsBackRendersAgain() async throws {
+        let plugins = try await ExamplePlugins(adding: ["stress.json"])
         let host = plugins.host
         let screen = try host.push("org.berth.stress/appear", argument: Array("call-back".utf8))
         #expect(appeared(screen))

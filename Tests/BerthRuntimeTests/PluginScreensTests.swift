@@ -12,8 +12,8 @@ struct UnloadReloadWithScreensTests {
     }
 
     @Test("unload closes the plugin's screens deepest first and everything above them")
-    func unloadDeepestFirst() throws {
-        let plugins = try ExamplePlugins()
+    func unloadDeepestFirst() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let screens = try openTree(host)
         try host.unload("com.example.inbox")
@@ -26,8 +26,8 @@ struct UnloadReloadWithScreensTests {
     }
 
     @Test("reload reopens the same routes in the same places with fresh instances, deepest first out")
-    func reloadInPlace() throws {
-        let plugins = try ExamplePlugins()
+    func reloadInPlace() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let screens = try openTree(host)
         // Held strongly, so a freed instance's address cannot be reused by its replacement.
@@ -52,8 +52,8 @@ struct UnloadReloadWithScreensTests {
     }
 
     @Test("a reload reports each phase's time on its event: validate, copy+hash, dlopen, handshake, close, reopen, restore")
-    func reloadPhases() throws {
-        let plugins = try ExamplePlugins()
+    func reloadPhases() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         _ = try openTree(host)
         try host.reload("com.example.counter", keepState: true)
@@ -71,8 +71,8 @@ struct UnloadReloadWithScreensTests {
     }
 
     @Test("a broken new generation rolls back: the screens are back in place on the old generation")
-    func rollback() throws {
-        let plugins = try ExamplePlugins()
+    func rollback() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let screens = try openTree(host)
         // Swap in a library whose entry refuses the handshake (an id the manifest does not have).
@@ -106,8 +106,8 @@ struct UnloadReloadWithScreensTests {
 @Suite("Delegate actions") @MainActor
 struct DelegateActionTests {
     @Test("a child flow reports to its parent through its delegate channel, then closes itself")
-    func composeReportsToInbox() throws {
-        let plugins = try ExamplePlugins()
+    func composeReportsToInbox() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let inbox = try host.push("inbox")
         try host.send(screen: inbox.id, action: "compose", payload: [])
@@ -121,8 +121,8 @@ struct DelegateActionTests {
     }
 
     @Test("a screen of one plugin observes the delegate actions of another plugin's screen (C)")
-    func acrossPlugins() throws {
-        let plugins = try ExamplePlugins()
+    func acrossPlugins() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let inbox = try host.push("inbox")
         try host.send(screen: inbox.id, action: "greet", payload: [])
@@ -133,8 +133,8 @@ struct DelegateActionTests {
     }
 
     @Test("observers go away with either side: nothing is delivered after release")
-    func observersGoAway() throws {
-        let plugins = try ExamplePlugins()
+    func observersGoAway() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let inbox = try host.push("inbox")
         let hello = try host.push("hello")
@@ -150,8 +150,8 @@ struct DelegateActionTests {
     }
 
     @Test("a delegate action with no observer goes nowhere and breaks nothing")
-    func noObserver() throws {
-        let plugins = try ExamplePlugins()
+    func noObserver() async throws {
+        let plugins = try await ExamplePlugins()
         let hello = try plugins.host.push("hello")
         try plugins.host.send(screen: hello.id, action: "wave", payload: [])
         #expect(plugins.host.events.contains { $0.message == "delegate 'waved' → 0 observer(s)" })

@@ -10,8 +10,8 @@ struct RouteContextHintTests {
     private let selection = "com.example.users.UserSelection"
 
     @Test("a context type nobody observes names the observed type it resembles")
-    func didYouMean() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func didYouMean() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         try host.send(screen: profile.id, action: "pick-inline", payload: [])
@@ -25,8 +25,8 @@ struct RouteContextHintTests {
     }
 
     @Test("a screen that sends context and stays open gets one note naming terminate; terminate gets none")
-    func staysOpenNote() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func staysOpenNote() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         try host.send(screen: profile.id, action: "pick-inline", payload: [])

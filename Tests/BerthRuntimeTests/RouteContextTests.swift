@@ -8,7 +8,7 @@ private let grace = Array(#"{"id":"grace","name":"Grace Hopper"}"#.utf8)
 
 /// Route-context helpers over the example plugins with UserPicker and Profile added.
 extension ExamplePlugins {
-    static func withRouteContext() throws -> ExamplePlugins { try ExamplePlugins(adding: routeContext) }
+    static func withRouteContext() async throws -> ExamplePlugins { try await ExamplePlugins(adding: routeContext) }
 
     /// A host-side observer of `type` on `router` that records where it ran.
     func observe(_ type: String = selection, on router: Router, into log: Log) {
@@ -30,8 +30,8 @@ final class Log {
 @Suite("Route context: terminate") @MainActor
 struct TerminateTests {
     @Test("context exists in a previous route: terminate pops back to it, exact back count, logged once")
-    func popsToAnchor() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func popsToAnchor() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         try host.send(screen: profile.id, action: "pick-inline", payload: [])
@@ -46,8 +46,8 @@ struct TerminateTests {
     }
 
     @Test("no context and presented: terminate closes the modal, and every screen of it is released")
-    func closesModal() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func closesModal() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let base = try host.push("counter")
         let modalRoot = try host.present("com.example.users/users")
@@ -59,8 +59,8 @@ struct TerminateTests {
     }
 
     @Test("no context and a non-empty stack: terminate goes back one screen")
-    func backOne() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func backOne() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let first = try host.push("counter")
         _ = try host.push("counter")
@@ -73,8 +73,8 @@ struct TerminateTests {
     }
 
     @Test("an empty, non-presented stack: terminate changes nothing")
-    func emptyStack() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func emptyStack() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let root = try plugins.host.push("counter")
         let delivery = plugins.host.terminate(selection, payload: grace, from: root)
         #expect(delivery.navigation == TerminateNavigation.none)
@@ -83,8 +83,8 @@ struct TerminateTests {
     }
 
     @Test("pop-to-anchor removes several screens with the full close sequence")
-    func removesSeveral() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func removesSeveral() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let anchor = try host.push("counter")
         let log = Log()
@@ -98,9 +98,9 @@ struct TerminateTests {
     }
 
     @Test("two anchors of one type: the nearest wins, every time")
-    func nearestAnchor() throws {
+    func nearestAnchor() async throws {
         for _ in 0..<5 {
-            let plugins = try ExamplePlugins.withRouteContext()
+            let plugins = try await ExamplePlugins.withRouteContext()
             let host = plugins.host
             let far = try host.push("counter")
             let near = try host.push("counter")
@@ -115,8 +115,8 @@ struct TerminateTests {
     }
 
     @Test("across a modal boundary the presenter receives; the modal is closed")
-    func acrossModal() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func acrossModal() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         try host.send(screen: profile.id, action: "pick", payload: [])
@@ -133,8 +133,8 @@ struct TerminateTests {
 @Suite("Route context: observers and dispatch") @MainActor
 struct ContextDispatchTests {
     @Test("matching observers in the parent and the current route both run: ancestors nearest first, then current")
-    func parentThenCurrent() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func parentThenCurrent() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let grandparent = try host.push("counter")
         let parent = try host.push("counter")
@@ -150,8 +150,8 @@ struct ContextDispatchTests {
     }
 
     @Test("six observers up the tree all receive, nearest first, and the log names each one")
-    func sixObservers() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func sixObservers() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         var screens: [Router] = []
         for _ in 0..<7 { screens.append(try host.push("counter")) }
@@ -169,8 +169,8 @@ struct ContextDispatchTests {
     }
 
     @Test("only the parent observes: it alone receives")
-    func onlyParent() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func onlyParent() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let parent = try host.push("counter")
         let child = try host.push("counter")
@@ -181,16 +181,16 @@ struct ContextDispatchTests {
     }
 
     @Test("a duplicate add on the same screen is ignored")
-    func duplicateAdd() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func duplicateAdd() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let profile = try plugins.host.push("profile")
         #expect(plugins.host.routeContext.addScreenObserver(selection, on: profile) == false)
         #expect(profile.contextObservers.count == 1)
     }
 
     @Test("remove on a route that did not register is a no-op")
-    func removeUnregistered() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func removeUnregistered() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let counter = try plugins.host.push("counter")
         plugins.host.removeContextObservers(selection, on: counter)
         #expect(counter.contextObservers.isEmpty)
@@ -201,8 +201,8 @@ struct ContextDispatchTests {
     }
 
     @Test("a popped route's observers are gone")
-    func poppedObserversGone() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func poppedObserversGone() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let root = try host.push("counter")
         let profile = try host.push("profile")
@@ -216,8 +216,8 @@ struct ContextDispatchTests {
     }
 
     @Test("across two plugins: the Profile (Swift) and Greeter (C) screens receive a picker's context")
-    func acrossPlugins() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func acrossPlugins() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         _ = try host.push("profile")
         _ = try host.push("hello")
@@ -229,8 +229,8 @@ struct ContextDispatchTests {
     }
 
     @Test("after the observing plugin is unloaded nothing of it is called")
-    func unloadedObserver() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func unloadedObserver() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let root = try host.push("counter")
         _ = try host.present("profile")
@@ -242,8 +242,8 @@ struct ContextDispatchTests {
     }
 
     @Test("a context no one observes is logged by type and changes nothing")
-    func nobodyObserves() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func nobodyObserves() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let root = try host.push("counter")
         let top = try host.push("counter")
@@ -254,8 +254,8 @@ struct ContextDispatchTests {
     }
 
     @Test("types match as strings: another ASCII name never matches, a canonically equal one of other bytes does")
-    func typeMatching() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func typeMatching() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let root = try host.push("counter")
         let log = Log()
@@ -273,8 +273,8 @@ struct ContextDispatchTests {
     }
 
     @Test("a payload the receiver cannot decode: a log line naming the type, other observers still run")
-    func undecodable() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func undecodable() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         let log = Log()
@@ -289,8 +289,8 @@ struct ContextDispatchTests {
     }
 
     @Test("a payload with another key than the receiver's type: one line naming the type, the missing key and the keys that arrived")
-    func missingKey() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func missingKey() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         _ = try host.push("profile")
         let top = try host.push("counter")
@@ -304,8 +304,8 @@ struct ContextDispatchTests {
     }
 
     @Test("a screen that is being closed cannot send: logged, nothing happens")
-    func closingSender() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func closingSender() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         let sender = try host.push("counter")
@@ -322,8 +322,8 @@ struct ContextDispatchTests {
 @Suite("Route context: canTerminate") @MainActor
 struct CanTerminateTests {
     @Test("true with an anchor, with an ancestor across a modal, and with an observer on the sender itself")
-    func trueCases() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func trueCases() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
         let pushed = try host.push("counter")
@@ -331,7 +331,7 @@ struct CanTerminateTests {
         let modal = try host.present("counter")
         #expect(host.canTerminate(selection, from: modal))
         let log = Log()
-        let lone = try ExamplePlugins.withRouteContext()
+        let lone = try await ExamplePlugins.withRouteContext()
         let only = try lone.host.push("counter")
         lone.observe(on: only, into: log)
         #expect(lone.host.canTerminate(selection, from: only))
@@ -339,8 +339,8 @@ struct CanTerminateTests {
     }
 
     @Test("false with no observer anywhere up the hierarchy, and after the observer is removed")
-    func falseCases() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func falseCases() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let root = try host.push("counter")
         let top = try host.push("counter")
@@ -354,8 +354,8 @@ struct CanTerminateTests {
     }
 
     @Test("the picker asks the host before terminating, through the ABI")
-    func throughTheABI() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func throughTheABI() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         _ = try host.push("com.example.users/users")
         try host.send(screen: try #require(host.visibleRouter).id, action: "open", payload: Array("ada".utf8))
@@ -367,8 +367,8 @@ struct CanTerminateTests {
 @Suite("Route context: the view-level form") @MainActor
 struct ViewLevelContextTests {
     @Test(".routerContext registers while rendered, receives the picker's selection, and goes away when no longer rendered")
-    func viewLevelForm() throws {
-        let plugins = try ExamplePlugins.withRouteContext()
+    func viewLevelForm() async throws {
+        let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let card = try host.push("profile-card")
         #expect(host.contextObserverLines == ["screen \(card.id) com.example.profile/profile-card: \(selection)"])

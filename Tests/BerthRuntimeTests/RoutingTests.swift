@@ -8,20 +8,25 @@ import CBerth
 /// whatever `adding` names (`routeContext` for UserPicker and Profile).
 @MainActor
 struct ExamplePlugins {
-    let workspace = PluginWorkspace()
+    let workspace: PluginWorkspace
     let recorder = LogRecorder()
     let host: BerthHost
 
     /// The two plugins the route-context, scope and service tests need besides the first three.
     static let routeContext = ["userpicker.json", "profile.json"]
 
-    init(adding extra: [String] = [], isolation: IsolationSettings = TestIsolation.settings) throws {
-        for manifest in ["counter.json", "greeter.json", "inbox.json"] + extra {
-            workspace.stage(manifest)
-        }
+    /// Stages the plugins off the main actor, then discovers and loads them as long main-actor
+    /// work: a load (validation, shadow copy, a trial worker or the plugin's worker) holds the
+    /// main actor, which every main-actor test shares, for up to seconds on a loaded machine.
+    init(adding extra: [String] = [], isolation: IsolationSettings = TestIsolation.settings) async throws {
+        workspace = await PluginWorkspace.staging(["counter.json", "greeter.json", "inbox.json"] + extra)
+        var work = await LongMainActorWork.begin()
+        defer { work.end() }
         host = try workspace.makeHost(recorder: recorder, isolation: isolation)
-        let errors = host.loadAll()
-        guard errors.isEmpty else { throw errors[0] }
+        for id in host.plugins.keys.sorted() {
+            await work.pause()
+            try host.load(id)
+        }
     }
 
     /// Lifecycle log lines of one kind, as "screen N".
@@ -55,8 +60,8 @@ struct ExamplePlugins {
 @Suite("1. Lifecycle forwarding") @MainActor
 struct LifecycleForwardingTests {
     @Test("one screen: created → didLoad → activated, then deactivated → released on close")
-    func oneScreen() throws {
-        let plugins = try ExamplePlugins()
+    func oneScreen() async throws {
+        let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
         #expect(counter.module?.deliveredEvents.first == .didLoad)
         plugins.host.close(counter)
@@ -65,8 +70,8 @@ struct LifecycleForwardingTests {
     }
 
     @Test("a nested tree deactivates deepest first, then releases deepest first")
-    func nestedTree() throws {
-        let plugins = try ExamplePlugins()
+    func nestedTree() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let root = try host.push("counter")
         let middle = try host.push("inbox")
@@ -81,8 +86,8 @@ struct LifecycleForwardingTests {
     }
 
     @Test("activate and deactivate are idempotent, with isActive")
-    func idempotent() throws {
-        let plugins = try ExamplePlugins()
+    func idempotent() async throws {
+        let plugins = try await ExamplePlugins()
         let screen = try plugins.host.push("hello")
         let interactor = try #require(screen.interactor)
         try interactor.activate()
@@ -99,7 +104,7 @@ struct LifecycleForwardingTests {
 struct CancellationLeakTests {
     @Test("managed tasks run while active and are cancelled and awaited on deactivate")
     func tasksCancelledOnDeactivate() async throws {
-        let plugins = try ExamplePlugins()
+        let plugins = try await ExamplePlugins()
         let detector = LeakDetector()
         let id: Int
         do {
@@ -123,8 +128,8 @@ struct CancellationLeakTests {
     }
 
     @Test("a task handed to an inactive interactor is cancelled at once")
-    func taskOnInactiveInteractor() throws {
-        let plugins = try ExamplePlugins()
+    func taskOnInactiveInteractor() async throws {
+        let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter", argument: Array("5".utf8))
         let interactor = try #require(counter.interactor)
         interactor.deactivate()
@@ -137,7 +142,7 @@ struct CancellationLeakTests {
 
     @Test("a task whose body returns on its own leaves the table and is released once; close releases it no more")
     func taskReturningOnItsOwn() async throws {
-        let plugins = try ExamplePlugins()
+        let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter", argument: Array("1000".utf8))
         let interactor = try #require(counter.interactor)
         let probe = TaskProbe()
@@ -154,9 +159,12 @@ struct CancellationLeakTests {
 
     @Test("1,000 open/close cycles leave 0 live tasks, routers, interactors and module instances")
     func thousandCycles() async throws {
-        let plugins = try ExamplePlugins()
+        let plugins = try await ExamplePlugins()
         let detector = LeakDetector()
+        var work = await LongMainActorWork.begin()
+        defer { work.end() }
         for cycle in 0..<1000 {
+            await work.pause()
             let counter = try plugins.host.push("counter", argument: Array("1000".utf8))
             detector.track(counter)
             if cycle % 2 == 0 {
@@ -179,8 +187,8 @@ struct ReopenIdentityTests {
     /// Those links are `unowned` (a weak one would slow every retain of a router): each must
     /// be cleared before its router can go, or reading it would trap.
     @Test("an instance forgets its router when a reload replaces it and when its screen closes")
-    func instanceForgetsItsRouter() throws {
-        let plugins = try ExamplePlugins()
+    func instanceForgetsItsRouter() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let counter = try host.push("counter")
         let first = try #require(counter.module)
@@ -198,7 +206,7 @@ struct ReopenIdentityTests {
 
     @Test("child and grandchild routers are deallocated after close; reopen has new identities and fresh state")
     func reopenResets() async throws {
-        let plugins = try ExamplePlugins()
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let detector = LeakDetector()
         let firstID: Int
@@ -226,8 +234,8 @@ struct ReopenIdentityTests {
 @Suite("4. Nested router detach safety") @MainActor
 struct DetachSafetyTests {
     @Test("a duplicate attach leaves one child and one push")
-    func duplicateAttach() throws {
-        let plugins = try ExamplePlugins()
+    func duplicateAttach() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let root = try host.push("counter")
         let child = try host.push("hello")
@@ -238,8 +246,8 @@ struct DetachSafetyTests {
     }
 
     @Test("detaching a child that is not attached is a no-op")
-    func detachMissing() throws {
-        let plugins = try ExamplePlugins()
+    func detachMissing() async throws {
+        let plugins = try await ExamplePlugins()
         let root = try plugins.host.push("counter")
         let stranger = try plugins.host.navigator.screens.makeScreen("hello", argument: [])
         root.detachChild(stranger)
@@ -249,8 +257,8 @@ struct DetachSafetyTests {
     }
 
     @Test("closing a grandchild that is already detached does nothing")
-    func grandchildAlreadyDetached() throws {
-        let plugins = try ExamplePlugins()
+    func grandchildAlreadyDetached() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let root = try host.push("counter")
         let child = try host.push("inbox")
@@ -268,8 +276,8 @@ struct DetachSafetyTests {
 @Suite("5. User-driven pop and dismiss") @MainActor
 struct UserDrivenCloseTests {
     @Test("user back releases once, onRelease runs once, a programmatic close afterwards is a no-op")
-    func userBack() throws {
-        let plugins = try ExamplePlugins()
+    func userBack() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         _ = try host.push("counter")
         var releases = 0
@@ -285,8 +293,8 @@ struct UserDrivenCloseTests {
     }
 
     @Test("user dismiss releases every screen of the modal once; onRelease once per screen")
-    func userDismiss() throws {
-        let plugins = try ExamplePlugins()
+    func userDismiss() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         _ = try host.push("counter")
         var releases: [Int] = []
@@ -301,8 +309,8 @@ struct UserDrivenCloseTests {
     }
 
     @Test("onRelease runs exactly once for each close path")
-    func onReleasePerPath() throws {
-        let plugins = try ExamplePlugins()
+    func onReleasePerPath() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         _ = try host.push("counter")
         var count = 0
@@ -321,8 +329,8 @@ struct UserDrivenCloseTests {
     }
 
     @Test("back on a root and dismiss without a modal are refused and change nothing")
-    func nothingToClose() throws {
-        let plugins = try ExamplePlugins()
+    func nothingToClose() async throws {
+        let plugins = try await ExamplePlugins()
         let root = try plugins.host.push("counter")
         #expect(throws: ScreenError.self) { try plugins.host.userBack() }
         #expect(throws: ScreenError.self) { try plugins.host.userDismiss() }
@@ -333,8 +341,8 @@ struct UserDrivenCloseTests {
 @Suite("6. Screen event flags") @MainActor
 struct ScreenEventFlagTests {
     @Test("push: the covered screen disappears temporarily, the new one appears initially")
-    func push() throws {
-        let plugins = try ExamplePlugins()
+    func push() async throws {
+        let plugins = try await ExamplePlugins()
         let a = try plugins.host.push("counter")
         #expect(plugins.screenEvents(a.id) == ["willAppear(isPresentedInitially: true)", "didAppear(isPresentedInitially: true)"])
         let b = try plugins.host.push("hello")
@@ -343,8 +351,8 @@ struct ScreenEventFlagTests {
     }
 
     @Test("pop: the removed screen disappears permanently, the uncovered one reappears not initially")
-    func pop() throws {
-        let plugins = try ExamplePlugins()
+    func pop() async throws {
+        let plugins = try await ExamplePlugins()
         let a = try plugins.host.push("counter")
         let b = try plugins.host.push("hello")
         plugins.host.close(b)
@@ -353,8 +361,8 @@ struct ScreenEventFlagTests {
     }
 
     @Test("the order of a transition: will-disappear, will-appear, did-disappear, did-appear")
-    func order() throws {
-        let plugins = try ExamplePlugins()
+    func order() async throws {
+        let plugins = try await ExamplePlugins()
         let a = try plugins.host.push("counter")
         let b = try plugins.host.push("hello")
         let last4 = plugins.host.events.filter { $0.kind == .event && ($0.message.hasPrefix("will") || $0.message.hasPrefix("did")) }.suffix(4)
@@ -363,8 +371,8 @@ struct ScreenEventFlagTests {
     }
 
     @Test("present and dismiss: every screen of a dismissed modal stack is removed permanently, exactly once")
-    func dismissedStack() throws {
-        let plugins = try ExamplePlugins()
+    func dismissedStack() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let base = try host.push("counter")
         let modalRoot = try host.present("compose")
@@ -379,8 +387,8 @@ struct ScreenEventFlagTests {
     }
 
     @Test("pop to root removes every screen above the root permanently; the root reappears")
-    func popToRoot() throws {
-        let plugins = try ExamplePlugins()
+    func popToRoot() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let root = try host.push("counter")
         let second = try host.push("inbox")
@@ -393,8 +401,8 @@ struct ScreenEventFlagTests {
     }
 
     @Test("user-driven back and dismiss report the same flags as the programmatic transitions")
-    func userDriven() throws {
-        let plugins = try ExamplePlugins()
+    func userDriven() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         let root = try host.push("counter")
         let pushed = try host.push("hello")
@@ -407,8 +415,8 @@ struct ScreenEventFlagTests {
     }
 
     @Test("a screen pushed under a modal appears initially only when uncovered")
-    func pushedWhileCovered() throws {
-        let plugins = try ExamplePlugins()
+    func pushedWhileCovered() async throws {
+        let plugins = try await ExamplePlugins()
         let host = plugins.host
         _ = try host.push("counter")
         let modal = try host.present("compose")
@@ -424,8 +432,8 @@ struct ScreenEventFlagTests {
 @Suite("7. One render per operation") @MainActor
 struct RenderPerOperationTests {
     @Test("an open renders the new screen once (appear events that call nothing back leave that render standing); an action renders it once more")
-    func openRendersOnce() throws {
-        let plugins = try ExamplePlugins()
+    func openRendersOnce() async throws {
+        let plugins = try await ExamplePlugins()
         // Its effect ticks once an hour: a tick posted during the push (a push can take
         // seconds on a loaded machine) would be drained by the operation and render again.
         let counter = try plugins.host.push("counter", argument: Array("3600000".utf8))
@@ -436,8 +444,8 @@ struct RenderPerOperationTests {
     }
 
     @Test("a render made outside an operation does not stand in for the render that ends the next one")
-    func renderOutsideAnOperation() throws {
-        let plugins = try ExamplePlugins()
+    func renderOutsideAnOperation() async throws {
+        let plugins = try await ExamplePlugins()
         // As above: no tick may land inside the operations this test counts.
         let counter = try plugins.host.push("counter", argument: Array("3600000".utf8))
         let module = try #require(counter.module)

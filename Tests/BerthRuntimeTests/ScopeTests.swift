@@ -204,7 +204,7 @@ struct ScopeTests {
 
 @Suite("Scopes with real plugins") @MainActor
 struct PluginScopeTests {
-    private func plugins() throws -> ExamplePlugins { try ExamplePlugins.withRouteContext() }
+    private func plugins() async throws -> ExamplePlugins { try await ExamplePlugins.withRouteContext() }
 
     private func caches(_ plugins: ExamplePlugins) -> (made: [String], released: [String]) {
         (plugins.recorder.matching("profile uses image cache #").map { String($0.split(separator: "#").last ?? "") },
@@ -212,8 +212,8 @@ struct PluginScopeTests {
     }
 
     @Test("each profile screen gets its own screen-scoped cache, released exactly when the screen closes")
-    func screenScopeOnClose() throws {
-        let plugins = try plugins()
+    func screenScopeOnClose() async throws {
+        let plugins = try await plugins()
         let host = plugins.host
         let first = try host.push("profile")
         let second = try host.push("profile")
@@ -227,8 +227,8 @@ struct PluginScopeTests {
     }
 
     @Test("the screen scope is released on user-driven pop, on reload and on unload")
-    func screenScopeOnOtherPaths() throws {
-        let plugins = try plugins()
+    func screenScopeOnOtherPaths() async throws {
+        let plugins = try await plugins()
         let host = plugins.host
         _ = try host.push("counter")
         _ = try host.push("profile")
@@ -244,8 +244,8 @@ struct PluginScopeTests {
     }
 
     @Test("session-scoped instances are shared across screens and released on session end")
-    func sessionAcrossScreens() throws {
-        let plugins = try plugins()
+    func sessionAcrossScreens() async throws {
+        let plugins = try await plugins()
         let host = plugins.host
         let first = try host.push("profile")
         #expect(throws: ScreenError.self) { try host.send(screen: first.id, action: "session", payload: []) }
@@ -262,8 +262,8 @@ struct PluginScopeTests {
     }
 
     @Test("a C plugin's service is resolved by key across plugins; unloading its provider releases it first, then resolves fail cleanly")
-    func crossPluginServiceAndUnload() throws {
-        let plugins = try plugins()
+    func crossPluginServiceAndUnload() async throws {
+        let plugins = try await plugins()
         let host = plugins.host
         let profile = try host.push("profile")
         try host.send(screen: profile.id, action: "greet", payload: [])
@@ -281,8 +281,8 @@ struct PluginScopeTests {
     }
 
     @Test("every action runs in a request scope of its own: one instance within an action, a new one for the next")
-    func actionsInRequestScopes() throws {
-        let plugins = try plugins()
+    func actionsInRequestScopes() async throws {
+        let plugins = try await plugins()
         let host = plugins.host
         let profile = try host.push("profile")
         try host.send(screen: profile.id, action: "request", payload: [])

@@ -82,8 +82,8 @@ struct StatePluginTests {
     }
 
     @Test("state survives re-rendering, though the plugin rebuilds its views every pass")
-    func survivesRerender() throws {
-        let plugins = try ExamplePlugins()
+    func survivesRerender() async throws {
+        let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
         let stepper = try find(try plugins.host.render(), "Stepper").id
         try plugins.host.input(.step(.up), view: stepper)
@@ -94,8 +94,8 @@ struct StatePluginTests {
     }
 
     @Test("self-hydration: a value in the host's storage is what the view shows")
-    func selfHydration() throws {
-        let plugins = try ExamplePlugins()
+    func selfHydration() async throws {
+        let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
         try plugins.host.input(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
         let storage = try #require(counter.module?.stateStorage)
@@ -106,8 +106,8 @@ struct StatePluginTests {
     }
 
     @Test("several @State of one view get distinct indices under that view's own identity")
-    func distinctIndices() throws {
-        let plugins = try ExamplePlugins()
+    func distinctIndices() async throws {
+        let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
         let tree = try plugins.host.render()
         try plugins.host.input(.step(.up), view: try find(tree, "Stepper").id)
@@ -117,8 +117,8 @@ struct StatePluginTests {
     }
 
     @Test("child identity paths follow containers and slots; branches are #true/#false")
-    func identityPaths() throws {
-        let plugins = try ExamplePlugins()
+    func identityPaths() async throws {
+        let plugins = try await ExamplePlugins()
         _ = try plugins.host.push("counter")
         let tree = try plugins.host.render()
         #expect(try find(tree, "Stepper").id == "CounterScreen/VStack.1/CounterPanel/VStack.0/Stepper")
@@ -132,8 +132,8 @@ struct StatePluginTests {
     }
 
     @Test("a branch switch drops the old branch's state at once; switching back starts fresh")
-    func branchSwitchInvalidates() throws {
-        let plugins = try ExamplePlugins()
+    func branchSwitchInvalidates() async throws {
+        let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
         let toggle = try find(try plugins.host.render(), "Toggle").id
         let opened = try plugins.host.input(.toggle, view: toggle)
@@ -147,8 +147,8 @@ struct StatePluginTests {
     }
 
     @Test("render-pass GC: state of a view that is no longer rendered is dropped")
-    func gcDropsUnrendered() throws {
-        let plugins = try ExamplePlugins()
+    func gcDropsUnrendered() async throws {
+        let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
         let storage = try #require(counter.module?.stateStorage)
         storage.write(identity: "CounterScreen/VStack.9/Gone", index: 0, fingerprint: 1, bytes: [1])
@@ -157,8 +157,8 @@ struct StatePluginTests {
     }
 
     @Test("nested views keep independent state; ForEach rows keep theirs across a reorder")
-    func nestedAndRows() throws {
-        let plugins = try ExamplePlugins()
+    func nestedAndRows() async throws {
+        let plugins = try await ExamplePlugins()
         let inbox = try plugins.host.push("inbox")
         let tree = try plugins.host.render()
         let stars = tree?.allNodes.filter { $0.type == "Toggle" } ?? []
@@ -174,8 +174,8 @@ struct StatePluginTests {
     }
 
     @Test("two plugins with a same-named view keep separate state")
-    func samenamedViewsAcrossPlugins() throws {
-        let plugins = try ExamplePlugins()
+    func samenamedViewsAcrossPlugins() async throws {
+        let plugins = try await ExamplePlugins()
         _ = try plugins.host.push("counter")
         let counterBadge = try find(try plugins.host.render(), "Button", label: "taps: 0").id
         try plugins.host.input(.tap, view: counterBadge)
@@ -190,8 +190,8 @@ struct StatePluginTests {
     }
 
     @Test("two instances of one screen keep separate state")
-    func twoInstances() throws {
-        let plugins = try ExamplePlugins()
+    func twoInstances() async throws {
+        let plugins = try await ExamplePlugins()
         let first = try plugins.host.push("counter")
         try plugins.host.input(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
         let second = try plugins.host.push("counter")
@@ -201,8 +201,8 @@ struct StatePluginTests {
     }
 
     @Test("reopen starts from defaults: releasing the instance dropped its state")
-    func reopenStartsFresh() throws {
-        let plugins = try ExamplePlugins()
+    func reopenStartsFresh() async throws {
+        let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
         try plugins.host.input(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
         plugins.host.close(counter)
@@ -211,8 +211,8 @@ struct StatePluginTests {
     }
 
     @Test("@State created outside a render is a plain local box: nothing reaches the host")
-    func localBoxOutsideRender() throws {
-        let plugins = try ExamplePlugins()
+    func localBoxOutsideRender() async throws {
+        let plugins = try await ExamplePlugins()
         let inbox = try plugins.host.push("inbox")
         try plugins.host.send(screen: inbox.id, action: "compose", payload: [])
         let compose = try #require(plugins.host.visibleRouter)
@@ -223,8 +223,8 @@ struct StatePluginTests {
     }
 
     @Test("reload resets @State by default; --keep-state keeps it and resets only a slot whose type changed")
-    func keepState() throws {
-        let plugins = try ExamplePlugins()
+    func keepState() async throws {
+        let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
         let tree = try plugins.host.render()
         try plugins.host.input(.step(.up), view: try find(tree, "Stepper").id)
@@ -246,8 +246,8 @@ struct StatePluginTests {
     }
 
     @Test("reload --keep-state hands each screen's save_state bytes to its new instance; a plain reload does not")
-    func keepStateCarriesSavedBytes() throws {
-        let plugins = try ExamplePlugins()
+    func keepStateCarriesSavedBytes() async throws {
+        let plugins = try await ExamplePlugins()
         // A tick interval of an hour keeps the tick count at 0 for the whole test.
         let counter = try plugins.host.push("counter", argument: Array("3600000".utf8))
         for _ in 0..<2 { try plugins.host.send(screen: counter.id, action: "increment", payload: []) }

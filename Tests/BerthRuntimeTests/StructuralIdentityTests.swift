@@ -6,8 +6,8 @@ import BerthTestSupport
 /// through the real Stress plugin's identity screens (Tests/Fixtures/BerthStress).
 @Suite("Structural identity") @MainActor
 struct StructuralIdentityTests {
-    private func plugins() throws -> ExamplePlugins {
-        try ExamplePlugins(adding: ["stress.json"])
+    private func plugins() async throws -> ExamplePlugins {
+        try await ExamplePlugins(adding: ["stress.json"])
     }
 
     /// The labels of the Button nodes of the visible screen, in tree order.
@@ -27,8 +27,8 @@ struct StructuralIdentityTests {
     }
 
     @Test("a stateful view keeps its state while conditional stateful views before it come and go")
-    func conditionalsBefore() throws {
-        let plugins = try plugins()
+    func conditionalsBefore() async throws {
+        let plugins = try await plugins()
         let host = plugins.host
         let screen = try host.push("org.berth.stress/shift")
         for taps in 0..<3 { try tap(host, "taps: \(taps)") }
@@ -46,8 +46,8 @@ struct StructuralIdentityTests {
     }
 
     @Test("nested views, and two views of one type in one body, keep independent state")
-    func nestedViews() throws {
-        let plugins = try plugins()
+    func nestedViews() async throws {
+        let plugins = try await plugins()
         let host = plugins.host
         let screen = try host.push("org.berth.stress/nested")
         try tap(host, "outer 0")
@@ -70,8 +70,8 @@ struct StructuralIdentityTests {
     }
 
     @Test("ForEach with duplicate ids renders deterministically and reports them once, naming the view and rows")
-    func duplicateRowIDs() throws {
-        let plugins = try plugins()
+    func duplicateRowIDs() async throws {
+        let plugins = try await plugins()
         let host = plugins.host
         let screen = try host.push("org.berth.stress/duplicates")
         let ids = try #require(try host.render()?.allNodes.filter { $0.type == "Button" }.map(\.id))
@@ -95,8 +95,8 @@ struct StructuralIdentityTests {
     }
 
     @Test("ForEach rows keyed by Int ids keep their state by id: small, negative, large and repeated ids")
-    func intRowIDs() throws {
-        let plugins = try plugins()
+    func intRowIDs() async throws {
+        let plugins = try await plugins()
         let host = plugins.host
         let screen = try host.push("org.berth.stress/int-rows")
         let row = "IntRowsScreen/List.0/ForEach"
@@ -115,8 +115,8 @@ struct StructuralIdentityTests {
     }
 
     @Test("ForEach rows keyed by the plugin's own Hashable type keep their state by id; a repeat is reported once")
-    func customRowIDs() throws {
-        let plugins = try plugins()
+    func customRowIDs() async throws {
+        let plugins = try await plugins()
         let host = plugins.host
         let screen = try host.push("org.berth.stress/keyed-rows")
         try tap(host, "a1 seen 0")
@@ -131,8 +131,8 @@ struct StructuralIdentityTests {
     }
 
     @Test("a screen whose identity table starts over keeps its views' state and input (rows keyed by a key path)")
-    func identitiesStartOver() throws {
-        let plugins = try plugins()
+    func identitiesStartOver() async throws {
+        let plugins = try await plugins()
         let host = plugins.host
         let screen = try host.push("org.berth.stress/churn")
         try tap(host, "taps: 0")
@@ -156,8 +156,8 @@ struct StructuralIdentityTests {
     }
 
     @Test("reload --keep-state keeps nested state at each view's own identity")
-    func keepStateReload() throws {
-        let plugins = try plugins()
+    func keepStateReload() async throws {
+        let plugins = try await plugins()
         let host = plugins.host
         _ = try host.push("org.berth.stress/nested")
         try tap(host, "outer 0")

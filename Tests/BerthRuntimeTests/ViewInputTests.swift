@@ -13,8 +13,8 @@ struct ViewInputTests {
     }
 
     @Test("tap, toggle, type and step reach Counter's views and change what it renders")
-    func counterKinds() throws {
-        let plugins = try ExamplePlugins()
+    func counterKinds() async throws {
+        let plugins = try await ExamplePlugins()
         try plugins.host.push("counter")
         let host = plugins.host
         let stepper = try node(try host.render(), "Stepper").id
@@ -32,8 +32,8 @@ struct ViewInputTests {
     }
 
     @Test("select and step reach Inbox's picker; an index out of range is the plugin's one-line refusal")
-    func pickerKinds() throws {
-        let plugins = try ExamplePlugins()
+    func pickerKinds() async throws {
+        let plugins = try await ExamplePlugins()
         try plugins.host.push("inbox")
         let picker = try node(try plugins.host.render(), "Picker").id
         #expect(try node(try plugins.host.input(.select(2), view: picker), "Picker").fields["value"] == "2")
@@ -45,8 +45,8 @@ struct ViewInputTests {
     }
 
     @Test("input of a kind the view does not take is refused by the plugin, naming the view and the kind")
-    func wrongKind() throws {
-        let plugins = try ExamplePlugins()
+    func wrongKind() async throws {
+        let plugins = try await ExamplePlugins()
         try plugins.host.push("counter")
         let stepper = try node(try plugins.host.render(), "Stepper").id
         #expect { try plugins.host.input(.toggle, view: stepper) } throws: { error in

@@ -13,8 +13,8 @@ struct ViewVocabularyTests {
     }
 
     @Test("Inbox's title, styles, Divider, Spacer and Picker reach the host as fields, without changing identities")
-    func inboxVocabulary() throws {
-        let plugins = try ExamplePlugins()
+    func inboxVocabulary() async throws {
+        let plugins = try await ExamplePlugins()
         try plugins.host.push("inbox")
         let tree = try plugins.host.render()
         #expect(tree?.root?.screenTitle == "Inbox")
@@ -34,8 +34,8 @@ struct ViewVocabularyTests {
     }
 
     @Test("a Picker takes step (clamped to its options) and select (an index), and refuses an index out of range")
-    func pickerInput() throws {
-        let plugins = try ExamplePlugins()
+    func pickerInput() async throws {
+        let plugins = try await ExamplePlugins()
         try plugins.host.push("inbox")
         let id = try node(try plugins.host.render(), "Picker").id
         for _ in 0..<4 { try plugins.host.input(.step(.up), view: id) }
@@ -50,9 +50,9 @@ struct ViewVocabularyTests {
     }
 
     @Test("for a host that reads version 1, the SDK writes version 1: no styles or title, a Picker as a Stepper that still steps")
-    func versionOneHost() throws {
+    func versionOneHost() async throws {
         // In process: the announced version is this process's (a worker announces its own).
-        let plugins = try ExamplePlugins(isolation: .inProcessOnly)
+        let plugins = try await ExamplePlugins(isolation: .inProcessOnly)
         RenderInput.announcedTreeVersion = 1
         defer { RenderInput.announcedTreeVersion = UInt32(BERTH_VIEW_TREE_VERSION) }
         try plugins.host.push("inbox")

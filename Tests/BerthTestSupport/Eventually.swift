@@ -1,3 +1,5 @@
+import Dispatch
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,12 +10,16 @@ import Glibc
 
 /// Checks `condition` every `interval` until it holds or `timeout` has passed, blocking the
 /// calling thread in between; true when it held (it is checked once more at the deadline).
-/// For conditions other threads or processes make true; a main-actor test whose condition
-/// needs the main actor to run uses ``eventuallyAsync(timeout:every:isolation:_:)``.
+/// For conditions other threads or processes make true, off the main actor: every
+/// main-actor test shares it, so a main-actor test waits with
+/// ``eventuallyAsync(timeout:every:isolation:_:)``, and a blocking wait on it is an issue.
 @discardableResult
 public func eventually(
     timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(1), _ condition: () throws -> Bool
 ) rethrows -> Bool {
+    if MainQueue.isCurrent {
+        Issue.record("eventually() blocks the main actor, which every main-actor test shares: wait with eventuallyAsync()")
+    }
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try condition() { return true }
@@ -26,9 +32,9 @@ public func eventually(
 /// Checks `condition` every `interval` until it holds or `timeout` has passed, sleeping as a
 /// task in between so the caller's actor (the main actor in most host tests) runs the work
 /// the condition waits for; true when it held (it is checked once more at the deadline).
-/// The default deadline is long because it is a deadline, not a timing: with the whole suite
-/// in parallel on two cores, every main-actor test shares one thread, and a wait for work on
-/// it can sit behind others' for over a minute (seen in a fresh-clone CI run).
+/// The default deadline is long because it is a deadline, not a timing: it returns as soon as
+/// the condition holds, and the whole suite in parallel on a loaded two-core machine slows
+/// everything down.
 @discardableResult
 public func eventuallyAsync(
     timeout: Duration = .seconds(120), every interval: Duration = .milliseconds(5),
@@ -40,4 +46,16 @@ public func eventuallyAsync(
         try? await Task.sleep(for: interval)
     }
     return try condition()
+}
+
+/// Whether the caller runs on the main queue, the main actor's executor (on Linux the test
+/// runner's main thread hands that queue to other threads, so `Thread.isMainThread` cannot tell).
+enum MainQueue {
+    private static let key: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
 }

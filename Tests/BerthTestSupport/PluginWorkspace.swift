@@ -28,6 +28,14 @@ public final class PluginWorkspace {
         try? FileManager.default.removeItem(atPath: root)
     }
 
+    /// A new workspace with the example manifests `manifestNames` staged (see `stage`), made
+    /// off the caller's actor: copying the libraries does not hold the main actor.
+    public static func staging(_ manifestNames: [String]) async -> sending PluginWorkspace {
+        let workspace = PluginWorkspace()
+        for name in manifestNames { workspace.stage(name) }
+        return workspace
+    }
+
     /// Stages an example manifest (`counter.json`) and its built library into
     /// `plugins/<folder>`, after `edit` changes the manifest's JSON. Returns the folder.
     @discardableResult
