@@ -4,14 +4,12 @@ import Testing
 @testable import BerthRuntime
 import BerthTestSupport
 
-/// Records the order instances were released in (deinit), across threads. An NSLock, not
-/// a Mutex: these tests also run under ThreadSanitizer, which cannot see a Mutex's futex.
-final class ReleaseLog: @unchecked Sendable {
-    // @unchecked: `names` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var names: [String] = []
-    func append(_ name: String) { lock.lock(); names.append(name); lock.unlock() }
-    var all: [String] { lock.lock(); defer { lock.unlock() }; return names }
+/// Records the order instances were released in (deinit), across threads. A `Locked`, not
+/// a Mutex: these tests also run under ThreadSanitizer, which cannot see a Mutex's atomics.
+final class ReleaseLog: Sendable {
+    private let names = Locked<[String]>([])
+    func append(_ name: String) { names.withLock { $0.append(name) } }
+    var all: [String] { names.withLock { $0 } }
 }
 
 final class Probe: Sendable {

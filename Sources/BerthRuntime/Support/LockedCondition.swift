@@ -1,4 +1,5 @@
-import Foundation
+import Synchronization
+internal import CBerthSystem
 
 /// A `Locked` value that a thread can sleep on until another changes it: the one condition
 /// variable, for a thread that must block (a task body's sleep, a wait for a reply, a pool
@@ -6,9 +7,15 @@ import Foundation
 ///
 /// A waiter looks at the value with the lock held and decides (`Decision`); between looks it
 /// sleeps with the lock released until `signal`/`broadcast` or the instant it named. The
-/// value is never borrowed across a sleep.
+/// value is never borrowed across a sleep. A waiter may also wake with nothing changed; it
+/// then looks again.
 ///
-/// `@unchecked Sendable`: `value` is only touched with `condition` locked, and it is `Sendable`.
+/// No second mutex: the value sits in a `Locked`, and the sleep is a futex on a sequence
+/// word that `signal` and `broadcast` bump. A waiter reads the sequence with the lock held,
+/// releases it and sleeps only while the sequence is still what it read, so a change made
+/// under the lock and signalled after its look cannot be missed.
+///
+/// `@unchecked Sendable`: the value is in a `Locked`; the sequence is an `Atomic`.
 /// `package`: a helper the CLI shares; not part of the embedding API.
 package final class LockedCondition<Value: Sendable>: @unchecked Sendable {
     /// What a waiter does after a look.
@@ -22,52 +29,57 @@ package final class LockedCondition<Value: Sendable>: @unchecked Sendable {
         case waitUntil(ContinuousClock.Instant)
     }
 
-    private let condition = NSCondition()
-    private var value: Value
+    private let locked: Locked<Value>
+    /// Bumped by every `signal` and `broadcast`; a waiter sleeps while it is unchanged.
+    private let sequence = Atomic<UInt32>(0)
 
     package init(_ value: Value) {
-        self.value = value
+        locked = Locked(value)
     }
 
     /// Runs `body` with the lock held. Wake waiters afterwards, outside it (`signal`,
     /// `broadcast`), so a woken thread finds the lock free.
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        condition.lock()
-        defer { condition.unlock() }
-        return try body(&value)
+        try locked.withLock(body)
     }
 
     /// Looks at the value with the lock held until `look` finishes, sleeping between looks.
     package func wait<Result>(_ look: (inout Value, _ timedOut: Bool) -> Decision<Result>) -> Result {
-        condition.lock()
-        defer { condition.unlock() }
         var timedOut = false
         while true {
-            switch look(&value, timedOut) {
+            // Relaxed is enough: the lock orders this read before a later holder's bump.
+            let (decision, seen) = locked.withLock { value in (look(&value, timedOut), sequence.load(ordering: .relaxed)) }
+            switch decision {
             case .finish(let result):
                 return result
             case .wait:
-                condition.wait()
+                withSequenceWord { berth_futex_wait($0, seen) }
                 timedOut = false
             case .waitUntil(let instant):
-                let now = ContinuousClock.now
-                timedOut = instant <= now || !condition.wait(until: Date(timeIntervalSinceNow: Self.seconds(instant - now)))
+                let left = instant - ContinuousClock.now
+                guard left > .zero else {
+                    timedOut = true
+                    continue
+                }
+                let (seconds, attoseconds) = left.components
+                timedOut = withSequenceWord { berth_futex_wait_timeout($0, seen, seconds, attoseconds / 1_000_000_000) } != 0
             }
         }
     }
 
     /// Wakes one waiter.
     package func signal() {
-        condition.signal()
+        sequence.wrappingAdd(1, ordering: .relaxed)
+        withSequenceWord { berth_futex_wake_one($0) }
     }
 
     /// Wakes every waiter.
     package func broadcast() {
-        condition.broadcast()
+        sequence.wrappingAdd(1, ordering: .relaxed)
+        withSequenceWord { berth_futex_wake_all($0) }
     }
 
-    private static func seconds(_ duration: Duration) -> TimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    private func withSequenceWord<Result>(_ body: (UnsafeMutablePointer<UInt32>) -> Result) -> Result {
+        withUnsafePointer(to: sequence) { body(UnsafeMutableRawPointer(mutating: $0).assumingMemoryBound(to: UInt32.self)) }
     }
 }

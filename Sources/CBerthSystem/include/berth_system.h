@@ -143,12 +143,21 @@ int berth_sealable_memory_file(const char *name);
  */
 int berth_seal_memory_file(int descriptor);
 
-/* ---- Locked's sleep (futex.c) ------------------------------------------------------- */
+/* ---- Locked's and LockedCondition's sleep (futex.c) ---------------------------------- */
 
-/** Sleeps while `*word` is `expected`, until berth_futex_wake_one(word) (or a spurious wake). Process-private. */
+/** Sleeps while `*word` is `expected`, until berth_futex_wake_one/all(word) (or a spurious wake). Process-private. */
 void berth_futex_wait(uint32_t *word, uint32_t expected);
+
+/**
+ * Like berth_futex_wait, but sleeps at most `seconds` + `nanoseconds` (0 <= nanoseconds <
+ * 1e9; a huge timeout is clamped by the kernel). 1 when the timeout passed, else 0.
+ */
+int berth_futex_wait_timeout(uint32_t *word, uint32_t expected, int64_t seconds, int64_t nanoseconds);
 
 /** Wakes one thread asleep in berth_futex_wait(word). */
 void berth_futex_wake_one(uint32_t *word);
+
+/** Wakes every thread asleep in berth_futex_wait(word). */
+void berth_futex_wake_all(uint32_t *word);
 
 #endif
