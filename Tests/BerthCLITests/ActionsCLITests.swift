@@ -4,7 +4,7 @@ import BerthTestSupport
 
 /// The `actions` command and the `send` it guards: a screen's declared actions come from its
 /// plugin's manifest (written by `berth pack` from `Screen.actions`).
-@Suite("berth host: declared actions")
+@Suite("berth host: declared actions", .blocking)
 struct ActionsCLITests {
     /// Counter declares its actions; the Greeter, staged without its `actions`, declares none.
     private func workspace() -> PluginWorkspace {

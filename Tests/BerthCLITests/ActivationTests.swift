@@ -4,7 +4,7 @@ import Testing
 
 /// Dropped plugins are ready: `berth run` loads every valid plugin at start, or on first
 /// use when lazy.
-@Suite("berth run: plugins load at start, or on first use")
+@Suite("berth run: plugins load at start, or on first use", .blocking)
 struct ActivationTests {
     private func run(_ arguments: [String], _ workspace: PluginWorkspace, _ script: String) throws -> BerthProcess.Output {
         try BerthProcess.run(["run", "--plugins", "plugins", "--no-socket"] + arguments + ["--script", "-"], in: workspace.root, input: script)
@@ -77,7 +77,7 @@ struct ActivationTests {
     }
 }
 
-@Suite("berth list and berth new: routes that collide")
+@Suite("berth list and berth new: routes that collide", .blocking)
 struct RouteCollisionTests {
     @Test("list warns about a route two plugins provide")
     func duplicateRoutes() throws {
@@ -125,7 +125,7 @@ struct RouteCollisionTests {
     }
 }
 
-@Suite("berth run: text a person reads")
+@Suite("berth run: text a person reads", .blocking)
 struct HumanOutputTests {
     @Test("control bytes in a command are shown, never sent raw, in the echo and the error")
     func controlBytes() throws {
@@ -172,7 +172,7 @@ struct HumanOutputTests {
     }
 }
 
-@Suite("berth: shell completion")
+@Suite("berth: shell completion", .blocking)
 struct ShellCompletionTests {
     @Test("the completion scripts' callback offers plugin ids and routes from the plugins folder")
     func idsAndRoutes() throws {

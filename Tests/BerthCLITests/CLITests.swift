@@ -4,7 +4,7 @@ import BerthTestSupport
 
 /// The CLI as a user runs it: the built binary, in a folder with staged plugins, its
 /// output compared with stored text (paths of the temporary folder replaced by $ROOT).
-@Suite("berth CLI")
+@Suite("berth CLI", .blocking)
 struct CLITests {
     private func run(_ arguments: [String], in workspace: PluginWorkspace, input: String? = nil) throws -> BerthProcess.Output {
         var output = try BerthProcess.run(arguments, in: workspace.root, input: input)
@@ -164,7 +164,7 @@ struct CLITests {
     }
 }
 
-@Suite("berth CLI exit codes")
+@Suite("berth CLI exit codes", .blocking)
 struct CLIExitCodeTests {
     @Test("a usage error from argument parsing exits 2 with the message on stderr")
     func usageErrors() throws {
@@ -217,7 +217,7 @@ struct CLIExitCodeTests {
     }
 }
 
-@Suite("berth validate --static")
+@Suite("berth validate --static", .blocking)
 struct ValidateStaticTests {
     @Test("two folders with one id: the second is refused naming the first, as list shows it")
     func duplicateIDs() throws {
@@ -231,7 +231,7 @@ struct ValidateStaticTests {
     }
 }
 
-@Suite("berth run: advice the CLI adds to the host's events")
+@Suite("berth run: advice the CLI adds to the host's events", .blocking)
 struct EventAdviceTests {
     @Test("retired images past --max-retired-mb: the host reports it once, and the CLI suggests berth restart")
     func retiredLimitAdvice() throws {
@@ -245,7 +245,7 @@ struct EventAdviceTests {
     }
 }
 
-@Suite("berth: small things a user expects")
+@Suite("berth: small things a user expects", .blocking)
 struct CLIBasicsTests {
     @Test("--version names the version and the plugin ABI")
     func version() throws {

@@ -3,7 +3,7 @@ import Testing
 import BerthTestSupport
 
 /// Capabilities as a user sees them: a refused call is printed as a `denied` event with advice.
-@Suite("berth run with capabilities")
+@Suite("berth run with capabilities", .blocking)
 struct CapabilityCLITests {
     @Test("a plugin without the navigate capability: the send fails naming it, and the host prints the denied event", arguments: ["process", "in-process"])
     func deniedEventPrinted(isolation: String) throws {

@@ -38,7 +38,7 @@ private let table = """
     static berth_plugin_v1 table = {sizeof(berth_plugin_v1), BERTH_ABI_VERSION, "org.berth.broken", ok_create, ok_destroy};
     """
 
-@Suite("berth validate: conformance checks", .serialized)
+@Suite("berth validate: conformance checks", .serialized, .blocking)
 struct ConformanceTests {
     private func validate(_ folder: String, in workspace: PluginWorkspace, isolation: String = "manifest") throws -> (status: Int32, checks: [String: String], text: String) {
         let output = try BerthProcess.run(["validate", "--json", "--isolation", isolation, folder], in: workspace.root)
@@ -206,7 +206,7 @@ struct ConformanceTests {
     }
 }
 
-@Suite("Plugin author path: new, build, pack, load", .serialized)
+@Suite("Plugin author path: new, build, pack, load", .serialized, .blocking)
 struct AuthorPathTests {
     @Test("berth new for C: make, pack, load into a host, open the screen, send its action")
     func cPlugin() throws {

@@ -9,7 +9,7 @@ import Glibc
 /// The control socket's rules, on real `berth run` processes, real sockets and real files:
 /// what a host may remove at its path, what it refuses to start with, and that no client
 /// can hold the host up.
-@Suite("Control socket", .serialized)
+@Suite("Control socket", .serialized, .blocking)
 struct ControlSocketTests {
     /// What sits at a `--socket` path before the host starts.
     enum Occupant: String, CaseIterable, CustomTestStringConvertible {
@@ -242,7 +242,7 @@ struct ControlSocketTests {
 }
 
 /// The control-frame fuzz harness's inputs, replayed in the normal suite (Docs/fuzzing.md).
-@Suite("Control frame fuzz corpus replay")
+@Suite("Control frame fuzz corpus replay", .blocking)
 struct ControlFrameCorpusTests {
     @Test("control-frame inputs decode into requests, stopping at the first broken frame")
     func frames() throws {

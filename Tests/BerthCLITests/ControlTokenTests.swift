@@ -8,7 +8,7 @@ import Glibc
 /// Only the user commands the host (Docs/security.md): a client must first send the secret
 /// the host wrote beside its socket. A worker runs as the same uid, so the uid check alone
 /// let a sandboxed plugin run `status`, `unload` and `quit`.
-@Suite("Control socket token", .serialized)
+@Suite("Control socket token", .serialized, .blocking)
 struct ControlTokenTests {
     /// A connection that sends `first` (if any) and then a status request, as a process
     /// that cannot read the token would.

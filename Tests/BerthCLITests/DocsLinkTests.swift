@@ -5,7 +5,7 @@ import BerthTestSupport
 /// Every relative link in README.md and Docs/ reaches a file that exists and, when it names
 /// a heading (`guide.md#a-heading`), a heading of that file, spelled the way GitHub makes
 /// heading anchors.
-@Suite("Docs: relative links and heading anchors resolve")
+@Suite("Docs: relative links and heading anchors resolve", .blocking)
 struct DocsLinkTests {
     @Test("each relative link names an existing file and heading")
     func linksResolve() throws {
@@ -91,7 +91,7 @@ private enum MarkdownPage {
 
 /// Every guide stays short enough to read in one sitting; a longer one splits its reference
 /// tables out into a page of their own (as worker-sandbox.md came out of security.md).
-@Suite("Docs: every guide under 300 lines")
+@Suite("Docs: every guide under 300 lines", .blocking)
 struct DocsLengthTests {
     @Test("each page of Docs/ has fewer than 300 lines")
     func guidesAreShort() throws {

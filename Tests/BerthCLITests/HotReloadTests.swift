@@ -8,7 +8,7 @@ import Glibc
 
 /// Hot reload on a running host: a real `berth run --watch` process per test, driven
 /// through its control socket and its watched folder.
-@Suite("Hot reload on a running host", .serialized)
+@Suite("Hot reload on a running host", .serialized, .blocking)
 struct HotReloadTests {
     private func library(_ workspace: PluginWorkspace, _ folder: String, _ name: String) -> String {
         "\(workspace.plugins)/\(folder)/\(name)"
@@ -319,7 +319,7 @@ struct HotReloadTests {
     }
 }
 
-@Suite("Control socket peer check")
+@Suite("Control socket peer check", .blocking)
 struct PeerCheckTests {
     @Test("the peer of a socket pair is this process's uid; any other expected uid is refused, naming both")
     func peerCheck() throws {
@@ -332,7 +332,7 @@ struct PeerCheckTests {
     }
 }
 
-@Suite("Watching a folder whose plugin changes id")
+@Suite("Watching a folder whose plugin changes id", .blocking)
 struct WatchedFolderIDTests {
     @Test("a watched folder switched to another id unloads the old plugin; removing the folder unloads the new one")
     func folderChangesID() throws {

@@ -3,7 +3,7 @@ import Testing
 import BerthTestSupport
 
 /// Isolation as a user sees it: a host script that meets crashing and hanging plugins.
-@Suite("berth run --isolation process")
+@Suite("berth run --isolation process", .blocking)
 struct IsolationCLITests {
     @Test("a plugin that segfaults, aborts, traps, exits or hangs in an action: the script opens another plugin's screen after each, and the host ends normally")
     func scriptGoesOn() throws {
@@ -33,7 +33,7 @@ struct IsolationCLITests {
 
 /// An in-process plugin that hangs: the host's main actor is stuck, and only the parts that
 /// do not need it can still act.
-@Suite("A host stuck in an in-process plugin")
+@Suite("A host stuck in an in-process plugin", .blocking)
 struct StuckHostTests {
     @Test("status answers and names the stuck call; SIGTERM ends the host with status 1 and removes its socket and runtime folder")
     func stuck() throws {

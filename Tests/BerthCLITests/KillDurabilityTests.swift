@@ -12,7 +12,7 @@ import BerthTestSupport
 ///
 /// `BERTH_KILL_CYCLES` sets the number of cycles (default 100); `BERTH_KILL_SEED` replays
 /// one run's kill moments.
-@Suite("Durability under kill -9")
+@Suite("Durability under kill -9", .blocking)
 struct KillDurabilityTests {
     /// A `berth run` host whose standard error is read line by line as it comes.
     final class Host: Sendable {

@@ -6,7 +6,7 @@ import BerthRuntime
 
 /// Messages a new plugin author met on their first day (the walkthrough of issue 30), as the
 /// real `berth` binary prints them.
-@Suite("berth: first-day wording")
+@Suite("berth: first-day wording", .blocking)
 struct NewUserWordingTests {
     @Test("open with a typo in the plugin id says only the did-you-mean, not 'not loaded (load it first)'")
     func openTypoInPluginID() throws {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `berth run` at a terminal, driven through a real pseudo-terminal.
-@Suite("berth run at a terminal: the REPL")
+@Suite("berth run at a terminal: the REPL", .blocking)
 struct REPLTests {
     private func host(in workspace: PluginWorkspace) throws -> TerminalSession {
         workspace.stage("counter.json")

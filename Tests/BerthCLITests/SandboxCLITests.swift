@@ -4,7 +4,7 @@ import Testing
 
 /// The sandbox as the CLI shows it: a refused system call in `events`, each worker's
 /// processor time in `status` (Docs/security.md).
-@Suite("The sandbox in the CLI")
+@Suite("The sandbox in the CLI", .blocking)
 struct SandboxCLITests {
     @Test("events names a plugin's refused execve, and status shows its worker's processor time")
     func deniedAndProcessorTime() throws {

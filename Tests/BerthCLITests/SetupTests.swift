@@ -4,7 +4,7 @@ import Testing
 
 /// The README's two commands on a machine with only the image's packages: scripts/setup
 /// installs what scripts/system-packages lists, and libedit is bound at run time.
-@Suite("A fresh machine: the set-up script and the REPL without libedit")
+@Suite("A fresh machine: the set-up script and the REPL without libedit", .blocking)
 struct SetupTests {
     private var setup: String { BuildProducts.packageRoot + "/scripts/setup" }
 

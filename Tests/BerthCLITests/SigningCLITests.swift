@@ -4,7 +4,7 @@ import BerthTestSupport
 
 /// Signing as a plugin author and a host operator do it: `berth keygen`, `berth pack --sign`,
 /// the key copied into the default trusted-keys folder, and `berth run --require-signature`.
-@Suite("berth keygen, pack --sign, run --require-signature")
+@Suite("berth keygen, pack --sign, run --require-signature", .blocking)
 struct SigningCLITests {
     private func run(_ arguments: [String], in workspace: PluginWorkspace, input: String? = nil) throws -> BerthProcess.Output {
         var output = try BerthProcess.run(arguments, in: workspace.root, input: input)

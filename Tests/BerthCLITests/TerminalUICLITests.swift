@@ -4,7 +4,7 @@ import Testing
 
 /// `berth run --tui`, the real binary in a pseudo-terminal, its output read by a terminal
 /// emulator: what a person at the terminal sees.
-@Suite("berth run --tui in a terminal")
+@Suite("berth run --tui in a terminal", .blocking)
 struct TerminalUICLITests {
     private func start(in workspace: PluginWorkspace) throws -> TerminalSession {
         workspace.stage("counter.json")

@@ -7,7 +7,7 @@ import BerthTestSupport
 /// script; every other line must appear in the output, in order, except `…`, which stands
 /// for lines left out. GROUP's `file=` blocks (see `TutorialTests`) are built, one package
 /// per `Sources/<Target>/`, and each library is packed into one plugins folder first.
-@Suite("Docs transcripts replayed against the built berth", .serialized)
+@Suite("Docs transcripts replayed against the built berth", .serialized, .blocking)
 struct TranscriptTests {
     @Test("every transcript block of the tutorial pages prints what the page shows", arguments: TranscriptBlocks.groups)
     func transcriptHolds(_ group: String) throws {
@@ -95,7 +95,7 @@ enum TranscriptBlocks {
 /// command) is kept true: replayed against the real binary, or excluded for a reason from a
 /// short list, which the test checks the block really has. A new transcript without a
 /// marker fails, so a stale one cannot slip in unreplayed.
-@Suite("Docs transcripts: replayed or excluded for a reason", .serialized)
+@Suite("Docs transcripts: replayed or excluded for a reason", .serialized, .blocking)
 struct DocsTranscriptTests {
     @Test("every transcript block in Docs is marked as replayed or excluded for a reason that holds")
     func everyTranscriptIsMarked() throws {

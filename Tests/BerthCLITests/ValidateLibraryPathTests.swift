@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 29, item 10: `berth validate --static` on a plugin folder names a library that
 /// escapes the folder or is missing, instead of looking for a build.
-@Suite("validate --static on a broken library path")
+@Suite("validate --static on a broken library path", .blocking)
 struct ValidateLibraryPathTests {
     @Test("a library outside the folder or missing is named as such", arguments: ["../x.so", "missing.so"])
     func namesTheLibrary(_ library: String) throws {

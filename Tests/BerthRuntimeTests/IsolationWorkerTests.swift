@@ -5,7 +5,7 @@ import BerthTestSupport
 
 /// The worker side of isolated plugins: a real `berth-worker` process on the real plugin
 /// libraries, driven over its channel by a host written in the test (`RecordingHost`).
-@Suite("Isolation worker")
+@Suite("Isolation worker", .blocking)
 struct IsolationWorkerTests {
     // MARK: Hello and handshake
 
