@@ -326,6 +326,38 @@ struct PersistedStateTests {
         #expect(recorder.matching("@Persisted(\"total\") not saved: persist_write: key 'total' is not in com.example.counter's manifest persist list").count == 1)
     }
 
+    @Test("a host opening a state folder whose database another process is writing waits for that write, and persistence is on")
+    func sharedStateFolder() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        let folder = workspace.root + "/state"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        // Another process (a second host, here SQLite itself) holds the write lock for a second.
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        writer.arguments = ["-c", """
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute('PRAGMA journal_mode=wal'); c.execute('BEGIN IMMEDIATE')
+            print('locked', flush=True); time.sleep(1); c.execute('COMMIT')
+            """, folder + "/berth-state.sqlite"]
+        let output = Pipe()
+        writer.standardOutput = output
+        try writer.run()
+        defer { writer.waitUntilExit() }
+        let said = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        try #require(said.contains("locked"), "the other writer holds the lock: \(said)")
+        let recorder = LogRecorder()
+        let host = try host(workspace, stateDirectory: folder, recorder: recorder)
+        guard case .on = host.persistenceStatus else {
+            Issue.record("persistence should be on, is \(host.persistenceStatus)")
+            return
+        }
+        _ = try host.push("counter")
+        try addToTotal(host, steps: 2)
+        #expect(recorder.matching("not saved").isEmpty, "\(recorder.all)")
+    }
+
     @Test("an unreadable database is reported, persistence is off, and the file is not overwritten")
     func unreadableDatabase() throws {
         let workspace = PluginWorkspace()

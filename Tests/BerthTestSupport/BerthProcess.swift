@@ -17,6 +17,9 @@ public struct BerthProcess {
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_RUNTIME_DIR"] = (directory as NSString).appendingPathComponent("run")
+        // The default state folder (persisted values, REPL history) is the test's own too:
+        // tests running at once never share one SQLite file, nor touch the user's.
+        environment["XDG_STATE_HOME"] = (directory as NSString).appendingPathComponent("state")
         // The default trusted-keys folder is the test's own, never the user's.
         environment["XDG_CONFIG_HOME"] = (directory as NSString).appendingPathComponent("config")
         process.environment = environment

@@ -212,25 +212,39 @@ final class PluginWatcher {
     /// still write a file (a writer can keep the size steady while it fills the middle);
     /// only then is the folder validated. Blocks the calling thread.
     nonisolated private static func inspect(_ folder: String, after wait: Duration, signatures: SignaturePolicy) -> Inspection {
-        let before = fileSizes(in: folder)
+        let before = fileStamps(in: folder)
         let (seconds, attoseconds) = wait.components
         Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
-        guard fileSizes(in: folder) == before else { return .changing }
+        guard fileStamps(in: folder) == before else { return .changing }
         let writers = files(in: folder).flatMap(OpenWriters.of)
         guard writers.isEmpty else { return .writers(writers) }
-        return .validated(PluginValidator.validate(path: folder, signatures: signatures))
+        let validation = PluginValidator.validate(path: folder, signatures: signatures)
+        // Checked again after validation read the folder: a file created, opened for writing
+        // or written meanwhile escaped the checks above (a writer that makes the library
+        // after the folder was listed, with its final size and both ends first, validates).
+        guard fileStamps(in: folder) == before else { return .changing }
+        let lateWriters = files(in: folder).flatMap(OpenWriters.of)
+        guard lateWriters.isEmpty else { return .writers(lateWriters) }
+        return .validated(validation)
     }
 
     nonisolated private static func files(in folder: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).map { (folder as NSString).appendingPathComponent($0) }
     }
 
-    nonisolated private static func fileSizes(in folder: String) -> [String: Int] {
-        var sizes: [String: Int] = [:]
+    /// Each file's size and modification time: a write that keeps the size (the middle of
+    /// a file made at its final size first) still changes the stamp.
+    nonisolated private static func fileStamps(in folder: String) -> [String: FileStamp] {
+        var stamps: [String: FileStamp] = [:]
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
-            let path = (folder as NSString).appendingPathComponent(name)
-            sizes[name] = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
+            let attributes = try? FileManager.default.attributesOfItem(atPath: (folder as NSString).appendingPathComponent(name))
+            stamps[name] = FileStamp(size: attributes?[.size] as? Int ?? -1, modified: attributes?[.modificationDate] as? Date)
         }
-        return sizes
+        return stamps
+    }
+
+    private struct FileStamp: Equatable {
+        var size: Int
+        var modified: Date?
     }
 }

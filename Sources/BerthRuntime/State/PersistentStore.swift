@@ -18,6 +18,10 @@ final class PersistentStore: Sendable {
         path = (folder as NSString).appendingPathComponent(Self.fileName)
         var configuration = Configuration()
         configuration.journalMode = .wal
+        // Two hosts may share a state folder (a `berth run` beside a `berth dev`): a write
+        // that finds the other's write in progress waits for it instead of failing, and a
+        // host opening the file while the other writes does not start with persistence off.
+        configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
