@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import BerthRuntime
 import BerthTestSupport
@@ -17,9 +16,9 @@ struct KillDurabilityTests {
     /// A `berth run` host whose standard error is read line by line as it comes.
     final class Host: Sendable {
         let process = Process()
-        private let committed = Mutex<[Int]>([])
-        private let resumed = Mutex<Int?>(nil)
-        private let finished = Mutex(false)
+        private let committed = Locked<[Int]>([])
+        private let resumed = Locked<Int?>(nil)
+        private let finished = Locked(false)
 
         init(root: String, state: String) throws {
             process.executableURL = URL(fileURLWithPath: BuildProducts.berth)

@@ -1,10 +1,10 @@
+import BerthRuntime
 import Logging
-import Synchronization
 
 /// Collects the log lines plugins write through the host (`[plugin#gen] message`), so a
 /// test can observe a plugin's own state the way a user reads it.
 public final class LogRecorder: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
 
     public init() {}
 

@@ -1,4 +1,4 @@
-import Synchronization
+import BerthRuntime
 
 /// Long work on the main actor, which every main-actor test shares (loading several plugins
 /// in a setup, a loop of loads): one test at a time does such work, and in slices. `begin()`
@@ -39,7 +39,7 @@ public struct LongMainActorWork {
 
 /// One turn, handed to the waiting tests in the order they asked.
 private final class Turns: Sendable {
-    private let state = Mutex<(taken: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<(taken: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
 
     func take() async {
         await withCheckedContinuation { continuation in
