@@ -110,7 +110,7 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
 
     @inline(__always)
     private func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
-        try lock.withLock { _ throws(Failure) in try body(&state) }
+        try lock.whileLocked { () throws(Failure) in try body(&state) }
     }
 
     /// For a caller holding the shared lock: whether the scope ended.

@@ -116,7 +116,7 @@ public final class ScopeRegistry: @unchecked Sendable {
 
     @inline(__always)
     private func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
-        try lock.withLock { _ throws(Failure) in try body(&state) }
+        try lock.whileLocked { () throws(Failure) in try body(&state) }
     }
 
     // MARK: Registration

@@ -43,6 +43,15 @@ package final class Locked<Value: Sendable>: @unchecked Sendable {
         return try body(&value)
     }
 
+    /// Runs `body` with the lock held, for a `Locked(())` that guards state kept beside it
+    /// (the scope registry's): nothing of the lock's own is passed in.
+    @inline(__always)
+    package func whileLocked<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result where Value == Void {
+        if !word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { lockContended() }
+        defer { unlock() }
+        return try body()
+    }
+
     /// Like `withLock`, but gives up at once when another thread holds the lock: nil then.
     @inline(__always)
     package func withLockIfAvailable<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result? {
