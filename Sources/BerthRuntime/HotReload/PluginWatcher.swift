@@ -216,15 +216,14 @@ final class PluginWatcher {
         let (seconds, attoseconds) = wait.components
         Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
         guard fileStamps(in: folder) == before else { return .changing }
+        let validation = PluginValidator.validate(path: folder, signatures: signatures)
+        // Stamps and writers are checked after validation read the folder, so a file created,
+        // opened for writing or written before or during it is caught (a writer that makes
+        // the library with its final size and both ends first would otherwise validate).
+        // Validation only reads: a half-written file's result is thrown away.
+        guard fileStamps(in: folder) == before else { return .changing }
         let writers = files(in: folder).flatMap(OpenWriters.of)
         guard writers.isEmpty else { return .writers(writers) }
-        let validation = PluginValidator.validate(path: folder, signatures: signatures)
-        // Checked again after validation read the folder: a file created, opened for writing
-        // or written meanwhile escaped the checks above (a writer that makes the library
-        // after the folder was listed, with its final size and both ends first, validates).
-        guard fileStamps(in: folder) == before else { return .changing }
-        let lateWriters = files(in: folder).flatMap(OpenWriters.of)
-        guard lateWriters.isEmpty else { return .writers(lateWriters) }
         return .validated(validation)
     }
 
