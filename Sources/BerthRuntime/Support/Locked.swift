@@ -38,7 +38,7 @@ package final class Locked<Value: Sendable>: @unchecked Sendable {
     /// for this one.
     @inline(__always)
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        if !word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { lockContended() }
+        lock()
         defer { unlock() }
         return try body(&value)
     }
@@ -47,7 +47,7 @@ package final class Locked<Value: Sendable>: @unchecked Sendable {
     /// (the scope registry's): nothing of the lock's own is passed in.
     @inline(__always)
     package func whileLocked<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result where Value == Void {
-        if !word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { lockContended() }
+        lock()
         defer { unlock() }
         return try body()
     }
@@ -58,6 +58,11 @@ package final class Locked<Value: Sendable>: @unchecked Sendable {
         guard word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged else { return nil }
         defer { unlock() }
         return try body(&value)
+    }
+
+    @inline(__always)
+    private func lock() {
+        if !word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { lockContended() }
     }
 
     @inline(__always)
