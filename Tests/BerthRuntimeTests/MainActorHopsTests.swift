@@ -33,4 +33,23 @@ struct MainActorHopsTests {
         _ = await eventuallyAsync(timeout: .seconds(10)) { ran.withLock { !$0.isEmpty } && control.pendingCount == 0 }
         #expect(ran.withLock { $0 } == ["control"])
     }
+
+    @Test("an awaiting job already running when its hops are cancelled runs to its end, not told")
+    func runningJobFinishes() async {
+        let hops = MainActorHops()
+        let steps = Locked<[String]>([])
+        let started = Locked(false)
+        let release = Locked(false)
+        hops.post { () async in
+            steps.withLock { $0.append("started") }
+            started.withLock { $0 = true }
+            while !release.withLock({ $0 }) { await Task.yield() }
+            steps.withLock { $0.append(Task.isCancelled ? "told" : "finished") }
+        }
+        #expect(await eventuallyAsync { started.withLock { $0 } })
+        hops.cancelAll()
+        release.withLock { $0 = true }
+        #expect(await eventuallyAsync { steps.withLock { $0.count == 2 } })
+        #expect(steps.withLock { $0 } == ["started", "finished"])
+    }
 }

@@ -54,6 +54,10 @@
     }
 
     /// `post` for a job that awaits (the CLI's commands from the control socket).
+    ///
+    /// Cancelling reaches only a job that has not started: one already running when
+    /// `cancelAll` (or the owner's release) comes runs to its end, and `Task.isCancelled`
+    /// stays false inside it. A job that must stop part-way checks its own condition.
     public func post(_ job: @escaping @MainActor @Sendable () async -> Void) {
         let ticket = enter()
         Task { @MainActor in
@@ -63,7 +67,7 @@
         }
     }
 
-    /// Cancels every hop that has not run yet.
+    /// Cancels every hop that has not started yet; a running one finishes.
     package func cancelAll() {
         counts.withLock { counts in
             counts.generation &+= 1
