@@ -175,9 +175,9 @@ extension AttackTests {
         defer { work.end() }
         let (host, _) = try attacker(isolation: isolation)
         let screen = try host.push("org.berth.attacker/attack")
-        for (action, size, reason) in [("big-render", "1000000", "bytes, over the limit of"), ("big-render", "250000", "views, the limit"),
+        for (action, size, reason) in [("big-render", "1000000", "bytes, over the limit of"), ("big-render", "250000", "the tree has 250001 views, over the limit of 200000"),
                                        ("long-text", "2097152", "bytes is over the limit of")] {
-            // Each of these renders holds the main actor for seconds: one per slice.
+            // Each attack renders three times on the main actor: one per slice.
             await work.pause()
             try host.send(screen: screen.id, action: action, payload: Array(size.utf8))
             #expect {

@@ -130,4 +130,15 @@ struct ViewTreeFormatTests {
         }
         #expect(try LegacyJSONTree.parse([]) == nil)
     }
+
+    @Test("a JSON tree is refused for its views before it is parsed; braces in strings are not views")
+    func legacyJSONViewLimit() throws {
+        // Not JSON after the views: only a count made before the parse names them all.
+        let over = Array(("[" + String(repeating: "{},", count: 200_001) + "oops").utf8)
+        #expect { try LegacyJSONTree.parse(over) } throws: { ($0 as? ViewTreeError)?.message == "the tree has 200001 views, over the limit of 200000" }
+        let braces = String(repeating: "{", count: 300_000)
+        let text = #"{"type":"Text","id":"S","text":"\\\"\#(braces)"}"#
+        let root = try #require(try LegacyJSONTree.parse(Array(text.utf8)))
+        #expect(root.fields["text"] == #"\""# + braces)
+    }
 }

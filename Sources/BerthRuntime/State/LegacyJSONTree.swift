@@ -7,6 +7,10 @@ enum LegacyJSONTree {
     static func parse(_ bytes: [UInt8]) throws(ViewTreeError) -> ViewNode? {
         guard !bytes.isEmpty else { return nil }
         try RenderLimits.checkSize(bytes)
+        // Counted before anything is built: a tree over the view limit costs the host one
+        // pass over its bytes, not a parse of the first 200,000 views.
+        let views = JSONScanner.objectCount(bytes)
+        guard views <= RenderLimits.maximumNodes else { throw RenderLimits.nodesError(views) }
         var parser = JSONScanner(bytes: bytes)
         let value = try parser.value(depth: 0)
         parser.skipSpace()
@@ -61,9 +65,32 @@ private struct JSONScanner {
 
     let bytes: [UInt8]
     var offset = 0
-    /// Objects read so far: each view is one, so past `RenderLimits.maximumNodes` the
-    /// tree is refused before it is built.
-    var objects = 0
+
+    /// How many objects `bytes` open outside strings (each view is one), without reading
+    /// anything else: what `value(depth:)` would build at most, counted first.
+    static func objectCount(_ bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBufferPointer { buffer in
+            var objects = 0
+            var inString = false
+            var escaped = false
+            for byte in buffer {
+                if inString {
+                    if escaped {
+                        escaped = false
+                    } else if byte == UInt8(ascii: "\\") {
+                        escaped = true
+                    } else if byte == UInt8(ascii: "\"") {
+                        inString = false
+                    }
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = true
+                } else if byte == UInt8(ascii: "{") {
+                    objects += 1
+                }
+            }
+            return objects
+        }
+    }
 
     mutating func skipSpace() {
         while offset < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[offset]) { offset += 1 }
@@ -87,8 +114,6 @@ private struct JSONScanner {
 
     private mutating func object(depth: Int) throws(ViewTreeError) -> Value {
         offset += 1
-        objects += 1
-        guard objects <= RenderLimits.maximumNodes else { throw ViewTreeError("the tree has more than \(RenderLimits.maximumNodes) views, the limit") }
         var members: [(String, Value)] = []
         skipSpace()
         if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") { offset += 1; return .object(members) }
