@@ -201,6 +201,29 @@ extension IsolationWorkerTests {
             far.waitUntilStopped()
         }
 
+        @Test("a notification the peer sent right after its reply, taken in by the same read, is delivered before the call returns")
+        func notificationReadPastReply() throws {
+            let (nearEnd, farEnd) = try IsolationChannel.makeSocketPair()
+            defer { close(farEnd) }
+            let near = try IsolationChannel(fileDescriptor: nearEnd, peer: "far")
+            let heard = Locked<[String]>([])
+            let handler = ClosureHandler(notified: { notification in
+                if case .log(_, _, let message) = notification { heard.withLock { $0.append(message) } }
+            })
+            near.handler = handler
+            // The far side answers call 1 and logs in one write: both frames arrive together.
+            let reply = IsolationReply.status(IsolationStatus(code: 0, message: "done"))
+            let log = IsolationNotification.log(level: 2, message: "after the reply")
+            let bytes = Frame.encode(kind: .reply, op: reply.op, callID: 1) { reply.write(to: &$0) }
+                + Frame.encode(kind: .notification, op: log.op, callID: 0) { log.write(to: &$0) }
+            #expect(bytes.withUnsafeBytes { write(farEnd, $0.baseAddress, $0.count) } == bytes.count)
+            #expect(try near.call(.activate(instance: 1), timeout: .seconds(30)).status.message == "done")
+            #expect(heard.withLock { $0 } == ["after the reply"])
+            var unread = pollfd(fd: nearEnd, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&unread, 1, 0) == 0, "nothing is left for a watcher of the socket")
+            near.close()
+        }
+
         // How long a round trip takes is a benchmark's question (P8 in scripts/bench), not a test's.
         @Test("20,000 round trips in a row are each answered, in order, by the request they answer")
         func roundTrips() throws {

@@ -143,7 +143,11 @@ package final class IsolationChannel: @unchecked Sendable {
             }
             switch incoming.kind {
             case .reply:
-                if incoming.callID == callID { return try decodeReply(incoming, operation: operation) }
+                if incoming.callID == callID {
+                    let reply = try decodeReply(incoming, operation: operation)
+                    if depth == 0, !buffer.isEmpty { try serveBuffered() }
+                    return reply
+                }
                 try dropLateReply(incoming, operation: operation)
             case .request:
                 try serveRequest(incoming)
@@ -247,6 +251,22 @@ package final class IsolationChannel: @unchecked Sendable {
                 if let closed = state.withLock({ $0.failure }), closed.code == .closed { throw closed }
                 throw poison(error)
             }
+        }
+    }
+
+    /// Serves the whole frames an outermost call read past its reply: the peer sent them
+    /// right after it (a plugin thread's log or task post), the same read took them in, and
+    /// a watcher of the socket, which sees only unread bytes, would never report them.
+    private func serveBuffered() throws(ChannelError) {
+        while true {
+            let frame: Frame?
+            do {
+                frame = try buffer.takeFrame()
+            } catch {
+                throw poison(ChannelError(.malformed, peer: peer, operation: "read past a reply", detail: error.detail))
+            }
+            guard let frame else { return }
+            try dispatchUnsolicited(frame)
         }
     }
 
