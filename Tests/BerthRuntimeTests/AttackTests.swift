@@ -168,7 +168,7 @@ struct AttackTests {
 }
 
 extension AttackTests {
-    @Test("a render of 1,000,000 views, of 250,000 views or with a 2 MiB text is refused in one line, and the next render works",
+    @Test("a render of 1,000,000 views, of 250,000 views, with a 2 MiB text or 2,500,000 numbers is refused in one line, and the next render works",
           arguments: ["process", "in-process"])
     func renderLimits(isolation: String) async throws {
         var work = await LongMainActorWork.begin(slice: .zero)
@@ -176,7 +176,8 @@ extension AttackTests {
         let (host, _) = try attacker(isolation: isolation)
         let screen = try host.push("org.berth.attacker/attack")
         for (action, size, reason) in [("big-render", "1000000", "bytes, over the limit of"), ("big-render", "250000", "the tree has 250001 views, over the limit of 200000"),
-                                       ("long-text", "2097152", "bytes is over the limit of")] {
+                                       ("long-text", "2097152", "bytes is over the limit of"),
+                                       ("junk-render", "2500000", "the JSON has 2500007 values and member names, over the limit of 2000000")] {
             // Each attack renders three times on the main actor: one per slice.
             await work.pause()
             try host.send(screen: screen.id, action: action, payload: Array(size.utf8))

@@ -131,7 +131,7 @@ struct ViewTreeFormatTests {
         #expect(try LegacyJSONTree.parse([]) == nil)
     }
 
-    @Test("a JSON tree is refused for its views before it is parsed; braces in strings are not views")
+    @Test("a JSON tree is refused for its views or its tokens before it is parsed; braces in strings are not views")
     func legacyJSONViewLimit() throws {
         // Not JSON after the views: only a count made before the parse names them all.
         let over = Array(("[" + String(repeating: "{},", count: 200_001) + "oops").utf8)
@@ -140,5 +140,10 @@ struct ViewTreeFormatTests {
         let text = #"{"type":"Text","id":"S","text":"\\\"\#(braces)"}"#
         let root = try #require(try LegacyJSONTree.parse(Array(text.utf8)))
         #expect(root.fields["text"] == #"\""# + braces)
+        // One view, seven tokens of its own ({, five strings, [) and 1,999,994 numbers.
+        let numbers = Array((#"{"type":"VStack","id":"S","x":["# + String(repeating: "1,", count: 1_999_993) + "1]}").utf8)
+        #expect { try LegacyJSONTree.parse(numbers) } throws: {
+            ($0 as? ViewTreeError)?.message == "the JSON has 2000001 values and member names, over the limit of 2000000"
+        }
     }
 }

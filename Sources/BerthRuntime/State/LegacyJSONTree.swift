@@ -7,10 +7,13 @@ enum LegacyJSONTree {
     static func parse(_ bytes: [UInt8]) throws(ViewTreeError) -> ViewNode? {
         guard !bytes.isEmpty else { return nil }
         try RenderLimits.checkSize(bytes)
-        // Counted before anything is built: a tree over the view limit costs the host one
-        // pass over its bytes, not a parse of the first 200,000 views.
-        let views = JSONScanner.objectCount(bytes)
-        guard views <= RenderLimits.maximumNodes else { throw RenderLimits.nodesError(views) }
+        // Counted before anything is built: a tree over a limit costs the host one pass
+        // over its bytes, not a parse of the first 200,000 views or millions of values.
+        let census = JSONScanner.census(bytes)
+        guard census.objects <= RenderLimits.maximumNodes else { throw RenderLimits.nodesError(census.objects) }
+        guard census.tokens <= RenderLimits.maximumJSONTokens else {
+            throw ViewTreeError("the JSON has \(census.tokens) values and member names, over the limit of \(RenderLimits.maximumJSONTokens)")
+        }
         var parser = JSONScanner(bytes: bytes)
         let value = try parser.value(depth: 0)
         parser.skipSpace()
@@ -66,29 +69,59 @@ private struct JSONScanner {
     let bytes: [UInt8]
     var offset = 0
 
-    /// How many objects `bytes` open outside strings (each view is one), without reading
-    /// anything else: what `value(depth:)` would build at most, counted first.
-    static func objectCount(_ bytes: [UInt8]) -> Int {
-        bytes.withUnsafeBufferPointer { buffer in
-            var objects = 0
-            var inString = false
-            var escaped = false
-            for byte in buffer {
-                if inString {
-                    if escaped {
-                        escaped = false
-                    } else if byte == UInt8(ascii: "\\") {
-                        escaped = true
-                    } else if byte == UInt8(ascii: "\"") {
-                        inString = false
+    /// What `value(depth:)` would build at most, counted in one pass that builds nothing:
+    /// the objects (each view is one) and the tokens, each a value or a member name (an
+    /// object, an array, a string, or a run of the letters, digits and signs a number or
+    /// literal is made of).
+    static func census(_ bytes: [UInt8]) -> (objects: Int, tokens: Int) {
+        // Plain comparisons and a table: the host runs this on every JSON render, debug
+        // builds included, where each `UInt8(ascii:)` or range match would be a call.
+        let quote: UInt8 = 0x22, backslash: UInt8 = 0x5C
+        return bytes.withUnsafeBufferPointer { buffer in
+            Self.tokenStarts.withUnsafeBufferPointer { kinds in
+                var objects = 0
+                var tokens = 0
+                var inString = false
+                var escaped = false
+                var inWord = false
+                for byte in buffer {
+                    if inString {
+                        if escaped {
+                            escaped = false
+                        } else if byte == backslash {
+                            escaped = true
+                        } else if byte == quote {
+                            inString = false
+                        }
+                        continue
                     }
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = true
-                } else if byte == UInt8(ascii: "{") {
-                    objects += 1
+                    let kind = kinds[Int(byte)]
+                    if kind == .word {
+                        if !inWord { tokens += 1 }
+                        inWord = true
+                        continue
+                    }
+                    inWord = false
+                    if kind == .other { continue }
+                    tokens += 1
+                    if kind == .string { inString = true } else if kind == .object { objects += 1 }
                 }
+                return (objects, tokens)
             }
-            return objects
+        }
+    }
+
+    private enum TokenStart: UInt8 { case other, word, string, object, array }
+    /// Each byte's `TokenStart` outside strings.
+    private static let tokenStarts: [TokenStart] = (0...255).map { byte in
+        switch UInt8(byte) {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."):
+            .word
+        case UInt8(ascii: "\""): .string
+        case UInt8(ascii: "{"): .object
+        case UInt8(ascii: "["): .array
+        default: .other
         }
     }
 

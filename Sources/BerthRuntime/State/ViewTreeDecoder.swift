@@ -40,6 +40,10 @@ enum RenderLimits {
     static let maximumBytes = 16 << 20
     /// Views in one tree: 200,000 (the stress fixture's screen of 10,000 rows has 60,000).
     static let maximumNodes = 200_000
+    /// Values and member names in one JSON tree: 2,000,000, ten per view at the view limit
+    /// (a text view is 7), so a JSON tree within the limits costs the host about what the
+    /// largest legal one does, whatever else it holds.
+    static let maximumJSONTokens = 2_000_000
     /// One text, label or identity: 1 MiB.
     static let maximumStringBytes = 1 << 20
 

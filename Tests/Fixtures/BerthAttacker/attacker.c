@@ -4,7 +4,8 @@
  * (`attack_own_session`, the capability counts and `attack_open_descriptors` return what
  * they found). Its actions attack the host through the channel instead: "big-render N"
  * makes the next render a JSON tree of N text nodes, "long-text N" one text of N bytes,
- * "storm N" makes N host calls inside one action.
+ * "junk-render N" one view with N numbers in a member no view has, "storm N" makes N host
+ * calls inside one action.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -39,9 +40,11 @@ typedef struct attacker_instance {
     berth_screen_handle *screen;
 } attacker_instance;
 
-/* What the next render writes: a tree of `render_nodes` texts, or one text of `render_text` bytes. */
+/* What the next render writes: a tree of `render_nodes` texts, one text of `render_text`
+ * bytes, or one view carrying `render_junk` numbers. */
 static long render_nodes;
 static long render_text;
+static long render_junk;
 
 static berth_status attacker_create(berth_screen_handle *screen, const char *route, berth_bytes argument,
                                     berth_instance **out_instance, berth_error *error) {
@@ -67,12 +70,17 @@ static berth_status attacker_action(berth_instance *opaque, const char *name, be
     attacker_instance *instance = opaque;
     if (strcmp(name, "big-render") == 0) {
         render_nodes = payload_number(payload);
-        render_text = 0;
+        render_text = render_junk = 0;
         return BERTH_OK;
     }
     if (strcmp(name, "long-text") == 0) {
         render_text = payload_number(payload);
-        render_nodes = 0;
+        render_nodes = render_junk = 0;
+        return BERTH_OK;
+    }
+    if (strcmp(name, "junk-render") == 0) {
+        render_junk = payload_number(payload);
+        render_nodes = render_text = 0;
         return BERTH_OK;
     }
     if (strcmp(name, "storm") == 0) {
@@ -89,17 +97,30 @@ static berth_status write_text(const berth_sink *out, const char *text) {
     return out->write(out->context, (const uint8_t *)text, strlen(text));
 }
 
+/* `text` between `before` and `after`, then freed. */
+static berth_status write_between(const berth_sink *out, const char *before, char *text, const char *after) {
+    berth_status status = write_text(out, before);
+    if (status == BERTH_OK) status = write_text(out, text);
+    if (status == BERTH_OK) status = write_text(out, after);
+    free(text);
+    return status;
+}
+
 static berth_status attacker_render(berth_instance *instance, const berth_sink *out, berth_error *error) {
     (void)instance; (void)error;
     if (render_text > 0) {
         char *text = malloc((size_t)render_text + 1);
         memset(text, 'x', (size_t)render_text);
         text[render_text] = 0;
-        berth_status status = write_text(out, "{\"type\":\"Text\",\"id\":\"long\",\"text\":\"");
-        if (status == BERTH_OK) status = write_text(out, text);
-        if (status == BERTH_OK) status = write_text(out, "\"}");
-        free(text);
-        return status;
+        return write_between(out, "{\"type\":\"Text\",\"id\":\"long\",\"text\":\"", text, "\"}");
+    }
+    if (render_junk > 0) {
+        /* "1,1,...,1": two bytes a number, written in one piece. */
+        size_t length = (size_t)render_junk * 2 - 1;
+        char *numbers = malloc(length + 1);
+        for (size_t index = 0; index < length; index++) numbers[index] = index % 2 ? ',' : '1';
+        numbers[length] = 0;
+        return write_between(out, "{\"type\":\"VStack\",\"id\":\"root\",\"junk\":[", numbers, "]}");
     }
     berth_status status = write_text(out, "{\"type\":\"VStack\",\"id\":\"root\",\"children\":[");
     char node[64];
