@@ -201,27 +201,34 @@ extension IsolationWorkerTests {
             far.waitUntilStopped()
         }
 
-        @Test("a notification the peer sent right after its reply, taken in by the same read, is delivered before the call returns")
-        func notificationReadPastReply() throws {
+        @Test("notifications the peer sent right after its reply, taken in by the same read, are delivered before the call returns; a request after them waits for the serving loop")
+        func framesReadPastReply() throws {
             let (nearEnd, farEnd) = try IsolationChannel.makeSocketPair()
             defer { close(farEnd) }
             let near = try IsolationChannel(fileDescriptor: nearEnd, peer: "far")
             let heard = Locked<[String]>([])
-            let handler = ClosureHandler(notified: { notification in
+            let handler = ClosureHandler(requested: { request, _ in
+                if case .activate(let instance) = request { heard.withLock { $0.append("request \(instance)") } }
+                return .status(.ok)
+            }, notified: { notification in
                 if case .log(_, _, let message) = notification { heard.withLock { $0.append(message) } }
             })
-            near.handler = handler
-            // The far side answers call 1 and logs in one write: both frames arrive together.
+            near.handler = handler  // held weakly: kept alive to the end below
+            // The far side answers call 1, logs twice and asks something back, in one write.
             let reply = IsolationReply.status(IsolationStatus(code: 0, message: "done"))
-            let log = IsolationNotification.log(level: 2, message: "after the reply")
+            let logs = ["first log", "second log"].map { IsolationNotification.log(level: 2, message: $0) }
+            let request = IsolationRequest.activate(instance: 9)
             let bytes = Frame.encode(kind: .reply, op: reply.op, callID: 1) { reply.write(to: &$0) }
-                + Frame.encode(kind: .notification, op: log.op, callID: 0) { log.write(to: &$0) }
+                + logs.flatMap { log in Frame.encode(kind: .notification, op: log.op, callID: 0) { log.write(to: &$0) } }
+                + Frame.encode(kind: .request, op: request.op, callID: 1) { request.write(to: &$0) }
             #expect(bytes.withUnsafeBytes { write(farEnd, $0.baseAddress, $0.count) } == bytes.count)
             #expect(try near.call(.activate(instance: 1), timeout: .seconds(30)).status.message == "done")
-            #expect(heard.withLock { $0 } == ["after the reply"])
+            #expect(heard.withLock { $0 } == ["first log", "second log"])
             var unread = pollfd(fd: nearEnd, events: Int16(POLLIN), revents: 0)
-            #expect(poll(&unread, 1, 0) == 0, "nothing is left for a watcher of the socket")
-            near.close()
+            #expect(poll(&unread, 1, 0) == 0, "a watcher of the socket has nothing to report")
+            #expect(try near.serveAvailable() == 1)
+            #expect(heard.withLock { $0 } == ["first log", "second log", "request 9"])
+            withExtendedLifetime(handler) { near.close() }
         }
 
         // How long a round trip takes is a benchmark's question (P8 in scripts/bench), not a test's.

@@ -145,7 +145,7 @@ package final class IsolationChannel: @unchecked Sendable {
             case .reply:
                 if incoming.callID == callID {
                     let reply = try decodeReply(incoming, operation: operation)
-                    if depth == 0, !buffer.isEmpty { try serveBuffered() }
+                    if depth == 0, !buffer.isEmpty { try deliverBufferedNotifications() }
                     return reply
                 }
                 try dropLateReply(incoming, operation: operation)
@@ -254,11 +254,12 @@ package final class IsolationChannel: @unchecked Sendable {
         }
     }
 
-    /// Serves the whole frames an outermost call read past its reply: the peer sent them
-    /// right after it (a plugin thread's log or task post), the same read took them in, and
-    /// a watcher of the socket, which sees only unread bytes, would never report them.
-    private func serveBuffered() throws(ChannelError) {
-        while true {
+    /// Delivers the whole notifications an outermost call read past its reply: the peer sent
+    /// them right after it (a plugin thread's log or task post), the same read took them in,
+    /// and a watcher of the socket, which sees only unread bytes, would never report them.
+    /// A request stays for the loop that serves requests, never run inside this call.
+    private func deliverBufferedNotifications() throws(ChannelError) {
+        while buffer.frontKind == .notification {
             let frame: Frame?
             do {
                 frame = try buffer.takeFrame()
@@ -266,7 +267,7 @@ package final class IsolationChannel: @unchecked Sendable {
                 throw poison(ChannelError(.malformed, peer: peer, operation: "read past a reply", detail: error.detail))
             }
             guard let frame else { return }
-            try dispatchUnsolicited(frame)
+            try deliverNotification(frame)
         }
     }
 

@@ -23,6 +23,13 @@ final class ReceiveBuffer {
 
     var isEmpty: Bool { start == end && large == nil }
 
+    /// The kind of the frame at the front, once its kind byte is in (nil before, or while a
+    /// large frame's body is being read).
+    var frontKind: FrameKind? {
+        guard large == nil, end - start > 4 else { return nil }
+        return FrameKind(rawValue: (storage + start).load(fromByteOffset: 4, as: UInt8.self))
+    }
+
     /// Removes and returns the complete frame at the front, or nil when more bytes are
     /// needed (after making room for them).
     func takeFrame() throws(WireDecodingError) -> Frame? {
