@@ -104,8 +104,13 @@ struct ActionRenderRoundTripTests {
         let expected = "org.berth.fixtures/probe render failed: fixture: render refused after 'break-render'"
         #expect(setup.failures == [expected])
         #expect(setup.failures == inProcess.failures)
-        // A render of its own fails with the same message.
+        // A render of its own fails with the same message, and the end of that operation
+        // does not render again: it would only fail again.
         #expect { try setup.host.render() } throws: { ($0 as? ScreenError)?.message == expected }
+        #expect { try inProcess.host.render() } throws: { ($0 as? ScreenError)?.message == expected }
+        #expect(try setup.renders - renders == 2)
+        #expect(setup.failures == [expected])
+        #expect(setup.failures == inProcess.failures)
     }
 
     @Test("a render made with an action is not used once the screen's state changed: the host renders again and keeps the identities")

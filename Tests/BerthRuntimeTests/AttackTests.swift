@@ -178,7 +178,7 @@ extension AttackTests {
         for (action, size, reason) in [("big-render", "1000000", "bytes, over the limit of"), ("big-render", "250000", "the tree has 250001 views, over the limit of 200000"),
                                        ("long-text", "2097152", "bytes is over the limit of"),
                                        ("junk-render", "2500000", "the JSON has 2500007 values and member names, over the limit of 2000000")] {
-            // Each attack renders three times on the main actor: one per slice.
+            // Each attack renders twice on the main actor: one per slice.
             await work.pause()
             try host.send(screen: screen.id, action: action, payload: Array(size.utf8))
             #expect {

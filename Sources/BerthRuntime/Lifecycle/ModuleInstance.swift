@@ -288,6 +288,7 @@ public final class ModuleInstance {
             output = try call(request: false, "render") { () throws(PluginCallError) in try plugin.render(instance, state: storage) }
         } catch {
             stateStorage.abandonRenderPass()
+            activity.rendered(self)
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) render failed: \(error.message)", pluginStatus: PluginStatus(code: error.status))
         }
         let tree: ViewTree?
@@ -295,6 +296,9 @@ public final class ModuleInstance {
             tree = try stateStorage.endRenderPass(with: output)
         } catch {
             stateStorage.abandonRenderPass()
+            // A failed render stands too: the operation's end would only fail it again
+            // (and a hostile plugin's refused tree would cost the host once more).
+            activity.rendered(self)
             throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route): the rendered view tree is not valid: \(error.message)")
         }
         if let previous = lastTree?.branches, let current = tree?.branches, !previous.isEmpty {

@@ -13,9 +13,10 @@ final class ScreenActivity {
     /// operation (a context dispatch's dynamic checks here were a tenth of it); main-actor
     /// state changed by integer steps and whole assignments that call out to nothing.
     @exclusivity(unchecked) private(set) var operationDepth = 0
-    /// The module whose render was the last call into plugin code in this operation, or
-    /// was followed only by screen events that made no call to the host and left its
-    /// state alone: the visible screen need not be rendered again when the operation ends.
+    /// The module whose render (failed or not) was the last call into plugin code in this
+    /// operation, or was followed only by screen events that made no call to the host and
+    /// left its state alone: the visible screen need not be rendered again when the
+    /// operation ends.
     /// Set only inside an operation. Held strongly (a weak reference would give every
     /// instance a side table, and slow each of its retains): cleared when the operation
     /// ends and when the instance is released.
