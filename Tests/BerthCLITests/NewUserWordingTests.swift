@@ -18,6 +18,30 @@ struct NewUserWordingTests {
         #expect(errors == ["error: com.example.countr/counter: did you mean 'com.example.counter/counter'?"], "\(output.standardError)")
     }
 
+    @Test("$BERTH_WORKER naming no file: an isolated plugin's error names that path and how to fix it once, its dependent names it; in process, only the trial run is skipped",
+          arguments: ["process", "in-process"])
+    func workerMissing(isolation: String) throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        workspace.stage("inbox.json")  // requires com.example.greeter
+        let output = try BerthProcess.run(["run", "--plugins", "plugins", "--isolation", isolation, "--no-socket", "--script", "-"],
+                                          in: workspace.root, input: "status\n", extraEnvironment: ["BERTH_WORKER": "/nonexistent/berth-worker"])
+        let errors = output.standardError.split(separator: "\n").filter { $0.hasPrefix("error: ") }
+        guard isolation == "process" else {
+            #expect(errors.isEmpty, "\(output.standardError)")
+            #expect(output.standardOutput.contains("  · host: no berth-worker at /nonexistent/berth-worker: in-process plugins load without a trial run"),
+                    "\(output.standardOutput)")
+            #expect(output.standardOutput.contains("loaded: 2 plugin(s)"), "\(output.standardOutput)")
+            return
+        }
+        let missing = "cannot start a worker: no worker executable at /nonexistent/berth-worker"
+            + " (build the berth-worker product; put it beside the host's executable or name it in $BERTH_WORKER)"
+        #expect(errors == [
+            "error: com.example.greeter: \(missing)",
+            "error: com.example.inbox: requires com.example.greeter, which did not load: \(missing)",
+        ], "\(output.standardError)")
+    }
+
     @Test("pack of a folder named in another case suggests the folder that is there")
     func packSuggestsFolderCase() throws {
         let workspace = PluginWorkspace()

@@ -330,6 +330,31 @@ struct DependencyTests {
         }
     }
 
+    @Test("a requirement that did not load fails each dependent with an error of its own naming it, and is tried once")
+    func failedRequirement() throws {
+        let workspace = PluginWorkspace()
+        let counter = workspace.stage("counter.json")
+        workspace.stage("greeter.json") { $0["requires"] = ["com.example.counter": "^1.0.0"] }
+        workspace.stage("inbox.json")  // requires com.example.greeter
+        let host = try workspace.makeHost()
+        // Validated at discovery, gone at the load (too large for validation to keep its bytes).
+        try FileManager.default.removeItem(atPath: (counter as NSString).appendingPathComponent("libCounter.so"))
+        let errors = host.activateDiscovered()
+        let own = try #require(errors.first)
+        #expect(own.plugin == "com.example.counter" && own.code != .dependencyFailed, "\(own)")
+        #expect(errors.dropFirst().map(\.description) == [
+            "com.example.greeter: requires com.example.counter, which did not load: \(own.message)",
+            "com.example.inbox: requires com.example.greeter, which did not load: requires com.example.counter, which did not load: \(own.message)",
+        ])
+        #expect(errors.dropFirst().allSatisfy { $0.code == .dependencyFailed })
+        #expect(host.events.filter { $0.kind == .failed && $0.subject == .plugin("com.example.counter") }.count == 1, "tried once")
+        #expect(host.plugins.values.allSatisfy { $0.generation == nil })
+        // A later load tries again, and names the requirement the same way.
+        #expect { try host.load("com.example.inbox") } throws: { error in
+            (error as! LoaderError).message.hasPrefix("requires com.example.greeter, which did not load: requires com.example.counter")
+        }
+    }
+
     @Test("a dependency cycle is an error naming the plugins in it")
     func cycle() throws {
         let workspace = PluginWorkspace()

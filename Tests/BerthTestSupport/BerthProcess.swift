@@ -9,8 +9,9 @@ public struct BerthProcess {
         public var standardError: String
     }
 
-    /// Runs `berth ARGUMENTS` in `directory`, with `input` on stdin.
-    public static func run(_ arguments: [String], in directory: String, input: String? = nil) throws -> Output {
+    /// Runs `berth ARGUMENTS` in `directory`, with `input` on stdin and `extraEnvironment` set.
+    public static func run(_ arguments: [String], in directory: String, input: String? = nil,
+                           extraEnvironment: [String: String] = [:]) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuildProducts.berth)
         process.arguments = arguments
@@ -22,6 +23,7 @@ public struct BerthProcess {
         environment["XDG_STATE_HOME"] = (directory as NSString).appendingPathComponent("state")
         // The default trusted-keys folder is the test's own, never the user's.
         environment["XDG_CONFIG_HOME"] = (directory as NSString).appendingPathComponent("config")
+        environment.merge(extraEnvironment) { _, extra in extra }
         process.environment = environment
         let stdout = Pipe()
         let stderr = Pipe()

@@ -6,8 +6,8 @@ public struct LoaderError: Error, Sendable, CustomStringConvertible, Equatable {
     public enum Code: String, Sendable, Equatable {
         /// No plugin or file of that name; validation failed; `dlopen` failed; the entry symbol is missing; the plugin's handshake was refused; the shadow copy could not be made.
         case notFound, invalid, dlopenFailed, symbolMissing, handshakeFailed, copyFailed
-        /// A required plugin is not there; requirements form a cycle; a required plugin's version is out of range; loaded plugins still require this one.
-        case dependencyMissing, dependencyCycle, dependencyVersion, hasDependents
+        /// A required plugin is not there; requirements form a cycle; a required plugin's version is out of range; a required plugin failed to load; loaded plugins still require this one.
+        case dependencyMissing, dependencyCycle, dependencyVersion, dependencyFailed, hasDependents
         /// A C image stayed mapped after `dlclose`; a generation's lifecycle refused the step; already loaded; not loaded; two folders hold the same plugin id.
         case stillMapped, lifecycle, alreadyLoaded, notLoaded, duplicateID
         /// The library's bytes differ from those validated.

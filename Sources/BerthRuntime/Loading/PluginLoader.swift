@@ -97,34 +97,65 @@ final class PluginLoader {
     /// Loads `id` and, first, everything it requires (see `BerthHost.load`).
     @discardableResult
     func load(_ id: String) throws(LoaderError) -> PluginGeneration {
-        for dependency in try registry.loadOrder(for: id) where registry[dependency]?.generation == nil {
-            try loadGeneration(of: dependency)
+        var failed: [String: LoaderError] = [:]
+        return try load(id, failed: &failed)
+    }
+
+    /// Loads `id` after its requirements. A requirement that fails, now or earlier in the same
+    /// pass (`failed`: each plugin is tried once), fails `id` with an error naming `id`, the
+    /// requirement and why it did not load.
+    private func load(_ id: String, failed: inout [String: LoaderError]) throws(LoaderError) -> PluginGeneration {
+        if let earlier = failed[id] { throw earlier }
+        if let generation = registry[id]?.generation { return generation }
+        _ = try registry.loadOrder(for: id)  // a missing, out-of-range or cyclic requirement, named
+        guard let record = registry[id] else { throw LoaderError(.notFound, plugin: id, "no such plugin") }
+        do throws(LoaderError) {
+            for requirement in record.source.manifest.requires {
+                do { _ = try load(requirement.id, failed: &failed) } catch {
+                    throw Self.dependencyFailed(id, requires: requirement.id, error)
+                }
+            }
+            try loadGeneration(of: id)
+        } catch {
+            failed[id] = error
+            throw error
         }
-        guard let generation = registry[id]?.generation else { preconditionFailure("load order ends with the plugin itself") }
+        guard let generation = registry[id]?.generation else { preconditionFailure("a loaded plugin has a generation") }
         return generation
+    }
+
+    private static func dependencyFailed(_ id: String, requires dependency: String, _ error: LoaderError) -> LoaderError {
+        LoaderError(.dependencyFailed, plugin: id, "requires \(dependency), which did not load: \(error.message)")
     }
 
     /// Loads every discovered plugin; returns the errors of those that failed.
     func loadAll() -> [LoaderError] {
+        loadEach(registry.records.keys.sorted()) { _ in false }
+    }
+
+    /// Loads `ids` in order, each plugin's requirements first, and returns one error per plugin
+    /// that did not load. A plugin that failed is tried once: its dependents name its error.
+    private func loadEach(_ ids: [String], deferring: (PluginRecord) -> Bool) -> [LoaderError] {
         var errors: [LoaderError] = []
-        for id in registry.records.keys.sorted() where registry[id]?.generation == nil {
-            do { try load(id) } catch { errors.append(error) }
+        var failed: [String: LoaderError] = [:]
+        for id in ids {
+            guard let record = registry[id], record.generation == nil else { continue }
+            if let earlier = failed[id] {
+                errors.append(earlier)
+                continue
+            }
+            if deferring(record) {
+                record.deferUntilFirstUse()
+                continue
+            }
+            do { _ = try load(id, failed: &failed) } catch { errors.append(error) }
         }
         return errors
     }
 
     /// Loads each eager plugin and defers each lazy one (see `BerthHost.activateDiscovered`).
     func activateDiscovered(lazy: Bool) -> [LoaderError] {
-        var errors: [LoaderError] = []
-        for id in registry.records.keys.sorted() {
-            guard let record = registry[id], record.generation == nil else { continue }
-            if (record.source.manifest.activation ?? (lazy ? .lazy : .eager)) == .lazy {
-                record.deferUntilFirstUse()
-                continue
-            }
-            do { try load(id) } catch { errors.append(error) }
-        }
-        return errors
+        loadEach(registry.records.keys.sorted()) { ($0.source.manifest.activation ?? (lazy ? .lazy : .eager)) == .lazy }
     }
 
     /// Closes every open screen of `id`, then ends its generation (see `BerthHost.unload`).

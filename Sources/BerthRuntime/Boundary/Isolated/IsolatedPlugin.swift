@@ -71,7 +71,7 @@ final class IsolatedPlugin: PluginConnection {
                 spawned = try workerPool.take(executable: workerExecutable, plugin: id, keepOneReady: keepWorkerReady)
             } catch {
                 runtimeDirectory.discard(shadowCopy: shadow)
-                throw LoaderError(.workerFailed, plugin: id, path: workerExecutable, detail: "cannot start a worker: \(error)")
+                throw LoaderError(.workerFailed, plugin: id, detail: "cannot start a worker: \(error.reason)")
             }
             group = WorkerGroup(name: manifest.isolationGroup, worker: spawned, unresponsive: unresponsive, logger: logger)
             group.confine(to: policy)

@@ -59,9 +59,13 @@ public struct IsolationSettings: Sendable, Equatable {
         }
     }
 
-    /// The worker executable to start (`WorkerProcess.locateExecutable` when none is set).
+    /// The worker executable to start (`WorkerProcess.locateExecutable` when none is set); when
+    /// none is found, the path an error names: `$BERTH_WORKER` as set, else `berth-worker`.
     var resolvedWorkerExecutable: String {
-        workerExecutable ?? WorkerProcess.locateExecutable() ?? "berth-worker"
+        if let workerExecutable { return workerExecutable }
+        if let found = WorkerProcess.locateExecutable() { return found }
+        let named = ProcessInfo.processInfo.environment["BERTH_WORKER"] ?? ""
+        return named.isEmpty ? "berth-worker" : named
     }
 }
 

@@ -28,14 +28,18 @@ package struct WorkerSpawnError: Error, Sendable, Equatable, CustomStringConvert
     }
 
     /// One line saying what failed and what to check.
-    package var message: String {
+    package var message: String { "\(plugin): \(reason)" }
+
+    /// What failed and what to check, without the plugin (for an error that names it already).
+    package var reason: String {
         let what: String
         switch code {
-        case .executableMissing: what = "no worker executable at \(executable) (build the berth-worker product, or pass its path)"
+        case .executableMissing:
+            what = "no worker executable at \(executable) (build the berth-worker product; put it beside the host's executable or name it in $BERTH_WORKER)"
         case .descriptorsFailed: what = "could not make the worker's channel or stderr pipe"
         case .spawnFailed: what = "posix_spawn \(executable) failed"
         }
-        return "\(plugin): \(what)\(errnoText.map { ": \($0)" } ?? "")"
+        return what + (errnoText.map { ": \($0)" } ?? "")
     }
 
     package var description: String { message }
