@@ -56,7 +56,7 @@ struct WorkerGroupTests {
         #expect(recorder.matching("greeting service released").count == 1, "the old generation's singleton went first")
         try host.send(screen: profile.id, action: "greet", payload: [])
         #expect(recorder.matching("greeting service created").count == 2, "the new generation made its own")
-        #expect(host.events.contains { $0.subject == .plugin("com.example.greeter") && $0.message.contains("group 'greeter-family''s worker goes on") })
+        #expect(host.events.contains { $0.subject == .plugin("com.example.greeter") && $0.message.contains("the worker of group 'greeter-family' goes on") })
     }
 
     @Test("a member discovered after its group's worker started joins the group: a new group worker covers every member, their screens reopen in place")

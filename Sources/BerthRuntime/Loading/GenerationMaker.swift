@@ -121,7 +121,7 @@ final class GenerationMaker {
         case .workerEnded:
             events.emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (its worker ended)")
         case .leftGroupWorker(let group):
-            events.emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (group '\(group)''s worker goes on for its other members)")
+            events.emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (the worker of group '\(group)' goes on for its other members)")
         }
     }
 
