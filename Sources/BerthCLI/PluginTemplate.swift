@@ -207,11 +207,11 @@ struct PluginTemplate {
         ```
 
         \(language == .swift ? "The code states `capabilities: []` (`pack` writes them into the manifest)" : "`plugin.json` declares no capabilities"),
-        because this code only keeps view state. When it starts to navigate, persist values or
+        because this code asks the host only to \(language == .swift ? "log and keep view state" : "log"). When it starts to navigate, persist values or
         run tasks, add \(language == .swift ? "`.navigate`, `.statePersist` or `.tasks` to `capabilities:`" : "`navigate`, `state.persist` or `tasks` to `\"capabilities\"`")
         (the host refuses the call otherwise): \(berthRoot)/Docs/security.md.
 
-        The tutorial is in the Berth checkout: \(berthRoot)/Docs/first-plugin.md.
+        The tutorial is in the Berth checkout: \(berthRoot)/Docs/\(language == .swift ? "first-plugin.md" : "c-plugins.md").
 
         """
     }

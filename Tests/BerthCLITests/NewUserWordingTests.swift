@@ -42,6 +42,17 @@ struct NewUserWordingTests {
         ], "\(output.standardError)")
     }
 
+    @Test("berth new's README says what the template asks of the host and points at the tutorial of its language", arguments: ["swift", "c"])
+    func newReadme(language: String) throws {
+        let workspace = PluginWorkspace()
+        let output = try BerthProcess.run(["new", "Hello", "--lang", language], in: workspace.root)
+        #expect(output.status == 0, "\(output.standardError)")
+        let readme = try String(contentsOfFile: workspace.root + "/Hello/README.md", encoding: .utf8)
+        let asks = language == "swift" ? "asks the host only to log and keep view state" : "asks the host only to log."
+        let tutorial = language == "swift" ? "/Docs/first-plugin.md." : "/Docs/c-plugins.md."
+        #expect(readme.contains(asks) && readme.contains(tutorial), "\(readme)")
+    }
+
     @Test("pack of a folder named in another case suggests the folder that is there")
     func packSuggestsFolderCase() throws {
         let workspace = PluginWorkspace()
