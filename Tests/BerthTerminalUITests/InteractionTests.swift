@@ -213,6 +213,20 @@ struct InteractionTests {
         #expect(!terminal.text.contains("Inspector"))
     }
 
+    @Test("in a 100-column terminal the inspector shows where each plugin runs: its mode, and an isolated one's worker pid")
+    func inspectorNarrow() async throws {
+        let front = try FrontEndHost(opening: "counter", argument: "3600000", width: 100, height: 40)
+        await front.terminal.press(.function(2))
+        let text = front.terminal.text
+        let generation = try #require(front.host.plugins["com.example.counter"]?.generation)
+        #expect(text.contains("com.example.counter loaded g1\n"), "the plugin's line fits the panel: \(text)")
+        if let pid = generation.workerPID {
+            #expect(generation.isolation == .process && text.contains("process · pid \(pid) · "), "\(text)")
+        } else {
+            #expect(generation.isolation == .inProcess && text.contains("    in-process\n"), "\(text)")
+        }
+    }
+
     @Test("a crash of an isolated plugin closes its screen and shows a banner; Esc clears it")
     func crashBanner() async throws {
         let front = try FrontEndHost(opening: "org.berth.crasher/segv-action") { $0.stageCrasher(isolation: "process") }

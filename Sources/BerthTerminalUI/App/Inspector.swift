@@ -70,18 +70,20 @@ struct Inspector {
         for id in host.plugins.keys.sorted() {
             guard let record = host.plugins[id] else { continue }
             var line = "  \(id) \(record.stateName)"
-            if let generation = record.generation {
-                line += " g\(generation.number) \(generation.isolation.rawValue)"
-                if let pid = generation.workerPID {
-                    line += " pid \(pid)"
-                    if let memory = Self.residentMemory(pid) { line += " \(memory)" }
-                    if let cpu = Self.processorTime(pid) { line += " cpu \(cpu)" }
-                }
-            }
+            if let generation = record.generation { line += " g\(generation.number)" }
             lines.append(line)
-            // Under it: what its load cost, when it was activated, and its crash budget.
+            // Under it: where it runs (its worker's pid, memory and processor time), what its
+            // load cost, when it was activated, and its crash budget; wrapped, so a narrow
+            // panel shows them all.
             var detail: [String] = []
             if let generation = record.generation {
+                var runs = generation.isolation.rawValue
+                if let pid = generation.workerPID {
+                    runs += " · pid \(pid)"
+                    if let memory = Self.residentMemory(pid) { runs += " · \(memory)" }
+                    if let cpu = Self.processorTime(pid) { runs += " · cpu \(cpu)" }
+                }
+                detail.append(runs)
                 let load = generation.loadTimings
                 detail.append("load \(Self.milliseconds(load.total)) ms (copy+hash \(Self.milliseconds(load.copyAndHash)) · "
                     + "dlopen \(Self.milliseconds(load.dlopen)) · handshake \(Self.milliseconds(load.handshake)))")
