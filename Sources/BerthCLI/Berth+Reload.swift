@@ -1,7 +1,7 @@
 import ArgumentParser
 
 extension Berth {
-    /// `berth reload ID [--keep-state]`: reload a plugin in a running host.
+    /// `berth reload ID [--keep-state] [--json]`: reload a plugin in a running host.
     struct Reload: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Reload a plugin in a running host: new generation, screens reopened in place, rollback on failure.")
 

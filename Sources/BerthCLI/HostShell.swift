@@ -36,7 +36,8 @@ final class HostShell {
         discover                   scan the plugins folders again (new or fixed plugins)
         load ID|PATH|all           load a plugin by id, or a plugin folder from anywhere
         unload ID                  close its screens, then retire or unload its image
-        reload ID [--keep-state]   new generation from the folder (--keep-state: carry @State;
+        reload ID [--keep-state] [--json]
+                                   new generation from the folder (--keep-state: carry @State;
                                    --json: the new generation and each phase's time)
         call ID SYMBOL ARGS...     call an export through libffi
         open ROUTE                 push a screen on the visible stack (PLUGIN/ROUTE or ROUTE)
