@@ -62,6 +62,9 @@ extension StateStorage {
 
     private func takeDefinitions(of header: BinaryViewTree.Header, paths: [String]) {
         if header.reset { identityIDs.removeAll(keepingCapacity: true) }
+        // Sized once: a screen's first tree defines all its identities, which grew the
+        // table from empty one doubling at a time (P7 in Docs/benchmarks.md).
+        identityIDs.reserveCapacity(identityIDs.count + header.definitions.count)
         for (offset, path) in header.definitions.enumerated() {
             identityIDs[path] = header.firstDefinition + UInt32(offset)
         }
