@@ -104,16 +104,24 @@ final class PluginLoader {
     /// Loads `id` after its requirements. A requirement that fails, now or earlier in the same
     /// pass (`failed`: each plugin is tried once), fails `id` with an error naming `id`, the
     /// requirement and why it did not load.
+    /// Each plugin that does not load is one `failed` event, as `loadGeneration` emits it for
+    /// its own failures.
     private func load(_ id: String, failed: inout [String: LoaderError]) throws(LoaderError) -> PluginGeneration {
         if let earlier = failed[id] { throw earlier }
         if let generation = registry[id]?.generation { return generation }
-        _ = try registry.loadOrder(for: id)  // a missing, out-of-range or cyclic requirement, named
         guard let record = registry[id] else { throw LoaderError(.notFound, plugin: id, "no such plugin") }
         do throws(LoaderError) {
-            for requirement in record.source.manifest.requires {
-                do { _ = try load(requirement.id, failed: &failed) } catch {
-                    throw Self.dependencyFailed(id, requires: requirement.id, error)
+            do throws(LoaderError) {
+                _ = try registry.loadOrder(for: id)  // a missing, out-of-range or cyclic requirement, named
+                for requirement in record.source.manifest.requires {
+                    do { _ = try load(requirement.id, failed: &failed) } catch {
+                        throw Self.dependencyFailed(id, requires: requirement.id, error)
+                    }
                 }
+            } catch {
+                // A requirement's own requirement can be the one at fault: then it is named.
+                events.emit(.failed, .plugin(id), error.plugin == id ? error.message : "did not load: \(error.description)")
+                throw error
             }
             try loadGeneration(of: id)
         } catch {

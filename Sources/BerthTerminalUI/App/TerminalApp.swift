@@ -48,6 +48,11 @@ public final class TerminalApp {
         output = TerminalOutput(colours: colours)
         changeToken = host.addChangeObserver { [weak self] in self?.hostChanged() }
         eventToken = host.addEventObserver { [weak self] event in self?.noteEvent(event) }
+        // What the host said before now: the inspector's log starts with it, and a plugin
+        // that did not load is the banner (its line went by under the full screen).
+        let earlier = host.events
+        for event in earlier { appendLog("\(event.sequence). \(event.subject): \(event.message)") }
+        banner = StartupProblems(events: earlier) { host.plugins[$0]?.generation != nil }.banner
     }
 
     /// Stops listening to the host (the front end is done).
