@@ -208,7 +208,8 @@ final class PluginWatcher {
         case validated(Result<ValidatedPlugin, PluginValidationFailure>)
     }
 
-    /// Complete means sizes that hold still across `wait` and no other process that may
+    /// Complete means sizes and modification times that hold still across `wait`, before
+    /// and after validation, and no other process that may
     /// still write a file (a writer can keep the size steady while it fills the middle);
     /// only then is the folder validated. Blocks the calling thread.
     nonisolated private static func inspect(_ folder: String, after wait: Duration, signatures: SignaturePolicy) -> Inspection {
@@ -222,13 +223,9 @@ final class PluginWatcher {
         // the library with its final size and both ends first would otherwise validate).
         // Validation only reads: a half-written file's result is thrown away.
         guard fileStamps(in: folder) == before else { return .changing }
-        let writers = files(in: folder).flatMap(OpenWriters.of)
+        let writers = before.keys.sorted().map { (folder as NSString).appendingPathComponent($0) }.flatMap(OpenWriters.of)
         guard writers.isEmpty else { return .writers(writers) }
         return .validated(validation)
-    }
-
-    nonisolated private static func files(in folder: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).map { (folder as NSString).appendingPathComponent($0) }
     }
 
     /// Each file's size and modification time: a write that keeps the size (the middle of
