@@ -317,6 +317,7 @@ struct DependencyTests {
             return error.code == .dependencyMissing && error.plugin == "com.example.counter" && error.message.contains("com.example.absent")
         }
         #expect(host.generation(of: "com.example.counter") == nil)
+        #expect(host.events.filter { $0.kind == .failed }.map(\.subject) == [.plugin("com.example.counter")])
     }
 
     @Test("a dependency outside the range names both plugins and both versions")
@@ -348,6 +349,8 @@ struct DependencyTests {
         ])
         #expect(errors.dropFirst().allSatisfy { $0.code == .dependencyFailed })
         #expect(host.events.filter { $0.kind == .failed && $0.subject == .plugin("com.example.counter") }.count == 1, "tried once")
+        // Each dependent's failure is an event too, with its own error.
+        #expect(host.events.filter { $0.kind == .failed }.map(\.description) == errors.map(\.description))
         #expect(host.plugins.values.allSatisfy { $0.generation == nil })
         // A later load tries again, and names the requirement the same way.
         #expect { try host.load("com.example.inbox") } throws: { error in

@@ -10,19 +10,20 @@ struct StartupProblems {
     /// From the host's events so far; a plugin loaded by now (a later attempt worked) is
     /// left out.
     init(events: [HostEvent], isLoaded: (String) -> Bool) {
-        var firstBySubject: [HostEvent.Subject: HostEvent] = [:]
-        var order: [HostEvent.Subject] = []
-        for event in events where event.kind == .failed || event.kind == .rejected {
-            if case .plugin(let id) = event.subject, isLoaded(id) { continue }
-            guard firstBySubject[event.subject] == nil else { continue }
-            firstBySubject[event.subject] = event
-            order.append(event.subject)
+        var subjects = Set<HostEvent.Subject>()
+        let problems = events.filter { event in
+            guard event.kind == .failed || event.kind == .rejected else { return false }
+            switch event.subject {
+            case .plugin(let id) where isLoaded(id): return false
+            case .plugin, .folder: return subjects.insert(event.subject).inserted
+            default: return false  // a screen, the host, the watcher …
+            }
         }
-        guard let first = order.first, let event = firstBySubject[first] else {
+        guard let event = problems.first else {
             banner = nil
             return
         }
-        let others = order.count - 1
+        let others = problems.count - 1
         let more = others == 0 ? "" : " (and \(others) other plugin\(others == 1 ? "" : "s"): F2)"
         banner = "did not load: \(event.subject): \(event.message)\(more)"
     }
