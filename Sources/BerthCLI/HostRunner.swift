@@ -12,7 +12,7 @@ let hostLoopEnded = Atomic<Bool>(false)
 /// normal shutdown needs the main actor, so after a grace period this thread removes the
 /// socket and the runtime folder itself and exits with status 1, naming the stuck call.
 /// Persisted values need no flush: each write was committed (WAL, synchronous FULL).
-func startStuckHostWatchdog(socket: @escaping @Sendable () -> Void, runtimeFolder: String, grace: Duration = .seconds(3)) {
+func startStuckHostWatchdog(socket: @escaping @Sendable () -> Void, runtimeFolder: String, grace: Duration = .seconds(5)) {
     let thread = Thread {
         while !terminationRequested.load(ordering: .relaxed) { usleep(50_000) }
         let deadline = ContinuousClock.now + grace
@@ -22,7 +22,7 @@ func startStuckHostWatchdog(socket: @escaping @Sendable () -> Void, runtimeFolde
         }
         // A full-screen front end's terminal is put back first, so the line below is seen.
         TerminalFrontEnd.restoreTerminalNow()
-        let stuck = RunningPluginCall.current.map { "\($0.description), running for \(Int($0.elapsed.components.seconds)) s" } ?? "an unknown call"
+        let stuck = (RunningPluginCall.current ?? RunningPluginCall.onLanes.first).map { "\($0.description), running for \(Int($0.elapsed.components.seconds)) s" } ?? "an unknown call"
         FileHandleOutput.standardError("error: the host is stuck in \(stuck); exiting without closing its plugins\n")
         socket()
         try? FileManager.default.removeItem(atPath: runtimeFolder)
@@ -93,7 +93,7 @@ final class HostRunner {
     /// Socket commands received whose reply is not written yet: the host leaves only once
     /// each is answered (or `answerGrace` has passed), so `quit` and `restart` reply too.
     private nonisolated let answering = LockedCondition(0)
-    /// How long a leaving host waits for those replies (under the stuck-host watchdog's 3 s).
+    /// How long a leaving host waits for those replies (under the stuck-host watchdog's 5 s).
     private nonisolated static let answerGrace = Duration.seconds(2)
 
     init(options: Options) {
@@ -186,7 +186,7 @@ final class HostRunner {
             defer { hostLoopEnded.store(true, ordering: .relaxed) }
             host.stopWatching()
             host.shutdown()
-            return status
+            return reportCallsLeftRunning() ? ExitStatus.failure.rawValue : status
         }
 
         // One stream for everything the loop acts on: lines (read on their own thread),
@@ -248,7 +248,19 @@ final class HostRunner {
         defer { hostLoopEnded.store(true, ordering: .relaxed) }
         host.stopWatching()
         host.shutdown()
-        return shell.failures > 0 && !interactive ? ExitStatus.failure.rawValue : 0
+        let leftRunning = reportCallsLeftRunning()
+        return (shell.failures > 0 && !interactive) || leftRunning ? ExitStatus.failure.rawValue : 0
+    }
+
+    /// Names each plugin call still running on its lane as the host leaves (an in-process
+    /// plugin that never returns: its thread cannot be stopped, so the host exits around it).
+    /// True when there was one.
+    private func reportCallsLeftRunning() -> Bool {
+        let running = RunningPluginCall.onLanes
+        for call in running {
+            printError("left \(call.description) running for \(call.elapsedMilliseconds / 1000) s: it did not return before the host quit")
+        }
+        return !running.isEmpty
     }
 
     /// A missing plugins folder is a warning (nothing to load from it); a watching host

@@ -104,13 +104,13 @@ final class HostShell {
         }
         do {
             // Every host command runs in a request scope of its own.
-            try host.inRequestScope("command \(command)") { try run(command, arguments) }
+            try await host.inRequestScope("command \(command)") { try await run(command, arguments) }
         } catch {
             fail(failureLine(error, command: command, arguments: arguments))
         }
     }
 
-    private func run(_ command: String, _ arguments: [String]) throws {
+    private func run(_ command: String, _ arguments: [String]) async throws {
         switch command {
         case "plugins": listPlugins()
         case "discover":
@@ -144,7 +144,7 @@ final class HostShell {
         case _ where ViewInput.commandNames.contains(command):
             let view = try viewIdentity(try argument(arguments, 0, ViewInput.usage(of: command)))
             guard let input = try ViewInput(command: command, values: Array(arguments.dropFirst())) else { return }
-            try host.input(input, view: view)
+            try await host.input(input, view: view)
             // The input may have navigated: show whatever is visible now, under its own header.
             printScreen(host.visibleRouter?.module?.canRender == true ? try host.render()?.root : nil)
         case "state":
@@ -164,7 +164,7 @@ final class HostShell {
         case "pop-to-root": try host.popToRoot()
         case "close":
             host.close(try targetRouter("#" + (try argument(arguments, 0, "close SCREEN"))))
-        case "send": try send(arguments)
+        case "send": try await send(arguments)
         case "actions": try listActions(arguments)
         case "context", "terminate":
             let type = try argument(arguments, 0, "\(command) TYPE [PAYLOAD]")
@@ -224,13 +224,13 @@ final class HostShell {
 
     /// `send ACTION [TEXT]` to the visible screen, or `send #N ACTION [TEXT]` to screen N.
     /// A name the screen does not declare is refused, when it declares some.
-    private func send(_ arguments: [String]) throws {
+    private func send(_ arguments: [String]) async throws {
         var arguments = arguments
         let screen = arguments.first?.hasPrefix("#") == true ? arguments.removeFirst() : nil
         let action = try argument(arguments, 0, "send [#SCREEN] ACTION [TEXT]")
         let router = try targetRouter(screen)
         try checkDeclared(action, by: router)
-        try host.send(screen: router.id, action: action, payload: Array(arguments.dropFirst().joined(separator: " ").utf8))
+        try await host.send(screen: router.id, action: action, payload: Array(arguments.dropFirst().joined(separator: " ").utf8))
     }
 
     private func listScreens() {
@@ -255,6 +255,10 @@ final class HostShell {
             generation.workerPID.map { "\(generation.pluginID) pid \($0)" + (generation.workerProcessorTime.map { " cpu \(Self.seconds($0))" } ?? "") }
         }
         emitLine("workers: \(workers.isEmpty ? "none" : workers.sorted().joined(separator: ", "))")
+        // Plugins in a call on their lane: their screens wait, the host does not.
+        for call in RunningPluginCall.onLanes {
+            emitLine("busy: \(call.description) has been running for \(call.elapsedMilliseconds) ms")
+        }
         emitLine("runtime folder: \(host.runtimeDirectory.path)")
     }
 

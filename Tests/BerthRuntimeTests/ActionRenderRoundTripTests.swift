@@ -40,7 +40,7 @@ struct ActionRenderRoundTripTests {
         /// Sends `action`; its error's message, if it failed.
         func send(_ action: String) -> String? {
             do {
-                try host.send(screen: screen.id, action: action, payload: [])
+                try host.sendBlocking(screen: screen.id, action: action, payload: [])
                 return nil
             } catch {
                 return error.message

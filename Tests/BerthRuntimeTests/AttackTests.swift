@@ -180,7 +180,7 @@ extension AttackTests {
                                        ("junk-render", "2500000", "the JSON has 2500007 values and member names, over the limit of 2000000")] {
             // Each attack renders twice on the main actor: one per slice.
             await work.pause()
-            try host.send(screen: screen.id, action: action, payload: Array(size.utf8))
+            try host.sendBlocking(screen: screen.id, action: action, payload: Array(size.utf8))
             #expect {
                 try host.render(screen: screen.id)
             } throws: { error in
@@ -188,7 +188,7 @@ extension AttackTests {
                 return text.contains(reason) && !text.contains("\n")
             }
         }
-        try host.send(screen: screen.id, action: "big-render", payload: Array("3".utf8))
+        try host.sendBlocking(screen: screen.id, action: "big-render", payload: Array("3".utf8))
         #expect(try host.render(screen: screen.id)?.allNodes.count == 4)
         #expect(host.plugins["org.berth.attacker"]?.state != .crashed)
     }
@@ -198,7 +198,7 @@ extension AttackTests {
         let (host, _) = try attacker(["context"])
         let screen = try host.push("org.berth.attacker/attack")
         #expect {
-            try host.send(screen: screen.id, action: "storm", payload: Array("300000".utf8))
+            try host.sendBlocking(screen: screen.id, action: "storm", payload: Array("300000".utf8))
         } throws: { error in
             "\(error)".contains("unresponsive")
         }

@@ -25,7 +25,7 @@ struct CapabilityTests {
     /// Sends `action` to `screen`; the failure's message, or nil when it succeeded.
     private func failure(_ host: BerthHost, _ screen: Router, _ action: String, payload: String = "") -> String? {
         do {
-            try host.send(screen: screen.id, action: action, payload: Array(payload.utf8))
+            try host.sendBlocking(screen: screen.id, action: action, payload: Array(payload.utf8))
             return nil
         } catch {
             return error.message

@@ -68,7 +68,7 @@ struct CrashContainmentTests {
         }
         if when == "action" {
             let screen = try #require(opened).id
-            #expect(throws: ScreenError.self) { try host.send(screen: screen, action: "poke", payload: []) }
+            #expect(throws: ScreenError.self) { try host.sendBlocking(screen: screen, action: "poke", payload: []) }
         }
         // A task that hangs keeps the worker answering until deactivation awaits it.
         if how == "hang", when == "task" { host.close(try #require(opened)) }
@@ -82,7 +82,7 @@ struct CrashContainmentTests {
         #expect(!host.openRouters.contains { $0.pluginID == "org.berth.crasher" })
         #expect(setup.hello.module?.isActive == true)
         #expect(host.openRouters.count == 1)
-        try host.send(screen: setup.hello.id, action: "wave", payload: [])
+        try host.sendBlocking(screen: setup.hello.id, action: "wave", payload: [])
         #expect(host.plugins["org.berth.crasher"]?.state == .crashed)
         if let opened, when != "create" {
             // A screen that had appeared was removed permanently, by the usual close sequence.
@@ -157,7 +157,7 @@ struct CrashContainmentTests {
         let events = host.events.filter { $0.subject == .screen(opened.id) }.map(\.message)
         #expect(events.contains("released (org.berth.crasher/ok)"), "\(events)")
         #expect(setup.hello.module?.isActive == true)
-        try host.send(screen: setup.hello.id, action: "wave", payload: [])
+        try host.sendBlocking(screen: setup.hello.id, action: "wave", payload: [])
         // Its next use starts a new worker.
         #expect(try host.generationForUse(of: "org.berth.crasher")?.call("crasher_add", arguments: [.int32(1), .int32(1)]) == .int32(2))
     }

@@ -36,7 +36,7 @@ struct DurabilityTests {
                 kill(worker, SIGKILL)
             }
             killer.start()
-            #expect(throws: ScreenError.self) { try host.send(screen: screen.id, action: "persist", payload: Array("100000000".utf8)) }
+            #expect(throws: ScreenError.self) { try host.sendBlocking(screen: screen.id, action: "persist", payload: Array("100000000".utf8)) }
             await eventuallyAsync { host.events.filter { $0.kind == .crashed }.count >= round }
             #expect(host.events.filter { $0.kind == .crashed }.count == round)
             let committed = recorder.matching("committed ").compactMap { Int($0.split(separator: " ").last ?? "") }
@@ -50,7 +50,7 @@ struct DurabilityTests {
         // The host is still up and the plugin comes back: it resumes from the stored value.
         recorder.clear()
         let screen = try host.push("ok")
-        try host.send(screen: screen.id, action: "persist", payload: Array("3".utf8))
+        try host.sendBlocking(screen: screen.id, action: "persist", payload: Array("3".utf8))
         let resumed = try #require(recorder.matching("resumed at ").first?.split(separator: " ").last.flatMap { Int($0) })
         let stored = try #require(try store.read(plugin: "org.berth.crasher", key: "n"))
         #expect(Int(String(decoding: stored, as: UTF8.self)) == resumed + 3)

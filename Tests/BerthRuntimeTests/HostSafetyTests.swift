@@ -49,7 +49,7 @@ struct HostSafetyTests {
         let inbox = try host.push("inbox")
         _ = try host.push("hello")
         // The inbox is not the top of its stack, so its present request is refused.
-        try host.send(screen: inbox.id, action: "compose", payload: [])
+        try host.sendBlocking(screen: inbox.id, action: "compose", payload: [])
         #expect(host.openRouters.map(\.route) == ["inbox", "hello"])
         let created = host.events.filter { $0.kind == .created && $0.message.contains("compose") }.map(\.subject)
         let released = host.events.filter { $0.kind == .released }.map(\.subject)
@@ -63,10 +63,10 @@ struct HostSafetyTests {
         let plugins = try await ExamplePlugins()
         let host = plugins.host
         let inbox = try host.push("inbox")
-        try host.send(screen: inbox.id, action: "greet", payload: [])
+        try host.sendBlocking(screen: inbox.id, action: "greet", payload: [])
         let hello = try #require(host.visibleRouter)
         try host.reload("com.example.inbox")
-        try host.send(screen: hello.id, action: "wave", payload: [])
+        try host.sendBlocking(screen: hello.id, action: "wave", payload: [])
         #expect(plugins.recorder.matching("[com.example.inbox#2] inbox heard the greeter: waved 1 time(s)").count == 1)
     }
 
@@ -75,13 +75,13 @@ struct HostSafetyTests {
         let plugins = try await ExamplePlugins()
         let host = plugins.host
         let inbox = try host.push("inbox")
-        try host.send(screen: inbox.id, action: "greet", payload: [])
+        try host.sendBlocking(screen: inbox.id, action: "greet", payload: [])
         let hello = try #require(host.visibleRouter)
         #expect(hello.delegateObservers.count == 1)
         // The inbox asked once on "greet"; asking again must not add a second delivery.
         try host.navigator.observeDelegate(of: hello.id, by: inbox)
         #expect(hello.delegateObservers.count == 1)
-        try host.send(screen: hello.id, action: "wave", payload: [])
+        try host.sendBlocking(screen: hello.id, action: "wave", payload: [])
         #expect(plugins.recorder.matching("inbox heard the greeter: waved 1 time(s)").count == 1)
         host.observeDelegate(of: hello) { _, _ in }
         #expect(hello.delegateObservers.count == 2, "a host observer is separate from the screen's")
@@ -96,7 +96,7 @@ struct HostSafetyMoreTests {
     func taskCannotNavigate() async throws {
         let plugins = try await ExamplePlugins()
         let inbox = try plugins.host.push("inbox")
-        try plugins.host.send(screen: inbox.id, action: "push-from-task", payload: [])
+        try plugins.host.sendBlocking(screen: inbox.id, action: "push-from-task", payload: [])
         await eventuallyAsync { !plugins.recorder.matching("push from a task").isEmpty }
         // CI once waited 119 s here for a line that never came: say what the host saw
         // (a worker's crash is an event) and what the plugin logged.
@@ -111,7 +111,7 @@ struct HostSafetyMoreTests {
         let host = plugins.host
         let profile = try host.push("profile")
         host.beginSession("s")
-        try host.send(screen: profile.id, action: "session", payload: [])
+        try host.sendBlocking(screen: profile.id, action: "session", payload: [])
         // The new generation's entry runs (and registers its services), then the handshake
         // fails: the manifest says another ABI minor than the library reports.
         let folder = plugins.workspace.plugins + "/com.example.profile"
@@ -120,7 +120,7 @@ struct HostSafetyMoreTests {
         plugins.workspace.write(manifest: manifest, in: folder)
         #expect(throws: LoaderError.self) { try host.reload("com.example.profile") }
         let reopened = try #require(host.router(profile.id))
-        try host.send(screen: reopened.id, action: "session", payload: [])
+        try host.sendBlocking(screen: reopened.id, action: "session", payload: [])
         #expect(plugins.recorder.matching("profile is in user session #").count == 2)
         #expect(host.scopes.registrations.contains { $0.key.hasSuffix("Profile.UserSession") && $0.provider == "com.example.profile#1" })
     }

@@ -22,7 +22,7 @@ struct OptionalFunctionTests {
         #expect(!generation.handshake.functions.contains(.action) && !generation.handshake.functions.contains(.render))
         let screen = try host.push("probe")
         #expect(screen.interactor?.isActive == true, "no activate: active all the same")
-        #expect { try host.send(screen: screen.id, action: "anything", payload: []) } throws: { error in
+        #expect { try host.sendBlocking(screen: screen.id, action: "anything", payload: []) } throws: { error in
             (error as? ScreenError)?.code == .takesNoInput && "\(error)".contains("org.berth.fixtures/probe takes no actions")
         }
         #expect(try host.render() == nil, "no render function: an empty tree")
@@ -74,7 +74,7 @@ struct OptionalFunctionTests {
 
         /// The screen's action "child": a child screen on top, whose delegate actions it observes.
         func pushChild() throws -> Router {
-            try host.send(screen: screen.id, action: "child", payload: [])
+            try host.sendBlocking(screen: screen.id, action: "child", payload: [])
             let child = try #require(host.visibleRouter)
             #expect(child.id != screen.id, "the child is on top")
             return child
@@ -91,7 +91,7 @@ struct OptionalFunctionTests {
         let omitted = try Omitting("omit_entry_activate")
         #expect(omitted.calls("activate") == 0)
         #expect(omitted.screen.interactor?.isActive == true)
-        try omitted.host.send(screen: omitted.screen.id, action: "x", payload: [])
+        try omitted.host.sendBlocking(screen: omitted.screen.id, action: "x", payload: [])
         #expect(omitted.calls("action") == 1, "an active screen takes actions")
     }
 
@@ -121,10 +121,10 @@ struct OptionalFunctionTests {
     @Test("without action a send fails with '… takes no actions' and reaches nothing")
     func omittedAction() throws {
         let whole = try Omitting("omit_entry_all")
-        try whole.host.send(screen: whole.screen.id, action: "x", payload: [])
+        try whole.host.sendBlocking(screen: whole.screen.id, action: "x", payload: [])
         #expect(whole.calls("action") == 1)
         let omitted = try Omitting("omit_entry_action")
-        #expect { try omitted.host.send(screen: omitted.screen.id, action: "x", payload: []) } throws: { error in
+        #expect { try omitted.host.sendBlocking(screen: omitted.screen.id, action: "x", payload: []) } throws: { error in
             (error as? ScreenError)?.code == .takesNoInput && "\(error)".contains("org.berth.omit/omit takes no actions")
         }
         #expect(omitted.calls("action") == 0)
@@ -171,7 +171,7 @@ struct OptionalFunctionTests {
     func omittedContextReceived() throws {
         for (entry, received) in [("omit_entry_all", true), ("omit_entry_context_received", false)] {
             let opened = try Omitting(entry)
-            try opened.host.send(screen: opened.pushChild().id, action: "context", payload: [])
+            try opened.host.sendBlocking(screen: opened.pushChild().id, action: "context", payload: [])
             #expect((opened.calls("context_received") > 0) == received, "\(entry)")
             #expect(opened.failures.contains { $0.contains("has no context_received") } == !received, "\(entry): \(opened.failures)")
         }
@@ -181,7 +181,7 @@ struct OptionalFunctionTests {
     func omittedDelegateReceived() throws {
         for (entry, received) in [("omit_entry_all", true), ("omit_entry_delegate_received", false)] {
             let opened = try Omitting(entry)
-            try opened.host.send(screen: opened.pushChild().id, action: "delegate", payload: [])
+            try opened.host.sendBlocking(screen: opened.pushChild().id, action: "delegate", payload: [])
             #expect(opened.calls("delegate_received") == (received ? 1 : 0), "\(entry)")
             #expect(opened.failures.contains { $0.contains("has no delegate_received") } == !received, "\(entry): \(opened.failures)")
         }

@@ -98,7 +98,7 @@ struct UnloadReloadWithScreensTests {
         }
         #expect(host.generation(of: "com.example.counter")?.number == 1)
         // The old generation still works.
-        try host.send(screen: screens[4].id, action: "increment", payload: [])
+        try host.sendBlocking(screen: screens[4].id, action: "increment", payload: [])
         _ = original
     }
 }
@@ -110,11 +110,11 @@ struct DelegateActionTests {
         let plugins = try await ExamplePlugins()
         let host = plugins.host
         let inbox = try host.push("inbox")
-        try host.send(screen: inbox.id, action: "compose", payload: [])
+        try host.sendBlocking(screen: inbox.id, action: "compose", payload: [])
         let compose = try #require(host.visibleRouter)
         #expect(compose.route == "compose")
-        try host.send(screen: compose.id, action: "type", payload: Array("hello there".utf8))
-        try host.send(screen: compose.id, action: "send", payload: [])
+        try host.sendBlocking(screen: compose.id, action: "type", payload: Array("hello there".utf8))
+        try host.sendBlocking(screen: compose.id, action: "send", payload: [])
         #expect(compose.isReleased, "compose dismissed itself")
         #expect(host.visibleRouter === inbox)
         #expect(plugins.recorder.matching("inbox received 'hello there' from screen \(compose.id)").count == 1)
@@ -125,10 +125,10 @@ struct DelegateActionTests {
         let plugins = try await ExamplePlugins()
         let host = plugins.host
         let inbox = try host.push("inbox")
-        try host.send(screen: inbox.id, action: "greet", payload: [])
+        try host.sendBlocking(screen: inbox.id, action: "greet", payload: [])
         let hello = try #require(host.visibleRouter)
         #expect(hello.pluginID == "com.example.greeter")
-        try host.send(screen: hello.id, action: "wave", payload: [])
+        try host.sendBlocking(screen: hello.id, action: "wave", payload: [])
         #expect(plugins.recorder.matching("inbox heard the greeter: waved 1 time(s)").count == 1)
     }
 
@@ -140,11 +140,11 @@ struct DelegateActionTests {
         let hello = try host.push("hello")
         var heard: [String] = []
         host.observeDelegate(of: hello) { action, _ in heard.append(action) }
-        try host.send(screen: hello.id, action: "wave", payload: [])
+        try host.sendBlocking(screen: hello.id, action: "wave", payload: [])
         #expect(heard == ["waved"])
         host.close(hello)
         #expect(hello.delegateObservers.isEmpty)
-        #expect(throws: ScreenError.self) { try host.send(screen: hello.id, action: "wave", payload: []) }
+        #expect(throws: ScreenError.self) { try host.sendBlocking(screen: hello.id, action: "wave", payload: []) }
         #expect(heard == ["waved"])
         _ = inbox
     }
@@ -153,7 +153,7 @@ struct DelegateActionTests {
     func noObserver() async throws {
         let plugins = try await ExamplePlugins()
         let hello = try plugins.host.push("hello")
-        try plugins.host.send(screen: hello.id, action: "wave", payload: [])
+        try plugins.host.sendBlocking(screen: hello.id, action: "wave", payload: [])
         #expect(plugins.host.events.contains { $0.message == "delegate 'waved' → 0 observer(s)" })
     }
 }

@@ -14,7 +14,7 @@ struct RouteContextHintTests {
         let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
-        try host.send(screen: profile.id, action: "pick-inline", payload: [])
+        try host.sendBlocking(screen: profile.id, action: "pick-inline", payload: [])
         let users = try #require(host.visibleRouter)
         #expect(host.contextObservations.contains { $0.type == selection && $0.screen == profile.id })
         host.sendContext("com.example.user.UserSelection", payload: [], from: users)
@@ -29,7 +29,7 @@ struct RouteContextHintTests {
         let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
-        try host.send(screen: profile.id, action: "pick-inline", payload: [])
+        try host.sendBlocking(screen: profile.id, action: "pick-inline", payload: [])
         let users = try #require(host.visibleRouter)
         let choice = Array(#"{"id":"grace","name":"Grace Hopper"}"#.utf8)
         let note = "note: context \(selection) was sent and screen \(users.id) stays open; terminate(\(selection)) sends it and closes the screen"
@@ -40,7 +40,7 @@ struct RouteContextHintTests {
         #expect(host.events.filter { $0.message.hasPrefix("note: ") }.count == 1, "once per screen")
 
         let again = try host.push("profile")
-        try host.send(screen: again.id, action: "pick-inline", payload: [])
+        try host.sendBlocking(screen: again.id, action: "pick-inline", payload: [])
         let picker = try #require(host.visibleRouter)
         host.terminate(selection, payload: choice, from: picker)
         #expect(host.events.filter { $0.message.hasPrefix("note: ") }.count == 1, "terminate closes: no note")

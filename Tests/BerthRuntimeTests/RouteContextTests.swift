@@ -34,11 +34,11 @@ struct TerminateTests {
         let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
-        try host.send(screen: profile.id, action: "pick-inline", payload: [])
+        try host.sendBlocking(screen: profile.id, action: "pick-inline", payload: [])
         let users = try #require(host.visibleRouter)
-        try host.send(screen: users.id, action: "open", payload: Array("grace".utf8))
+        try host.sendBlocking(screen: users.id, action: "open", payload: Array("grace".utf8))
         let detail = try #require(host.visibleRouter)
-        try host.send(screen: detail.id, action: "choose", payload: [])
+        try host.sendBlocking(screen: detail.id, action: "choose", payload: [])
         #expect(host.visibleRouter === profile)
         #expect(users.isReleased && detail.isReleased)
         #expect(plugins.recorder.matching("profile shows Grace Hopper").count == 1)
@@ -119,11 +119,11 @@ struct TerminateTests {
         let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         let profile = try host.push("profile")
-        try host.send(screen: profile.id, action: "pick", payload: [])
+        try host.sendBlocking(screen: profile.id, action: "pick", payload: [])
         let users = try #require(host.visibleRouter)
         #expect(users.stack?.isPresented == true)
-        try host.send(screen: users.id, action: "open", payload: Array("ada".utf8))
-        try host.send(screen: try #require(host.visibleRouter).id, action: "choose", payload: [])
+        try host.sendBlocking(screen: users.id, action: "open", payload: Array("ada".utf8))
+        try host.sendBlocking(screen: try #require(host.visibleRouter).id, action: "choose", payload: [])
         #expect(host.visibleRouter === profile)
         #expect(plugins.recorder.matching("profile shows Ada Lovelace").count == 1)
         #expect(plugins.terminateLines() == ["terminate \(selection): dismissed, 2 screen(s) closed"])
@@ -195,8 +195,8 @@ struct ContextDispatchTests {
         plugins.host.removeContextObservers(selection, on: counter)
         #expect(counter.contextObservers.isEmpty)
         let profile = try plugins.host.push("profile")
-        try plugins.host.send(screen: profile.id, action: "forget", payload: [])
-        try plugins.host.send(screen: profile.id, action: "forget", payload: [])
+        try plugins.host.sendBlocking(screen: profile.id, action: "forget", payload: [])
+        try plugins.host.sendBlocking(screen: profile.id, action: "forget", payload: [])
         #expect(profile.contextObservers.isEmpty)
     }
 
@@ -222,8 +222,8 @@ struct ContextDispatchTests {
         _ = try host.push("profile")
         _ = try host.push("hello")
         _ = try host.push("com.example.users/users")
-        try host.send(screen: try #require(host.visibleRouter).id, action: "open", payload: Array("linus".utf8))
-        try host.send(screen: try #require(host.visibleRouter).id, action: "preview", payload: [])
+        try host.sendBlocking(screen: try #require(host.visibleRouter).id, action: "open", payload: Array("linus".utf8))
+        try host.sendBlocking(screen: try #require(host.visibleRouter).id, action: "preview", payload: [])
         #expect(plugins.recorder.matching("hello got com.example.users.UserSelection: {\"id\":\"linus\",\"name\":\"Linus Torvalds\"}").count == 1)
         #expect(plugins.recorder.matching("profile shows Linus Torvalds").count == 1)
     }
@@ -284,7 +284,7 @@ struct ContextDispatchTests {
         #expect(delivery.receivers == [profile.id], "the host observer ran; the screen refused")
         #expect(host.events.contains { $0.kind == .failed && $0.message.hasSuffix("cannot decode \(selection): the payload is not JSON") },
                 "\(host.events.map(\.description))")
-        try host.send(screen: profile.id, action: "show", payload: [])
+        try host.sendBlocking(screen: profile.id, action: "show", payload: [])
         #expect(plugins.recorder.matching("profile: nobody selected").count == 1)
     }
 
@@ -358,8 +358,8 @@ struct CanTerminateTests {
         let plugins = try await ExamplePlugins.withRouteContext()
         let host = plugins.host
         _ = try host.push("com.example.users/users")
-        try host.send(screen: try #require(host.visibleRouter).id, action: "open", payload: Array("ada".utf8))
-        try host.send(screen: try #require(host.visibleRouter).id, action: "choose", payload: [])
+        try host.sendBlocking(screen: try #require(host.visibleRouter).id, action: "open", payload: Array("ada".utf8))
+        try host.sendBlocking(screen: try #require(host.visibleRouter).id, action: "choose", payload: [])
         #expect(plugins.recorder.matching("picker: Ada Lovelace chosen (receiver found: false)").count == 1)
     }
 }
@@ -372,15 +372,15 @@ struct ViewLevelContextTests {
         let host = plugins.host
         let card = try host.push("profile-card")
         #expect(host.contextObserverLines == ["screen \(card.id) com.example.profile/profile-card: \(selection)"])
-        try host.send(screen: card.id, action: "pick", payload: [])
-        try host.send(screen: try #require(host.visibleRouter).id, action: "open", payload: Array("grace".utf8))
-        try host.send(screen: try #require(host.visibleRouter).id, action: "choose", payload: [])
+        try host.sendBlocking(screen: card.id, action: "pick", payload: [])
+        try host.sendBlocking(screen: try #require(host.visibleRouter).id, action: "open", payload: Array("grace".utf8))
+        try host.sendBlocking(screen: try #require(host.visibleRouter).id, action: "choose", payload: [])
         #expect(host.visibleRouter === card)
         #expect(plugins.recorder.matching("card shows Grace Hopper").count == 1)
         let tree = try host.render()
         #expect(tree?.allNodes.contains { $0.fields["text"] == "Card: Grace Hopper" } == true)
 
-        try host.send(screen: card.id, action: "mute", payload: [])
+        try host.sendBlocking(screen: card.id, action: "mute", payload: [])
         #expect(host.contextObserverLines.isEmpty, "the modifier left the tree, so the observer went away")
         #expect(!host.canTerminate(selection, from: card))
     }

@@ -60,14 +60,14 @@ struct RouteTests {
         host.discover()
         #expect(host.loadAll().isEmpty)
         let screen = try host.push("probe")
-        #expect { try host.send(screen: screen.id, action: "push", payload: Array("org.berth.probe//other".utf8)) } throws: { error in
+        #expect { try host.sendBlocking(screen: screen.id, action: "push", payload: Array("org.berth.probe//other".utf8)) } throws: { error in
             guard let error = error as? ScreenError else { return false }
             return error.pluginStatus == .invalidArgument
                 && error.message.contains("navigate: route 'org.berth.probe//other' has more than one '/'")
         }
         #expect(host.openRouters.count == 1)
         // The control: the same call with a well-formed route opens the screen.
-        try host.send(screen: screen.id, action: "push", payload: Array("org.berth.probe/other".utf8))
+        try host.sendBlocking(screen: screen.id, action: "push", payload: Array("org.berth.probe/other".utf8))
         #expect(host.openRouters.map(\.qualifiedRoute) == ["org.berth.probe/probe", "org.berth.probe/other"])
     }
 }

@@ -45,7 +45,7 @@ struct ExamplePlugins {
     func ticksReach(_ ticks: Int, screen: Int) async throws -> Bool {
         try await eventuallyAsync(every: .milliseconds(10)) {
             recorder.clear()
-            try host.send(screen: screen, action: "report", payload: [])
+            try host.sendBlocking(screen: screen, action: "report", payload: [])
             let report = try #require(recorder.matching("count 0, ticks").last)
             return (Int(report.split(separator: " ")[4].dropLast()) ?? 0) >= ticks
         }
@@ -216,8 +216,8 @@ struct ReopenIdentityTests {
             detector.track(first)
             detector.track(try host.push("inbox"))
             detector.track(try host.push("hello"))
-            try host.send(screen: first.id, action: "increment", payload: [])
-            try host.send(screen: first.id, action: "increment", payload: [])
+            try host.sendBlocking(screen: first.id, action: "increment", payload: [])
+            try host.sendBlocking(screen: first.id, action: "increment", payload: [])
             host.close(first)
         }
         await detector.expectAllReleased()
@@ -226,7 +226,7 @@ struct ReopenIdentityTests {
         #expect(reopened.id != firstID)
         #expect(detector.aliveCount == 0, "the old instance is gone, so the new one is a new identity")
         plugins.recorder.clear()
-        try host.send(screen: reopened.id, action: "report", payload: [])
+        try host.sendBlocking(screen: reopened.id, action: "report", payload: [])
         #expect(plugins.recorder.matching("count 0, ticks 0").count == 1, "\(plugins.recorder.all)")
     }
 }
@@ -439,7 +439,7 @@ struct RenderPerOperationTests {
         let counter = try plugins.host.push("counter", argument: Array("3600000".utf8))
         let module = try #require(counter.module)
         #expect(module.renderPasses == 1)
-        try plugins.host.send(screen: counter.id, action: "increment", payload: [])
+        try plugins.host.sendBlocking(screen: counter.id, action: "increment", payload: [])
         #expect(module.renderPasses == 2)
     }
 

@@ -88,7 +88,7 @@ struct SandboxTests {
         let host = try workspace.makeHost()
         try host.load("org.berth.stress")
         let pool = try host.push("org.berth.stress/pool")
-        try host.send(screen: pool.id, action: "saturate", payload: [])
+        try host.sendBlocking(screen: pool.id, action: "saturate", payload: [])
         var text = ""
         await eventuallyAsync(every: .milliseconds(50)) {
             text = (try? host.render(screen: pool.id))?.allNodes.first { $0.type == "Text" }?.fields["text"] ?? ""

@@ -246,12 +246,12 @@ struct PluginScopeTests {
         let plugins = try await plugins()
         let host = plugins.host
         let first = try host.push("profile")
-        #expect(throws: ScreenError.self) { try host.send(screen: first.id, action: "session", payload: []) }
+        #expect(throws: ScreenError.self) { try host.sendBlocking(screen: first.id, action: "session", payload: []) }
         #expect(plugins.recorder.matching("is session-scoped but no session is current").isEmpty == true, "the diagnostic goes to the caller")
         host.beginSession("alice")
-        try host.send(screen: first.id, action: "session", payload: [])
+        try host.sendBlocking(screen: first.id, action: "session", payload: [])
         let second = try host.push("profile")
-        try host.send(screen: second.id, action: "session", payload: [])
+        try host.sendBlocking(screen: second.id, action: "session", payload: [])
         let sessions = plugins.recorder.matching("profile is in user session #")
         #expect(sessions.count == 2)
         #expect(Set(sessions.map { $0.split(separator: "#").last! }).count == 1, "one instance for the session")
@@ -264,8 +264,8 @@ struct PluginScopeTests {
         let plugins = try await plugins()
         let host = plugins.host
         let profile = try host.push("profile")
-        try host.send(screen: profile.id, action: "greet", payload: [])
-        try host.send(screen: profile.id, action: "greet", payload: [])
+        try host.sendBlocking(screen: profile.id, action: "greet", payload: [])
+        try host.sendBlocking(screen: profile.id, action: "greet", payload: [])
         #expect(plugins.recorder.matching("profile: Greetings, stranger (greeting #2)").count == 1, "one singleton instance")
         host.close(profile)
         try host.unload("com.example.profile")
@@ -283,8 +283,8 @@ struct PluginScopeTests {
         let plugins = try await plugins()
         let host = plugins.host
         let profile = try host.push("profile")
-        try host.send(screen: profile.id, action: "request", payload: [])
-        try host.send(screen: profile.id, action: "request", payload: [])
+        try host.sendBlocking(screen: profile.id, action: "request", payload: [])
+        try host.sendBlocking(screen: profile.id, action: "request", payload: [])
         let probes = plugins.recorder.matching("request probe #")
         #expect(probes.count == 2)
         #expect(probes.allSatisfy { $0.hasSuffix("(same within the action: true)") })

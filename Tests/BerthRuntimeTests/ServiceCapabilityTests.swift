@@ -31,7 +31,7 @@ struct ServiceCapabilityTests {
     /// The message `key KEY` (a service_resolve) fails with, or nil when it resolved.
     private func resolveFailure(_ host: BerthHost, _ screen: Router, _ key: String) -> String? {
         do {
-            try host.send(screen: screen.id, action: "key", payload: Array(key.utf8))
+            try host.sendBlocking(screen: screen.id, action: "key", payload: Array(key.utf8))
             return nil
         } catch {
             return "\(error)"
@@ -53,7 +53,7 @@ struct ServiceCapabilityTests {
         let workspace = PluginWorkspace()
         let host = try host(workspace, consumer: [])
         let screen = try host.push("scoped")
-        try host.send(screen: screen.id, action: "resolve", payload: Array("singleton".utf8))
+        try host.sendBlocking(screen: screen.id, action: "resolve", payload: Array("singleton".utf8))
         #expect(resolveFailure(host, screen, "org.berth.scoped/screen") == nil)
         #expect(recorder.matching("resolved singleton #").count == 1, "\(recorder.all)")
         #expect(host.events.allSatisfy { $0.kind != .denied }, "\(host.events.map(\.description))")

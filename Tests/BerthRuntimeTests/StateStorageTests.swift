@@ -86,8 +86,8 @@ struct StatePluginTests {
         let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
         let stepper = try find(try plugins.host.render(), "Stepper").id
-        try plugins.host.input(.step(.up), view: stepper)
-        try plugins.host.input(.step(.up), view: stepper)
+        try plugins.host.inputBlocking(.step(.up), view: stepper)
+        try plugins.host.inputBlocking(.step(.up), view: stepper)
         for _ in 0..<5 { try plugins.host.render() }
         #expect(try find(try plugins.host.render(), "Stepper").fields["value"] == "2")
         #expect(counter.module?.stateStorage.slots.count == 1, "only the stepper's slot was written")
@@ -97,7 +97,7 @@ struct StatePluginTests {
     func selfHydration() async throws {
         let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
-        try plugins.host.input(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
+        try plugins.host.inputBlocking(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
         let storage = try #require(counter.module?.stateStorage)
         let key = try #require(storage.slots.first { $0.value.bytes.count == 8 }?.key)
         let fingerprint = try #require(storage.slots[key]?.fingerprint)
@@ -110,8 +110,8 @@ struct StatePluginTests {
         let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
         let tree = try plugins.host.render()
-        try plugins.host.input(.step(.up), view: try find(tree, "Stepper").id)
-        try plugins.host.input(.toggle, view: try find(tree, "Toggle").id)
+        try plugins.host.inputBlocking(.step(.up), view: try find(tree, "Stepper").id)
+        try plugins.host.inputBlocking(.toggle, view: try find(tree, "Toggle").id)
         let keys = try #require(counter.module?.stateStorage.slots.keys).filter { $0.identity == "CounterScreen/VStack.1/CounterPanel" }
         #expect(keys.map(\.index).sorted() == [0, 1])
     }
@@ -126,7 +126,7 @@ struct StatePluginTests {
         #expect(try find(tree, "Text", label: nil).id == "CounterScreen/VStack.0/Text")
         let hidden = try #require(tree?.allNodes.first { $0.fields["text"] == "(details hidden)" })
         #expect(hidden.id == "CounterScreen/VStack.1/CounterPanel/VStack.4/if#false.0/Text")
-        try plugins.host.input(.toggle, view: try find(tree, "Toggle").id)
+        try plugins.host.inputBlocking(.toggle, view: try find(tree, "Toggle").id)
         let opened = try plugins.host.render()
         #expect(try find(opened, "TextField").id == "CounterScreen/VStack.1/CounterPanel/VStack.4/if#true.0/Details/VStack.0/NoteField/TextField")
     }
@@ -136,13 +136,13 @@ struct StatePluginTests {
         let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
         let toggle = try find(try plugins.host.render(), "Toggle").id
-        let opened = try plugins.host.input(.toggle, view: toggle)
-        try plugins.host.input(.type("remember me"), view: try find(opened, "TextField").id)
+        let opened = try plugins.host.inputBlocking(.toggle, view: toggle)
+        try plugins.host.inputBlocking(.type("remember me"), view: try find(opened, "TextField").id)
         let storage = try #require(counter.module?.stateStorage)
         #expect(storage.slots.keys.contains { $0.identity.contains("if#true") })
-        try plugins.host.input(.toggle, view: toggle)
+        try plugins.host.inputBlocking(.toggle, view: toggle)
         #expect(!storage.slots.keys.contains { $0.identity.contains("if#true") })
-        let reopened = try plugins.host.input(.toggle, view: toggle)
+        let reopened = try plugins.host.inputBlocking(.toggle, view: toggle)
         #expect(try find(reopened, "TextField").fields["text"] == "")
     }
 
@@ -163,9 +163,9 @@ struct StatePluginTests {
         let tree = try plugins.host.render()
         let stars = tree?.allNodes.filter { $0.type == "Toggle" } ?? []
         #expect(stars.count == 2)
-        try plugins.host.input(.toggle, view: stars[0].id)
-        try plugins.host.input(.tap, view: try find(tree, "Button").id)
-        try plugins.host.send(screen: inbox.id, action: "rotate", payload: [])
+        try plugins.host.inputBlocking(.toggle, view: stars[0].id)
+        try plugins.host.inputBlocking(.tap, view: try find(tree, "Button").id)
+        try plugins.host.sendBlocking(screen: inbox.id, action: "rotate", payload: [])
         let rotated = try plugins.host.render()
         let rows = rotated?.allNodes.filter { $0.type == "HStack" && $0.id.contains("/ForEach.") } ?? []
         #expect(rows.map { $0.children[1].fields["text"] } == ["Try tap, toggle, type and step", "Welcome to Berth"])
@@ -178,12 +178,12 @@ struct StatePluginTests {
         let plugins = try await ExamplePlugins()
         _ = try plugins.host.push("counter")
         let counterBadge = try find(try plugins.host.render(), "Button", label: "taps: 0").id
-        try plugins.host.input(.tap, view: counterBadge)
-        try plugins.host.input(.tap, view: counterBadge)
+        try plugins.host.inputBlocking(.tap, view: counterBadge)
+        try plugins.host.inputBlocking(.tap, view: counterBadge)
         let inbox = try plugins.host.push("inbox")
         let inboxBadge = try find(try plugins.host.render(), "Button")
         #expect(inboxBadge.fields["label"] == "unread: 0")
-        try plugins.host.input(.tap, view: inboxBadge.id)
+        try plugins.host.inputBlocking(.tap, view: inboxBadge.id)
         #expect(try find(try plugins.host.render(), "Button").fields["label"] == "unread: 1")
         plugins.host.close(inbox)
         #expect(try find(try plugins.host.render(), "Button", label: "taps: 2").type == "Button")
@@ -193,7 +193,7 @@ struct StatePluginTests {
     func twoInstances() async throws {
         let plugins = try await ExamplePlugins()
         let first = try plugins.host.push("counter")
-        try plugins.host.input(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
+        try plugins.host.inputBlocking(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
         let second = try plugins.host.push("counter")
         #expect(try find(try plugins.host.render(), "Stepper").fields["value"] == "0")
         #expect(try find(try plugins.host.render(screen: first.id), "Stepper").fields["value"] == "1")
@@ -204,7 +204,7 @@ struct StatePluginTests {
     func reopenStartsFresh() async throws {
         let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
-        try plugins.host.input(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
+        try plugins.host.inputBlocking(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
         plugins.host.close(counter)
         _ = try plugins.host.push("counter")
         #expect(try find(try plugins.host.render(), "Stepper").fields["value"] == "0")
@@ -214,11 +214,11 @@ struct StatePluginTests {
     func localBoxOutsideRender() async throws {
         let plugins = try await ExamplePlugins()
         let inbox = try plugins.host.push("inbox")
-        try plugins.host.send(screen: inbox.id, action: "compose", payload: [])
+        try plugins.host.sendBlocking(screen: inbox.id, action: "compose", payload: [])
         let compose = try #require(plugins.host.visibleRouter)
-        try plugins.host.send(screen: compose.id, action: "type", payload: Array("kept locally".utf8))
+        try plugins.host.sendBlocking(screen: compose.id, action: "type", payload: Array("kept locally".utf8))
         #expect(compose.module?.stateStorage.slots.isEmpty == true)
-        try plugins.host.send(screen: compose.id, action: "send", payload: [])
+        try plugins.host.sendBlocking(screen: compose.id, action: "send", payload: [])
         #expect(plugins.recorder.matching("inbox received 'kept locally'").count == 1)
     }
 
@@ -227,14 +227,14 @@ struct StatePluginTests {
         let plugins = try await ExamplePlugins()
         let counter = try plugins.host.push("counter")
         let tree = try plugins.host.render()
-        try plugins.host.input(.step(.up), view: try find(tree, "Stepper").id)
-        try plugins.host.input(.toggle, view: try find(tree, "Toggle").id)
+        try plugins.host.inputBlocking(.step(.up), view: try find(tree, "Stepper").id)
+        try plugins.host.inputBlocking(.toggle, view: try find(tree, "Toggle").id)
         try plugins.host.reload("com.example.counter")
         #expect(try find(try plugins.host.render(), "Stepper").fields["value"] == "0")
         #expect(try find(try plugins.host.render(), "Toggle").fields["isOn"] == "false")
 
-        try plugins.host.input(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
-        try plugins.host.input(.toggle, view: try find(try plugins.host.render(), "Toggle").id)
+        try plugins.host.inputBlocking(.step(.up), view: try find(try plugins.host.render(), "Stepper").id)
+        try plugins.host.inputBlocking(.toggle, view: try find(try plugins.host.render(), "Toggle").id)
         // Simulate a new build whose Details toggle is another type: rewrite that slot's fingerprint.
         let storage = try #require(counter.module?.stateStorage)
         let toggleKey = try #require(storage.slots.first { $0.value.bytes.count == 1 }?.key)
@@ -250,16 +250,16 @@ struct StatePluginTests {
         let plugins = try await ExamplePlugins()
         // A tick interval of an hour keeps the tick count at 0 for the whole test.
         let counter = try plugins.host.push("counter", argument: Array("3600000".utf8))
-        for _ in 0..<2 { try plugins.host.send(screen: counter.id, action: "increment", payload: []) }
+        for _ in 0..<2 { try plugins.host.sendBlocking(screen: counter.id, action: "increment", payload: []) }
 
         try plugins.host.reload("com.example.counter", keepState: true)
         plugins.recorder.clear()
-        try plugins.host.send(screen: counter.id, action: "report", payload: [])
+        try plugins.host.sendBlocking(screen: counter.id, action: "report", payload: [])
         #expect(plugins.recorder.matching("count 2, ticks 0").count == 1, "\(plugins.recorder.all)")
 
         try plugins.host.reload("com.example.counter")
         plugins.recorder.clear()
-        try plugins.host.send(screen: counter.id, action: "report", payload: [])
+        try plugins.host.sendBlocking(screen: counter.id, action: "report", payload: [])
         #expect(plugins.recorder.matching("count 0, ticks 0").count == 1, "\(plugins.recorder.all)")
     }
 }
@@ -276,15 +276,15 @@ struct PersistedStateTests {
 
     private func total(_ host: BerthHost, _ recorder: LogRecorder) throws -> String {
         recorder.clear()
-        try host.send(screen: try #require(host.visibleRouter).id, action: "report", payload: [])
+        try host.sendBlocking(screen: try #require(host.visibleRouter).id, action: "report", payload: [])
         return String(try #require(recorder.all.last).split(separator: " ").last ?? "")
     }
 
     private func addToTotal(_ host: BerthHost, steps: Int) throws {
         let tree = try host.render()
         let stepper = try #require(tree?.allNodes.first { $0.type == "Stepper" }).id
-        for _ in 0..<steps { try host.input(.step(.up), view: stepper) }
-        try host.input(.tap, view: try #require(tree?.allNodes.first { $0.fields["label"] == "Add to total" }).id)
+        for _ in 0..<steps { try host.inputBlocking(.step(.up), view: stepper) }
+        try host.inputBlocking(.tap, view: try #require(tree?.allNodes.first { $0.fields["label"] == "Add to total" }).id)
     }
 
     @Test("a persisted value survives reopen and reload")
@@ -399,7 +399,7 @@ struct LargeRenderTests {
         let buttons = tree.allNodes.filter { $0.type == "Button" }
         #expect(buttons.count == 10_000)
         #expect(buttons[9_999].id == "GridScreen/List.0/ForEach.9999.0/Cell/Button")
-        for row in [0, 4_999, 9_999] { try host.input(.tap, view: buttons[row].id) }
+        for row in [0, 4_999, 9_999] { try host.inputBlocking(.tap, view: buttons[row].id) }
         let storage = try #require(grid.module?.stateStorage)
         #expect(storage.slots.count == 3)
         #expect(try host.render()?.allNodes.first { $0.id == buttons[4_999].id }?.fields["label"] == "row 4999: 1")

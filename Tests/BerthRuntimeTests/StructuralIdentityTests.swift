@@ -19,7 +19,7 @@ struct StructuralIdentityTests {
     private func tap(_ host: BerthHost, _ label: String) throws {
         let tree = try host.render()
         let node = try #require(tree?.allNodes.first { $0.type == "Button" && $0.fields["label"] == label }, "no button '\(label)'")
-        try host.input(.tap, view: node.id)
+        try host.inputBlocking(.tap, view: node.id)
     }
 
     private func slotIdentities(_ router: Router) -> Set<String> {
@@ -33,14 +33,14 @@ struct StructuralIdentityTests {
         let screen = try host.push("org.berth.stress/shift")
         for taps in 0..<3 { try tap(host, "taps: \(taps)") }
         #expect(try buttons(host) == ["taps: 3"])
-        try host.send(screen: screen.id, action: "banner", payload: [])
+        try host.sendBlocking(screen: screen.id, action: "banner", payload: [])
         #expect(try buttons(host) == ["banner seen 0", "taps: 3"], "the banner starts fresh; the badge keeps its taps")
         try tap(host, "banner seen 0")
-        try host.send(screen: screen.id, action: "note", payload: [])
+        try host.sendBlocking(screen: screen.id, action: "note", payload: [])
         #expect(try buttons(host) == ["banner seen 1", "note seen 0", "taps: 3"])
-        try host.send(screen: screen.id, action: "banner", payload: [])
+        try host.sendBlocking(screen: screen.id, action: "banner", payload: [])
         #expect(try buttons(host) == ["note seen 0", "taps: 3"])
-        try host.send(screen: screen.id, action: "banner", payload: [])
+        try host.sendBlocking(screen: screen.id, action: "banner", payload: [])
         #expect(try buttons(host) == ["banner seen 0", "note seen 0", "taps: 3"], "the hidden branch's state was dropped")
         #expect(slotIdentities(screen) == ["ShiftScreen/VStack.2/Badge[0]"])
     }
@@ -55,9 +55,9 @@ struct StructuralIdentityTests {
         try tap(host, "left 1")
         try tap(host, "right 0")
         let right = try #require(try host.render()?.allNodes.first { $0.type == "TextField" && $0.fields["label"] == "right" })
-        try host.input(.type("typed"), view: right.id)
+        try host.inputBlocking(.type("typed"), view: right.id)
         let badges = try #require(try host.render()?.allNodes.filter { $0.fields["label"] == "taps: 0" })
-        try host.input(.tap, view: badges[1].id)
+        try host.inputBlocking(.tap, view: badges[1].id)
         #expect(try buttons(host) == ["outer 1", "left 2", "taps: 0", "right 1", "taps: 1"])
         #expect(try host.render()?.allNodes.filter { $0.type == "TextField" }.map { $0.fields["text"] } == ["", "typed"])
         #expect(slotIdentities(screen) == [
@@ -109,7 +109,7 @@ struct StructuralIdentityTests {
         try tap(host, "row 2000000 seen 1")
         try tap(host, "row 0 seen 0")
         #expect(try buttons(host) == ["row 5 seen 0", "row -3 seen 1", "row 2000000 seen 2", "row 0 seen 1", "row 5 seen 0"])
-        try host.send(screen: screen.id, action: "reverse", payload: [])
+        try host.sendBlocking(screen: screen.id, action: "reverse", payload: [])
         #expect(try buttons(host) == ["row 5 seen 0", "row 0 seen 1", "row 2000000 seen 2", "row -3 seen 1", "row 5 seen 0"])
         #expect(slotIdentities(screen) == ["\(row).-3.0/Banner[0]", "\(row).2000000.0/Banner[0]", "\(row).0.0/Banner[0]"])
     }
@@ -123,7 +123,7 @@ struct StructuralIdentityTests {
         try tap(host, "b2 seen 0")
         try tap(host, "b2 seen 1")
         #expect(try buttons(host) == ["a1 seen 1", "b2 seen 2", "a1 seen 0", "c3 seen 0"])
-        try host.send(screen: screen.id, action: "reverse", payload: [])
+        try host.sendBlocking(screen: screen.id, action: "reverse", payload: [])
         // The first a1 in data order is the id's first occurrence, whichever element it is.
         #expect(try buttons(host) == ["c3 seen 0", "a1 seen 1", "b2 seen 2", "a1 seen 0"])
         let reports = plugins.recorder.matching("ForEach KeyedRowsScreen/List.0/ForEach has duplicate ids: 'Key(shelf: 1, name: \"a\")' at rows 0, 2")
@@ -140,7 +140,7 @@ struct StructuralIdentityTests {
         var known = screen.module?.stateStorage.identityPaths.count ?? 0
         var startedOver = false
         for _ in 0..<8 {
-            try host.send(screen: screen.id, action: "shift", payload: [])
+            try host.sendBlocking(screen: screen.id, action: "shift", payload: [])
             _ = try host.render()
             let count = screen.module?.stateStorage.identityPaths.count ?? 0
             startedOver = startedOver || count < known

@@ -16,7 +16,7 @@ struct SwiftTrapReportTests {
         try host.load("org.berth.stress")
         let opened = try? host.push("trap", argument: Array(moment.utf8))
         if moment == "action", let opened {
-            #expect(throws: ScreenError.self) { try host.send(screen: opened.id, action: "remove", payload: []) }
+            #expect(throws: ScreenError.self) { try host.sendBlocking(screen: opened.id, action: "remove", payload: []) }
         }
         await eventuallyAsync { host.events.contains { $0.kind == .crashed } }
         let crash = try #require(host.events.first { $0.kind == .crashed }, "\(host.events.suffix(10).map(\.description))")

@@ -15,7 +15,7 @@ struct TaskTicksAfterPushTests {
         let host = try workspace.makeHost()
         try host.load("com.example.counter")
         let screen = try host.push("counter", argument: Array("10".utf8))
-        try host.send(screen: screen.id, action: "increment", payload: [])
+        try host.sendBlocking(screen: screen.id, action: "increment", payload: [])
         var title = ""
         let arrived = await eventuallyAsync {
             title = (try? host.render(screen: screen.id))?.allNodes.compactMap { $0.fields["text"] }.first { $0.contains("ticks") } ?? ""

@@ -18,16 +18,16 @@ struct ViewInputTests {
         try plugins.host.push("counter")
         let host = plugins.host
         let stepper = try node(try host.render(), "Stepper").id
-        try host.input(.step(.up), view: stepper)
-        try host.input(.step(.up), view: stepper)
-        try host.input(.step(.down), view: stepper)
+        try host.inputBlocking(.step(.up), view: stepper)
+        try host.inputBlocking(.step(.up), view: stepper)
+        try host.inputBlocking(.step(.down), view: stepper)
         #expect(try node(try host.render(), "Stepper").fields["value"] == "1")
         let badge = try #require(try host.render()?.allNodes.first { $0.type == "Button" && $0.fields["label"]?.hasPrefix("taps:") == true })
-        let tapped = try host.input(.tap, view: badge.id)
+        let tapped = try host.inputBlocking(.tap, view: badge.id)
         #expect(tapped?.allNodes.first { $0.id == badge.id }?.fields["label"] == "taps: 1")
-        let opened = try host.input(.toggle, view: try node(try host.render(), "Toggle").id)
+        let opened = try host.inputBlocking(.toggle, view: try node(try host.render(), "Toggle").id)
         #expect(try node(opened, "Toggle").fields["isOn"] == "true")
-        let typed = try host.input(.type("a note, with spaces"), view: try node(opened, "TextField").id)
+        let typed = try host.inputBlocking(.type("a note, with spaces"), view: try node(opened, "TextField").id)
         #expect(try node(typed, "TextField").fields["text"] == "a note, with spaces")
     }
 
@@ -36,9 +36,9 @@ struct ViewInputTests {
         let plugins = try await ExamplePlugins()
         try plugins.host.push("inbox")
         let picker = try node(try plugins.host.render(), "Picker").id
-        #expect(try node(try plugins.host.input(.select(2), view: picker), "Picker").fields["value"] == "2")
-        #expect(try node(try plugins.host.input(.step(.down), view: picker), "Picker").fields["value"] == "1")
-        #expect { try plugins.host.input(.select(7), view: picker) } throws: { error in
+        #expect(try node(try plugins.host.inputBlocking(.select(2), view: picker), "Picker").fields["value"] == "2")
+        #expect(try node(try plugins.host.inputBlocking(.step(.down), view: picker), "Picker").fields["value"] == "1")
+        #expect { try plugins.host.inputBlocking(.select(7), view: picker) } throws: { error in
             guard let error = error as? ScreenError else { return false }
             return error.pluginStatus == .invalidArgument && error.message.contains("select takes an option index from 0 to 2, got '7'")
         }
@@ -49,7 +49,7 @@ struct ViewInputTests {
         let plugins = try await ExamplePlugins()
         try plugins.host.push("counter")
         let stepper = try node(try plugins.host.render(), "Stepper").id
-        #expect { try plugins.host.input(.toggle, view: stepper) } throws: { error in
+        #expect { try plugins.host.inputBlocking(.toggle, view: stepper) } throws: { error in
             (error as? ScreenError)?.message.contains("\(stepper) does not take toggle") == true
         }
     }

@@ -38,13 +38,13 @@ struct ViewVocabularyTests {
         let plugins = try await ExamplePlugins()
         try plugins.host.push("inbox")
         let id = try node(try plugins.host.render(), "Picker").id
-        for _ in 0..<4 { try plugins.host.input(.step(.up), view: id) }
+        for _ in 0..<4 { try plugins.host.inputBlocking(.step(.up), view: id) }
         #expect(try node(try plugins.host.render(), "Picker").fields["value"] == "2")
-        try plugins.host.input(.select(0), view: id)
+        try plugins.host.inputBlocking(.select(0), view: id)
         #expect(try node(try plugins.host.render(), "Picker").fields["value"] == "0")
-        try plugins.host.input(.step(.down), view: id)
+        try plugins.host.inputBlocking(.step(.down), view: id)
         #expect(try node(try plugins.host.render(), "Picker").fields["value"] == "0")
-        #expect(throws: ScreenError.self) { try plugins.host.input(.select(3), view: id) }
+        #expect(throws: ScreenError.self) { try plugins.host.inputBlocking(.select(3), view: id) }
         #expect(try node(try plugins.host.render(), "Text").fields["text"] == "Inbox · 0 message(s)")
         #expect(try plugins.host.render()?.allNodes.contains { $0.fields["text"] == "filed in Inbox" } == true)
     }
@@ -65,7 +65,7 @@ struct ViewVocabularyTests {
         let stepper = try #require(nodes.first { $0.type == "Stepper" })
         #expect(stepper.fields["label"] == "File new mail in: Inbox" && stepper.children.isEmpty)
         #expect(nodes.contains { $0.id == "InboxScreen/VStack.3/Divider" && $0.type == "Text" })
-        try plugins.host.input(.step(.up), view: stepper.id)
+        try plugins.host.inputBlocking(.step(.up), view: stepper.id)
         #expect(try node(try plugins.host.render(), "Stepper").fields["label"] == "File new mail in: Archive")
     }
 

@@ -39,8 +39,8 @@ struct WorkerGroupTests {
         #expect(greeter == profile)
         #expect(counter != greeter, "a plugin without a group has a worker of its own")
         let screen = try host.push("profile")
-        try host.send(screen: screen.id, action: "greet", payload: [])
-        try host.send(screen: screen.id, action: "greet", payload: [])
+        try host.sendBlocking(screen: screen.id, action: "greet", payload: [])
+        try host.sendBlocking(screen: screen.id, action: "greet", payload: [])
         #expect(recorder.matching("profile: Greetings, stranger (greeting #2)").count == 1, "one singleton, made in the group's worker")
     }
 
@@ -49,12 +49,12 @@ struct WorkerGroupTests {
         let host = try examples()
         let worker = try #require(host.generation(of: "com.example.greeter")?.workerPID)
         let profile = try host.push("profile")
-        try host.send(screen: profile.id, action: "greet", payload: [])
+        try host.sendBlocking(screen: profile.id, action: "greet", payload: [])
         try host.reload("com.example.greeter")
         #expect(host.generation(of: "com.example.greeter")?.workerPID == worker)
         #expect(!profile.isReleased, "Profile's screen was not touched")
         #expect(recorder.matching("greeting service released").count == 1, "the old generation's singleton went first")
-        try host.send(screen: profile.id, action: "greet", payload: [])
+        try host.sendBlocking(screen: profile.id, action: "greet", payload: [])
         #expect(recorder.matching("greeting service created").count == 2, "the new generation made its own")
         #expect(host.events.contains { $0.subject == .plugin("com.example.greeter") && $0.message.contains("the worker of group 'greeter-family' goes on") })
     }
@@ -75,7 +75,7 @@ struct WorkerGroupTests {
         #expect(greeter != first, "a new worker, its sandbox made for every member")
         #expect(!hello.isReleased && hello.module?.isActive == true, "Greeter's screen reopened in place")
         let profile = try host.push("profile")
-        try host.send(screen: profile.id, action: "greet", payload: [])
+        try host.sendBlocking(screen: profile.id, action: "greet", payload: [])
         #expect(recorder.matching("profile: Greetings, stranger").count == 1, "Profile uses Greeter's service in the shared worker")
         #expect(host.events.contains { $0.subject == .plugin("com.example.greeter") && $0.message.contains("moves to a new worker") }, "the move is told")
     }
@@ -92,7 +92,7 @@ struct WorkerGroupTests {
         let counter = try host.push("counter")
         let scoped = try host.push("scoped")
         let crasher = try host.push("segv-action")
-        #expect(throws: ScreenError.self) { try host.send(screen: crasher.id, action: "poke", payload: []) }
+        #expect(throws: ScreenError.self) { try host.sendBlocking(screen: crasher.id, action: "poke", payload: []) }
         await eventuallyAsync { host.events.filter { $0.kind == .crashed }.count >= 2 }
         #expect(Set(host.events.filter { $0.kind == .crashed }.map(\.subject)) == [.plugin("org.berth.crasher"), .plugin("org.berth.scoped")])
         #expect(scoped.isReleased && crasher.isReleased)
@@ -110,7 +110,7 @@ struct WorkerGroupTests {
         let host = try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings(.manifest(default: .process)))
         #expect(host.loadAll().isEmpty)
         let screen = try host.push("scoped")
-        #expect { try host.send(screen: screen.id, action: "key", payload: Array("com.example.greeter/Greeting".utf8)) } throws: { error in
+        #expect { try host.sendBlocking(screen: screen.id, action: "key", payload: Array("com.example.greeter/Greeting".utf8)) } throws: { error in
             let text = "\(error)"
             return text.contains("provided by com.example.greeter in worker group 'greeter-family', but org.berth.scoped runs in worker group 'other'")
                 && text.contains("put both in one worker group") && !text.contains("\n")

@@ -35,7 +35,7 @@ struct WorkerScopeTests {
     }
 
     private func send(_ host: BerthHost, _ screen: Router, _ action: String, _ word: String) throws {
-        try host.send(screen: screen.id, action: action, payload: Array(word.utf8))
+        try host.sendBlocking(screen: screen.id, action: action, payload: Array(word.utf8))
     }
 
     /// The numbers in log lines starting with `prefix` ("made screen #").

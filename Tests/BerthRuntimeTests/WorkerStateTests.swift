@@ -20,7 +20,7 @@ struct WorkerStateTests {
     }
 
     private func peek(_ host: BerthHost, _ screen: Router) throws -> String? {
-        try host.send(screen: screen.id, action: "peek", payload: [])
+        try host.sendBlocking(screen: screen.id, action: "peek", payload: [])
         return recorder.matching("peek: ").last.map { String($0[$0.range(of: "peek: ")!.upperBound...]) }
     }
 
@@ -28,7 +28,7 @@ struct WorkerStateTests {
     func droppedAfterRender() throws {
         let host = try host()
         let screen = try host.push("scoped")
-        try host.send(screen: screen.id, action: "put", payload: [])
+        try host.sendBlocking(screen: screen.id, action: "put", payload: [])
         _ = try host.render()
         #expect(try peek(host, screen) == "7", "the render read the slot, so it survived")
         let storage = try #require(screen.module?.stateStorage)
@@ -40,7 +40,7 @@ struct WorkerStateTests {
     func gcAndReload() throws {
         let host = try host()
         let screen = try host.push("scoped")
-        try host.send(screen: screen.id, action: "put", payload: [])
+        try host.sendBlocking(screen: screen.id, action: "put", payload: [])
         let storage = try #require(screen.module?.stateStorage)
         storage.write(identity: "Scoped/Gone", index: 0, fingerprint: 1, bytes: [1])
         _ = try host.render()

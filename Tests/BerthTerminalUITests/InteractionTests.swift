@@ -76,7 +76,7 @@ struct InteractionTests {
         // pty test's (TerminalUICLITests): waiting here for wall-clock ticks starved when the
         // whole suite shared the main actor on two cores.
         let screen = try #require(front.host.openRouters.last).id
-        for _ in 0..<3 { try front.host.send(screen: screen, action: "tick", payload: []) }
+        for _ in 0..<3 { try front.host.sendBlocking(screen: screen, action: "tick", payload: []) }
         #expect(await terminal.waitFor("ticks 3"))
         #expect(focusedTarget(terminal) == focused)
         try front.host.reload("com.example.counter", keepState: true)
@@ -178,7 +178,7 @@ struct InteractionTests {
         #expect(terminal.app.schedule.framesLaidOut == laidOut)
         // A change the host reports (a tick sent from outside the front end) is laid out
         // and written; so is a change of the front end's own (focus).
-        try front.host.send(screen: try #require(front.host.visibleRouter?.id), action: "tick", payload: [])
+        try front.host.sendBlocking(screen: try #require(front.host.visibleRouter?.id), action: "tick", payload: [])
         #expect(await terminal.waitFor("ticks 1"))
         #expect(terminal.app.schedule.framesLaidOut > laidOut && terminal.writes.count > writes)
         let (laidOutAfterTick, writesAfterTick) = (terminal.app.schedule.framesLaidOut, terminal.writes.count)
@@ -231,7 +231,7 @@ struct InteractionTests {
     func crashBanner() async throws {
         let front = try FrontEndHost(opening: "org.berth.crasher/segv-action") { $0.stageCrasher(isolation: "process") }
         let terminal = front.terminal
-        try? front.host.send(screen: try #require(front.host.visibleRouter?.id), action: "go", payload: [])
+        try? front.host.sendBlocking(screen: try #require(front.host.visibleRouter?.id), action: "go", payload: [])
         #expect(await terminal.waitFor("crashed", timeout: .seconds(60)))
         #expect(terminal.text.contains("✖ the worker of org.berth.crasher crashed"))
         #expect(terminal.text.contains("SIGSEGV"), "the signal is named: \(terminal.text)")
@@ -297,7 +297,7 @@ struct HungPluginTests {
     func hungVerdict() async throws {
         let front = try FrontEndHost(opening: "org.berth.crasher/hang-action") { $0.stageCrasher(isolation: "process") }
         let terminal = front.terminal
-        try? front.host.send(screen: try #require(front.host.visibleRouter?.id), action: "go", payload: [])
+        try? front.host.sendBlocking(screen: try #require(front.host.visibleRouter?.id), action: "go", payload: [])
         #expect(await terminal.waitFor("✖ the worker of org.berth.crasher crashed", timeout: .seconds(60)))
         #expect(terminal.text.contains("unresponsive"), "\(terminal.text)")
         #expect(front.host.visibleRouter == nil)

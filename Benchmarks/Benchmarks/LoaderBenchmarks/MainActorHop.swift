@@ -30,3 +30,16 @@ func onMainActor(with benchmark: Benchmark, _ body: @MainActor (Benchmark) -> Vo
     nonisolated(unsafe) let handed = benchmark
     onMainActor { body(handed) }
 }
+
+/// `onMainActor(with:)` for a body that awaits (an action on a plugin's lane): the runner's
+/// thread waits while a main-actor task runs `body`, and the main actor stays free to answer
+/// the lane meanwhile.
+func onMainActorAsync(with benchmark: Benchmark, _ body: @escaping @MainActor (Benchmark) async -> Void) {
+    nonisolated(unsafe) let handed = benchmark
+    let done = DispatchSemaphore(value: 0)
+    Task { @MainActor in
+        await body(handed)
+        done.signal()
+    }
+    done.wait()
+}

@@ -73,20 +73,43 @@ extension Benchmark.Configuration {
 /// `loop` does `benchmark.scaledIterations` repetitions of the operation. What scripts/bench
 /// asks for (`BenchRequest`) is recorded around exactly the loop too.
 func measure(_ benchmark: Benchmark, _ loop: () throws -> Void) rethrows {
-    let measured = benchmark.currentIteration >= benchmark.configuration.warmupIterations
-    let counted = measured && BenchRequest.countsInstructions
-    benchmark.startMeasurement()
-    let start = processCPUTime()
-    let wallStart = wallClockTime()
-    if counted { bench_count_begin() }
+    let section = MeasuredSection(benchmark)
     try loop()
-    if counted { bench_count_end() }
-    let wall = wallClockTime() - wallStart
-    let cpu = processCPUTime() - start
-    benchmark.stopMeasurement()
-    benchmark.measurement(.processCPU, cpu)
-    if measured, let file = BenchRequest.samplesFile {
-        fputs("\(benchmark.scaledIterations.count) \(wall)\n", file)
-        fflush(file)
+    section.end(benchmark)
+}
+
+/// `measure` for a loop that awaits (an action on a plugin's lane).
+func measure(_ benchmark: Benchmark, _ loop: () async throws -> Void) async rethrows {
+    let section = MeasuredSection(benchmark)
+    try await loop()
+    section.end(benchmark)
+}
+
+/// One measured section: begun when made, recorded by `end`.
+private struct MeasuredSection {
+    let measured: Bool
+    let counted: Bool
+    let start: Int
+    let wallStart: Int
+
+    init(_ benchmark: Benchmark) {
+        measured = benchmark.currentIteration >= benchmark.configuration.warmupIterations
+        counted = measured && BenchRequest.countsInstructions
+        benchmark.startMeasurement()
+        start = processCPUTime()
+        wallStart = wallClockTime()
+        if counted { bench_count_begin() }
+    }
+
+    func end(_ benchmark: Benchmark) {
+        if counted { bench_count_end() }
+        let wall = wallClockTime() - wallStart
+        let cpu = processCPUTime() - start
+        benchmark.stopMeasurement()
+        benchmark.measurement(.processCPU, cpu)
+        if measured, let file = BenchRequest.samplesFile {
+            fputs("\(benchmark.scaledIterations.count) \(wall)\n", file)
+            fflush(file)
+        }
     }
 }

@@ -20,11 +20,11 @@ private func resolveFixture(isolation: IsolationMode, group: String? = nil) thro
 /// Measures one action of `benchmark.scaledIterations.count` resolves of `kind` ("screen",
 /// "session" or "request") on the fixture's visible screen.
 private func measureResolves(_ kind: String, _ benchmark: Benchmark) {
-    onMainActor(with: benchmark) { benchmark in
+    onMainActorAsync(with: benchmark) { benchmark in
         guard let host = screenFixture?.host, let screen = host.visibleRouter?.id else { fatalError("setup did not run") }
         let count = Array(String(benchmark.scaledIterations.count).utf8)
-        measure(benchmark) {
-            do { try host.send(screen: screen, action: kind, payload: count) } catch { fatalError("\(error)") }
+        await measure(benchmark) {
+            do { try await host.send(screen: screen, action: kind, payload: count) } catch { fatalError("\(error)") }
         }
     }
 }

@@ -69,11 +69,16 @@ func registerTerminalUIBenchmarks() {
     // MARK: T1: a key press on 1,000 views, against the same input and render alone
 
     Benchmark("key press on a 1,000-view screen until the frame is written (front end)", configuration: perIteration) { benchmark in
-        onMainActor(with: benchmark) { benchmark in
+        onMainActorAsync(with: benchmark) { benchmark in
             guard let front = frontEndFixture else { fatalError("setup did not run") }
-            measure(benchmark) {
-                // Enter taps the focused first row's button: input, render, frame, one write.
-                for _ in benchmark.scaledIterations { front.app.handleNow(.key(.enter)) }
+            await measure(benchmark) {
+                // Enter taps the focused first row's button: input on the plugin's lane,
+                // render, frame, one write.
+                for _ in benchmark.scaledIterations {
+                    front.app.handleNow(.key(.enter))
+                    await front.app.laneOperationsReturned()
+                    front.app.draw()
+                }
             }
         }
     } setup: {
@@ -83,12 +88,12 @@ func registerTerminalUIBenchmarks() {
     }
 
     Benchmark("the same input and render without the front end (1,000 views)", configuration: perIteration) { benchmark in
-        onMainActor(with: benchmark) { benchmark in
+        onMainActorAsync(with: benchmark) { benchmark in
             guard let front = frontEndFixture else { fatalError("setup did not run") }
             let host = front.fixture.host
-            measure(benchmark) {
+            await measure(benchmark) {
                 for _ in benchmark.scaledIterations {
-                    do { blackHole(try host.input(.tap, view: front.firstRow)) } catch { fatalError("\(error)") }
+                    do { blackHole(try await host.input(.tap, view: front.firstRow)) } catch { fatalError("\(error)") }
                 }
             }
         }

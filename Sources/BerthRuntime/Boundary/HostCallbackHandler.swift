@@ -235,6 +235,12 @@ package struct HostCallbackHandler: HostCallbacks {
         guard let module = handle.module, module.isActive, let host = handle.host else { return }
         // A worker's tasks run in its own process: the host refuses what they post.
         guard case .success = permit(handle, .tasks, call: "task_post") else { return }
+        // The plugin is in another call on its lane: the post waits for it, in order.
+        let connection = module.generation.connection
+        guard connection.busyCall == nil else {
+            connection.whenFree { [self] in taskPost(handle, action: action, payload: payload) }
+            return
+        }
         do throws(ScreenError) {
             try host.topLevel { () throws(ScreenError) in try module.handle(action: action, payload: payload) }
         } catch {

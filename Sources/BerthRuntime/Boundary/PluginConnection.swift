@@ -1,3 +1,5 @@
+internal import CBerth
+
 /// The host → plugin half of the seam: everything routing, lifecycle, state, scopes and
 /// reload ask of one loaded plugin generation. Nothing above this protocol knows whether
 /// the plugin runs in the host's process (`InProcessPlugin`: dlopen, function table,
@@ -44,6 +46,16 @@ package protocol PluginConnection: AnyObject {
     func end() throws(LoaderError) -> GenerationEnding
     /// The heap and CPU time of the process the plugin runs in.
     func resourceUsage() throws(PluginCallError) -> PluginResourceUsage
+
+    /// The call its lane is running now: the plugin's screens are busy until it returns.
+    /// Nil when the lane is free.
+    var busyCall: RunningPluginCall.Call? { get }
+    /// Runs `work` on the main actor now when the lane is free, else once its call returned.
+    func whenFree(_ work: @escaping () -> Void)
+    /// An action on the plugin's lane: the caller is suspended, the main actor free, until it
+    /// returns. With `state`, as `action(_:name:payload:renderingAfterwards:)`.
+    func actionOnLane(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage?,
+                      as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError)
 }
 
 /// An instance as the plugin knows it: the `berth_instance *` in process, a token in a
@@ -94,6 +106,11 @@ package struct PluginCallError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     package var description: String { message }
+
+    /// The lane is in another call: `com.example.slow is busy: action 'scan' (screen 2) has run for 1200 ms`.
+    static func busy(_ plugin: String, _ call: RunningPluginCall.Call) -> PluginCallError {
+        PluginCallError(status: Int32(BERTH_ERR_STATE), message: "\(plugin) is busy: \(call.function) (screen \(call.screen)) has run for \(call.elapsedMilliseconds) ms")
+    }
 }
 
 /// What ending a generation did with its code.

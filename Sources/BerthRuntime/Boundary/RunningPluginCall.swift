@@ -18,6 +18,21 @@ package enum RunningPluginCall {
 
         /// How long it has run.
         package var elapsed: Duration { .now - started }
+
+        /// How long it has run, in whole milliseconds.
+        package var elapsedMilliseconds: Int {
+            let (seconds, attoseconds) = elapsed.components
+            return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+        }
+
+        /// `com.example.counter/counter action 'increment' (screen 3)`, begun now.
+        package init(plugin: String, route: String, screen: Int, function: String, started: ContinuousClock.Instant = .now) {
+            self.plugin = plugin
+            self.route = route
+            self.screen = screen
+            self.function = function
+            self.started = started
+        }
     }
 
     /// The outermost call and how deep calls are nested now.
@@ -29,6 +44,31 @@ package enum RunningPluginCall {
 
     /// The outermost call running now, if any.
     package static var current: Call? { calls.withLock { $0.outermost } }
+
+    /// Calls running on plugin lanes now (the host goes on meanwhile), by token.
+    private static let laneCalls = Locked(LaneCalls())
+    private struct LaneCalls {
+        var running: [UInt64: Call] = [:]
+        var next: UInt64 = 0
+    }
+
+    /// Every call running on a lane now, the longest-running first.
+    package static var onLanes: [Call] {
+        laneCalls.withLock { Array($0.running.values) }.sorted { $0.started < $1.started }
+    }
+
+    /// A call began on a lane; returns its token for `laneEnded`.
+    static func laneBegan(_ call: Call) -> UInt64 {
+        laneCalls.withLock { calls in
+            calls.next += 1
+            calls.running[calls.next] = call
+            return calls.next
+        }
+    }
+
+    static func laneEnded(_ token: UInt64) {
+        _ = laneCalls.withLock { $0.running.removeValue(forKey: token) }
+    }
 
     /// Runs `body` as a call into `function` of a screen's plugin code (nested calls keep the
     /// outermost one; nothing is built for them).
@@ -46,4 +86,19 @@ package enum RunningPluginCall {
         }
         return try body()
     }
+}
+
+/// A call a plugin's lane is in, as an application sees it: its screens are busy meanwhile.
+public struct BusyCall: Sendable, Equatable {
+    /// The plugin's id.
+    public var plugin: String
+    /// The screen the call is for.
+    public var screen: Int
+    /// What was called (`action 'scan'`).
+    public var function: String
+    /// When it began.
+    public var started: ContinuousClock.Instant
+
+    /// How long it has run.
+    public var elapsed: Duration { .now - started }
 }

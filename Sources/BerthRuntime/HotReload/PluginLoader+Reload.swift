@@ -15,6 +15,7 @@ extension PluginLoader {
             }
             throw LoaderError(.notLoaded, plugin: id, registry[id] == nil ? "no plugin has this id" : "not loaded")
         }
+        try Self.refuseWhileBusy(old, "reload")
         let previousSource = record.source
         let started = ContinuousClock.now
         switch PluginValidator.validate(path: record.source.folder, signatures: configuration.signatures) {

@@ -218,6 +218,45 @@ public final class ModuleInstance {
         }
     }
 
+    /// `handle(action:payload:renderFollows:)` on the plugin's lane: the main actor is free
+    /// until the plugin returns. Refused while the lane is in another call (the screen is
+    /// busy). Returns false when the screen was closed meanwhile: the action's result is
+    /// dropped, and its close sequence ran on the lane after the action.
+    func handleOnLane(action: String, payload: [UInt8], renderFollows: Bool, held: HeldRequests) async throws(ScreenError) -> Bool {
+        guard lifecycle.isActive else {
+            throw ScreenError(.lifecycle, screen: id, "screen \(id) is \(state.rawValue); actions go to active screens only")
+        }
+        guard generation.handshake.functions.contains(.action) else {
+            throw ScreenError(.takesNoInput, screen: id, "\(pluginID)/\(route) takes no actions")
+        }
+        let connection = plugin
+        if let busy = connection.busyCall {
+            throw ScreenError(.busy, screen: id, PluginCallError.busy(pluginID, busy).message)
+        }
+        let instance = live
+        let storage = renderFollows && canRender ? stateStorage : nil
+        activity.pluginCallBegan()
+        let request = scopes.makeRequestScope(owner: "screen \(id)")
+        defer { request.end() }
+        let context = LaneCallContext(screen: screenScope, request: request, held: held)
+        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: "action '\(action)'")
+        do {
+            try await connection.actionOnLane(instance, name: action, payload: payload, renderingAfterwards: storage, as: running, in: context)
+        } catch {
+            // A failure is reported even when it closed the screen (a crashed worker).
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) action '\(action)' failed: \(error.message)",
+                              pluginStatus: PluginStatus(code: error.status))
+        }
+        return lifecycle.isActive
+    }
+
+    /// True while the screen's plugin is in a call on its lane (its screens wait).
+    public var isBusy: Bool { plugin.busyCall != nil }
+    /// The call its plugin's lane is in now (what, for which screen, since when), if any.
+    public var busyCall: BusyCall? {
+        plugin.busyCall.map { BusyCall(plugin: $0.plugin, screen: $0.screen, function: $0.function, started: $0.started) }
+    }
+
     /// Delivers a delegate action from an observed child screen. Active instances only.
     func deliverDelegate(from child: Int, action: String, payload: [UInt8]) throws(ScreenError) {
         guard lifecycle.isActive else { return }

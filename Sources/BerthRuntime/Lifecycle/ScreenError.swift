@@ -22,6 +22,8 @@ public struct ScreenError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The screen, or the view, takes no input of this kind (no `action` function, a view
         /// that is not a control).
         case takesNoInput
+        /// The screen's plugin is in another call on its lane: input waits until it returns.
+        case busy
     }
 
     /// What went wrong.

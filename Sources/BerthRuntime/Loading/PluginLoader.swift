@@ -175,11 +175,20 @@ final class PluginLoader {
         guard dependents.isEmpty else {
             throw LoaderError(.hasDependents, plugin: id, "\(dependents.joined(separator: ", ")) require(s) it; unload those first")
         }
+        try Self.refuseWhileBusy(generation, "unload")
         try navigator.topLevel { () throws(LoaderError) in
             navigator.closeScreens(of: id)
             record.unloaded()
             try generations.endOrThrow(generation)
         }
+    }
+
+    /// A generation whose lane is in a call is not ended under it: its code is running (an
+    /// in-process plugin's image would be unmapped beneath its own thread).
+    static func refuseWhileBusy(_ generation: PluginGeneration, _ verb: String) throws(LoaderError) {
+        guard let busy = generation.connection.busyCall else { return }
+        throw LoaderError(.lifecycle, plugin: generation.pluginID,
+                          "is busy: \(busy.function) (screen \(busy.screen)) has run for \(busy.elapsedMilliseconds) ms; \(verb) it once it returns")
     }
 
     /// Validates the plugin folder at `path`, adds it, and loads it (see `BerthHost.loadFolder`).

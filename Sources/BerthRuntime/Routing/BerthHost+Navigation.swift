@@ -31,8 +31,17 @@ extension BerthHost {
     /// The user dismissed the top-most modal (as a swipe-down would): its whole stack is removed.
     public func userDismiss() throws(ScreenError) { try navigator.userDismiss() }
 
-    /// Sends an action to an open, active screen.
-    public func send(screen id: Int, action: String, payload: [UInt8]) throws(ScreenError) {
+    /// Sends an action to an open, active screen. The action runs on its plugin's lane: the
+    /// host goes on meanwhile (other screens, front ends, commands), and this returns once
+    /// the plugin has, with the work it asked for done and the visible screen rendered.
+    /// While its plugin is in another call the screen is busy: `ScreenError.Code.busy`.
+    public func send(screen id: Int, action: String, payload: [UInt8]) async throws(ScreenError) {
+        try await navigator.sendOnLane(screen: id, action: action, payload: payload)
+    }
+
+    /// `send`, with the host waiting for the plugin on its own stack. `package`: for tests and
+    /// checks that drive one screen at a time; applications use `send`.
+    package func sendBlocking(screen id: Int, action: String, payload: [UInt8]) throws(ScreenError) {
         try navigator.send(screen: id, action: action, payload: payload)
     }
 

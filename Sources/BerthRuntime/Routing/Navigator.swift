@@ -313,6 +313,51 @@ package final class Navigator {
         }
     }
 
+    /// `send` with the action on its plugin's lane: the host goes on until it returns, then
+    /// one operation runs what the plugin asked for meanwhile and renders the visible screen.
+    package func sendOnLane(screen id: Int, action: String, payload: [UInt8]) async throws(ScreenError) {
+        guard let module = router(id)?.module else { throw ScreenError(.noSuchScreen, screen: id, "no open screen \(id)") }
+        let renderFollows = activity.isIdle && visibleRouter?.module === module
+        let held = HeldRequests()
+        let outcome: Result<Bool, ScreenError>
+        do throws(ScreenError) {
+            outcome = .success(try await module.handleOnLane(action: action, payload: payload, renderFollows: renderFollows, held: held))
+        } catch {
+            outcome = .failure(error)
+        }
+        let _: Void? = try finishLaneCall(held, outcome)
+    }
+
+    /// `input` on its plugin's lane (see `sendOnLane`); returns the screen's tree after it,
+    /// nil when the screen was closed meanwhile.
+    package func inputOnLane(_ input: ViewInput, view viewID: String, screen id: Int?) async throws(ScreenError) -> ViewTree? {
+        guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
+            throw ScreenError(.noSuchScreen, screen: id, "no screen is open")
+        }
+        let held = HeldRequests()
+        let outcome: Result<Bool, ScreenError>
+        do throws(ScreenError) {
+            outcome = .success(try await module.inputOnLane(input, view: viewID, held: held))
+        } catch {
+            outcome = .failure(error)
+        }
+        return try finishLaneCall(held, outcome) { () throws(ScreenError) -> ViewTree? in
+            module.isActive ? try module.render() : nil
+        }
+    }
+
+    /// The operation that ends a call on a lane: the work the plugin asked for during it runs
+    /// (in order, as after any operation), then `then` when the screen is still open.
+    @discardableResult
+    private func finishLaneCall<T>(_ held: HeldRequests, _ outcome: Result<Bool, ScreenError>,
+                                   then: () throws(ScreenError) -> T? = { () throws(ScreenError) -> T? in nil }) throws(ScreenError) -> T? {
+        try topLevel { () throws(ScreenError) -> T? in
+            for work in held.take() { requests.enqueue(work) }
+            guard try outcome.get() else { return nil }
+            return try then()
+        }
+    }
+
     /// Observes `child`'s delegate actions from the host side (for example the CLI).
     package func observeDelegate(of child: Router, _ handler: @escaping (String, [UInt8]) -> Void) {
         child.delegateObservers.append(.host(handler))
@@ -383,7 +428,12 @@ package final class Navigator {
 
     /// Queues work a plugin asked for; it runs when the host is back at top level.
     func enqueue(_ work: @escaping () -> Void) {
-        requests.enqueue(work)
+        // Asked for during a call on a lane: runs in the operation that ends that call.
+        if let held = LaneHop.holding {
+            held.append(work)
+        } else {
+            requests.enqueue(work)
+        }
     }
 
     private func drainPendingWork() {

@@ -7,6 +7,13 @@ extension BerthHost {
         try scopes.withRequestScope(owner: owner, body)
     }
 
+    /// `inRequestScope` for work that awaits (a command whose action runs on a plugin's lane).
+    public func inRequestScope<T>(_ owner: String, _ body: () async throws -> T) async rethrows -> T {
+        let scope = scopes.makeRequestScope(owner: owner)
+        defer { scope.end() }
+        return try await ScopeRegistry.$currentRequest.withValue(scope) { try await body() }
+    }
+
     /// Begins session `id` (ending the current one, releasing its instances).
     public func beginSession(_ id: String) {
         if let current = scopes.currentSession { emit(.event, .session, "session \(current.id) ended (\(current.keys.count) instance(s) released)") }

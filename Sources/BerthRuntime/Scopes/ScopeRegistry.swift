@@ -294,9 +294,10 @@ public final class ScopeRegistry: @unchecked Sendable {
     private func currentScopeIfAny(of kind: ScopeKind, screen: Scope?, session: Scope?) -> Scope? {
         switch kind {
         case .singleton: singleton
-        case .screen: screen ?? Self.currentScreen
+        // On a plugin's lane (a thread, not a task) the call's own scopes stand in.
+        case .screen: screen ?? Self.currentScreen ?? LaneCallContext.current?.screen
         case .session: session
-        case .request: Self.currentRequest
+        case .request: Self.currentRequest ?? LaneCallContext.current?.request
         }
     }
 
@@ -331,7 +332,7 @@ public final class ScopeRegistry: @unchecked Sendable {
     }
 
     /// One critical section: the request's number and its place among the live scopes.
-    private func makeRequestScope(owner: String) -> Scope {
+    func makeRequestScope(owner: String) -> Scope {
         withLock { state in
             state.requestsStarted += 1
             let scope = Scope(kind: .request, name: .number(state.requestsStarted), owner: owner, lock: lock, onEnd: untrackLockHeld)

@@ -15,8 +15,17 @@ extension BerthHost {
     /// Delivers `input` to the view at `viewID` (a node's `id`, its identity path, from the
     /// last render) of screen `id` (the visible screen when nil), then renders again so the
     /// tree and the state are current.
+    /// The action runs on the plugin's lane, as `send`'s does; nil when the screen was closed
+    /// before it returned.
     @discardableResult
-    public func input(_ input: ViewInput, view viewID: String, screen id: Int? = nil) throws(ScreenError) -> ViewTree? {
+    public func input(_ input: ViewInput, view viewID: String, screen id: Int? = nil) async throws(ScreenError) -> ViewTree? {
+        try await navigator.inputOnLane(input, view: viewID, screen: id)
+    }
+
+    /// `input`, with the host waiting for the plugin on its own stack. `package`: for tests and
+    /// checks; applications use `input`.
+    @discardableResult
+    package func inputBlocking(_ input: ViewInput, view viewID: String, screen id: Int? = nil) throws(ScreenError) -> ViewTree? {
         try topLevel { () throws(ScreenError) -> ViewTree? in
             guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
                 throw ScreenError(.noSuchScreen, screen: id, "no screen is open")

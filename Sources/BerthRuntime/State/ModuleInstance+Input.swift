@@ -14,4 +14,17 @@ extension ModuleInstance {
         try handle(action: input.actionName, payload: input.payload(view: viewID))
         return try render()
     }
+
+    /// `input(_:view:)` on the plugin's lane (see `handleOnLane`): nil tree and false when
+    /// the screen was closed meanwhile.
+    func inputOnLane(_ input: ViewInput, view viewID: String, held: HeldRequests) async throws(ScreenError) -> Bool {
+        if lastTree == nil { try render() }
+        guard let node = lastTree?.firstNode(where: { $0.id == viewID }) else {
+            throw ScreenError(.noSuchScreen, screen: id, "screen \(id) has no view \(viewID) (the rendered tree lists its views)")
+        }
+        guard node.isInteractive else {
+            throw ScreenError(.takesNoInput, screen: id, "\(viewID) is a \(node.type); it takes no input")
+        }
+        return try await handleOnLane(action: input.actionName, payload: input.payload(view: viewID), renderFollows: true, held: held)
+    }
 }

@@ -126,7 +126,7 @@ extension TerminalApp {
                 message = declared.summary
                 return
             }
-            perform { try host.send(screen: router.id, action: name, payload: []) }
+            performOnLane { [host] in try await host.send(screen: router.id, action: name, payload: []) }
         case .route(let route):
             perform { try host.push(route) }
         case .back:
@@ -151,7 +151,7 @@ extension TerminalApp {
     func input(_ input: ViewInput, view: String? = nil) {
         guard let router = host.visibleRouter else { return }
         guard let id = view ?? { if case .view(let id)? = places.focus[visibleKey] { return id } else { return nil } }() else { return }
-        perform { try host.input(input, view: id, screen: router.id) }
+        performOnLane { [host] in try await host.input(input, view: id, screen: router.id) }
     }
 
     // MARK: Text fields and the command line
@@ -178,7 +178,12 @@ extension TerminalApp {
             commandLine = nil
         case .run(let text):
             commandLine = nil
-            await runCommand(text)
+            // An action runs on its plugin's lane: keys go on meanwhile.
+            if text.hasPrefix("send ") {
+                performOnLane { [weak self] in await self?.runCommand(text) }
+            } else {
+                await runCommand(text)
+            }
         }
     }
 

@@ -132,7 +132,8 @@ public final class TerminalApp {
     }
 
     private func frameKey(size: (width: Int, height: Int)) -> FrameKey {
-        FrameKey(size: size, screen: visibleKey, places: places, banner: banner, message: message, commandLine: commandLine, inspector: showsInspector)
+        FrameKey(size: size, screen: visibleKey, places: places, banner: banner, message: message, commandLine: commandLine, inspector: showsInspector,
+                 busy: visibleIsBusy)
     }
 
     /// Forgets what is on the terminal, so the next frame is drawn whole (after a resize,
@@ -153,6 +154,55 @@ public final class TerminalApp {
     }
 
     /// Runs a host call as the front end's own operation; an error becomes the message.
+    /// Runs an operation whose plugin call goes to the plugin's lane, without waiting for it:
+    /// keys, other screens and their ticks go on meanwhile. Its end redraws (the host's
+    /// change observers); a call that outlasts `busyMarkDelay` shows its screen's busy mark.
+    func performOnLane(_ body: @escaping @MainActor () async throws -> Void) {
+        laneOperations += 1
+        Task { @MainActor [weak self] in
+            do {
+                try await body()
+            } catch {
+                self?.message = "\(error)"
+            }
+            self?.laneOperationReturned()
+        }
+        Task { @MainActor [weak self] in
+            try? await Task.sleep(for: Self.busyMarkDelay)
+            self?.requestRedraw()
+        }
+    }
+
+    /// Operations started with `performOnLane` that have not returned yet.
+    private(set) var laneOperations = 0
+    private var laneWaiters: [CheckedContinuation<Void, Never>] = []
+
+    private func laneOperationReturned() {
+        laneOperations -= 1
+        requestRedraw()
+        guard laneOperations == 0 else { return }
+        let waiters = laneWaiters
+        laneWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once every operation a key started on a plugin's lane has returned (a
+    /// test's key then has its whole effect).
+    public func laneOperationsReturned() async {
+        guard laneOperations > 0 else { return }
+        await withCheckedContinuation { laneWaiters.append($0) }
+    }
+
+    /// Whether the visible screen's plugin has been in a call on its lane for at least
+    /// `busyMarkDelay` (a shorter call shows no mark, so quick actions do not flicker).
+    var visibleIsBusy: Bool {
+        guard let module = host.visibleRouter?.module, let call = module.busyCall else { return false }
+        return call.elapsed >= Self.busyMarkDelay
+    }
+
+    /// How long a plugin's call runs before its screen shows as busy.
+    static let busyMarkDelay: Duration = .milliseconds(100)
+
     func perform(_ body: () throws -> Void) {
         schedule.operating = true
         defer { schedule.operating = false }
@@ -171,7 +221,7 @@ public final class TerminalApp {
         let key = visibleKey
         var scene: Scene
         if let visible = chain.visible {
-            scene = Scene(title: "\(visible.pluginID)/\(visible.route)", crumbs: chain.screens.map(\.route), content: content(of: visible), status: "")
+            scene = Scene(title: "\(visible.pluginID)/\(visible.route)" + (visibleIsBusy ? "  ⧗ busy" : ""), crumbs: chain.screens.map(\.route), content: content(of: visible), status: "")
             scene.modalStarts = chain.modalStarts
             scene.isModal = chain.frontStart > 0
             scene.backdrop = chain.backdrop.map(content(of:))

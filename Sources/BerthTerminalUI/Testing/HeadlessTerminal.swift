@@ -31,25 +31,33 @@ public final class HeadlessTerminal: TerminalScreen {
     /// The frame and its style mask, as golden files store them.
     public var golden: String { frame.text + "\n--- styles\n" + frame.styleMask + "\n" }
 
-    /// Presses one key and draws the frame it leads to.
+    /// Presses one key and draws the frame it leads to (once what it started on a plugin's
+    /// lane has returned).
     public func press(_ key: Key) async {
-        await app.handle(.key(key))
+        await handle(.key(key))
     }
 
     /// Types each character of `text` as a key.
     public func type(_ text: String) async {
-        for character in text { await app.handle(.key(.character(character))) }
+        for character in text { await handle(.key(.character(character))) }
     }
 
     /// Pastes `text` (bracketed paste: never taken as keys).
     public func paste(_ text: String) async {
-        await app.handle(.paste(text))
+        await handle(.paste(text))
     }
 
     /// A click at a cell (0-based).
     public func click(column: Int, row: Int) async {
-        await app.handle(.mouse(MouseEvent(.press, column: column, row: row)))
-        await app.handle(.mouse(MouseEvent(.release, column: column, row: row)))
+        await handle(.mouse(MouseEvent(.press, column: column, row: row)))
+        await handle(.mouse(MouseEvent(.release, column: column, row: row)))
+    }
+
+    /// One event, its lane work returned, and the frame it leads to.
+    private func handle(_ event: InputEvent) async {
+        await app.handle(event)
+        await app.laneOperationsReturned()
+        settle()
     }
 
     /// A click on the first cell showing `text` (nil when it is not on the frame).

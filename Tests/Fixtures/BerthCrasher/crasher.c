@@ -5,6 +5,10 @@
  * The route "ok" never fails; "loop-activate" pushes itself again from activate, without end.
  * Exports crash the same ways when called.
  *
+ * HOW "slow" does not fail: it sleeps 1.5 s there, then goes on (a plugin busy with honest work).
+ * The action "wait-for" (payload: a file's path) returns once that file exists (at most
+ * 120 s), logging "waited" through the host first: a busy plugin the tests release by hand.
+ *
  * The action "persist" (payload: a count, in decimal) reads the persisted key "n" and
  * writes n+1, n+2, … count times, logging "committed V" after each write the host
  * accepted (durable when persist_write returns): the kill -9 durability tests.
@@ -48,6 +52,10 @@ static int recurse(int depth) {
 }
 
 static void fail_now(const char *how) {
+    if (strcmp(how, "slow") == 0) {
+        usleep(1500 * 1000);
+        return;
+    }
     fprintf(stderr, "Fatal error: crasher fails by %s\n", how);
     fflush(stderr);
     if (strcmp(how, "segv") == 0) { volatile int *nowhere = NULL; sink = *nowhere; }
@@ -150,10 +158,22 @@ static berth_status persist_counting(crasher_instance *instance, berth_bytes pay
     return BERTH_OK;
 }
 
+/* Waits until the file named by `payload` exists, then logs through the host. */
+static berth_status wait_for_file(berth_bytes payload) {
+    char path[4096];
+    size_t length = payload.length < sizeof(path) - 1 ? payload.length : sizeof(path) - 1;
+    memcpy(path, payload.data, length);
+    path[length] = 0;
+    for (int tries = 0; tries < 12000 && access(path, F_OK) != 0; tries++) usleep(10 * 1000);
+    host_table->log(plugin_handle, BERTH_LOG_INFO, "waited");
+    return BERTH_OK;
+}
+
 static berth_status crasher_action(berth_instance *opaque, const char *name, berth_bytes payload, berth_error *error) {
     crasher_instance *instance = opaque;
     maybe_fail(instance, "action");
     if (strcmp(name, "persist") == 0) return persist_counting(instance, payload, error);
+    if (strcmp(name, "wait-for") == 0) return wait_for_file(payload);
     return BERTH_OK;
 }
 

@@ -42,7 +42,8 @@ extension PluginImage {
         HostCall.run { screenEvent(instance, code, flag ? 1 : 0) }
     }
 
-    func action(_ instance: UnsafeMutableRawPointer?, name: String, payload: [UInt8]) throws(PluginCallError) {
+    /// Nonisolated: called on the main actor or on the plugin's lane (never both at once).
+    nonisolated func action(_ instance: UnsafeMutableRawPointer?, name: String, payload: [UInt8]) throws(PluginCallError) {
         guard let action = table.table.action else { return }
         try Self.check(payload) { action(instance, name, $0, $1) }
     }
@@ -98,19 +99,19 @@ extension PluginImage {
 
     // MARK: The error buffer
 
-    private static func failure(_ error: berth_error, _ status: berth_status) -> PluginCallError {
+    private nonisolated static func failure(_ error: berth_error, _ status: berth_status) -> PluginCallError {
         PluginCallError(status: status, message: BerthErrorBuffer.message(of: error, status: status))
     }
 
     /// Calls a table function that reports through a `berth_error`.
-    private static func check(_ function: (UnsafeMutablePointer<berth_error>) -> berth_status) throws(PluginCallError) {
+    private nonisolated static func check(_ function: (UnsafeMutablePointer<berth_error>) -> berth_status) throws(PluginCallError) {
         var error = BerthErrorBuffer.make()
         let status = HostCall.run { function(&error) }
         guard status == BERTH_OK else { throw failure(error, status) }
     }
 
     /// Same, lending `payload` as `berth_bytes` for the call.
-    private static func check(_ payload: [UInt8], _ function: (berth_bytes, UnsafeMutablePointer<berth_error>) -> berth_status) throws(PluginCallError) {
+    private nonisolated static func check(_ payload: [UInt8], _ function: (berth_bytes, UnsafeMutablePointer<berth_error>) -> berth_status) throws(PluginCallError) {
         try check { error in
             payload.withUnsafeBufferPointer { function(berth_bytes(data: $0.baseAddress, length: UInt64($0.count)), error) }
         }

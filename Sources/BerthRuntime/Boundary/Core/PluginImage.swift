@@ -24,8 +24,9 @@ final class PluginImage {
     let manifest: PluginManifest
     /// The file the image was opened from.
     let path: String
-    /// The table as the handshake read it.
-    let table: PluginTable
+    /// The table as the handshake read it. Immutable after the handshake, so its function
+    /// pointers are read from the plugin's lane too (`actionOnLane`).
+    nonisolated(unsafe) let table: PluginTable
     /// `dlopen` and the entry's `dlsym`.
     let openDuration: Duration
     /// The entry call, the handshake and the exports' preparation.

@@ -12,13 +12,15 @@ enum HostServices {
     /// functions as main-thread-only, so the arguments (raw pointers, not Sendable) never
     /// leave the thread they arrived on; the box only carries them into the main actor's
     /// isolation, which `assumeIsolated` checks at run time.
-    static func onMainThread<Arguments>(_ arguments: Arguments, error: ErrorPointer = nil, _ body: @MainActor (Arguments) -> berth_status) -> berth_status {
+    static func onMainThread<Arguments>(_ arguments: Arguments, error: ErrorPointer = nil, _ body: @escaping @MainActor (Arguments) -> berth_status) -> berth_status {
         // A plugin that breaks the thread rule gets an error, not a crashed host.
         guard HostCall.isInside else {
             return fill(error, BERTH_ERR_STATE, "this host function may only be called on the main thread, during a call from the host")
         }
         let box = MainThreadArguments(value: arguments)
-        return MainActor.assumeIsolated { body(box.value) }
+        // On a plugin's lane the main actor answers while the lane waits.
+        let call = MainThreadCall(body: body, arguments: box)
+        return LaneHop.toMain { call.body(call.arguments.value) }
     }
 
     static func fill(_ error: ErrorPointer, _ code: Int, _ message: String) -> berth_status {
@@ -223,6 +225,13 @@ enum HostServices {
 /// See `HostServices.onMainThread`: arguments of a main-thread C call, used on that thread only.
 struct MainThreadArguments<Value>: @unchecked Sendable {
     let value: Value
+}
+
+/// A main-thread host function and its arguments, carried to the main actor while the lane
+/// that called it waits (so nothing of it is used from two threads at once).
+private struct MainThreadCall<Arguments>: @unchecked Sendable {
+    let body: @MainActor (Arguments) -> berth_status
+    let arguments: MainThreadArguments<Arguments>
 }
 
 extension berth_bytes {

@@ -19,6 +19,9 @@ final class InProcessPlugin: PluginConnection {
     private let imageBytes: Int
     private let runtimeDirectory: RuntimeDirectory
     private let contextHandle: OpaquePointer
+    /// The thread its code runs on when the host must not wait (an action from a front end):
+    /// while it is in a call, other calls are refused (busy) or, for a closing screen, wait.
+    private let lane: LaneState
 
     /// Copies, opens and handshakes the image and prepares its exports. On any failure
     /// nothing of it stays loaded (a Swift image already mapped is retired: `onRetire`).
@@ -55,60 +58,106 @@ final class InProcessPlugin: PluginConnection {
         self.image = image
         self.contextHandle = handle
         self.handshake = image.table.handshake
+        self.lane = LaneState(name: id)
     }
 
     func create(route: String, argument: [UInt8], screen: ScreenHandle) throws(PluginCallError) -> PluginInstanceID {
+        try callable()
         let created = try image.create(route: route, argument: argument, screen: screen.opaque)
         return PluginInstanceID(rawValue: UInt(bitPattern: created))
     }
 
     func destroy(_ instance: PluginInstanceID) {
-        image.destroy(Self.pointer(instance))
+        lane.whenFree { [image] in HostCall.run { image.destroy(Self.pointer(instance)) } }
     }
 
     func activate(_ instance: PluginInstanceID) throws(PluginCallError) {
+        try callable()
         try image.activate(Self.pointer(instance))
     }
 
+    /// While the lane is busy (back on a screen whose action still runs) it runs once the
+    /// call has returned; a failure then is only logged by the plugin's own lines.
     func deactivate(_ instance: PluginInstanceID) throws(PluginCallError) {
+        guard lane.isAvailable else {
+            lane.whenFree { [image] in HostCall.run { _ = try? image.deactivate(Self.pointer(instance)) } }
+            return
+        }
         try image.deactivate(Self.pointer(instance))
     }
 
     func screenEvent(_ instance: PluginInstanceID, code: Int32, flag: Bool) {
-        image.screenEvent(Self.pointer(instance), code: code, flag: flag)
+        lane.whenFree { [image] in HostCall.run { image.screenEvent(Self.pointer(instance), code: code, flag: flag) } }
     }
 
     func action(_ instance: PluginInstanceID, name: String, payload: [UInt8]) throws(PluginCallError) {
+        try callable()
         try image.action(Self.pointer(instance), name: name, payload: payload)
     }
 
     func delegateReceived(_ instance: PluginInstanceID, from child: Int, action: String, payload: [UInt8]) throws(PluginCallError) {
+        try callable()
         try image.delegateReceived(Self.pointer(instance), from: UInt64(child), action: action, payload: payload)
     }
 
     func contextReceived(_ instance: PluginInstanceID, type: String, payload: [UInt8]) throws(PluginCallError) {
+        try callable()
         try image.contextReceived(Self.pointer(instance), type: type, payload: payload)
     }
 
     /// `render_tree` gets the screen's slots in one batch; a v1.0 `render` reads each slot
     /// itself through `state_read` as it renders.
     func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> RenderedTree {
-        try image.render(Self.pointer(instance)) { state.renderSlots() }
+        try callable()
+        return try image.render(Self.pointer(instance)) { state.renderSlots() }
     }
 
     func saveState(_ instance: PluginInstanceID) throws(PluginCallError) -> [UInt8] {
-        try image.saveState(Self.pointer(instance))
+        try callable()
+        return try image.saveState(Self.pointer(instance))
     }
 
     func restoreState(_ instance: PluginInstanceID, _ bytes: [UInt8]) throws(PluginCallError) {
+        try callable()
         try image.restoreState(Self.pointer(instance), bytes)
     }
 
     func callExport(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue {
-        try image.callExport(symbol, arguments: arguments)
+        if let busy = lane.busy, !lane.isNested { throw FFIError(.pluginFailed, PluginCallError.busy(pluginID, busy).message) }
+        return try image.callExport(symbol, arguments: arguments)
     }
 
     func resourceUsage() -> PluginResourceUsage { .current }
+
+    // MARK: On the lane
+
+    var busyCall: RunningPluginCall.Call? { lane.busy }
+
+    func whenFree(_ work: @escaping () -> Void) { lane.whenFree(work) }
+
+    /// The action on the plugin's own thread: its calls back into the host are answered by
+    /// the main actor, which is free meanwhile (`HostServices.onMainThread`, `LaneHop`).
+    func actionOnLane(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage?,
+                      as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) {
+        try callable()
+        let call = LaneImageCall(image: image, instance: instance)
+        let result = await lane.run(running, in: context) { () -> Result<Void, PluginCallError> in
+            HostCall.run {
+                do throws(PluginCallError) {
+                    try call.image.action(Self.pointer(call.instance), name: name, payload: payload)
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        try result.get()
+    }
+
+    /// Refuses a call while the lane is in another one: plugin code never runs on two threads.
+    private func callable() throws(PluginCallError) {
+        if let busy = lane.busy, !lane.isNested { throw PluginCallError.busy(pluginID, busy) }
+    }
 
     func exportFunction(_ symbol: String) -> ForeignFunction? { image.exportFunction(symbol) }
 
@@ -129,7 +178,14 @@ final class InProcessPlugin: PluginConnection {
         }
     }
 
-    private static func pointer(_ instance: PluginInstanceID) -> UnsafeMutableRawPointer? {
+    fileprivate nonisolated static func pointer(_ instance: PluginInstanceID) -> UnsafeMutableRawPointer? {
         UnsafeMutableRawPointer(bitPattern: instance.rawValue)
     }
+}
+
+/// An image and an instance carried to the plugin's lane: only that thread calls into it
+/// until the call returns (the lane is busy meanwhile), so nothing is shared.
+private struct LaneImageCall: @unchecked Sendable {
+    let image: PluginImage
+    let instance: PluginInstanceID
 }

@@ -75,7 +75,7 @@ final class IsolatedCallRouter: IsolationChannelHandler {
 
     nonisolated func handle(_ request: IsolationRequest, on channel: IsolationChannel) -> IsolationReply {
         HostCallbackCount.record()
-        return MainActor.assumeIsolated { answer(request) }
+        return LaneHop.toMain { self.answer(request) }
     }
 
     nonisolated func receive(_ notification: IsolationNotification, on channel: IsolationChannel) {
@@ -86,20 +86,20 @@ final class IsolatedCallRouter: IsolationChannelHandler {
         }
         switch notification {
         case .log(let member, let level, let message):
-            let logger = MainActor.assumeIsolated { members[member]?.logger } ?? logger
+            let logger = LaneHop.toMain { self.members[member]?.logger } ?? logger
             logger.log(level: HostTable.logLevel(level), "\(message)")
         case .taskStarted(let token, let key, let task):
-            MainActor.assumeIsolated {
+            LaneHop.toMain { [self] in
                 guard let handle = screens[token], let module = handle.module, let host = handle.host else { return }
                 module.workerTasks.insert(task)
                 host.emit(.event, .screen(module.id), "task '\(key)' started")
             }
         case .taskFinished(let token, _, let task, _):
-            MainActor.assumeIsolated {
+            LaneHop.toMain { [self] in
                 _ = screens[token]?.module?.workerTasks.remove(task)
             }
         case .stateWrite(let token, let slot):
-            MainActor.assumeIsolated {
+            LaneHop.toMain { [self] in
                 guard let handle = screens[token] else { return }
                 _ = HostCallbackHandler().stateWrite(handle, identity: slot.key.identity, index: slot.key.index,
                                                      fingerprint: slot.fingerprint, value: slot.bytes)
@@ -107,19 +107,19 @@ final class IsolatedCallRouter: IsolationChannelHandler {
         case .taskPost(let token, _, let action, let payload):
             // Runs once the host is done with what it is doing now (never inside a call
             // into this same worker), like the in-process task_post.
-            MainActor.assumeIsolated {
+            LaneHop.toMain { [self] in
                 guard let screen = screens[token] else { return }
                 hops.post { HostCallbackHandler().taskPost(screen, action: action, payload: payload) }
             }
         case .denied(let token, let name, let call):
             // Reported only when the host's own grant agrees (a worker cannot forge refusals).
-            MainActor.assumeIsolated {
+            LaneHop.toMain { [self] in
                 guard let screen = screens[token], let capability = Capability(rawValue: name) else { return }
                 _ = HostCallbackHandler().permit(screen, capability, call: call)
             }
         case .refusedSystemCall(let call, let count):
             // One event per plugin of the worker: a group's members share the process.
-            MainActor.assumeIsolated {
+            LaneHop.toMain { [self] in
                 let links = members.values.map(\.services)
                 guard let host = links.lazy.compactMap(\.host).first, refusedCalls.admit(call: call, count: count) else { return }
                 for plugin in Set(links.map(\.pluginID)).sorted() {

@@ -135,9 +135,13 @@ final class IsolatedPlugin: PluginConnection {
         return PluginInstanceID(rawValue: UInt(instance))
     }
 
+    /// While the worker's lane is busy (back on a screen whose action is still running) it
+    /// runs once the call has returned, as the rest of the close sequence does.
     func destroy(_ instance: PluginInstanceID) {
-        _ = try? call(.destroy(instance: UInt64(instance.rawValue)))
-        group.router.unbind(instance: UInt64(instance.rawValue))
+        group.lane.whenFree { [self] in
+            _ = try? call(.destroy(instance: UInt64(instance.rawValue)))
+            group.router.unbind(instance: UInt64(instance.rawValue))
+        }
     }
 
     func activate(_ instance: PluginInstanceID) throws(PluginCallError) {
@@ -145,13 +149,61 @@ final class IsolatedPlugin: PluginConnection {
     }
 
     /// After a crash there is nothing left to deactivate: the close sequence goes on quietly.
+    /// While the lane is busy, it waits for the call to return (the screen is already out of
+    /// the tree); a failure then is only the plugin's.
     func deactivate(_ instance: PluginInstanceID) throws(PluginCallError) {
         guard failure == nil else { return }
+        guard group.lane.isAvailable else {
+            group.lane.whenFree { [self] in if failure == nil { _ = try? check(.deactivate(instance: UInt64(instance.rawValue))) } }
+            return
+        }
         try check(.deactivate(instance: UInt64(instance.rawValue)))
     }
 
     func screenEvent(_ instance: PluginInstanceID, code: Int32, flag: Bool) {
-        _ = try? call(.screenEvent(instance: UInt64(instance.rawValue), event: code, flag: flag))
+        group.lane.whenFree { [self] in _ = try? call(.screenEvent(instance: UInt64(instance.rawValue), event: code, flag: flag)) }
+    }
+
+    // MARK: On the lane
+
+    var busyCall: RunningPluginCall.Call? { group.lane.busy }
+
+    func whenFree(_ work: @escaping () -> Void) { group.lane.whenFree(work) }
+
+    /// An action on the worker's lane: the main actor goes on until the reply. With `state`,
+    /// the worker renders right after it, as `action(_:name:payload:renderingAfterwards:)`.
+    func actionOnLane(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage?,
+                      as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) {
+        let id = UInt64(instance.rawValue)
+        guard let state, handshake.functions.contains(.renderTree) else {
+            let reply = try await callOnLane(.action(instance: id, name: name, payload: payload), as: running, in: context)
+            guard reply.status.isOK else { throw Self.failure(reply.status) }
+            return
+        }
+        let slots = state.renderSlots()
+        let batchKeys = state.batchKeys
+        let reply = try await callOnLane(.actionThenRender(instance: id, name: name, payload: payload, slots: slots), as: running, in: context)
+        guard case .acted(let status, let render) = reply, status.isOK else { throw Self.failure(reply.status) }
+        guard let render else { return }
+        prerendered = PrerenderedTree(instance: instance, storage: state, version: state.version, batchKeys: batchKeys,
+                                      callsMade: group.callsMade, result: render)
+    }
+
+    private func callOnLane(_ request: IsolationRequest, as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) -> IsolationReply {
+        try callable()
+        do {
+            return try await group.callOnLane(request, as: running, in: context)
+        } catch {
+            let failure = self.failure ?? group.fail(error).naming(pluginID)
+            throw PluginCallError(status: Int32(BERTH_ERR_FAILED), message: failure.message)
+        }
+    }
+
+    /// Refuses a call the worker cannot take now: it failed, or its lane is in another call.
+    private func callable() throws(PluginCallError) {
+        discardPrerenderedTree()
+        if let failure { throw PluginCallError(status: Int32(BERTH_ERR_FAILED), message: failure.message) }
+        if let busy = group.lane.busy, !group.lane.isNested { throw PluginCallError.busy(pluginID, busy) }
     }
 
     func action(_ instance: PluginInstanceID, name: String, payload: [UInt8]) throws(PluginCallError) {
@@ -259,8 +311,10 @@ final class IsolatedPlugin: PluginConnection {
 
     /// The provider's release of one instance; nothing to do once the worker is gone.
     func releaseServiceInstance(_ instance: UInt64) {
-        guard failure == nil else { return }
-        _ = try? call(.serviceRelease(instance: instance))
+        group.lane.whenFree { [self] in
+            guard failure == nil else { return }
+            _ = try? call(.serviceRelease(instance: instance))
+        }
     }
 
     /// Exports run in the worker: a typed call site sends its values like `callExport`.
@@ -279,8 +333,7 @@ final class IsolatedPlugin: PluginConnection {
     // MARK: Calls and failure
 
     private func call(_ request: IsolationRequest) throws(PluginCallError) -> IsolationReply {
-        discardPrerenderedTree()
-        if let failure { throw PluginCallError(status: Int32(BERTH_ERR_FAILED), message: failure.message) }
+        try callable()
         do {
             return try group.call(request)
         } catch {

@@ -13,6 +13,11 @@ final class WorkerGroup {
     let place: ServicePlace
     let worker: WorkerProcess
     let router: IsolatedCallRouter
+    /// The worker's lane: the host's calls that must not hold the main actor run there, one
+    /// at a time; while one runs, every member's screens are busy (they share the process).
+    let lane: LaneState
+    /// The watcher saw the channel readable while the lane was driving it: served once free.
+    private var servePending = false
     /// Set once the worker died or was killed: every later call fails at once.
     private(set) var failure: WorkerFailure?
     /// Set once the last member left and the worker was stopped.
@@ -36,6 +41,7 @@ final class WorkerGroup {
         self.worker = worker
         place = .newWorker(group: name)
         router = IsolatedCallRouter(logger: logger)
+        lane = LaneState(name: name.map { "group '\($0)'" } ?? "worker \(worker.pid)")
         worker.channel.handler = router
         worker.channel.replyTimeout = unresponsive
         startWatching()
@@ -105,6 +111,7 @@ final class WorkerGroup {
         guard members.isEmpty, !isEnded else { return false }
         isEnded = true
         stopWatching()
+        lane.end()
         if failure == nil { _ = try? worker.channel.call(.shutdown, timeout: .seconds(1)) }
         Self.stop(worker)
         return true
@@ -114,12 +121,41 @@ final class WorkerGroup {
     func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
         if endedOffMain.withLock({ !$0.isEmpty }) { releaseEndedOffMain() }
         do {
+            // Part of the answer to the worker's own call: it runs on the lane, nested there.
+            if lane.busy != nil, lane.isNested {
+                let channel = worker.channel
+                return try lane.lane.runNested { () -> Result<IsolationReply, ChannelError> in
+                    do throws(ChannelError) {
+                        if let timeout { return .success(try channel.call(request, timeout: timeout)) }
+                        return .success(try channel.call(request))
+                    } catch {
+                        return .failure(error)
+                    }
+                }.get()
+            }
             if let timeout { return try worker.channel.call(request, timeout: timeout) }
             return try worker.channel.call(request)
         } catch {
             fail(error)
             throw error
         }
+    }
+
+    /// One round trip on the worker's lane: the main actor is free until the reply, and the
+    /// worker's calls back into the host are answered there meanwhile (`LaneHop`).
+    func callOnLane(_ request: IsolationRequest, as call: RunningPluginCall.Call, in context: LaneCallContext) async throws(ChannelError) -> IsolationReply {
+        if endedOffMain.withLock({ !$0.isEmpty }) { releaseEndedOffMain() }
+        let channel = worker.channel
+        let result = await lane.run(call, in: context, { () -> Result<IsolationReply, ChannelError> in
+            do throws(ChannelError) { return .success(try channel.call(request)) } catch { return .failure(error) }
+        }, returned: { [self] result in
+            if case .failure(let error) = result { fail(error) }
+            if servePending {
+                servePending = false
+                serveWhileIdle()
+            }
+        })
+        return try result.get()
     }
 
     /// Releases in the worker the instances whose scope ended off the main actor.
@@ -157,6 +193,11 @@ final class WorkerGroup {
 
     private func serveWhileIdle() {
         guard let watch, failure == nil else { return }
+        // The lane is reading the channel: what arrived is served there, and once it is free.
+        guard lane.busy == nil else {
+            servePending = true
+            return
+        }
         do throws(ChannelError) {
             try worker.channel.serveAvailable()
             ChannelWatcher.shared.rearm(watch)

@@ -1,0 +1,49 @@
+/// A lane as the main actor keeps it: the call it runs now (its screens are busy until it
+/// returns) and the work that must wait until it is free (a screen closed while busy has its
+/// close sequence run after the call, in order).
+@MainActor
+final class LaneState {
+    let lane: PluginLane
+    /// The call running on the lane now; nil when it is free.
+    private(set) var busy: RunningPluginCall.Call?
+    private var afterFree: [() -> Void] = []
+
+    init(name: String) {
+        lane = PluginLane(name: name)
+    }
+
+    /// Whether a call may go to the plugin now: the lane is free, or its call is waiting for
+    /// the main actor's answer to the plugin, which this call is part of (it nests).
+    var isAvailable: Bool { busy == nil || isNested }
+
+    /// True while the main actor answers this lane's plugin (a call now nests in its call).
+    var isNested: Bool { LaneHop.answering === lane }
+
+    /// Runs `work` now when the lane is available, else once its call has returned.
+    func whenFree(_ work: @escaping () -> Void) {
+        if isAvailable { work() } else { afterFree.append(work) }
+    }
+
+    /// Runs `job` on the lane as `call`, in `context`; the lane is busy until it returns.
+    /// `returned` sees the result first (a failed worker is recorded before the waiting work
+    /// runs), then the work that waited for the lane runs, in order.
+    func run<T: Sendable>(_ call: RunningPluginCall.Call, in context: LaneCallContext, _ job: @escaping @Sendable () -> T,
+                          returned: (T) -> Void = { _ in }) async -> T {
+        precondition(busy == nil, "a lane runs one call at a time: \(lane.name) is in \(busy?.description ?? "")")
+        busy = call
+        let token = RunningPluginCall.laneBegan(call)
+        let result = await lane.run { context.during(job) }
+        RunningPluginCall.laneEnded(token)
+        busy = nil
+        returned(result)
+        while busy == nil, !afterFree.isEmpty {
+            afterFree.removeFirst()()
+        }
+        return result
+    }
+
+    /// Ends the lane's thread once its work is done.
+    func end() {
+        lane.end()
+    }
+}

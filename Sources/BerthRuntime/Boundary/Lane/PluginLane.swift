@@ -1,0 +1,156 @@
+import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// The thread one plugin's code is called from while the host goes on: the host never
+/// waits for a plugin; a plugin may wait for the host (Docs/architecture.md, "Threading").
+///
+/// A lane runs one job at a time, in the order they were given, on a thread of its own
+/// (one per worker group, one per in-process plugin). The main actor hands a call to its
+/// lane with `run` and awaits the result, free meanwhile for every other screen, front
+/// end and command. What the plugin asks of the host during the call (state, navigation,
+/// resolve, log) comes back to the main actor through `LaneHop`, and the lane waits for
+/// the answer: a plugin may wait for the host, never the other way round.
+///
+/// Not a Swift task: a job blocks its thread for as long as the plugin takes (a worker's
+/// reply, an in-process action), and a blocked task would hold one of the few threads of
+/// Swift concurrency's pool.
+final class PluginLane: Sendable {
+    /// Who the lane runs for (`com.example.counter`, `group 'greeter-family'`).
+    let name: String
+
+    private struct Queue {
+        var jobs: [@Sendable () -> Void] = []
+        var started = false
+        var ended = false
+    }
+    private let queue = LockedCondition(Queue())
+
+    init(name: String) {
+        self.name = name
+    }
+
+    /// Runs `job` on the lane after the jobs given before it; the caller is suspended, not
+    /// blocked, until it returns.
+    func run<T: Sendable>(_ job: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+            enqueue { continuation.resume(returning: job()) }
+        }
+    }
+
+    /// Ends the lane's thread once the jobs given so far have run.
+    func end() {
+        queue.withLock { $0.ended = true }
+        queue.broadcast()
+    }
+
+    /// The lane whose thread this is, if any (a plugin's call back into the host must then
+    /// hop to the main actor).
+    static var current: PluginLane? {
+        guard let lane = pthread_getspecific(laneKey) else { return nil }
+        return Unmanaged<PluginLane>.fromOpaque(lane).takeUnretainedValue()
+    }
+
+    // MARK: One stack across two threads
+
+    /// While the lane waits for the main actor's answer to its plugin's call, the main actor
+    /// may call into the same plugin (a service factory the resolve needs): that call runs
+    /// on the lane, nested, as it would on one stack. While the main actor waits for such a
+    /// nested call, the plugin's calls back are answered inline on the main thread.
+    private struct Rendezvous {
+        /// How many nested calls the main actor is waiting for (it waits, so a call back is
+        /// handed to it here rather than posted to its executor).
+        var mainWaiting = 0
+        var toMain: [@Sendable () -> Void] = []
+        var toLane: [@Sendable () -> Void] = []
+    }
+    private let rendezvous = LockedCondition(Rendezvous())
+
+    /// On the lane's thread: hands `job` to the main actor and runs nested calls until
+    /// `answered` says the answer is in. `job` must end by calling `wake()`.
+    func waitForMain(_ job: @escaping @Sendable () -> Void, answered: @escaping () -> Bool) {
+        let mainWaits = rendezvous.withLock { state -> Bool in
+            guard state.mainWaiting > 0 else { return false }
+            state.toMain.append(job)
+            return true
+        }
+        if mainWaits {
+            rendezvous.broadcast()
+        } else {
+            Task { @MainActor in job() }
+        }
+        serve(on: \.toLane, until: answered)
+    }
+
+    /// On the main actor, during an answer to this lane's plugin: runs `job` on the lane,
+    /// nested in the plugin's call, and waits for it, answering its calls back meanwhile.
+    func runNested<T: Sendable>(_ job: @escaping @Sendable () -> T) -> T {
+        let result = Locked<T?>(nil)
+        rendezvous.withLock { state in
+            state.mainWaiting += 1
+            state.toLane.append { [self] in
+                let value = job()
+                result.withLock { $0 = value }
+                wake()
+            }
+        }
+        rendezvous.broadcast()
+        serve(on: \.toMain) { result.withLock { $0 != nil } }
+        rendezvous.withLock { $0.mainWaiting -= 1 }
+        return result.withLock { $0! }
+    }
+
+    /// Wakes a thread waiting in `waitForMain` or `runNested`.
+    func wake() {
+        rendezvous.broadcast()
+    }
+
+    private func serve(on queue: WritableKeyPath<Rendezvous, [@Sendable () -> Void]>, until done: () -> Bool) {
+        while true {
+            let job = rendezvous.wait { state, _ -> LockedCondition<Rendezvous>.Decision<(@Sendable () -> Void)?> in
+                if !state[keyPath: queue].isEmpty { return .finish(state[keyPath: queue].removeFirst()) }
+                return done() ? .finish(nil) : .wait
+            }
+            guard let job else { return }
+            job()
+        }
+    }
+
+    private func enqueue(_ job: @escaping @Sendable () -> Void) {
+        let start = queue.withLock { state -> Bool in
+            state.jobs.append(job)
+            defer { state.started = true }
+            return !state.started
+        }
+        if start { startThread() } else { queue.signal() }
+    }
+
+    private func startThread() {
+        let thread = Thread { [self] in serve() }
+        thread.name = "berth.lane \(name)"
+        // Plugin code runs here: a Swift plugin's deep render recursion needs the room a
+        // main thread has.
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    private func serve() {
+        pthread_setspecific(Self.laneKey, Unmanaged.passUnretained(self).toOpaque())
+        while true {
+            let job = queue.wait { state, _ -> LockedCondition<Queue>.Decision<(@Sendable () -> Void)?> in
+                if !state.jobs.isEmpty { return .finish(state.jobs.removeFirst()) }
+                return state.ended ? .finish(nil) : .wait
+            }
+            guard let job else { return }
+            job()
+        }
+    }
+
+    /// The mark of a lane's thread.
+    private static let laneKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+}

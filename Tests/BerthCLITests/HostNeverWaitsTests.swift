@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+import BerthTestSupport
+
+/// The rule of the lanes: a plugin may wait for the host; the host never waits for a plugin.
+/// A real `berth run` with the crasher fixture busy in an action (it waits for a file the
+/// test creates) and Counter beside it, in whichever mode the run uses (CI runs both).
+@Suite("The host never waits on a plugin", .serialized)
+struct HostNeverWaitsTests {
+    @Test("while a plugin's action runs, status, another screen's action and render answer; the busy screen refuses input, back works at once, and the close runs after the action")
+    func busyPluginDelaysOnlyItsScreens() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        workspace.stageCrasher()
+        let host = try RunningHost(workspace, arguments: ["--unresponsive-ms", "120000"])
+        try host.wait(for: "org.berth.crasher")
+        _ = try host.command(["open", "com.example.counter/counter"])
+        let busyScreen = try host.command(["open", "org.berth.crasher/ok"])
+        let gate = workspace.root + "/plugins/org.berth.crasher/gate"
+
+        // The action waits for the gate on its lane; this client waits for its reply.
+        let waiting = try ControlConnectionForTests(host.socket)
+        defer { waiting.close() }
+        waiting.sendFrame(Array(#"{"args":["send","wait-for","\#(gate)"]}"#.utf8))
+        try host.wait(for: "busy: org.berth.crasher/ok action 'wait-for'", in: ["status"])
+
+        // Everything else answers while it runs: another screen's action and its render…
+        let counter = try #require(host.command(["screens"]).split(separator: "\n").first { $0.contains("com.example.counter") })
+        let counterScreen = String(counter.split(separator: " ").first { $0.first?.isNumber == true } ?? "")
+        _ = try host.command(["send", "#\(counterScreen)", "increment"])
+        _ = try host.command(["send", "#\(counterScreen)", "report"])
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.contains("count 1, ticks") }
+        #expect(host.log.contains("count 1, ticks"), "Counter's actions ran while the crasher was busy:\n\(busyScreen)\n\(host.log)")
+        // …and the busy screen refuses input at once, naming the call it is in.
+        let refused = (try? host.command(["send", "persist", "1"])) ?? "no reply; host log:\n\(host.log)"
+        #expect(refused.contains("is busy: action 'wait-for'"), "\(refused)")
+        // The action has still not returned: all of the above happened during it.
+        #expect(try host.command(["status"]).contains("busy: org.berth.crasher/ok action 'wait-for'"))
+
+        // Back on the busy screen works at once; its close sequence waits for the action.
+        _ = try host.command(["back"])
+        let screens = try host.command(["screens"])
+        #expect(!screens.contains("org.berth.crasher"), "the busy screen left the tree at once:\n\(screens)")
+        #expect(try host.command(["status"]).contains("busy: org.berth.crasher/ok action 'wait-for'"))
+
+        // Released: the action returns, its reply comes, and the lane is free again.
+        #expect(FileManager.default.createFile(atPath: gate, contents: nil))
+        let reply = try waiting.readReply()
+        #expect(reply != nil)
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.contains("waited") }
+        #expect(host.log.contains("waited"), "the action returned after the gate opened")
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { !((try? host.command(["status"])) ?? "busy:").contains("busy:") }
+        #expect(!(try host.command(["status"])).contains("busy:"), "\(host.log)")
+        _ = try host.command(["open", "org.berth.crasher/ok"])
+        let persisted = (try? host.command(["send", "persist", "1"])) ?? "no reply"
+        #expect(persisted.contains("committed 1") || host.log.contains("committed 1"), "\(persisted)\n\(host.log)")
+    }
+}
