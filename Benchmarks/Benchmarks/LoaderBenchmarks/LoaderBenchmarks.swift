@@ -362,5 +362,6 @@ let benchmarks: @Sendable () -> Void = {
     registerIsolationBenchmarks()
     registerResolveBenchmarks()
     registerTerminalUIBenchmarks()
+    registerLaneBenchmarks()
     registerHopBenchmarks()
 }

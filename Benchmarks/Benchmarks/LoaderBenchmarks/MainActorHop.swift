@@ -36,9 +36,14 @@ func onMainActor(with benchmark: Benchmark, _ body: @MainActor (Benchmark) -> Vo
 /// the lane meanwhile.
 func onMainActorAsync(with benchmark: Benchmark, _ body: @escaping @MainActor (Benchmark) async -> Void) {
     nonisolated(unsafe) let handed = benchmark
+    onMainActorAsync { await body(handed) }
+}
+
+/// Runs `body` in a main-actor task and waits for it (a teardown that awaits).
+func onMainActorAsync(_ body: @escaping @MainActor () async -> Void) {
     let done = DispatchSemaphore(value: 0)
     Task { @MainActor in
-        await body(handed)
+        await body()
         done.signal()
     }
     done.wait()

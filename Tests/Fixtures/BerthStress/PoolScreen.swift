@@ -7,10 +7,11 @@ import Synchronization
 /// workers that use Tasks and queues: action "saturate" queues eight blocks that each
 /// sleep 400 ms, more than the pool has threads, so the pool monitor's once-a-second
 /// check finds work waiting and reads each worker thread's `/proc/<tid>/stat`.
-/// The view says `finished N of 8`.
+/// The view says `finished N of 8`. Action "sleep" (payload: milliseconds, in decimal)
+/// holds its caller that long: a plugin busy with honest work (the lane benchmark R1).
 final class PoolScreen: Screen {
     static let route = "pool"
-    static let actions: [ScreenAction] = ["saturate"]
+    static let actions: [ScreenAction] = ["saturate", "sleep"]
     static let blocks = 8
     private let finished = FinishedCount()
 
@@ -21,6 +22,10 @@ final class PoolScreen: Screen {
     }
 
     func handle(action: String, payload: [UInt8]) throws {
+        if action == "sleep" {
+            usleep(UInt32(min(Int(String(decoding: payload, as: UTF8.self)) ?? 0, 4_000)) * 1_000)
+            return
+        }
         guard action == "saturate" else {
             throw BerthError(code: .notFound, message: "pool has no action '\(action)' (\(Self.actions.map(\.name).joined(separator: ", ")))")
         }

@@ -1,0 +1,87 @@
+import Benchmark
+import BerthRuntime
+import BerthTerminalUI
+import Foundation
+
+// Lanes (issue 39): the host never waits on a plugin. R1 is a key press on screen B (Counter,
+// in a worker) until its frame is written, while plugin A (the stress fixture's pool screen,
+// in another worker) is inside 1.5 s actions one after another, against the same key press
+// with A idle.
+
+/// Counter over the stress pool screen, both in workers, with a front end on an 80×24
+/// terminal: the visible screen is Counter (B); the pool screen under it is A.
+@MainActor
+final class LaneFixture {
+    let fixture: ScreenFixture
+    let app: TerminalApp
+    private let busyScreen: Int
+    private var keepBusy: Task<Void, Never>?
+
+    init() throws {
+        fixture = try ScreenFixture([.stress, .counter], isolation: .process)
+        busyScreen = try fixture.host.push("org.berth.stress/pool").id
+        _ = try fixture.host.push("com.example.counter/counter")
+        app = TerminalApp(host: fixture.host, screen: CountingScreen(width: 80, height: 24))
+        app.draw()
+    }
+
+    /// Keeps A inside 1.5 s actions, each sent as soon as the last returned.
+    func keepPluginABusy() {
+        let (host, screen) = (fixture.host, busyScreen)
+        keepBusy = Task { @MainActor in
+            while !Task.isCancelled { _ = try? await host.send(screen: screen, action: "sleep", payload: Array("1500".utf8)) }
+        }
+    }
+
+    /// Waits until A is inside an action (so the measured key press overlaps it).
+    func waitUntilPluginAIsBusy() async {
+        while fixture.host.router(busyScreen)?.module?.isBusy != true { try? await Task.sleep(for: .milliseconds(1)) }
+    }
+
+    /// `+` steps Counter's focused stepper: view input on B's lane, render, frame, one write.
+    func pressPlus() async {
+        app.handleNow(.key(.character("+")))
+        await app.laneOperationsReturned()
+        app.draw()
+    }
+
+    func tearDown() async {
+        keepBusy?.cancel()
+        await keepBusy?.value
+        app.detach()
+        fixture.tearDown()
+    }
+}
+
+@MainActor var laneFixture: LaneFixture?
+
+func registerLaneBenchmarks() {
+    let perIteration = Benchmark.Configuration(
+        metrics: [.wallClock, .processCPU], warmupIterations: 5,
+        scalingFactor: .one, maxDuration: .seconds(10), maxIterations: 2_000
+    ).tuned(countedIterations: 20)
+
+    for busy in [true, false] {
+        let name = busy ? "key press on screen B while plugin A is inside an action (lanes)" : "the same key press with plugin A idle"
+        Benchmark(name, configuration: perIteration) { benchmark in
+            onMainActorAsync(with: benchmark) { benchmark in
+                guard let lanes = laneFixture else { fatalError("setup did not run") }
+                if busy { await lanes.waitUntilPluginAIsBusy() }
+                await measure(benchmark) {
+                    for _ in benchmark.scaledIterations { await lanes.pressPlus() }
+                }
+            }
+        } setup: {
+            try onMainActor {
+                let lanes = try LaneFixture()
+                if busy { lanes.keepPluginABusy() }
+                laneFixture = lanes
+            }
+        } teardown: {
+            onMainActorAsync {
+                await laneFixture?.tearDown()
+                laneFixture = nil
+            }
+        }
+    }
+}
