@@ -157,8 +157,8 @@ final class HostShell {
             guard let generation = try host.generationForUse(of: id) else { throw ShellError("\(id) is not loaded") }
             let result = try generation.call(symbol, textArguments: Array(arguments.dropFirst(2)))
             emitLine("\(symbol) → \(result.type == .void ? "(void)" : result.description)")
-        case "open": try host.push(try Route(parsing: try argument(arguments, 0, "open ROUTE")))
-        case "present": try host.present(try Route(parsing: try argument(arguments, 0, "present ROUTE")))
+        case "open": try await host.open(try Route(parsing: try argument(arguments, 0, "open ROUTE")))
+        case "present": try await host.open(try Route(parsing: try argument(arguments, 0, "present ROUTE")), presented: true)
         case "back": try host.userBack()
         case "dismiss": try host.userDismiss()
         case "pop-to-root": try host.popToRoot()

@@ -52,6 +52,10 @@ package protocol PluginConnection: AnyObject {
     var busyCall: RunningPluginCall.Call? { get }
     /// Runs `work` on the main actor now when the lane is free, else once its call returned.
     func whenFree(_ work: @escaping () -> Void)
+    /// `create` on the plugin's lane: the caller is suspended, the main actor free, until the
+    /// instance exists.
+    func createOnLane(route: String, argument: [UInt8], screen: ScreenHandle, as running: RunningPluginCall.Call,
+                      in context: LaneCallContext) async throws(PluginCallError) -> PluginInstanceID
     /// An action on the plugin's lane: the caller is suspended, the main actor free, until it
     /// returns. With `state`, as `action(_:name:payload:renderingAfterwards:)`.
     func actionOnLane(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage?,

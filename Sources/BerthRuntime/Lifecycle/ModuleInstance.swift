@@ -98,32 +98,77 @@ public final class ModuleInstance {
     /// The id of the plugin whose screen it is.
     public var pluginID: String { generation.pluginID }
 
+    /// What an instance needs before its plugin creates it: its screen scope, and the handle
+    /// the plugin's calls about it name.
+    private struct Prepared {
+        let scope: Scope
+        let handle: ScreenHandle
+    }
+
+    /// Checks the route and makes the screen's scope and handle.
+    private static func prepare(id: Int, route: String, generation: PluginGeneration, router: Router?,
+                                context: ScreenContext) throws(ScreenError) -> Prepared {
+        guard generation.manifest.routes.contains(route) else {
+            throw ScreenError(.unknownRoute, screen: id, "\(generation.pluginID) has no route '\(route)' (routes: \(generation.manifest.routes.joined(separator: ", ")))")
+        }
+        let scope = context.scopes.makeScreenScope(screen: id, owner: "\(generation.pluginID)/\(route)")
+        let handle = ScreenHandle(router: router, host: context.pluginHost, services: (context.scopes, scope), grant: generation.grant)
+        return Prepared(scope: scope, handle: handle)
+    }
+
+    /// The plugin's `create` failed: the scope made for it ends, and the error names the route.
+    private static func createFailed(_ error: PluginCallError, id: Int, route: String, generation: PluginGeneration, _ prepared: Prepared) -> ScreenError {
+        prepared.scope.end()
+        return ScreenError(.pluginFailed, screen: id, "\(generation.pluginID) create(\(route)) failed: \(error.message)",
+                           pluginStatus: PluginStatus(code: error.status))
+    }
+
     /// Calls the plugin's `create` for `route`.
-    init(id: Int, route: String, generation: PluginGeneration, argument: [UInt8] = [], router: Router?, context: ScreenContext) throws(ScreenError) {
+    convenience init(id: Int, route: String, generation: PluginGeneration, argument: [UInt8] = [], router: Router?, context: ScreenContext) throws(ScreenError) {
+        let prepared = try Self.prepare(id: id, route: route, generation: generation, router: router, context: context)
+        let instance: PluginInstanceID
+        do {
+            defer { prepared.handle.creatingRouter = nil }
+            let plugin = generation.connection
+            instance = try HostCall.run { () throws(PluginCallError) in try plugin.create(route: route, argument: argument, screen: prepared.handle) }
+        } catch {
+            throw Self.createFailed(error, id: id, route: route, generation: generation, prepared)
+        }
+        self.init(id: id, route: route, generation: generation, router: router, context: context, prepared: prepared, instance: instance)
+    }
+
+    /// Calls the plugin's `create` for `route` on its lane: the main actor is free until the
+    /// instance exists. Refused while the plugin is busy in another call.
+    convenience init(onLaneWithID id: Int, route: String, generation: PluginGeneration, argument: [UInt8], router: Router?,
+                     context: ScreenContext, held: HeldRequests) async throws(ScreenError) {
+        let prepared = try Self.prepare(id: id, route: route, generation: generation, router: router, context: context)
+        let plugin = generation.connection
+        let running = RunningPluginCall.Call(plugin: generation.pluginID, route: route, screen: id, function: "create")
+        let instance: PluginInstanceID
+        do throws(PluginCallError) {
+            defer { prepared.handle.creatingRouter = nil }
+            if let busy = plugin.busyCall { throw PluginCallError.busy(generation.pluginID, busy) }
+            instance = try await plugin.createOnLane(route: route, argument: argument, screen: prepared.handle, as: running,
+                                                     in: LaneCallContext(screen: prepared.scope, request: nil, held: held))
+        } catch {
+            throw Self.createFailed(error, id: id, route: route, generation: generation, prepared)
+        }
+        self.init(id: id, route: route, generation: generation, router: router, context: context, prepared: prepared, instance: instance)
+    }
+
+    private init(id: Int, route: String, generation: PluginGeneration, router: Router?, context: ScreenContext, prepared: Prepared,
+                 instance: PluginInstanceID) {
         self.id = id
         self.route = route
         self.generation = generation
         self.lifecycle = ModuleInstanceLifecycle(subject: LifecycleError.Subject(screen: id, pluginID: generation.pluginID, route: route))
-        guard generation.manifest.routes.contains(route) else {
-            throw ScreenError(.unknownRoute, screen: id, "\(generation.pluginID) has no route '\(route)' (routes: \(generation.manifest.routes.joined(separator: ", ")))")
-        }
         self.router = router
         self.activity = context.activity
         self.scopes = context.scopes
-        let scope = context.scopes.makeScreenScope(screen: id, owner: "\(generation.pluginID)/\(route)")
-        self.screenScope = scope
-        let handle = ScreenHandle(router: router, host: context.pluginHost, services: (context.scopes, scope), grant: generation.grant)
-        do {
-            defer { handle.creatingRouter = nil }
-            let plugin = generation.connection
-            instance = try HostCall.run { () throws(PluginCallError) in try plugin.create(route: route, argument: argument, screen: handle) }
-        } catch {
-            scope.end()
-            throw ScreenError(.pluginFailed, screen: id, "\(generation.pluginID) create(\(route)) failed: \(error.message)",
-                              pluginStatus: PluginStatus(code: error.status))
-        }
-        self.handle = handle
-        handle.module = self
+        self.screenScope = prepared.scope
+        self.instance = instance
+        self.handle = prepared.handle
+        prepared.handle.module = self
         activity.instanceCreated()
     }
 

@@ -16,6 +16,15 @@ extension BerthHost {
         try navigator.push(route, argument: argument, onRelease: onRelease)
     }
 
+    /// Opens `route` as `push` does (or as `present` does, when `presented`), with the plugin's
+    /// `create` on its lane: the host, and the screen it is opened from, go on until the new
+    /// screen exists; it then goes on whatever is visible. Refused as busy while the plugin
+    /// is in another call.
+    @discardableResult
+    public func open(_ route: Route, argument: [UInt8] = [], presented: Bool = false) async throws(ScreenError) -> Router {
+        try await navigator.openOnLane(route, argument: argument, presented: presented)
+    }
+
     /// Presents `route` modally from the visible screen, with a stack of its own (see `push` for the arguments).
     @discardableResult
     public func present(_ route: Route, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {

@@ -108,6 +108,33 @@ package final class Navigator {
         }
     }
 
+    /// `push` or `present` with the plugin's `create` on its lane: the opener stays usable
+    /// until the new screen exists; it then goes on whatever is visible at that moment.
+    package func openOnLane(_ route: Route, argument: [UInt8], presented: Bool) async throws(ScreenError) -> Router {
+        let held = HeldRequests()
+        let made: Result<Router, ScreenError>
+        do throws(ScreenError) {
+            made = .success(try await screens.makeScreenOnLane(route, argument: argument, held: held))
+        } catch {
+            made = .failure(error)
+        }
+        return try topLevel { () throws(ScreenError) -> Router in
+            for work in held.take() { requests.enqueue(work) }
+            let child = try made.get()
+            if presented {
+                guard let presenter = visibleRouter else {
+                    child.release()
+                    throw ScreenError(.navigation, screen: nil, "nothing is open to present from (open a screen first)")
+                }
+                try attachOrRelease(child) { () throws(ScreenError) in try attachActivateAndPresent(child, from: presenter) }
+            } else {
+                let stack = visibleRouter?.stack ?? launchStack
+                try attachOrRelease(child) { () throws(ScreenError) in try attachActivateAndPush(child, in: stack) }
+            }
+            return child
+        }
+    }
+
     /// A screen created but never attached or activated (conformance: create/destroy).
     package func createDetached(_ route: Route) throws(ScreenError) -> Router {
         try screens.makeScreen(route, argument: [])

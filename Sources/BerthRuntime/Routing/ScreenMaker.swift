@@ -38,6 +38,22 @@ final class ScreenMaker {
 
     /// Creates a detached router with a fresh module instance for `route`.
     func makeScreen(_ route: Route, argument: [UInt8], id: Int? = nil) throws(ScreenError) -> Router {
+        let (router, generation) = try routerForScreen(route, id: id)
+        try makeInstance(on: router, generation: generation, argument: argument)
+        return router
+    }
+
+    /// `makeScreen` with the plugin's `create` on its lane: the host goes on meanwhile.
+    func makeScreenOnLane(_ route: Route, argument: [UInt8], held: HeldRequests) async throws(ScreenError) -> Router {
+        let (router, generation) = try routerForScreen(route, id: nil)
+        let module = try await ModuleInstance(onLaneWithID: router.id, route: router.route, generation: generation, argument: argument,
+                                              router: router, context: context, held: held)
+        finish(module, on: router, generation: generation, reopened: false)
+        return router
+    }
+
+    /// The route's plugin and a new router for its screen, within the open-screen limit.
+    private func routerForScreen(_ route: Route, id: Int?) throws(ScreenError) -> (Router, PluginGeneration) {
         let (pluginID, name) = try routes.resolve(route)
         let open = activity.liveScreens
         guard open < openScreenLimit else {
@@ -53,10 +69,10 @@ final class ScreenMaker {
             throw ScreenError(.pluginNotLoaded, screen: nil, routes.notLoadedReason(pluginID))
         }
         let routerID = id ?? takeRouterID()
-        let router = Router(id: routerID, kind: .screen, pluginID: pluginID, route: name)
-        try makeInstance(on: router, generation: generation, argument: argument)
-        return router
+        return (Router(id: routerID, kind: .screen, pluginID: pluginID, route: name), generation)
     }
+
+    private var context: ScreenContext { ScreenContext(activity: activity, scopes: scopes, pluginHost: pluginHost) }
 
     /// Gives `router` a new module instance of `generation` and its interactor, then reports
     /// it `created` and delivers `didLoad`: for a new screen, and for a reload's reopened
@@ -65,11 +81,16 @@ final class ScreenMaker {
     func makeInstance(on router: Router, generation: PluginGeneration, argument: [UInt8] = [], reopened: Bool = false,
                       prepare: (ModuleInstance) -> Void = { _ in }) throws(ScreenError) -> ModuleInstance {
         let module = try ModuleInstance(id: router.id, route: router.route, generation: generation, argument: argument, router: router,
-                                    context: ScreenContext(activity: activity, scopes: scopes, pluginHost: pluginHost))
+                                        context: context)
         prepare(module)
+        finish(module, on: router, generation: generation, reopened: reopened)
+        return module
+    }
+
+    /// Gives the new instance its interactor, reports it `created` and delivers `didLoad`.
+    private func finish(_ module: ModuleInstance, on router: Router, generation: PluginGeneration, reopened: Bool) {
         router.interactor = Interactor(module: module)
         events.emit(.created, .screen(router.id), "\(router.pluginID)/\(router.route) \(reopened ? "recreated" : "created") (generation \(generation.number))")
         module.deliver(.didLoad)
-        return module
     }
 }

@@ -128,7 +128,7 @@ extension TerminalApp {
             }
             performOnLane { [host] in try await host.send(screen: router.id, action: name, payload: []) }
         case .route(let route):
-            perform { try host.push(route) }
+            performOnLane { [host] in try await host.open(route) }
         case .back:
             goBack()
         case .option(let id, let index):

@@ -43,8 +43,8 @@ public struct TerminalCommands {
             let argument = words.dropFirst().first ?? ""
             do {
                 switch command {
-                case "open": try host.push(try Route(parsing: argument))
-                case "present": try host.present(try Route(parsing: argument))
+                case "open": try await host.open(try Route(parsing: argument))
+                case "present": try await host.open(try Route(parsing: argument), presented: true)
                 case "back": try host.userBack()
                 case "dismiss": try host.userDismiss()
                 case "send":

@@ -9,7 +9,7 @@ internal import CBerth
 ///
 /// `instance` is the plugin's `berth_instance *`, as `create` returned it.
 extension PluginImage {
-    func create(route: String, argument: [UInt8], screen: OpaquePointer) throws(PluginCallError) -> UnsafeMutableRawPointer {
+    nonisolated func create(route: String, argument: [UInt8], screen: OpaquePointer) throws(PluginCallError) -> UnsafeMutableRawPointer {
         guard let create = table.table.create else { throw PluginCallError(status: Int32(BERTH_ERR_UNSUPPORTED), message: "\(pluginID) has no create") }
         var error = BerthErrorBuffer.make()
         var created: UnsafeMutableRawPointer?

@@ -97,7 +97,7 @@ final class PluginImage {
         return exports
     }
 
-    var pluginID: String { manifest.id }
+    nonisolated var pluginID: String { manifest.id }
 
     /// The optional functions the table has.
     var functions: PluginHandshake.Functions { table.handshake.functions }

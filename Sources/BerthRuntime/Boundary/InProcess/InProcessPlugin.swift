@@ -154,6 +154,26 @@ final class InProcessPlugin: PluginConnection {
         try result.get()
     }
 
+    /// `create` on the plugin's own thread; its calls back (observers registered from its
+    /// initializer) are answered by the main actor meanwhile.
+    func createOnLane(route: String, argument: [UInt8], screen: ScreenHandle, as running: RunningPluginCall.Call,
+                      in context: LaneCallContext) async throws(PluginCallError) -> PluginInstanceID {
+        try callable()
+        let call = LaneImageCall(image: image, instance: PluginInstanceID(rawValue: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(screen.opaque)))))
+        let result = await lane.run(running, in: context) { () -> Result<UInt, PluginCallError> in
+            HostCall.run {
+                do throws(PluginCallError) {
+                    let handle = OpaquePointer(bitPattern: call.instance.rawValue)!
+                    let created = try call.image.create(route: route, argument: argument, screen: handle)
+                    return .success(UInt(bitPattern: created))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        return PluginInstanceID(rawValue: try result.get())
+    }
+
     /// Refuses a call while the lane is in another one: plugin code never runs on two threads.
     private func callable() throws(PluginCallError) {
         if let busy = lane.busy, !lane.isNested { throw PluginCallError.busy(pluginID, busy) }

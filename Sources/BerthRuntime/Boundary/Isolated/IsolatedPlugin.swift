@@ -189,6 +189,24 @@ final class IsolatedPlugin: PluginConnection {
                                       callsMade: group.callsMade, result: render)
     }
 
+    func createOnLane(route: String, argument: [UInt8], screen: ScreenHandle, as running: RunningPluginCall.Call,
+                      in context: LaneCallContext) async throws(PluginCallError) -> PluginInstanceID {
+        let token = group.router.register(screen, member: member)
+        let reply: IsolationReply
+        do {
+            reply = try await callOnLane(.create(plugin: member, screen: token, route: route, argument: argument), as: running, in: context)
+        } catch {
+            group.router.unregister(token)
+            throw error
+        }
+        guard case .created(let status, let instance) = reply, status.isOK else {
+            group.router.unregister(token)
+            throw Self.failure(reply.status)
+        }
+        group.router.bind(instance: instance, to: token)
+        return PluginInstanceID(rawValue: UInt(instance))
+    }
+
     private func callOnLane(_ request: IsolationRequest, as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) -> IsolationReply {
         try callable()
         do {
