@@ -65,13 +65,15 @@ struct FrameKey: Equatable {
     var commandLine: String?
     var commandCaret: Int?
     var inspector: Bool
+    var problems: [String]?
 
     /// The key of `screen` on a terminal of `size`, with the front end's own state.
     init(size: (width: Int, height: Int), screen: Int, places: ScreenPlaces, banner: String?, message: String?,
-         commandLine: CommandLineEntry?, inspector: Bool) {
+         commandLine: CommandLineEntry?, inspector: Bool, problems: [String]? = nil) {
         (width, height, self.screen) = (size.width, size.height, screen)
         (focus, scroll, followFocus, carets) = (places.focus[screen], places.scroll[screen], places.followFocus, places.carets[screen])
         (self.banner, self.message, self.inspector) = (banner, message, inspector)
         (self.commandLine, commandCaret) = (commandLine?.text, commandLine?.caret)
+        self.problems = problems
     }
 }
