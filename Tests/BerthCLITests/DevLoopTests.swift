@@ -98,12 +98,16 @@ struct DevLoopTests {
         try (try String(contentsOfFile: source, encoding: .utf8) + "\n/* saved */\n").write(toFile: source, atomically: true, encoding: .utf8)
         try #require(terminal.waitFor("dev: build ", since: mark, timeout: .seconds(300)), "\(terminal.text(since: mark))")
         #expect(terminal.waitFor("saved → shown", since: mark, timeout: .seconds(60)))
-        terminal.waitFor("no such text: read what is left", timeout: .milliseconds(300))
-        var emulator = ScreenEmulator(width: 120, height: 40)
-        emulator.apply(terminal.output)
-        let lines = emulator.text.split(separator: "\n").map(String.init)
-        #expect(!lines.contains { $0.hasPrefix("berth> ") && $0.count > "berth> ".count }, "\(emulator.text)")
-        #expect(lines.last { !$0.isEmpty } == "berth>", "the prompt is drawn again below: \(emulator.text)")
+        // Settled once the prompt is the last line again (a deadline, not a timing).
+        func lines(_ bytes: [UInt8]) -> [String] {
+            var emulator = ScreenEmulator(width: 120, height: 40)
+            emulator.apply(bytes)
+            return emulator.text.split(separator: "\n").map(String.init)
+        }
+        let settled = terminal.waitUntil(timeout: .seconds(60)) { lines($0).last { !$0.isEmpty } == "berth>" }
+        let shown = lines(terminal.output)
+        #expect(settled, "the prompt is drawn again below: \(shown.joined(separator: "\n"))")
+        #expect(!shown.contains { $0.hasPrefix("berth> ") && $0.count > "berth> ".count }, "\(shown.joined(separator: "\n"))")
         terminal.type("quit\n")
         #expect(terminal.waitForExit(timeout: .seconds(60)) == 0)
     }
