@@ -57,7 +57,8 @@ extension Berth {
             let template = PluginTemplate(
                 name: name, id: id ?? PluginTemplate.unused("com.example.\(name.lowercased())", avoiding: takenIDs), language: lang,
                 berthRoot: root, berthBinary: PluginTemplate.berthBinary,
-                route: PluginTemplate.unused(name.lowercased(), avoiding: takenRoutes)
+                route: PluginTemplate.unused(name.lowercased(), avoiding: takenRoutes),
+                packageFolder: URL(fileURLWithPath: folder).standardizedFileURL.path
             )
             guard !FileManager.default.fileExists(atPath: folder) else {
                 printError("\(folder) already exists; choose another --path")

@@ -26,7 +26,15 @@ enum FileHandleOutput {
     private static func emit(_ text: String, to descriptor: Int32) {
         // Only the main actor may touch the editor. Its jobs run on the main queue, but not
         // on the main thread (on Linux, dispatch_main ends that thread): ask the queue.
-        guard DispatchQueue.getSpecific(key: mainQueueMark) != nil else { return write(text, to: descriptor) }
+        guard DispatchQueue.getSpecific(key: mainQueueMark) != nil else {
+            // Another thread (`berth dev`'s loop) while the REPL's editor exists: its prompt may
+            // be on screen, so the main queue writes the text, above the prompt, in order.
+            // (The main queue never waits for such a thread.)
+            if DispatchQueue.main.getSpecific(key: mainQueueMark) == true {
+                return DispatchQueue.main.sync { emit(text, to: descriptor) }
+            }
+            return write(text, to: descriptor)
+        }
         MainActor.assumeIsolated {
             guard let editor = LineEditor.prompting else { return write(text, to: descriptor) }
             editor.drawAbove { write(text.hasSuffix("\n") ? text : text + "\n", to: descriptor) }

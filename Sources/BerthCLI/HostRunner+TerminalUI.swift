@@ -21,6 +21,7 @@ extension HostRunner {
                                             quit: control.finished || control.restartRequested)
         }, complete: { before, word in completion.candidates(before: before, word: word) })
         let frontEnd = TerminalFrontEnd(host: host, commands: commands)
+        options.buildProblems?.observe { [weak frontEnd] lines in frontEnd?.showProblems(lines) }
         control.wake = { [weak frontEnd] in
             if control.finished || control.restartRequested { frontEnd?.quit() }
         }

@@ -78,6 +78,8 @@ final class HostRunner {
         var signatures = SignaturePolicy()
         /// Run the full-screen terminal front end instead of the REPL (`--tui`).
         var terminalUI = false
+        /// `berth dev`'s build outcomes, shown in the full-screen front end's problems panel.
+        var buildProblems: BuildProblems?
     }
 
     let options: Options

@@ -40,7 +40,7 @@ final class HostShell {
                                    new generation from the folder (--keep-state: carry @State;
                                    --json: the new generation and each phase's time)
         call ID SYMBOL ARGS...     call an export through libffi
-        open ROUTE                 push a screen on the visible stack (PLUGIN/ROUTE or ROUTE)
+        open ROUTE [ARGUMENT]      push a screen on the visible stack (PLUGIN/ROUTE or ROUTE), its argument as text
         present ROUTE              present a screen modally from the visible one
         back                       the user swipes back: pop the visible screen
         dismiss                    the user swipes down: dismiss the top-most modal
@@ -157,7 +157,11 @@ final class HostShell {
             guard let generation = try host.generationForUse(of: id) else { throw ShellError("\(id) is not loaded") }
             let result = try generation.call(symbol, textArguments: Array(arguments.dropFirst(2)))
             emitLine("\(symbol) → \(result.type == .void ? "(void)" : result.description)")
-        case "open": try await host.open(try Route(parsing: try argument(arguments, 0, "open ROUTE")))
+        case "open":
+            let route = try Route(parsing: try argument(arguments, 0, "open ROUTE [ARGUMENT]"))
+            try await host.open(route, argument: Array(arguments.dropFirst().joined(separator: " ").utf8))
+            // What opened, as `screen` shows it (a screen that renders no views: its header only).
+            printScreen(host.visibleRouter?.module?.canRender == true ? try host.render()?.root : nil)
         case "present": try await host.open(try Route(parsing: try argument(arguments, 0, "present ROUTE")), presented: true)
         case "back": try host.userBack()
         case "dismiss": try host.userDismiss()

@@ -13,6 +13,9 @@ struct PluginTemplate {
     let berthBinary: String
     /// The screen's route (`Berth.New` picks one no plugin beside it uses).
     let route: String
+    /// The package's own folder, absolute: the README names the checkout and the `berth`
+    /// executable relative to it, so it holds no path of the machine that made it.
+    let packageFolder: String
 
     /// The Berth checkout this binary was built from (its sources are next to it).
     static var berthSourceRoot: String {
@@ -31,6 +34,27 @@ struct PluginTemplate {
     static func unused(_ base: String, avoiding taken: Set<String>) -> String {
         guard taken.contains(base) else { return base }
         return (2...).lazy.map { "\(base)-\($0)" }.first { !taken.contains($0) }!
+    }
+
+    /// `path` as seen from the package's folder ("../berth/Docs"), both absolute.
+    static func relative(_ path: String, from folder: String) -> String {
+        let target = URL(fileURLWithPath: path).standardizedFileURL.pathComponents
+        let base = URL(fileURLWithPath: folder).standardizedFileURL.pathComponents
+        let common = zip(target, base).prefix { $0 == $1 }.count
+        let parts = Array(repeating: "..", count: base.count - common) + target[common...]
+        return parts.isEmpty ? "." : parts.joined(separator: "/")
+    }
+
+    /// How the README runs `berth`: its name when that is the one on $PATH, else its path
+    /// from the package's folder.
+    private var berthCommand: String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let onPath = path.split(separator: ":").contains { folder in
+            URL(fileURLWithPath: String(folder)).appendingPathComponent("berth").resolvingSymlinksInPath().path == berthBinary
+        }
+        if onPath { return "berth" }
+        let relative = Self.relative(berthBinary, from: packageFolder)
+        return relative.hasPrefix("../") ? relative : "./" + relative
     }
 
     var entry: String { "berth_\(name.lowercased())_entry_v1" }
@@ -193,6 +217,8 @@ struct PluginTemplate {
 
     private var readme: String {
         let build = language == .swift ? "swift build" : "make"
+        let berthBinary = berthCommand
+        let berthRoot = Self.relative(berthRoot, from: packageFolder)
         return """
         # \(name)
 

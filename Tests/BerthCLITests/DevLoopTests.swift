@@ -81,6 +81,36 @@ struct DevLoopTests {
         #expect(!dev.log.contains("build failed"), "\(dev.log)")
         #expect(!dev.log.contains("changed: rebuilding"), "\(dev.log)")
     }
+
+    @Test("berth dev's REPL in a terminal: what the dev loop prints while the prompt is up goes above it, never onto the prompt's line")
+    func devOutputAbovePrompt() throws {
+        let workspace = PluginWorkspace()
+        let created = try BerthProcess.run(["new", "Hello", "--lang", "c", "--path", "hello"], in: workspace.root)
+        try #require(created.status == 0, "\(created.standardError)")
+        let terminal = try TerminalSession(["dev", "hello", "--plugins", "plugins", "--socket", workspace.root + "/control.sock",
+                                            "--state-dir", "state"], in: workspace.root)
+        // `open` (the dev loop's first) answers with the screen it opened.
+        try #require(terminal.waitFor("screen 1 com.example.hello/hello", timeout: .seconds(300)), "\(terminal.screen)")
+        try #require(terminal.waitFor("berth> ", timeout: .seconds(60)), "\(terminal.screen)")
+        // A save while the prompt is shown: the rebuild's lines come from the dev loop's thread.
+        let mark = terminal.mark
+        let source = workspace.root + "/hello/hello.c"
+        try (try String(contentsOfFile: source, encoding: .utf8) + "\n/* saved */\n").write(toFile: source, atomically: true, encoding: .utf8)
+        try #require(terminal.waitFor("dev: build ", since: mark, timeout: .seconds(300)), "\(terminal.text(since: mark))")
+        #expect(terminal.waitFor("saved → shown", since: mark, timeout: .seconds(60)))
+        // Settled once the prompt is the last line again (a deadline, not a timing).
+        func lines(_ bytes: [UInt8]) -> [String] {
+            var emulator = ScreenEmulator(width: 120, height: 40)
+            emulator.apply(bytes)
+            return emulator.text.split(separator: "\n").map(String.init)
+        }
+        let settled = terminal.waitUntil(timeout: .seconds(60)) { lines($0).last { !$0.isEmpty } == "berth>" }
+        let shown = lines(terminal.output)
+        #expect(settled, "the prompt is drawn again below: \(shown.joined(separator: "\n"))")
+        #expect(!shown.contains { $0.hasPrefix("berth> ") && $0.count > "berth> ".count }, "\(shown.joined(separator: "\n"))")
+        terminal.type("quit\n")
+        #expect(terminal.waitForExit(timeout: .seconds(60)) == 0)
+    }
 }
 
 /// A `berth dev` process whose own host answers on a socket in the workspace.

@@ -69,20 +69,31 @@ struct HotReloadTests {
         let descriptor = open(folder + "/libGreeter.so", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         try #require(descriptor >= 0, "open: \(String(cString: strerror(errno)))")
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        let chunks = 8
-        let size = whole.count / chunks + 1
-        for index in 0..<chunks {
-            let start = index * size
-            handle.write(whole.subdata(in: start..<min(whole.count, start + size)))
-            // One long pause mid-write: the host looks at the half-written file and must refuse it.
-            usleep(index == 3 ? 600_000 : 30_000)
-        }
+        let half = whole.count / 2
+        handle.write(whole.subdata(in: 0..<half))
+        // The writer holds the half-written file open until the host has looked at it and
+        // said it waits: what the host must see is the open writer, not a pause long enough
+        // for it (on a loaded machine no pause is).
+        let pid = getpid()
+        let waited = eventually(timeout: .seconds(60), every: .milliseconds(20)) { Self.waitsForWriter(pid, in: host.log) }
+        #expect(waited, "the host saw the open writer and waited: \(host.log)")
+        #expect(!host.log.contains("generation 1 loaded"), "nothing loaded while it was half-written")
+        handle.write(whole.subdata(in: half..<whole.count))
         try handle.close()
         try host.wait(for: "com.example.greeter  1.2.0    c        loaded      1")
         let log = host.log
-        #expect(log.contains("waiting for process \(getpid()) to finish writing"), "the host saw the open writer and waited: \(log)")
         #expect(!log.contains("dlopen"), "nothing half-written reached dlopen")
         #expect(log.components(separatedBy: "generation 1 loaded").count == 2, "loaded exactly once")
+    }
+
+    /// Whether `log` has a "waiting for process … to finish writing" line naming `pid`
+    /// (another process may hold the file for a moment too: a child forked before its exec
+    /// closed the descriptor).
+    private static func waitsForWriter(_ pid: Int32, in log: String) -> Bool {
+        log.split(separator: "\n").contains { line in
+            guard let start = line.range(of: "waiting for process "), let end = line.range(of: " to finish writing") else { return false }
+            return line[start.upperBound..<end.lowerBound].split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == String(pid) }
+        }
     }
 
     @Test("an mmap-style writer (final size, header and symbols first, the middle a second later) is waited for; the library loads once whole")
@@ -92,23 +103,30 @@ struct HotReloadTests {
         let folder = workspace.plugins + "/greeter"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try Data(contentsOf: URL(fileURLWithPath: BuildProducts.manifest("greeter.json"))).write(to: URL(fileURLWithPath: folder + "/plugin.json"))
-        // Another process writes it: the whole size first, both ends, a pause, then the middle.
+        // Another process writes it: the whole size first, both ends, then the middle once
+        // the host has said it waits for it (a line on its stdin), not after a pause.
         let writer = Process()
+        let go = Pipe()
         writer.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        writer.standardInput = go
         writer.arguments = ["-c", """
-            import sys, time
+            import sys
             src = open(sys.argv[1], 'rb').read(); n = len(src); a, b = n // 4, n - n // 4
             f = open(sys.argv[2], 'w+b'); f.truncate(n)
             f.seek(0); f.write(src[:a]); f.seek(b); f.write(src[b:]); f.flush()
-            time.sleep(1.5)
+            sys.stdin.readline()
             f.seek(a); f.write(src[a:b]); f.close()
             """, BuildProducts.library("libGreeter.so"), folder + "/libGreeter.so"]
         try writer.run()
+        let waited = eventually(timeout: .seconds(60), every: .milliseconds(20)) { Self.waitsForWriter(writer.processIdentifier, in: host.log) }
+        #expect(waited, "\(host.log)")
+        #expect(!host.log.contains("generation 1 loaded"), "nothing loaded while its middle was missing")
+        go.fileHandleForWriting.write(Data("go\n".utf8))
+        try go.fileHandleForWriting.close()
         writer.waitUntilExit()
         #expect(writer.terminationStatus == 0)
         try host.wait(for: "com.example.greeter  1.2.0    c        loaded      1")
         let log = host.log
-        #expect(log.contains("waiting for process \(writer.processIdentifier) to finish writing"), "\(log)")
         #expect(log.components(separatedBy: "generation 1 loaded").count == 2, "loaded exactly once")
         #expect(!log.contains("canary") && !log.contains("trial worker"), "nothing half-written was even tried")
     }

@@ -51,6 +51,34 @@ struct NewUserWordingTests {
         let asks = language == "swift" ? "asks the host only to log and keep view state" : "asks the host only to log."
         let tutorial = language == "swift" ? "/Docs/first-plugin.md." : "/Docs/c-plugins.md."
         #expect(readme.contains(asks) && readme.contains(tutorial), "\(readme)")
+        // Nothing of this machine: the checkout and `berth` are named from the package's folder.
+        let words = readme.split { $0.isWhitespace || "()`".contains($0) }
+        #expect(!words.contains { $0.hasPrefix("/") }, "no absolute path: \(readme)")
+        let checkout = PluginTemplate.relative(PluginTemplate.berthSourceRoot, from: workspace.root + "/Hello")
+        #expect(readme.contains("\(checkout)\(tutorial)"), "\(readme)")
+        let berth = PluginTemplate.relative(BuildProducts.berth, from: workspace.root + "/Hello")
+        #expect(readme.contains("\(berth) pack . --out ../plugins"), "\(readme)")
+        #expect(FileManager.default.isExecutableFile(atPath: workspace.root + "/Hello/" + berth), "\(berth)")
+    }
+
+    @Test("a worker found nowhere: the error names every path looked at, on one line")
+    func workerNotFound() throws {
+        // A copy of berth with no berth-worker beside it, run where there is no .build.
+        let workspace = PluginWorkspace()
+        workspace.stage("greeter.json")
+        let copy = workspace.root + "/bin/berth"
+        try FileManager.default.createDirectory(atPath: workspace.root + "/bin", withIntermediateDirectories: true)
+        // Copied by cp, not by this process: a child another test forks meanwhile would inherit
+        // a descriptor open for writing, and the copy could not be executed (ETXTBSY).
+        let (copied, copyOutput) = try ToolProcess.run("/bin/cp", [BuildProducts.berth, copy], in: workspace.root)
+        try #require(copied == 0, "\(copyOutput)")
+        let output = try BerthProcess.run(["run", "--plugins", "plugins", "--isolation", "process", "--no-socket", "--script", "-"],
+                                          in: workspace.root, input: "status\n", executable: copy, removingEnvironment: ["BERTH_WORKER"])
+        let errors = output.standardError.split(separator: "\n").filter { $0.hasPrefix("error: ") }
+        let real = URL(fileURLWithPath: workspace.root).resolvingSymlinksInPath().path
+        let places = ["\(real)/bin", "\(real)/.build/debug", "\(real)/.build/release"].map { $0 + "/berth-worker" }
+        #expect(errors == ["error: com.example.greeter: cannot start a worker: no worker executable at any of \(places.joined(separator: ", "))"
+            + " (build the berth-worker product; put it beside the host's executable or name it in $BERTH_WORKER)"], "\(output.standardError)")
     }
 
     @Test("pack of a folder named in another case suggests the folder that is there")

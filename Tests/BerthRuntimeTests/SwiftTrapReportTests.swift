@@ -3,28 +3,65 @@ import Testing
 @testable import BerthRuntime
 import BerthTestSupport
 
-/// A Swift plugin that traps in its worker: the crash event names the Swift runtime's
-/// fatal-error line, never a frame of the stack trace the runtime prints after it.
-@Suite("Swift trap reports (isolated plugins)") @MainActor
+/// A Swift plugin that traps, in each place its code runs: the crash report names the
+/// plugin's own line (never the standard library's or the SDK's) and its own frames, with
+/// the SDK's and the runtime's folded. In a worker the host's event says it; in process the
+/// trap ends the host, and the Swift runtime's report on its stderr says it.
+@Suite("Swift trap reports", .blocking) @MainActor
 struct SwiftTrapReportTests {
-    @Test("a Swift trap at each moment is reported by its fatal-error line with file and line",
-          arguments: ["create", "activate", "render", "action", "task"])
-    func fatalLine(moment: String) async throws {
+    /// Each place a Swift plugin's code runs, and the function the report names there.
+    nonisolated static let places: [(place: String, function: String)] = [
+        ("create", "TrapScreen.init(context:)"),
+        ("activate", "TrapScreen.activate()"),
+        ("render", "TrapScreen.body.getter"),
+        ("button", "closure #1 in closure #1 in TrapScreen.body.getter"),
+        ("action", "TrapScreen.handle(action:payload:)"),
+        ("task", "closure #1 in TrapScreen.onEvent(_:)"),
+        ("service", "static TrapService.make()"),
+    ]
+
+    @Test("in a worker, a trap in each place is reported at the plugin's line, with its own frames and the SDK's folded",
+          arguments: Self.places.map(\.place))
+    func workerReport(place: String) async throws {
         let workspace = PluginWorkspace()
         workspace.stage("stress.json") { $0["isolation"] = "process" }
         let host = try workspace.makeHost(isolation: TestIsolation.settings(.manifest(default: .inProcess)))
         try host.load("org.berth.stress")
-        let opened = try? host.push("trap", argument: Array(moment.utf8))
-        if moment == "action", let opened {
+        let opened = try? host.push("trap", argument: Array(place.utf8))
+        if let opened, place == "action" {
             #expect(throws: ScreenError.self) { try host.sendBlocking(screen: opened.id, action: "remove", payload: []) }
+        }
+        if opened != nil, place == "button" {
+            let button = try #require(try host.render()?.allNodes.first { $0.type == "Button" })
+            #expect(throws: ScreenError.self) { try host.inputBlocking(.tap, view: button.id) }
         }
         await eventuallyAsync { host.events.contains { $0.kind == .crashed } }
         let crash = try #require(host.events.first { $0.kind == .crashed }, "\(host.events.suffix(10).map(\.description))")
-        // The trap is in the standard library (Swift/Array.swift:1350); the report names the
-        // plugin's line that called it, found in the debug build's line table:
-        // "the worker of org.berth.stress crashed (SIGILL): TrapScreen.swift:39: Fatal error: Index out of range"
-        #expect(crash.message == "the worker of org.berth.stress crashed (SIGILL): TrapScreen.swift:\(try Self.removeLine()): Fatal error: Index out of range")
-        #expect(!crash.message.contains("reportFatalError"), "\(crash.message)")
+        let line = try Self.line(of: place)
+        let function = try #require(Self.places.first { $0.place == place }?.function)
+        // "the worker of org.berth.stress crashed (SIGILL): TrapScreen.swift:40: Fatal error: Index out of range;
+        //  stack: TrapScreen.handle(action:payload:) at TrapScreen.swift:40 ← …"
+        let expected = "the worker of org.berth.stress crashed (SIGILL): TrapScreen.swift:\(line): Fatal error: Index out of range;"
+            + " stack: \(function) at TrapScreen.swift:\(line)"
+        #expect(crash.message.hasPrefix(expected), "\(crash.message)")
+        #expect(!crash.message.contains("PluginRuntime.swift") && !crash.message.contains("reportFatalError"), "\(crash.message)")
+    }
+
+    @Test("in process, a trap in each place ends the host, and its stderr names the plugin's line and function",
+          arguments: Self.places.map(\.place))
+    nonisolated func inProcessReport(place: String) throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("stress.json")
+        let next = place == "action" ? "send remove" : place == "button" ? "tap 1" : "screen"
+        let output = try BerthProcess.run(["run", "--plugins", "plugins", "--isolation", "in-process", "--no-socket", "--script", "-"],
+                                          in: workspace.root, input: "open trap \(place)\n\(next)\n",
+                                          extraEnvironment: ["SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no"])
+        #expect(output.status != 0, "the trap ends the host: \(output.standardOutput)")
+        let line = try Self.line(of: place)
+        #expect(output.standardError.contains("Fatal error: Index out of range"), "\(output.standardError)")
+        // The Swift runtime's backtracer prints each frame's function and source line.
+        let frame = output.standardError.split(separator: "\n").first { $0.contains("TrapScreen.swift:\(line)") }
+        #expect(frame != nil, "\(output.standardError)")
     }
 
     @Test("a stack frame that mentions fatal is not the fatal line; a located Swift fatal error is")
@@ -36,36 +73,62 @@ struct SwiftTrapReportTests {
         #expect(!StandardErrorTail.isStackFrame("fatal: no such object"))
     }
 
-    @Test("a standard-library trap is located at the first plugin frame with a line; the plugin's own fatal line is kept")
+    @Test("a standard-library trap is located at the first plugin frame outside the SDK; the plugin's own fatal line is kept; SDK frames fold")
     func locatedInPlugin() {
         let trace = [
             "4    libswiftCore.so            0x00007f0adc0eefa2 <unavailable> + 3076002",
             "5    gen-1-libTasks.so          0x00007f0adb3cc100 TaskList.thunk + 12",
             "6    gen-1-libTasks.so          0x00007f0adb3cccae <unavailable> + 568494",
+            "7    gen-1-libTasks.so          0x00007f0adb3cccee <unavailable> + 568558",
+            "8    gen-1-libTasks.so          0x00007f0adb3ccd0e <unavailable> + 568590",
         ]
         let base: UInt64 = 0x00007f0adb3cccae - 568494
         var asked: [UInt64] = []
+        let sdk = FatalErrorReport.SourceFrame(function: "closure #1 in PluginRuntime.install()",
+                                               file: "/home/nu/berth/BerthSDK/Sources/BerthSDK/PluginRuntime.swift", line: 173)
+        let own = FatalErrorReport.SourceFrame(function: "TaskList.remove(at:)", file: "/home/nu/Tasks/Sources/Tasks/TaskList.swift", line: 100)
+        let caller = FatalErrorReport.SourceFrame(function: "TaskList.handle(action:payload:)", file: "/home/nu/Tasks/Sources/Tasks/TaskList.swift", line: 40)
         let symbolizer: FatalErrorReport.Symbolizer = { image, offsets in
             #expect(image == "/run/berth/com.nu.tasks/gen-1-libTasks.so")
             asked = offsets
-            return [nil, "/home/nu/Tasks/Sources/Tasks/TaskList.swift:100 (discriminator 2)"]
+            return [nil, own, sdk, caller]
         }
         let images = ["/run/berth/com.nu.tasks/gen-1-libTasks.so"]
         let library = FatalErrorReport(line: "Swift/ContiguousArrayBuffer.swift:600: Fatal error: Index out of range", stackTrace: trace)
-        #expect(library.located(in: images, symbolizer: symbolizer) == "TaskList.swift:100: Fatal error: Index out of range")
-        // Return addresses, one byte back (into the call), relative to the image.
-        #expect(asked == [0x00007f0adb3cc100 - base - 1, 568494 - 1])
-        let own = FatalErrorReport(line: "Tasks/TaskList.swift:100: Fatal error: bad row", stackTrace: trace)
-        #expect(own.located(in: images, symbolizer: symbolizer) == "Tasks/TaskList.swift:100: Fatal error: bad row")
-        #expect(library.located(in: ["/elsewhere/libOther.so"], symbolizer: symbolizer) == library.line)
-        #expect(library.located(in: images) { _, offsets in offsets.map { _ in "??:0" } } == library.line, "no line information")
+        let located = library.located(in: images, symbolizer: symbolizer)
+        #expect(located.line == "TaskList.swift:100: Fatal error: Index out of range")
+        #expect(located.frames == [own, caller])
+        #expect(located.folded == [2, 1])
+        #expect(located.text == "TaskList.swift:100: Fatal error: Index out of range; stack: TaskList.remove(at:) at TaskList.swift:100"
+            + " ← 1 SDK/runtime frame ← TaskList.handle(action:payload:) at TaskList.swift:40")
+        // Return addresses, one byte back (into the call), relative to the image; a frame
+        // with a symbol is printed as the symbol's address and the offset into it.
+        let expectedOffsets: [UInt64] = [0x00007f0adb3cc100 + 12 - base - 1, 568494 - 1, 568558 - 1, 568590 - 1]
+        #expect(asked == expectedOffsets)
+        let ownLine = FatalErrorReport(line: "Tasks/TaskList.swift:100: Fatal error: bad row", stackTrace: trace)
+        #expect(ownLine.located(in: images, symbolizer: symbolizer).line == "Tasks/TaskList.swift:100: Fatal error: bad row")
+        #expect(library.located(in: ["/elsewhere/libOther.so"], symbolizer: symbolizer).text == library.line)
+        #expect(library.located(in: images) { _, offsets in offsets.map { _ in nil } }.text == library.line, "no line information")
+        // Only the SDK's frames have lines: nothing of the author's to name, so the line stays.
+        #expect(library.located(in: images) { _, offsets in offsets.map { _ in sdk } }.text == library.line)
     }
 
-    /// The fixture's line that removes past the end (TrapScreen.swift's `items.remove(at:)`).
-    private static func removeLine() throws -> Int {
+    @Test("Swift function names read as the author wrote them")
+    func readableNames() {
+        #expect(SwiftSymbolName.shortened("BerthStress.TrapScreen.handle(action: Swift.String, payload: [Swift.UInt8]) throws -> ()")
+            == "TrapScreen.handle(action:payload:)")
+        #expect(SwiftSymbolName.shortened("closure #1 @Sendable (BerthSDK.TaskContext) async throws -> () in BerthStress.TrapScreen.onEvent(BerthSDK.ScreenEvent) -> ()")
+            == "closure #1 in TrapScreen.onEvent(_:)")
+        #expect(SwiftSymbolName.shortened("BerthStress.TrapScreen.body.getter : some") == "TrapScreen.body.getter")
+        #expect(SwiftSymbolName.shortened("static BerthStress.TrapService.make() -> BerthStress.TrapService") == "static TrapService.make()")
+        #expect(SwiftSymbolName.readable("main") == "main")
+    }
+
+    /// The fixture's line that traps in `place` (TrapScreen.swift's `// trap: PLACE`).
+    private nonisolated static func line(of place: String) throws -> Int {
         let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../Fixtures/BerthStress/TrapScreen.swift").standardized.path
         let lines = try String(contentsOfFile: fixture, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
-        return try #require(lines.firstIndex { $0.contains("items.remove(at:") }) + 1
+        return try #require(lines.firstIndex { $0.hasSuffix("// trap: \(place)") }) + 1
     }
 }

@@ -28,6 +28,22 @@ struct GoldenFrameTests {
         GoldenFrame.check(front.terminal, "counter-details")
     }
 
+    @Test("a failed build's problems: a panel above the status line, the screen above it shorter; gone when cleared")
+    func buildProblems() throws {
+        let front = try FrontEndHost(opening: "counter", argument: "3600000")
+        let before = front.terminal.text
+        let errors = (1...12).map { "Sources/Counter/Counter.swift:\($0 + 10):5: error: cannot find 'count\($0)' in scope" }
+        front.terminal.app.showProblems(["build failed (swift build): 12 errors"] + errors)
+        front.terminal.settle()
+        GoldenFrame.check(front.terminal, "build-problems")
+        #expect(front.terminal.text.contains("✖ build failed (swift build): 12 errors"))
+        #expect(front.terminal.text.contains("… 4 more lines (F2 inspector)"))
+        #expect(front.terminal.text.contains("Sources/Counter/Counter.swift:11:5: error: cannot find 'count1' in scope"))
+        front.terminal.app.showProblems(nil)
+        front.terminal.settle()
+        #expect(front.terminal.text == before)
+    }
+
     @Test("Inbox: a list of rows from ForEach, each an HStack with its toggle")
     func inbox() throws {
         let front = try FrontEndHost(opening: "inbox")

@@ -240,6 +240,20 @@ struct InteractionTests {
         #expect(!terminal.text.contains("✖"))
     }
 
+    @Test("a Swift plugin's trap: the inspector shows the last crash at the plugin's line, its own frames one a line")
+    func crashFramesInInspector() async throws {
+        let front = try FrontEndHost(width: 160, height: 48) { workspace in workspace.stage("stress.json") { $0["isolation"] = "process" } }
+        try front.open("org.berth.stress/trap", argument: "action")
+        let terminal = front.terminal
+        try? front.host.sendBlocking(screen: try #require(front.host.visibleRouter?.id), action: "remove", payload: [])
+        #expect(await terminal.waitFor("crashed", timeout: .seconds(60)))
+        await terminal.press(.function(2))
+        let text = terminal.text
+        #expect(text.contains("last crash: org.berth.stress"), "\(text)")
+        #expect(text.contains("in TrapScreen.handle(action:payload:)"), "\(text)")
+        #expect(text.contains("TrapScreen.swift:"), "\(text)")
+    }
+
     private func focusedTarget(_ terminal: HeadlessTerminal) -> FocusTarget? {
         // The focused target is the one drawn reversed in the body.
         let frame = terminal.frame

@@ -9,11 +9,13 @@ public struct BerthProcess {
         public var standardError: String
     }
 
-    /// Runs `berth ARGUMENTS` in `directory`, with `input` on stdin and `extraEnvironment` set.
+    /// Runs `berth ARGUMENTS` in `directory`, with `input` on stdin, `extraEnvironment` set
+    /// and `removingEnvironment` unset; `executable` is another copy of `berth`.
     public static func run(_ arguments: [String], in directory: String, input: String? = nil,
-                           extraEnvironment: [String: String] = [:]) throws -> Output {
+                           extraEnvironment: [String: String] = [:], executable: String = BuildProducts.berth,
+                           removingEnvironment: [String] = []) throws -> Output {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuildProducts.berth)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         var environment = ProcessInfo.processInfo.environment
@@ -24,6 +26,7 @@ public struct BerthProcess {
         // The default trusted-keys folder is the test's own, never the user's.
         environment["XDG_CONFIG_HOME"] = (directory as NSString).appendingPathComponent("config")
         environment.merge(extraEnvironment) { _, extra in extra }
+        for name in removingEnvironment { environment[name] = nil }
         process.environment = environment
         let stdout = Pipe()
         let stderr = Pipe()

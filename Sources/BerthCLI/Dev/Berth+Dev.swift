@@ -49,7 +49,10 @@ extension Berth {
             try? FileManager.default.createDirectory(atPath: pluginsFolder, withIntermediateDirectories: true)
             let socketPath = socket ?? ControlProtocol.defaultSocketPath()
             let running = (try? ControlClient.request(["status"], socket: socketPath)) != nil
-            let loop = DevLoop(package: package, pluginsFolder: pluginsFolder, socket: socketPath, keepState: !freshState, hostPrintsEvents: !running)
+            // A host started here with --tui shows a failed build's errors in a panel.
+            let problems = terminalUI && !running ? BuildProblems() : nil
+            let loop = DevLoop(package: package, pluginsFolder: pluginsFolder, socket: socketPath, keepState: !freshState, hostPrintsEvents: !running,
+                               problems: problems)
             if running {
                 emitLine("dev: using the host at \(socketPath); watching \(sources)")
                 loop.run(build: build, watcher: watcher)
@@ -64,6 +67,7 @@ extension Berth {
                 noSocket: false, maxRetiredMB: 256, restore: restore, isolation: isolation.settings
             )
             options.terminalUI = terminalUI
+            options.buildProblems = problems
             let status = await HostRunner(options: options).run()
             if status != 0 { throw ExitCode(status) }
         }

@@ -17,13 +17,16 @@ final class DevLoop: Sendable {
     /// The host runs in this process and prints its own events: replies are shown without
     /// their event lines, so nothing appears twice.
     let hostPrintsEvents: Bool
+    /// Told of every build's outcome, for a front end that shows the errors in place.
+    let problems: BuildProblems?
 
-    init(package: String, pluginsFolder: String, socket: String, keepState: Bool, hostPrintsEvents: Bool) {
+    init(package: String, pluginsFolder: String, socket: String, keepState: Bool, hostPrintsEvents: Bool, problems: BuildProblems? = nil) {
         self.package = package
         self.pluginsFolder = pluginsFolder
         self.socket = socket
         self.keepState = keepState
         self.hostPrintsEvents = hostPrintsEvents
+        self.problems = problems
     }
 
     /// How many failed builds in a row are dropped without a word because a save raced
@@ -81,9 +84,11 @@ final class DevLoop: Sendable {
         guard built.succeeded else {
             if isSuperseded(built) { return .superseded }
             FileHandleOutput.standardError(built.output.hasSuffix("\n") || built.output.isEmpty ? built.output : built.output + "\n")
+            problems?.buildFailed(output: built.output, build: build.commandLine.joined(separator: " "), folder: package)
             report("build failed after \(Self.text(built.elapsed)) (\(build.commandLine.joined(separator: " "))); the running generation is unchanged")
             return .finished
         }
+        problems?.buildSucceeded()
         let packStarted = ContinuousClock.now
         let packed: PluginPacker.Packed
         do {
@@ -134,10 +139,8 @@ final class DevLoop: Sendable {
     /// Opens the plugin's first route and shows it, unless a screen of the plugin is open.
     private func openFirstRouteUnlessShown(_ packed: PluginPacker.Packed) {
         guard let screens = request(["screens"]), !Self.listsScreen(of: packed.id, in: screens.output) else { return }
-        if let route = Self.firstRoute(in: packed.folder), let open = request(["open", "\(packed.id)/\(route)"]) {
-            show(open)
-            if open.ok, let screen = request(["screen"]) { show(screen) }
-        }
+        // `open` answers with the screen it opened.
+        if let route = Self.firstRoute(in: packed.folder), let open = request(["open", "\(packed.id)/\(route)"]) { show(open) }
     }
 
     /// Whether `screens`' table (SCREEN ROUTE PLUGIN GENERATION STATE) has a row of `plugin`.

@@ -36,6 +36,8 @@ final class LineEditor {
         self.completion = completion
         self.onLine = onLine
         self.onEnd = onEnd
+        // From now on output from any thread goes through the main queue (FileHandleOutput).
+        DispatchQueue.main.setSpecific(key: mainQueueMark, value: true)
         input = DispatchSource.makeReadSource(fileDescriptor: STDIN_FILENO, queue: .main)
         input.setEventHandler { MainActor.assumeIsolated { LineEditor.prompting?.readKey() } }
         // Activated, then held: keys are read only while the prompt is shown.
@@ -176,7 +178,6 @@ final class LineEditor {
     private static func configure() {
         guard !configured else { return }
         configured = true
-        DispatchQueue.main.setSpecific(key: mainQueueMark, value: true)
         // Multibyte keys (é, ü) need a UTF-8 character type; a bare C locale has none.
         setlocale(LC_CTYPE, "")
         if String(cString: setlocale(LC_CTYPE, nil)) == "C" { setlocale(LC_CTYPE, "C.UTF-8") }

@@ -105,6 +105,15 @@ struct Inspector {
                 lines += Self.wrapped(reload.message, columns: columns)
             }
         }
+        // The last crash: its line, then the plugin's own frames, one a line.
+        if let crash = host.events.last(where: { $0.kind == .crashed }) {
+            lines.append("  last crash: \(crash.subject)")
+            let parts = crash.message.components(separatedBy: "; stack: ")
+            lines += Self.wrapped(parts[0], columns: columns)
+            for (index, frame) in (parts.count > 1 ? parts[1].components(separatedBy: " ← ") : []).enumerated() {
+                lines += Self.wrapped((index == 0 ? "in " : "← ") + frame, columns: columns)
+            }
+        }
         lines += ["", "Events and output"]
         lines += log.suffix(max(rows - lines.count, 3)).map { "  " + $0 }
         return lines

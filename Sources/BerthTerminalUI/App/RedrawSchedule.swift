@@ -65,15 +65,17 @@ struct FrameKey: Equatable {
     var commandLine: String?
     var commandCaret: Int?
     var inspector: Bool
+    var problems: [String]?
     /// The visible screen's plugin is in a call on its lane (the busy mark shows).
     var busy = false
 
     /// The key of `screen` on a terminal of `size`, with the front end's own state.
     init(size: (width: Int, height: Int), screen: Int, places: ScreenPlaces, banner: String?, message: String?,
-         commandLine: CommandLineEntry?, inspector: Bool, busy: Bool = false) {
+         commandLine: CommandLineEntry?, inspector: Bool, problems: [String]? = nil, busy: Bool = false) {
         (width, height, self.screen) = (size.width, size.height, screen)
         (focus, scroll, followFocus, carets) = (places.focus[screen], places.scroll[screen], places.followFocus, places.carets[screen])
         (self.banner, self.message, self.inspector, self.busy) = (banner, message, inspector, busy)
         (self.commandLine, commandCaret) = (commandLine?.text, commandLine?.caret)
+        self.problems = problems
     }
 }

@@ -21,6 +21,8 @@ public final class TerminalApp {
     var places = ScreenPlaces()
     var banner: String?
     var message: String?
+    /// A failed build's problems (`showProblems`), until cleared.
+    var problems: [String]?
     /// The `:` command line while it is open.
     var commandLine: CommandLineEntry?
     var inspector = Inspector()
@@ -99,6 +101,15 @@ public final class TerminalApp {
         if showsInspector { requestRedraw() }
     }
 
+    /// Shows a failed build's problems in a panel above the status line (the heading first,
+    /// then one per line, "Hello.swift:12:5: error: …"), or takes the panel down (nil: the
+    /// next build was good). Stays through keys, unlike a message.
+    public func showProblems(_ lines: [String]?) {
+        guard lines != problems else { return }
+        problems = lines?.isEmpty == true ? nil : lines
+        requestRedraw()
+    }
+
     /// Shows `text` on the status line until the next key (a plugin's log line, say).
     public func showMessage(_ text: String) {
         message = text
@@ -133,7 +144,7 @@ public final class TerminalApp {
 
     private func frameKey(size: (width: Int, height: Int)) -> FrameKey {
         FrameKey(size: size, screen: visibleKey, places: places, banner: banner, message: message, commandLine: commandLine, inspector: showsInspector,
-                 busy: visibleIsBusy)
+                 problems: problems, busy: visibleIsBusy)
     }
 
     /// Forgets what is on the terminal, so the next frame is drawn whole (after a resize,
@@ -237,6 +248,7 @@ public final class TerminalApp {
         scene.scroll = places.scroll[key] ?? 0
         scene.followFocus = places.followFocus
         scene.banner = banner
+        scene.problems = problems
         scene.status = message ?? Self.help
         scene.commandLine = commandLine.map { ($0.text, $0.caret) }
         scene.inspector = showsInspector

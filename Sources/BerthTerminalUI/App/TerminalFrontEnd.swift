@@ -34,12 +34,21 @@ public final class TerminalFrontEnd {
 
     /// The front end while it runs.
     public private(set) var app: TerminalApp?
+    /// The problems panel's lines (`showProblems`), kept for a front end not running yet.
+    private var problems: [String]?
 
     /// A front end for `host`; `run()` starts it.
     public init(host: BerthHost, options: Options = Options(), commands: TerminalCommands? = nil) {
         self.host = host
         self.options = options
         self.commands = commands
+    }
+
+    /// Shows a failed build's problems in a panel above the status line, the heading
+    /// first, until called with nil (`TerminalApp.showProblems`).
+    public func showProblems(_ lines: [String]?) {
+        problems = lines
+        app?.showProblems(lines)
     }
 
     /// Leaves at the next turn (for a quit that comes from elsewhere: a socket client).
@@ -54,6 +63,7 @@ public final class TerminalFrontEnd {
         let colours = options.colours && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
         let app = TerminalApp(host: host, screen: device, commands: commands, colours: colours)
         self.app = app
+        app.showProblems(problems)
         var captured: [String] = []
         defer {
             self.app = nil

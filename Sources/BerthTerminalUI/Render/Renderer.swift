@@ -28,6 +28,7 @@ public struct RenderedFrame: Sendable {
 ///     row 1      ‹ Back   counter › inbox ⧉ compose
 ///     (row 2     a banner, when a plugin crashed)
 ///     rows …     the screen (a presented one boxed over its faint presenter), scrolled
+///     (rows …    a failed build's problems, up to half the rows left)
 ///     last row   status, or the `:` command line
 public enum Renderer {
     /// Draws `scene` on a `width` × `height` frame.
@@ -77,7 +78,7 @@ public enum Renderer {
             }
         }
         let bottom = height - 1
-        let bodyHeight = bottom - top
+        let bodyHeight = drawProblems(scene.problems, into: &frame, above: bottom, below: top, width: appWidth) - top
 
         // The backdrop, then the front screen (boxed when presented).
         var area = (column: 0, row: top, width: appWidth, height: bodyHeight)
@@ -154,6 +155,25 @@ public enum Renderer {
         }
         result.frame = frame
         return result
+    }
+
+    /// Draws the problems panel just above row `bottom`, in at most half the rows between
+    /// `top` and it (its last row says how many more there are); returns its first row
+    /// (`bottom` without problems).
+    private static func drawProblems(_ problems: [String]?, into frame: inout Frame, above bottom: Int, below top: Int, width: Int) -> Int {
+        guard let problems, !problems.isEmpty else { return bottom }
+        let rows = min(problems.count, max((bottom - top) / 2, 2))
+        let first = bottom - rows
+        frame.clear(column: 0, row: first, width: width, height: rows)
+        let hidden = problems.count - rows
+        for index in 0..<rows {
+            let isLastShown = index == rows - 1 && hidden > 0
+            let text = index == 0 ? "✖ " + problems[0] : isLastShown ? "… \(hidden + 1) more lines (F2 inspector)" : "  " + problems[index]
+            let style = index == 0 ? CellStyle(bold: true, colour: .red) : isLastShown ? .faint : .plain
+            if index == 0 { frame.clear(column: 0, row: first, width: width, height: 1, style: style) }
+            frame.put(text, column: 0, row: first + index, style: style, limit: width)
+        }
+        return first
     }
 
     /// The inspector panel's columns on a terminal `width` wide (its text has two fewer).

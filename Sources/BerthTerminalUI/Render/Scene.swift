@@ -28,6 +28,10 @@ public struct Scene: Sendable {
     public var followFocus = true
     /// A fault to show above the screen (a crashed plugin), until dismissed.
     public var banner: String?
+    /// A failed build's problems (`berth dev`), in a panel above the status line until the
+    /// next good build: the heading first ("build failed: 2 errors"), then one per line
+    /// ("Hello.swift:12:5: error: cannot find 'x' in scope").
+    public var problems: [String]?
     /// The bottom line: a message, or the key help.
     public var status: String
     /// The `:` command line while it is open: its text and caret.

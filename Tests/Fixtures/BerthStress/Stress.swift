@@ -33,6 +33,6 @@ struct Cell: View {
 public func berthStressEntry(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPointer?) -> UnsafeRawPointer? {
     Plugin(id: "org.berth.stress", screens: [GridScreen.self, ShiftScreen.self, NestedScreen.self, DuplicatesScreen.self, IntRowsScreen.self, ChurnScreen.self, KeyedRowsScreen.self, AppearScreen.self, PoolScreen.self, TrapScreen.self, ResolveScreen.self],
            services: [.scoped(ScreenResolved.self, .screen) { ScreenResolved() }, .scoped(SessionResolved.self, .session) { SessionResolved() },
-                      .scoped(RequestResolved.self, .request) { RequestResolved() }])
+                      .scoped(RequestResolved.self, .request) { RequestResolved() }, .scoped(TrapService.self, .screen, make: TrapService.make)])
         .export(host, plugin)
 }

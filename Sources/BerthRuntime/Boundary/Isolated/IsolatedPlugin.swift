@@ -408,7 +408,8 @@ struct WorkerFailure: Sendable, Equatable {
 
     var plugin: String
     var cause: Cause
-    /// The worker's last "Fatal error" (or similar) line, if it wrote one.
+    /// The worker's last "Fatal error" (or similar) line, if it wrote one, at the plugin's
+    /// own line, then its own frames ("; stack: …", `FatalErrorReport.Located.text`).
     var fatalLine: String?
 
     /// The cause as the event log words it.
@@ -429,7 +430,7 @@ struct WorkerFailure: Sendable, Equatable {
             }()
             cause = .ended(termination)
         }
-        fatalLine = worker.lastFatalError?.located(in: images) ?? worker.lastFatalLine
+        fatalLine = worker.lastFatalError?.located(in: images).text ?? worker.lastFatalLine
     }
 
     /// The same failure, told to the member `plugin` of the worker's group.

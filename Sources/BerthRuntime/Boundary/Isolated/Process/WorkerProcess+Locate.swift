@@ -9,6 +9,14 @@ extension WorkerProcess {
         if let override = ProcessInfo.processInfo.environment["BERTH_WORKER"], !override.isEmpty {
             return files.isExecutableFile(atPath: override) ? override : nil
         }
+        return executableCandidates(named: name).first { files.isExecutableFile(atPath: $0) }
+    }
+
+    /// Where `locateExecutable` looks when `$BERTH_WORKER` is not set, in order: the
+    /// folder of the running executable (and above a `.xctest` bundle), then `.build/debug`
+    /// and `.build/release` under the current folder.
+    package static func executableCandidates(named name: String = "berth-worker") -> [String] {
+        let files = FileManager.default
         var folders: [String] = []
         let running = (try? files.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first ?? ""
         var folder = ParentPath.of(running)
@@ -20,6 +28,6 @@ extension WorkerProcess {
         }
         let current = files.currentDirectoryPath
         folders += [current + "/.build/debug", current + "/.build/release"]
-        return folders.map { ($0 as NSString).appendingPathComponent(name) }.first { files.isExecutableFile(atPath: $0) }
+        return folders.map { ($0 as NSString).appendingPathComponent(name) }
     }
 }

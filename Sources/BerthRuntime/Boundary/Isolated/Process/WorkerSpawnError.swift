@@ -35,7 +35,9 @@ package struct WorkerSpawnError: Error, Sendable, Equatable, CustomStringConvert
         let what: String
         switch code {
         case .executableMissing:
-            what = "no worker executable at \(executable) (build the berth-worker product; put it beside the host's executable or name it in $BERTH_WORKER)"
+            // A bare name is the default one, not found anywhere: say every place looked at.
+            let places = executable.contains("/") ? "at \(executable)" : "at any of \(WorkerProcess.executableCandidates(named: executable).joined(separator: ", "))"
+            what = "no worker executable \(places) (build the berth-worker product; put it beside the host's executable or name it in $BERTH_WORKER)"
         case .descriptorsFailed: what = "could not make the worker's channel or stderr pipe"
         case .spawnFailed: what = "posix_spawn \(executable) failed"
         }
