@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "berth_crasher.h"
@@ -164,7 +165,15 @@ static berth_status wait_for_file(berth_bytes payload) {
     size_t length = payload.length < sizeof(path) - 1 ? payload.length : sizeof(path) - 1;
     memcpy(path, payload.data, length);
     path[length] = 0;
-    for (int tries = 0; tries < 12000 && access(path, F_OK) != 0; tries++) usleep(10 * 1000);
+    /* A deadline, not a count of sleeps: a signal cuts a sleep short. */
+    struct timespec now, deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += 120;
+    do {
+        if (access(path, F_OK) == 0) break;
+        usleep(10 * 1000);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (now.tv_sec < deadline.tv_sec);
     host_table->log(plugin_handle, BERTH_LOG_INFO, "waited");
     return BERTH_OK;
 }
