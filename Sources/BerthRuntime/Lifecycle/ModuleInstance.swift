@@ -108,6 +108,7 @@ public final class ModuleInstance {
             throw ScreenError(.unknownRoute, screen: id, "\(generation.pluginID) has no route '\(route)' (routes: \(generation.manifest.routes.joined(separator: ", ")))")
         }
         self.router = router
+        stateStorage.budget = generation.stateBudget
         self.activity = context.activity
         self.scopes = context.scopes
         let scope = context.scopes.makeScreenScope(screen: id, owner: "\(generation.pluginID)/\(route)")

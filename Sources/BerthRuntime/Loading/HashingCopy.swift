@@ -54,6 +54,10 @@ enum HashingCopy {
     private static func openSource(_ source: String) throws(Failure) -> RawFile.OpenFile {
         guard let input = RawFile.OpenFile.reading(source) else { throw Failure(path: source) }
         guard input.isRegular else { throw Failure(path: source, code: EINVAL, systemError: "not a regular file") }
+        // Validation refused a larger one; one grown since is refused before it is read.
+        guard input.size <= PluginValidator.libraryBytesLimit else {
+            throw Failure(path: source, code: EFBIG, systemError: RawFile.tooLong(size: input.size, limit: PluginValidator.libraryBytesLimit, what: "a library"))
+        }
         return input
     }
 
@@ -109,6 +113,10 @@ enum HashingCopy {
         var length = 0
         while true {
             if length == buffer.count {
+                // A file that grew past the limit while it was read is refused.
+                guard length <= PluginValidator.libraryBytesLimit else {
+                    throw Failure(path: source, code: EFBIG, systemError: RawFile.tooLong(size: length, limit: PluginValidator.libraryBytesLimit, what: "a library"))
+                }
                 let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: buffer.count * 2, alignment: 16)
                 larger.copyMemory(from: UnsafeRawBufferPointer(buffer))
                 buffer.deallocate()

@@ -83,7 +83,7 @@ final class IsolatedPlugin: PluginConnection {
         workerPID = group.worker.pid
         let services = WorkerServiceLink(pluginID: id, generation: number, grant: CapabilityGrant(manifest: manifest),
                                          place: group.place, endedOffMain: group.endedOffMain, host: host)
-        group.router.add(member: member, services: services, logger: logger)
+        group.router.add(member: member, services: services, logger: logger, limits: manifest.limits)
         timings.dlopen = workerStarted.elapsed
         let helloSent = ContinuousClock.now
         let reply: IsolationReply

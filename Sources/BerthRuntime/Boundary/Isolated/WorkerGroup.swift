@@ -35,7 +35,7 @@ final class WorkerGroup {
         self.name = name
         self.worker = worker
         place = .newWorker(group: name)
-        router = IsolatedCallRouter(logger: logger)
+        router = IsolatedCallRouter(logger: logger, group: name)
         worker.channel.handler = router
         worker.channel.replyTimeout = unresponsive
         startWatching()
@@ -113,6 +113,9 @@ final class WorkerGroup {
     /// One round trip; a dead or unresponsive worker fails the whole group.
     func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
         if endedOffMain.withLock({ !$0.isEmpty }) { releaseEndedOffMain() }
+        // The worker's requests during this call act only for the member it runs.
+        router.enter(request)
+        defer { router.leave() }
         do {
             if let timeout { return try worker.channel.call(request, timeout: timeout) }
             return try worker.channel.call(request)

@@ -33,6 +33,9 @@ public struct ValidatedPlugin: Sendable {
 public enum PluginValidator {
     /// The manifest's file name inside a plugin folder.
     public static let manifestFileName = "plugin.json"
+    /// The most bytes a plugin's library may have (256 MiB; the largest example is a few
+    /// MiB): a larger one is refused by its `fstat` size before a byte of it is read.
+    public static let libraryBytesLimit = 256 << 20
 
     /// Validates the plugin in `folder` (a folder holding `plugin.json`) or a manifest file,
     /// judging its signature by `signatures`.
@@ -54,10 +57,15 @@ public enum PluginValidator {
         let place = isFolder ? given : RawFile.Folder(folder)
         // One read serves both the decoding and the manifest's digest; only a failed read
         // asks whether the file is there at all.
-        guard let manifestData = isFolder ? place.contents(manifestFileName) : RawFile.contents(manifestPath) else {
-            let reason = RawFile.failure
+        let manifestLimit = PluginManifest.Limits.fileBytes
+        guard let manifestData = isFolder ? place.contents(manifestFileName, limit: manifestLimit) : RawFile.contents(manifestPath, limit: manifestLimit) else {
+            let (reason, code) = (RawFile.failure, errno)
             guard RawFile.exists(manifestPath) else {
                 return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "no plugin.json in this folder")]))
+            }
+            if code == EFBIG {
+                return .failure(.init([PluginProblem(path: manifestPath, field: "file",
+                                                     message: RawFile.tooLong(manifestPath, limit: manifestLimit, what: "a manifest"))]))
             }
             return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "cannot read the manifest: \(reason)")]))
         }
@@ -106,9 +114,20 @@ public enum PluginValidator {
         if let identity, let cached = ValidationCache.library(at: libraryPath, identity: identity, manifestData: manifestData) {
             return cached
         }
-        let read = if let file = contained.file { file.bytes() } else { RawFile.contents(libraryPath).map { [UInt8]($0) } }
+        let read = if let file = contained.file {
+            file.bytes(limit: libraryBytesLimit)
+        } else {
+            RawFile.contents(libraryPath, limit: libraryBytesLimit).map { [UInt8]($0) }
+        }
         guard let bytes = read else {
             let reason = RawFile.failure
+            if errno == EFBIG {
+                let size = contained.file?.size
+                let message = size.map { RawFile.tooLong(size: $0, limit: libraryBytesLimit, what: "a library") }
+                    ?? RawFile.tooLong(libraryPath, limit: libraryBytesLimit, what: "a library")
+                problems.append(PluginProblem(path: libraryPath, field: "library", message: message))
+                return nil
+            }
             problems.append(PluginProblem(path: libraryPath, field: "library", message: "cannot read the library: \(reason)"))
             return nil
         }
