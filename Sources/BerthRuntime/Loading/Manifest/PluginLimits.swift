@@ -23,9 +23,13 @@ public struct PluginLimits: Sendable, Equatable {
     /// default 100.
     public var logLinesPerSecond = PluginLimits.defaultLogLinesPerSecond
 
+    /// `limits.state` when the manifest has none: 16 MiB.
     public static let defaultStateBytes = 16 << 20
+    /// `limits.stateSlots` when the manifest has none: 65,536.
     public static let defaultStateSlots = 65_536
+    /// `limits.logLine` when the manifest has none: 16 KiB.
     public static let defaultLogLineBytes = 16 << 10
+    /// `limits.logRate` when the manifest has none: 100 lines a second.
     public static let defaultLogLinesPerSecond = 100
 
     /// The least memory a manifest may ask for: below it the worker's own runtime cannot start.
