@@ -41,12 +41,12 @@ struct BoundedReadTests {
         return ((status >> 8) & 0xff, output, usage.ru_maxrss)
     }
 
-    /// Makes `path` `sparseBytes` long without writing its bytes.
-    private func makeSparse(_ path: String) throws {
+    /// Makes `path` `bytes` long (sparse: its new bytes are never written).
+    private func makeSparse(_ path: String, bytes: off_t = Self.sparseBytes) throws {
         let descriptor = open(path, O_WRONLY)
         try #require(descriptor >= 0, "open \(path)")
         defer { close(descriptor) }
-        try #require(ftruncate(descriptor, Self.sparseBytes) == 0, "ftruncate \(path)")
+        try #require(ftruncate(descriptor, bytes) == 0, "ftruncate \(path)")
     }
 
     /// `berth list` of Counter and Greeter, with Greeter's `file` made sparse: the one line
@@ -76,5 +76,17 @@ struct BoundedReadTests {
         #expect(line.contains("is 1610612736 bytes (1.5 GiB); a library may have at most 268435456 (256 MiB)"), "\(line)")
         let greeterRow = output.split(separator: "\n").first { $0.hasPrefix("com.example.greeter") }.map(String.init) ?? ""
         #expect(greeterRow.contains("invalid"), "the library was listed valid: \(greeterRow)")
+    }
+
+    @Test("a 200 MiB library within the limit is validated without being held whole: listed valid, and berth list stays small")
+    func largeLibraryStreamed() throws {
+        let workspace = PluginWorkspace()
+        let folder = workspace.stage("greeter.json")
+        // Still an ELF image: its section table is where it was, and zeros follow.
+        try makeSparse(folder + "/libGreeter.so", bytes: 200 << 20)
+        let run = try runMeasured(["list", "--plugins", workspace.plugins], in: workspace.root)
+        let greeterRow = run.output.split(separator: "\n").first { $0.hasPrefix("com.example.greeter") }.map(String.init) ?? ""
+        #expect(greeterRow.contains(" valid "), "\(run.output)")
+        #expect(run.peakKiB < 100 * 1024, "berth list peaked at \(run.peakKiB) KiB for a 200 MiB library")
     }
 }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The ELF64 format as `ELFImage`'s parser reads it: the header and section records it keeps,
 /// the specification's offsets and constants, and the file's bytes behind reads that return
 /// nil instead of trapping when out of range.
@@ -126,38 +132,113 @@ enum ELF64 {
 
     /// The file's bytes with reads that return nil instead of trapping when out of range.
     struct LittleEndianBytes {
-        /// The whole file.
-        let bytes: [UInt8]
+        private enum Source {
+            /// The whole file, read into memory.
+            case memory([UInt8])
+            /// An open file, read a page at a time where the parser looks.
+            case file(PagedFile)
+        }
 
+        private let source: Source
         /// The file's length in bytes.
-        var count: Int { bytes.count }
+        let count: Int
+
+        init(bytes: [UInt8]) {
+            source = .memory(bytes)
+            count = bytes.count
+        }
+
+        init(file: PagedFile) {
+            source = .file(file)
+            count = file.size
+        }
 
         /// The byte at `offset`, or nil outside the file.
         func byte(at offset: Int) -> UInt8? {
-            bytes.indices.contains(offset) ? bytes[offset] : nil
+            guard offset >= 0, offset < count else { return nil }
+            switch source {
+            case .memory(let bytes): return bytes[offset]
+            case .file(let file): return file.byte(at: offset)
+            }
         }
 
         /// The unsigned integer stored little-endian at `offset`, or nil if any of its bytes is outside the file.
         func integer<Value: FixedWidthInteger & UnsignedInteger>(_: Value.Type, at offset: Int) -> Value? {
             let width = Value.bitWidth / 8
-            guard offset >= 0, offset <= bytes.count - width else { return nil }
+            guard offset >= 0, offset <= count - width else { return nil }
             var value: Value = 0
             for position in 0..<width {
-                value |= Value(bytes[offset + position]) << (position * 8)
+                guard let byte = byte(at: offset + position) else { return nil }
+                value |= Value(byte) << (position * 8)
             }
             return value
         }
 
         /// The index of the first zero byte in `range`, or nil if there is none.
         func firstZero(in range: Range<Int>) -> Int? {
-            let clamped = range.clamped(to: bytes.indices)
-            return bytes[clamped].firstIndex(of: 0)
+            let clamped = range.clamped(to: 0..<count)
+            if case .memory(let bytes) = source { return bytes[clamped].firstIndex(of: 0) }
+            return clamped.first { byte(at: $0) == 0 }
         }
 
         /// The bytes in `range` as text; invalid UTF-8 is replaced rather than rejected, since a
         /// name that is not valid UTF-8 simply cannot match any symbol the host looks for.
         func text(in range: Range<Int>) -> String {
-            String(decoding: bytes[range.clamped(to: bytes.indices)], as: UTF8.self)
+            let clamped = range.clamped(to: 0..<count)
+            if case .memory(let bytes) = source { return String(decoding: bytes[clamped], as: UTF8.self) }
+            return String(decoding: clamped.compactMap { byte(at: $0) }, as: UTF8.self)
+        }
+    }
+
+    /// An open file read a page at a time, only where the parser looks: the header, the
+    /// section table, `.dynsym` and its strings, never the code. A library of hundreds of
+    /// megabytes costs the host its symbol tables, not its size. A page that cannot be read
+    /// reads as outside the file.
+    final class PagedFile {
+        static let pageSize = 16 * 1024
+        let descriptor: Int32
+        let size: Int
+        private var pages: [Int: [UInt8]] = [:]
+        private var lastPage: (index: Int, bytes: [UInt8])?
+
+        /// `descriptor` stays the caller's: it must stay open while this is used.
+        init(descriptor: Int32, size: Int) {
+            self.descriptor = descriptor
+            self.size = size
+        }
+
+        func byte(at offset: Int) -> UInt8? {
+            let index = offset / Self.pageSize
+            let page: [UInt8]
+            if let last = lastPage, last.index == index {
+                page = last.bytes
+            } else if let cached = pages[index] {
+                page = cached
+            } else {
+                guard let read = read(page: index) else { return nil }
+                pages[index] = read
+                page = read
+            }
+            lastPage = (index, page)
+            let position = offset - index * Self.pageSize
+            return position < page.count ? page[position] : nil
+        }
+
+        private func read(page index: Int) -> [UInt8]? {
+            let start = index * Self.pageSize
+            let length = min(Self.pageSize, size - start)
+            guard length > 0 else { return nil }
+            var page = [UInt8](repeating: 0, count: length)
+            var got = 0
+            while got < length {
+                let count = page.withUnsafeMutableBytes { buffer in
+                    pread(descriptor, buffer.baseAddress! + got, length - got, off_t(start + got))
+                }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return nil }
+                got += count
+            }
+            return page
         }
     }
 }
