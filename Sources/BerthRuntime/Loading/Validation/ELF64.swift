@@ -132,44 +132,43 @@ enum ELF64 {
 
     /// The file's bytes with reads that return nil instead of trapping when out of range.
     struct LittleEndianBytes {
-        private enum Source {
-            /// The whole file, read into memory.
-            case memory([UInt8])
-            /// An open file, read a page at a time where the parser looks.
-            case file(PagedFile)
-        }
-
-        private let source: Source
+        /// The parts of the file in memory: the whole file, or the ranges `FileRegions` read.
+        private let regions: [(start: Int, bytes: [UInt8])]
         /// The file's length in bytes.
         let count: Int
 
         init(bytes: [UInt8]) {
-            source = .memory(bytes)
+            regions = [(0, bytes)]
             count = bytes.count
         }
 
-        init(file: PagedFile) {
-            source = .file(file)
-            count = file.size
+        /// Some ranges of a file of `count` bytes; a read anywhere else reads as outside it.
+        init(regions: [(start: Int, bytes: [UInt8])], count: Int) {
+            self.regions = regions
+            self.count = count
+        }
+
+        /// The region holding `range`, and where `range` starts in it.
+        private func region(holding range: Range<Int>) -> (bytes: [UInt8], offset: Int)? {
+            for region in regions where range.lowerBound >= region.start && range.upperBound <= region.start + region.bytes.count {
+                return (region.bytes, range.lowerBound - region.start)
+            }
+            return nil
         }
 
         /// The byte at `offset`, or nil outside the file.
         func byte(at offset: Int) -> UInt8? {
-            guard offset >= 0, offset < count else { return nil }
-            switch source {
-            case .memory(let bytes): return bytes[offset]
-            case .file(let file): return file.byte(at: offset)
-            }
+            guard offset >= 0, offset < count, let (bytes, position) = region(holding: offset..<offset + 1) else { return nil }
+            return bytes[position]
         }
 
         /// The unsigned integer stored little-endian at `offset`, or nil if any of its bytes is outside the file.
         func integer<Value: FixedWidthInteger & UnsignedInteger>(_: Value.Type, at offset: Int) -> Value? {
             let width = Value.bitWidth / 8
-            guard offset >= 0, offset <= count - width else { return nil }
+            guard offset >= 0, offset <= count - width, let (bytes, position) = region(holding: offset..<offset + width) else { return nil }
             var value: Value = 0
-            for position in 0..<width {
-                guard let byte = byte(at: offset + position) else { return nil }
-                value |= Value(byte) << (position * 8)
+            for index in 0..<width {
+                value |= Value(bytes[position + index]) << (index * 8)
             }
             return value
         }
@@ -177,68 +176,78 @@ enum ELF64 {
         /// The index of the first zero byte in `range`, or nil if there is none.
         func firstZero(in range: Range<Int>) -> Int? {
             let clamped = range.clamped(to: 0..<count)
-            if case .memory(let bytes) = source { return bytes[clamped].firstIndex(of: 0) }
-            return clamped.first { byte(at: $0) == 0 }
+            guard let (bytes, position) = region(holding: clamped) else { return nil }
+            return bytes[position..<position + clamped.count].firstIndex(of: 0).map { $0 - position + clamped.lowerBound }
         }
 
         /// The bytes in `range` as text; invalid UTF-8 is replaced rather than rejected, since a
         /// name that is not valid UTF-8 simply cannot match any symbol the host looks for.
         func text(in range: Range<Int>) -> String {
             let clamped = range.clamped(to: 0..<count)
-            if case .memory(let bytes) = source { return String(decoding: bytes[clamped], as: UTF8.self) }
-            return String(decoding: clamped.compactMap { byte(at: $0) }, as: UTF8.self)
+            guard let (bytes, position) = region(holding: clamped) else { return "" }
+            return String(decoding: bytes[position..<position + clamped.count], as: UTF8.self)
         }
     }
 
-    /// An open file read a page at a time, only where the parser looks: the header, the
-    /// section table, `.dynsym` and its strings, never the code. A library of hundreds of
-    /// megabytes costs the host its symbol tables, not its size. A page that cannot be read
-    /// reads as outside the file.
-    final class PagedFile {
-        static let pageSize = 16 * 1024
-        let descriptor: Int32
-        let size: Int
-        private var pages: [Int: [UInt8]] = [:]
-        private var lastPage: (index: Int, bytes: [UInt8])?
-
-        /// `descriptor` stays the caller's: it must stay open while this is used.
-        init(descriptor: Int32, size: Int) {
-            self.descriptor = descriptor
-            self.size = size
-        }
-
-        func byte(at offset: Int) -> UInt8? {
-            let index = offset / Self.pageSize
-            let page: [UInt8]
-            if let last = lastPage, last.index == index {
-                page = last.bytes
-            } else if let cached = pages[index] {
-                page = cached
-            } else {
-                guard let read = read(page: index) else { return nil }
-                pages[index] = read
-                page = read
+    /// Reads, from an open file, only the ranges the parser uses: the header, the section
+    /// table, and `.dynsym` with its string table, never the code. A library of hundreds of
+    /// megabytes costs the host its symbol tables, not its size. Every offset comes from the
+    /// file and is checked against its size; what cannot be read is left out, and the parser
+    /// then reports it as outside the file.
+    enum FileRegions {
+        static func read(descriptor: Int32, size: Int) -> LittleEndianBytes {
+            var regions: [(start: Int, bytes: [UInt8])] = []
+            func add(_ start: UInt64, _ length: UInt64) {
+                let (end, overflow) = start.addingReportingOverflow(length)
+                guard !overflow, end <= UInt64(size), length > 0, let bytes = pread(descriptor, Int(start), Int(length)) else { return }
+                regions.append((Int(start), bytes))
             }
-            lastPage = (index, page)
-            let position = offset - index * Self.pageSize
-            return position < page.count ? page[position] : nil
+            add(0, UInt64(min(size, Layout.fileHeaderSize)))
+            var file = LittleEndianBytes(regions: regions, count: size)
+            guard let tableOffset = file.integer(UInt64.self, at: Layout.sectionTableOffsetOffset),
+                  let entrySize = file.integer(UInt16.self, at: Layout.sectionTableEntrySizeOffset).map(UInt64.init),
+                  var entries = file.integer(UInt16.self, at: Layout.sectionTableCountOffset).map(UInt64.init),
+                  tableOffset != 0, entrySize >= UInt64(Layout.sectionHeaderSize) else { return file }
+            if entries == 0 {
+                // 0xFF00 sections or more: the count is section 0's size.
+                add(tableOffset, entrySize)
+                file = LittleEndianBytes(regions: regions, count: size)
+                entries = file.integer(UInt64.self, at: Int(clamping: tableOffset) + Layout.sectionSizeOffset) ?? 0
+            }
+            let (tableBytes, overflow) = entries.multipliedReportingOverflow(by: entrySize)
+            guard !overflow else { return file }
+            add(tableOffset, tableBytes)
+            file = LittleEndianBytes(regions: regions, count: size)
+            func field<Value: FixedWidthInteger & UnsignedInteger>(_ type: Value.Type, _ index: UInt64, _ offset: Int) -> Value? {
+                let (start, overflow) = tableOffset.addingReportingOverflow(index &* entrySize)
+                guard !overflow, start < UInt64(Int.max) - 64 else { return nil }
+                return file.integer(type, at: Int(start) + offset)
+            }
+            guard let symbols = (0..<entries).first(where: { field(UInt32.self, $0, Layout.sectionTypeOffset) == Layout.dynamicSymbolSectionType }),
+                  let symbolsOffset = field(UInt64.self, symbols, Layout.sectionFileOffsetOffset),
+                  let symbolsSize = field(UInt64.self, symbols, Layout.sectionSizeOffset) else { return file }
+            add(symbolsOffset, symbolsSize)
+            if let link = field(UInt32.self, symbols, Layout.sectionLinkOffset).map(UInt64.init), link < entries,
+               let stringsOffset = field(UInt64.self, link, Layout.sectionFileOffsetOffset),
+               let stringsSize = field(UInt64.self, link, Layout.sectionSizeOffset) {
+                add(stringsOffset, stringsSize)
+            }
+            return LittleEndianBytes(regions: regions, count: size)
         }
 
-        private func read(page index: Int) -> [UInt8]? {
-            let start = index * Self.pageSize
-            let length = min(Self.pageSize, size - start)
-            guard length > 0 else { return nil }
-            var page = [UInt8](repeating: 0, count: length)
+        /// `length` bytes at `offset`, or nil when they cannot all be read.
+        private static func pread(_ descriptor: Int32, _ offset: Int, _ length: Int) -> [UInt8]? {
+            var bytes = [UInt8](repeating: 0, count: length)
             var got = 0
             while got < length {
-                let count = page.withUnsafeMutableBytes { buffer in
-                    pread(descriptor, buffer.baseAddress! + got, length - got, off_t(start + got))
+                let count = bytes.withUnsafeMutableBytes { buffer in
+                    Glibc.pread(descriptor, buffer.baseAddress! + got, length - got, off_t(offset + got))
                 }
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0 else { return nil }
                 got += count
             }
-            return page
+            return bytes
         }
     }
 }

@@ -12,10 +12,10 @@ extension ELFImage {
         try self.init(LittleEndianBytes(bytes: bytes), path: path)
     }
 
-    /// Parses the open regular file `descriptor` of `size` bytes, reading only the pages the
-    /// parser needs (`ELF64.PagedFile`).
+    /// Parses the open regular file `descriptor` of `size` bytes, reading only the ranges the
+    /// parser needs (`ELF64.FileRegions`).
     package init(descriptor: Int32, size: Int, path: String) throws(ELFImageError) {
-        try self.init(LittleEndianBytes(file: ELF64.PagedFile(descriptor: descriptor, size: size)), path: path)
+        try self.init(ELF64.FileRegions.read(descriptor: descriptor, size: size), path: path)
     }
 
     private init(_ file: LittleEndianBytes, path: String) throws(ELFImageError) {

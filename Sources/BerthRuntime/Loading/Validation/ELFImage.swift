@@ -48,7 +48,7 @@ package struct ELFImage: Sendable {
     }
 
     /// Opens the file at `path` and parses it as an ELF shared object, reading only the
-    /// header, the section table and the dynamic symbols (`ELF64.PagedFile`), never the whole file.
+    /// header, the section table and the dynamic symbols (`ELF64.FileRegions`), never the whole file.
     package init(path: String) throws(ELFImageError) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
