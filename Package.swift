@@ -28,6 +28,8 @@ let package = Package(
         .library(name: "BerthProbe", type: .dynamic, targets: ["BerthProbe"]),
         // Test fixture: a hostile C plugin that tries every way out of a worker's sandbox.
         .library(name: "BerthAttacker", type: .dynamic, targets: ["BerthAttacker"]),
+        // Test fixture: a C plugin that floods the host with state, log lines and a sibling's handle.
+        .library(name: "BerthFlooder", type: .dynamic, targets: ["BerthFlooder"]),
         // Test and benchmark fixture: a screen of many stateful views.
         .library(name: "BerthStress", type: .dynamic, targets: ["BerthStress"]),
     ],
@@ -86,6 +88,7 @@ let package = Package(
         .target(name: "BerthCrasher", dependencies: [.product(name: "CBerth", package: "berthsdk")], path: "Tests/Fixtures/BerthCrasher"),
         .target(name: "BerthProbe", dependencies: [.product(name: "CBerth", package: "berthsdk")], path: "Tests/Fixtures/BerthProbe"),
         .target(name: "BerthAttacker", dependencies: [.product(name: "CBerth", package: "berthsdk")], path: "Tests/Fixtures/BerthAttacker"),
+        .target(name: "BerthFlooder", dependencies: [.product(name: "CBerth", package: "berthsdk")], path: "Tests/Fixtures/BerthFlooder"),
 
         // Tests find the built plugin libraries beside the test bundle; none links a plugin.
         .target(

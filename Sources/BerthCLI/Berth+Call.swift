@@ -13,6 +13,7 @@ extension Berth {
         @OptionGroup var output: OutputOptions
         @OptionGroup var isolation: IsolationOptions
         @OptionGroup var signatures: SignatureOptions
+        @OptionGroup var groups: GroupOptions
 
         @Argument(help: "The plugin id.", completion: ShellCompletion.pluginIDs)
         var plugin: String
@@ -31,18 +32,19 @@ extension Berth {
             let json = output.json
             let settings = isolation.settings
             let policy = signatures.policy
+            let groups = groups.consented
             let status: Int32 = MainActor.assumeIsolated {
-                Self.call(plugin: plugin, symbol: symbol, arguments: arguments, folders: folders, json: json, isolation: settings, signatures: policy)
+                Self.call(plugin: plugin, symbol: symbol, arguments: arguments, folders: folders, json: json, isolation: settings, signatures: policy, groups: groups)
             }
             if status != 0 { throw ExitCode(status) }
         }
 
         @MainActor
         private static func call(plugin: String, symbol: String, arguments: [String], folders: [String], json: Bool,
-                                 isolation: IsolationSettings, signatures: SignaturePolicy) -> Int32 {
+                                 isolation: IsolationSettings, signatures: SignaturePolicy, groups: [String: Set<String>]) -> Int32 {
             let host: BerthHost
             do {
-                host = try makeHost(folders: folders, isolation: isolation, signatures: signatures)
+                host = try makeHost(folders: folders, isolation: isolation, signatures: signatures, groups: groups)
             } catch {
                 printError("\(error)")
                 return ExitStatus.failure.rawValue

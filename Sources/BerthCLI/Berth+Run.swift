@@ -13,6 +13,7 @@ extension Berth {
         @OptionGroup var folders: PluginFolderOptions
         @OptionGroup var isolation: IsolationOptions
         @OptionGroup var signatures: SignatureOptions
+        @OptionGroup var groups: GroupOptions
 
         @Option(name: .customLong("script"), help: ArgumentHelp("Run commands from FILE (- for stdin), then exit.", valueName: "FILE"))
         var script: String?
@@ -68,6 +69,7 @@ extension Berth {
                 screenLimits: .init(openScreens: maxScreens, stackDepth: maxStackDepth), signatures: signatures.policy
             )
             options.terminalUI = terminalUI
+            options.groups = groups.consented
             let status = await HostRunner(options: options).run()
             if status != 0 { throw ExitCode(status) }
         }

@@ -76,6 +76,8 @@ final class HostRunner {
         var isolation = IsolationSettings()
         var screenLimits = BerthHost.Configuration.ScreenLimits()
         var signatures = SignaturePolicy()
+        /// Worker groups the user consents to (`--group`).
+        var groups: [String: Set<String>] = [:]
         /// Run the full-screen terminal front end instead of the REPL (`--tui`).
         var terminalUI = false
         /// `berth dev`'s build outcomes, shown in the full-screen front end's problems panel.
@@ -142,6 +144,7 @@ final class HostRunner {
                                                         logger: makeHostLogger(), isolation: options.isolation)
             configuration.screenLimits = options.screenLimits
             configuration.signatures = options.signatures
+            configuration.groups = options.groups
             host = try BerthHost(configuration: configuration)
         } catch {
             printError("\(error)")

@@ -255,6 +255,9 @@ final class HostShell {
         let loaded = host.plugins.values.compactMap(\.generation)
         emitLine("loaded: \(loaded.count) plugin(s); open screens: \(host.openRouters.count)")
         emitLine("retired Swift generations: \(host.retiredGenerations) (\(host.retiredBytes) bytes still mapped)")
+        // What the host holds for each plugin, against its budget (limits.state).
+        let held = loaded.sorted { $0.pluginID < $1.pluginID }.map { "\($0.pluginID) \($0.stateBudget.usage)" + ($0.stateBudget.refusedWrites > 0 ? " (\($0.stateBudget.refusedWrites) write(s) refused)" : "") }
+        emitLine("state held: \(held.isEmpty ? "none" : held.joined(separator: "; "))")
         let workers = loaded.compactMap { generation in
             generation.workerPID.map { "\(generation.pluginID) pid \($0)" + (generation.workerProcessorTime.map { " cpu \(Self.seconds($0))" } ?? "") }
         }

@@ -26,6 +26,33 @@ struct SignatureOptions: ParsableArguments {
     }
 }
 
+/// `--group NAME=ID,ID` (repeatable): worker groups the user consents to. A plugin whose
+/// manifest names a group shares that group's worker only when listed here, or (for a group
+/// not named here) when every member is signed by one trusted key (Docs/isolation.md).
+struct GroupOptions: ParsableArguments {
+    @Option(name: .customLong("group"), help: ArgumentHelp("Let these plugins share worker group NAME (repeatable); unlisted plugins naming it run alone.", valueName: "NAME=ID,ID"))
+    var groups: [String] = []
+
+    func validate() throws {
+        for text in groups where Self.parse(text) == nil {
+            throw ValidationError("--group \(text): expected NAME=ID,ID (a group name, '=', and plugin ids separated by commas)")
+        }
+    }
+
+    /// Group name to the plugin ids it may hold (a name given twice: both lists).
+    var consented: [String: Set<String>] {
+        groups.compactMap(Self.parse).reduce(into: [:]) { result, group in result[group.name, default: []].formUnion(group.ids) }
+    }
+
+    private static func parse(_ text: String) -> (name: String, ids: Set<String>)? {
+        let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty else { return nil }
+        let ids = parts[1].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !ids.isEmpty else { return nil }
+        return (String(parts[0]), Set(ids))
+    }
+}
+
 /// `--json`: machine-readable output on stdout.
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print JSON instead of text.")
@@ -73,9 +100,11 @@ struct PluginLogHandler: LogHandler {
 
 /// Makes a host over `folders` and discovers its plugins.
 @MainActor
-func makeHost(folders: [String], isolation: IsolationSettings = IsolationSettings(), signatures: SignaturePolicy = SignaturePolicy()) throws -> BerthHost {
+func makeHost(folders: [String], isolation: IsolationSettings = IsolationSettings(), signatures: SignaturePolicy = SignaturePolicy(),
+              groups: [String: Set<String>] = [:]) throws -> BerthHost {
     var configuration = BerthHost.Configuration(pluginFolders: folders, logger: makeHostLogger(), isolation: isolation)
     configuration.signatures = signatures
+    configuration.groups = groups
     let host = try BerthHost(configuration: configuration)
     host.discover()
     return host

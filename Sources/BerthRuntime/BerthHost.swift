@@ -24,6 +24,11 @@ public final class BerthHost {
         /// How many screens may be open, and how deep one stack may grow: a plugin that opens
         /// itself in a loop gets an error at the limit instead of growing the tree forever.
         public var screenLimits = ScreenLimits()
+        /// Worker groups the user consents to, by name: the plugin ids that may share that
+        /// group's worker (`berth run --group NAME=ID,ID`). A plugin whose manifest names a
+        /// group joins it only when listed here, or, for a group not listed here, when it and
+        /// every member are signed by one trusted key; otherwise it runs alone.
+        public var groups: [String: Set<String>] = [:]
 
         /// The limits on open screens.
         public struct ScreenLimits: Sendable, Equatable {

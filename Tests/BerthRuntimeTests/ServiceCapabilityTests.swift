@@ -22,7 +22,9 @@ struct ServiceCapabilityTests {
             manifest["isolation"] = ["group": "greeter-family"]
         }
         if let provider { workspace.stage("greeter.json") { $0["capabilities"] = provider } }
-        let host = try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings)
+        // The host consents to the group (Docs/isolation.md, "Worker groups").
+        let groups = ["greeter-family": Set(["com.example.greeter", "org.berth.scoped"])]
+        let host = try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings, groups: groups)
         let errors = host.loadAll()
         guard errors.isEmpty else { throw errors[0] }
         return host

@@ -25,14 +25,20 @@ extension IsolationSettings {
 }
 
 extension PluginWorkspace {
+    /// The worker group of the example plugins, as `scripts/demo` names it with `--group`.
+    public static let exampleGroups: [String: Set<String>] = ["greeter-family": ["com.example.greeter", "com.example.profile"]]
+
     /// A host over this workspace's plugins folder, discovered, with its runtime folder
     /// inside the workspace and plugin logging silenced.
+    /// The host consents to the example group (Greeter and Profile share greeter-family's
+    /// worker), as `scripts/demo` does with `--group`.
     @MainActor
     public func makeHost(recorder: LogRecorder? = nil, isolation: IsolationSettings = TestIsolation.settings,
-                         signatures: SignaturePolicy = SignaturePolicy()) throws -> BerthHost {
+                         signatures: SignaturePolicy = SignaturePolicy(), groups: [String: Set<String>] = PluginWorkspace.exampleGroups) throws -> BerthHost {
         let logger = recorder?.logger() ?? Logger(label: "berth.test") { _ in SwiftLogNoOpLogHandler() }
         var configuration = BerthHost.Configuration(pluginFolders: [plugins], runtimeBase: runtimeBase, logger: logger, isolation: isolation)
         configuration.signatures = signatures
+        configuration.groups = groups
         let host = try BerthHost(configuration: configuration)
         host.discover()
         return host

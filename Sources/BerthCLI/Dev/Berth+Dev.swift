@@ -15,6 +15,7 @@ extension Berth {
 
         @OptionGroup var folders: PluginFolderOptions
         @OptionGroup var isolation: IsolationOptions
+        @OptionGroup var groups: GroupOptions
 
         @Option(help: ArgumentHelp("The control socket of the host to use or start (default: $XDG_RUNTIME_DIR/berth/control.sock, else /tmp/berth-UID/control.sock).", valueName: "PATH"))
         var socket: String?
@@ -66,6 +67,7 @@ extension Berth {
                 watch: false, debounce: .milliseconds(200), keepState: !freshState, socket: socketPath,
                 noSocket: false, maxRetiredMB: 256, restore: restore, isolation: isolation.settings
             )
+            options.groups = groups.consented
             options.terminalUI = terminalUI
             options.buildProblems = problems
             let status = await HostRunner(options: options).run()

@@ -175,7 +175,13 @@ package struct HostCallbackHandler: HostCallbacks {
 
     package func stateWrite(_ handle: ScreenHandle, identity: String, index: UInt32, fingerprint: UInt64, value: [UInt8]) -> Result<Void, HostRefusal> {
         guard let module = handle.module, !module.isReleased else { return .failure(notOpen("state_write")) }
-        module.stateStorage.write(identity: identity, index: index, fingerprint: fingerprint, bytes: value)
+        guard module.stateStorage.write(identity: identity, index: index, fingerprint: fingerprint, bytes: value) else {
+            let budget = module.generation.stateBudget
+            let message = budget.refusal(identity: identity, value: value.count)
+            // One event when the plugin first hits its budget; every refused write fails.
+            if budget.refused() { handle.host?.emit(.denied, .plugin(module.pluginID), message) }
+            return .failure(HostRefusal(.denied, message))
+        }
         return .success(())
     }
 

@@ -163,6 +163,7 @@ public final class ModuleInstance {
         self.generation = generation
         self.lifecycle = ModuleInstanceLifecycle(subject: LifecycleError.Subject(screen: id, pluginID: generation.pluginID, route: route))
         self.router = router
+        stateStorage.budget = generation.stateBudget
         self.activity = context.activity
         self.scopes = context.scopes
         self.screenScope = prepared.scope

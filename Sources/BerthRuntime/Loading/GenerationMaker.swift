@@ -61,12 +61,13 @@ final class GenerationMaker {
                     }
                 )
             case .process:
+                let source = consentedToGroup(record.source)
                 let isolated = try IsolatedPlugin(
-                    plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
+                    plugin: source, generation: number, runtimeDirectory: runtimeDirectory,
                     workerExecutable: configuration.isolation.resolvedWorkerExecutable,
                     unresponsive: configuration.isolation.unresponsiveAfter, keepWorkerReady: configuration.isolation.keepWorkerReady,
                     workerPool: workerPool,
-                    sandbox: configuration.isolation.confinesWorkers ? try groupSandboxPolicy(for: record.source) : nil,
+                    sandbox: configuration.isolation.confinesWorkers ? try groupSandboxPolicy(for: source) : nil,
                     host: pluginHost, groups: workerGroups, logger: configuration.logger)
                 warnIfUnconfined(isolated.sandbox)
                 isolated.onFailure = { [onWorkerFailure] failure in onWorkerFailure(failure, number) }

@@ -10,6 +10,9 @@ enum HashingCopy {
     /// calling one writes it: SHA-256 of a Swift plugin (a megabyte or more) costs about
     /// what writing it does, so the copy takes the longer of the two instead of their sum.
     private static let overlapBytes = 512 * 1024
+    /// Up to this size only: a larger library is copied and hashed a chunk at a time, so the
+    /// host never holds more than this of a library at once.
+    private static let overlapLimitBytes = 32 * 1024 * 1024
 
     /// What went wrong, with the path it happened on and the system's text.
     struct Failure: Error {
@@ -54,6 +57,10 @@ enum HashingCopy {
     private static func openSource(_ source: String) throws(Failure) -> RawFile.OpenFile {
         guard let input = RawFile.OpenFile.reading(source) else { throw Failure(path: source) }
         guard input.isRegular else { throw Failure(path: source, code: EINVAL, systemError: "not a regular file") }
+        // Validation refused a larger one; one grown since is refused before it is read.
+        guard input.size <= PluginValidator.libraryBytesLimit else {
+            throw Failure(path: source, code: EFBIG, systemError: RawFile.tooLong(size: input.size, limit: PluginValidator.libraryBytesLimit, what: "a library"))
+        }
         return input
     }
 
@@ -61,7 +68,7 @@ enum HashingCopy {
         // The input's descriptor is used below, not the object: it is kept open to the end.
         defer { withExtendedLifetime(input) {} }
         let size = Int(input.info.st_size)
-        if size >= overlapBytes {
+        if size >= overlapBytes && size <= overlapLimitBytes {
             return try copyOverlapped(input.descriptor, to: output, sizeHint: size, source: source, target: target)
         }
         return try copyChunks(input.descriptor, to: output, source: source, target: target)
@@ -109,6 +116,10 @@ enum HashingCopy {
         var length = 0
         while true {
             if length == buffer.count {
+                // A file that grew while it was read is refused past the overlap's limit.
+                guard length <= overlapLimitBytes else {
+                    throw Failure(path: source, code: EFBIG, systemError: RawFile.tooLong(size: length, limit: overlapLimitBytes, what: "a library copied in one piece"))
+                }
                 let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: buffer.count * 2, alignment: 16)
                 larger.copyMemory(from: UnsafeRawBufferPointer(buffer))
                 buffer.deallocate()

@@ -84,7 +84,7 @@ package enum PluginDiscovery {
     /// The top-level fields of a manifest that failed validation, when it is a JSON object.
     private static func manifestFields(in folder: String) -> [String: Any]? {
         let path = (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)
-        guard let data = RawFile.contents(path) else { return nil }
+        guard let data = RawFile.contents(path, limit: PluginManifest.Limits.fileBytes) else { return nil }
         return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
     }
 }

@@ -49,6 +49,8 @@ public final class PluginGeneration {
 
     /// The plugin side of the seam.
     let connection: any PluginConnection
+    /// The state the host holds for this generation's screens, against `limits.state`.
+    public let stateBudget: StateBudget
 
     init(source: ValidatedPlugin, number: Int, connection: any PluginConnection, isolation: IsolationMode = .inProcess) {
         self.pluginID = source.manifest.id
@@ -57,6 +59,7 @@ public final class PluginGeneration {
         self.source = source
         self.connection = connection
         self.isolation = isolation
+        stateBudget = StateBudget(pluginID: source.manifest.id, limits: source.manifest.limits)
         grant = CapabilityGrant(manifest: source.manifest)
     }
 

@@ -81,7 +81,7 @@ extension StateStorage {
             let byte = alive.startIndex + position >> 3
             let used = byte < alive.endIndex && alive[byte] & (1 << UInt8(position & 7)) != 0
             guard !used, !marked.contains(key) else { continue }
-            slots[key] = nil
+            put(key, nil)
             dropped.append(key)
         }
         batchKeys.removeAll(keepingCapacity: true)

@@ -37,8 +37,22 @@ public final class StateStorage {
     /// The keys of the slots handed to the pass in progress, by batch position.
     var batchKeys: [Key] = []
 
+    /// The plugin's budget this storage counts against (nil: unbounded, for benchmarks).
+    package var budget: StateBudget?
+
     /// Empty storage.
     public init() {}
+
+    /// Every change to a slot passes here, so the budget always matches what is held.
+    func put(_ key: Key, _ slot: Slot?) {
+        if let budget {
+            let old = slots[key].map { StateBudget.cost(identity: key.identity, value: $0.bytes.count) } ?? 0
+            let new = slot.map { StateBudget.cost(identity: key.identity, value: $0.bytes.count) } ?? 0
+            let slotDelta = (slot == nil ? 0 : 1) - (slots[key] == nil ? 0 : 1)
+            budget.changed(bytes: new - old, slots: slotDelta)
+        }
+        slots[key] = slot
+    }
 
     /// The value at (identity, index) when its fingerprint matches; a slot of another type
     /// reads as empty so the view starts from its default.
@@ -49,11 +63,18 @@ public final class StateStorage {
         return slot.bytes
     }
 
-    /// Stores `bytes` at (identity, index) with the type fingerprint of the value.
-    public func write(identity: String, index: UInt32, fingerprint: UInt64, bytes: [UInt8]) {
+    /// Stores `bytes` at (identity, index) with the type fingerprint of the value. Returns
+    /// false, storing nothing, when the plugin's budget cannot hold it.
+    @discardableResult
+    public func write(identity: String, index: UInt32, fingerprint: UInt64, bytes: [UInt8]) -> Bool {
         let key = Key(identity: identity, index: index)
+        if let budget {
+            let old = slots[key].map { StateBudget.cost(identity: identity, value: $0.bytes.count) }
+            guard budget.admits(replacing: old, with: StateBudget.cost(identity: identity, value: bytes.count)) else { return false }
+        }
         marked?.insert(key)
-        slots[key] = Slot(fingerprint: fingerprint, bytes: bytes)
+        put(key, Slot(fingerprint: fingerprint, bytes: bytes))
+        return true
     }
 
     package func beginRenderPass() {
@@ -66,7 +87,7 @@ public final class StateStorage {
         guard let alive = marked else { return [] }
         marked = nil
         let dropped = slots.keys.filter { !alive.contains($0) }
-        for key in dropped { slots[key] = nil }
+        for key in dropped { put(key, nil) }
         return dropped.sorted()
     }
 
@@ -88,11 +109,12 @@ public final class StateStorage {
         let doomed = slots.keys.filter { key in
             key.identity == path || key.identity.hasPrefix(path + "/") || key.identity.hasPrefix(path + ".")
         }
-        for key in doomed { slots[key] = nil }
+        for key in doomed { put(key, nil) }
         return doomed.count
     }
 
     package func removeAll() {
+        budget?.changed(bytes: -slots.reduce(0) { $0 + StateBudget.cost(identity: $1.key.identity, value: $1.value.bytes.count) }, slots: -slots.count)
         slots.removeAll()
         marked = nil
         batchKeys.removeAll()
@@ -103,7 +125,7 @@ public final class StateStorage {
 
     /// Restores slots taken from another instance of the same route.
     package func restore(_ saved: [Key: Slot]) {
-        for (key, slot) in saved { slots[key] = slot }
+        for (key, slot) in saved { put(key, slot) }
     }
 
     package var byteCount: Int { slots.values.reduce(0) { $0 + $1.bytes.count } }

@@ -112,10 +112,14 @@ enum RawFile {
         }
 
         /// The file's bytes, as `RawFile.contents` reads them: from where the descriptor is
-        /// (its start, when nothing read it before) to the end.
-        func bytes() -> [UInt8]? {
-            RawFile.read(descriptor, info: info, limit: .max).map { [UInt8]($0) }
+        /// (its start, when nothing read it before) to the end; nil with `EFBIG`, before
+        /// anything is read, when `fstat` says it is longer than `limit`.
+        func bytes(limit: Int = .max) -> [UInt8]? {
+            RawFile.read(descriptor, info: info, limit: limit).map { [UInt8]($0) }
         }
+
+        /// Its size as `fstat` said on opening.
+        var size: Int { Int(info.st_size) }
     }
 
     /// Where `path` really is (every symlink resolved) and what `stat` says of it there,
@@ -157,6 +161,19 @@ enum RawFile {
     /// stall validation (or a copy) until someone writes to it, so the open does not wait.
     static let readFlags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC
 
+    /// The one-line reason a file at `path` is over `limit`, with its size as `stat` says now.
+    static func tooLong(_ path: String, limit: Int, what: String) -> String {
+        var info = stat()
+        let size = stat(path, &info) == 0 ? Int(info.st_size) : -1
+        return tooLong(size: size, limit: limit, what: what)
+    }
+
+    /// `"is 1610612736 bytes (1.5 GiB); a manifest may have at most 1048576 (1 MiB)"`.
+    static func tooLong(size: Int, limit: Int, what: String) -> String {
+        let shown = size < 0 ? "longer than the limit" : "\(size) bytes (\(ByteCountText.binary(size)))"
+        return "is \(shown); \(what) may have at most \(limit) (\(ByteCountText.binary(limit))), and nothing of it was read"
+    }
+
     /// Why the last read failed, for a problem's message ("it is not a regular file").
     static var failure: String {
         switch errno {
@@ -176,17 +193,23 @@ enum RawFile {
         return read(descriptor, info: info, limit: limit)
     }
 
-    /// Reads the open `descriptor`, which `info` describes, to its end.
+    /// Reads the open `descriptor`, which `info` describes, to its end. A file that `fstat`
+    /// says is longer than `limit` is refused before a byte is read or a buffer is sized by
+    /// it (a sparse file of gigabytes costs nothing to make).
     fileprivate static func read(_ descriptor: Int32, info: stat, limit: Int) -> Data? {
         guard info.st_mode & S_IFMT == S_IFREG else {
             errno = info.st_mode & S_IFMT == S_IFDIR ? EISDIR : EINVAL
+            return nil
+        }
+        guard Int(info.st_size) <= limit else {
+            errno = EFBIG
             return nil
         }
         // The size is a hint: a file still being written is read to wherever its end is.
         var data = Data(count: max(Int(info.st_size), 0) + 1)
         var length = 0
         while true {
-            if length == data.count { data.count = data.count * 2 }
+            if length == data.count { data.count = min(data.count * 2, limit == .max ? .max : limit + 1) }
             let got = data.withUnsafeMutableBytes { buffer in
                 Glibc.read(descriptor, buffer.baseAddress! + length, buffer.count - length)
             }

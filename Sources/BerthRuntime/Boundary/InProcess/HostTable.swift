@@ -11,9 +11,12 @@ final class PluginContext: Sendable {
     weak let host: (any PluginFacingHost)?
     /// What the generation's manifest grants.
     let grant: CapabilityGrant
+    /// How long and how many of its log lines the host prints.
+    let logBudget: LogBudget
 
-    init(pluginID: String, generation: Int, logger: Logger, host: (any PluginFacingHost)?, grant: CapabilityGrant) {
+    init(pluginID: String, generation: Int, logger: Logger, host: (any PluginFacingHost)?, grant: CapabilityGrant, limits: PluginLimits = PluginLimits()) {
         self.pluginID = pluginID
+        logBudget = LogBudget(limits: limits)
         self.grant = grant
         self.generation = generation
         self.host = host
@@ -50,7 +53,7 @@ enum HostTable {
     private static func fill(_ table: UnsafeMutablePointer<berth_host_v1>) {
         table.pointee.log = { handle, level, message in
             guard let context = PluginContext.from(handle: handle), let message else { return }
-            context.logger.log(level: HostTable.logLevel(level), "\(String(cString: message))")
+            context.logBudget.log(message, level: HostTable.logLevel(level), to: context.logger)
         }
         table.pointee.navigate = { HostCallbackCount.record(); return HostServices.navigate($0, $1, $2, $3, $4, $5) }
         table.pointee.observe_delegate = { HostCallbackCount.record(); return HostServices.observeDelegate($0, $1, $2) }

@@ -41,7 +41,7 @@ final class InProcessPlugin: PluginConnection {
         let shadow = try runtimeDirectory.verifiedShadowCopy(of: plugin, generation: number)
         timings.copyAndHash = phase.elapsed
         self.shadowPath = shadow
-        let context = PluginContext(pluginID: id, generation: number, logger: logger, host: host, grant: CapabilityGrant(manifest: manifest))
+        let context = PluginContext(pluginID: id, generation: number, logger: logger, host: host, grant: CapabilityGrant(manifest: manifest), limits: manifest.limits)
         let handle = context.retainedHandle()
         let image: PluginImage
         do {

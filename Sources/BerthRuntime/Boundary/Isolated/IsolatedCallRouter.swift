@@ -16,28 +16,74 @@ final class IsolatedCallRouter: IsolationChannelHandler {
     private struct Member {
         let services: WorkerServiceLink
         let logger: Logger
+        let logBudget: LogBudget
     }
 
     private var members: [UInt64: Member] = [:]
     private var screens: [UInt64: ScreenHandle] = [:]
     /// Each screen token's member.
-    private var screenMembers: [UInt64: UInt64] = [:]
+    private(set) var screenMembers: [UInt64: UInt64] = [:]
     private var instances: [UInt64: UInt64] = [:]
     private var nextToken: UInt64 = 1
     private let logger: Logger
     /// Task posts deferred until the host is done with what it is doing.
     private let hops = MainActorHops()
     private var refusedCalls = RefusedCallLog()
+    /// The manifest group whose worker it serves; nil for one plugin's own worker.
+    let groupName: String?
+    /// Inside a group the host cannot tell members apart (they share one process), so every
+    /// line is the group's, under one budget; a lone plugin's are its own.
+    private var groupLog: (logger: Logger, budget: LogBudget)?
 
-    /// `logger` takes the lines of a NULL plugin handle.
-    init(logger: Logger) {
+    /// `logger` takes the lines of a NULL or unknown plugin handle, as the group's or, in a
+    /// plugin's own worker, as that plugin's.
+    init(logger: Logger, group: String? = nil) {
+        var logger = logger
+        groupName = group
+        if let group {
+            logger[metadataKey: "plugin"] = "group \(group)"
+            groupLog = (logger, LogBudget(limits: PluginLimits()))
+        }
         self.logger = logger
+    }
+
+    /// The members whose code the host is calling now, innermost last (a call into the
+    /// worker can re-enter it); nil for a call that runs no member's code of its own.
+    private var calling: [UInt64?] = []
+
+    /// The member whose code runs in the host's innermost call, if any.
+    var currentMember: UInt64? { calling.last ?? nil }
+
+    /// Brackets one host → worker call (`WorkerGroup.call`).
+    func enter(_ request: IsolationRequest) { calling.append(member(addressedBy: request)) }
+    func leave() { calling.removeLast() }
+
+    func member(ofInstance instance: UInt64) -> UInt64? {
+        instances[instance].flatMap { screenMembers[$0] }
+    }
+
+    func pluginID(of member: UInt64) -> String {
+        members[member]?.services.pluginID ?? "member \(member)"
+    }
+
+    /// A member whose manifest lacks `capability`, if any.
+    func memberLacking(_ capability: Capability) -> String? {
+        members.values.map(\.services).sorted { $0.pluginID < $1.pluginID }
+            .first { $0.grant.check(capability, call: "") != nil }?.pluginID
     }
 
     /// A generation about to say hello (its entry may register services).
     @MainActor
-    func add(member: UInt64, services: WorkerServiceLink, logger: Logger) {
-        members[member] = Member(services: services, logger: logger)
+    func add(member: UInt64, services: WorkerServiceLink, logger: Logger, limits: PluginLimits = PluginLimits()) {
+        members[member] = Member(services: services, logger: logger, logBudget: LogBudget(limits: limits))
+    }
+
+    /// Where the line of `member` goes: the group's log, its own, or (a handle the host does
+    /// not know) the worker's only plugin's.
+    private func log(of member: UInt64) -> (logger: Logger, budget: LogBudget)? {
+        if let groupLog { return groupLog }
+        if let known = members[member] ?? (members.count == 1 ? members.values.first : nil) { return (known.logger, known.logBudget) }
+        return nil
     }
 
     @MainActor
@@ -86,8 +132,12 @@ final class IsolatedCallRouter: IsolationChannelHandler {
         }
         switch notification {
         case .log(let member, let level, let message):
-            let logger = LaneHop.toMain { self.members[member]?.logger } ?? logger
-            logger.log(level: HostTable.logLevel(level), "\(message)")
+            let log = LaneHop.toMain { self.log(of: member) }
+            guard let log else {
+                logger.log(level: HostTable.logLevel(level), "\(message.prefix(PluginLimits.defaultLogLineBytes))")
+                return
+            }
+            log.budget.log(message, level: HostTable.logLevel(level), to: log.logger)
         case .taskStarted(let token, let key, let task):
             LaneHop.toMain { [self] in
                 guard let handle = screens[token], let module = handle.module, let host = handle.host else { return }
@@ -131,6 +181,15 @@ final class IsolatedCallRouter: IsolationChannelHandler {
 
     @MainActor
     private func answer(_ request: IsolationRequest) -> IsolationReply {
+        // A screen of another member than the one whose code runs is not this call's to use.
+        if let token = request.screenToken, let owner = screenMembers[token], let refused = refusal(request.name, claimed: owner) {
+            return refused
+        }
+        return answerActing(request)
+    }
+
+    @MainActor
+    private func answerActing(_ request: IsolationRequest) -> IsolationReply {
         let callbacks = HostCallbackHandler()
         func screen(_ token: UInt64) -> ScreenHandle? { screens[token] }
         func notLoaded(_ verb: String, _ member: UInt64) -> IsolationReply {
@@ -193,14 +252,17 @@ final class IsolatedCallRouter: IsolationChannelHandler {
             return status(callbacks.persistWrite(handle, key: key, value: value))
         case .sessionBegin(let member, let id):
             guard let services = members[member]?.services else { return notLoaded("session_begin", member) }
+            if let refused = refusal("session_begin", claimed: member, needs: .session) { return refused }
             guard let host = services.host else { return .status(.ok) }
             return status(callbacks.sessionBegin(services.grant, host: host, id: id))
         case .sessionEnd(let member):
             guard let services = members[member]?.services else { return notLoaded("session_end", member) }
+            if let refused = refusal("session_end", claimed: member, needs: .session) { return refused }
             guard let host = services.host else { return .status(.ok) }
             return status(callbacks.sessionEnd(services.grant, host: host))
         case .serviceRegister(let member, let key, let code, let service):
             guard let services = members[member]?.services else { return notLoaded("service_register", member) }
+            if let refused = refusal("service_register \(key)", claimed: member) { return refused }
             // A trial worker's plugin registers too; nothing of it is kept.
             guard let host = services.host else { return .status(.ok) }
             guard let kind = ScopeKind(code: code) else {

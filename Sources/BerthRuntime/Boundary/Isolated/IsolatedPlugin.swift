@@ -61,6 +61,11 @@ final class IsolatedPlugin: PluginConnection {
         let group: WorkerGroup
         if let name = manifest.isolationGroup, let open = groups?.open(name),
            policy == nil || open.admits(runtimeDirectory.folder(of: id)) {
+            // Its worker is in a call on its lane: the host does not wait for it.
+            if let busy = open.lane.busy {
+                runtimeDirectory.discard(shadowCopy: shadow)
+                throw LoaderError(.workerFailed, plugin: id, detail: "its group '\(name)' is busy: \(busy.description) has run for \(busy.elapsedMilliseconds) ms; load it once that returns")
+            }
             group = open
         } else {
             let spawned: WorkerProcess
@@ -83,7 +88,7 @@ final class IsolatedPlugin: PluginConnection {
         workerPID = group.worker.pid
         let services = WorkerServiceLink(pluginID: id, generation: number, grant: CapabilityGrant(manifest: manifest),
                                          place: group.place, endedOffMain: group.endedOffMain, host: host)
-        group.router.add(member: member, services: services, logger: logger)
+        group.router.add(member: member, services: services, logger: logger, limits: manifest.limits)
         timings.dlopen = workerStarted.elapsed
         let helloSent = ContinuousClock.now
         let reply: IsolationReply

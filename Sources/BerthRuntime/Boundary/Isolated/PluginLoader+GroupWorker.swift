@@ -10,9 +10,13 @@ extension PluginLoader {
         let id = plugin.manifest.id
         guard let name = plugin.manifest.isolationGroup, let running = generations.workerGroups.open(name),
               !running.admits(runtimeDirectory.folder(of: id)) else { return }
+        // A plugin the group will not take runs alone: the group's worker stays as it is.
+        let consent = GroupConsent(configured: configuration.groups)
+        guard consent.decide(plugin, group: name, members: generations.runningMembers(of: name),
+                             others: generations.otherPlugins(naming: name, besides: plugin)) == .joins else { return }
         running.closeToNewMembers()
         let members = registry.unloadOrder().reversed().filter { member in
-            member != id && registry[member]?.generation?.source.manifest.isolationGroup == name
+            member != id && registry[member]?.generation.map { $0.isolation == .process && $0.workerPID == running.worker.pid } == true
         }
         for member in members {
             events.emit(.reloaded, .plugin(member), "group '\(name)' moves to a new worker whose sandbox covers \(id) (discovered after the group's worker started)")

@@ -40,7 +40,7 @@ final class WorkerGroup {
         self.name = name
         self.worker = worker
         place = .newWorker(group: name)
-        router = IsolatedCallRouter(logger: logger)
+        router = IsolatedCallRouter(logger: logger, group: name)
         lane = LaneState(name: name.map { "group '\($0)'" } ?? "worker \(worker.pid)")
         worker.channel.handler = router
         worker.channel.replyTimeout = unresponsive
@@ -120,6 +120,9 @@ final class WorkerGroup {
     /// One round trip; a dead or unresponsive worker fails the whole group.
     func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
         if endedOffMain.withLock({ !$0.isEmpty }) { releaseEndedOffMain() }
+        // The worker's requests during this call act only for the member it runs.
+        router.enter(request)
+        defer { router.leave() }
         do {
             // Part of the answer to the worker's own call: it runs on the lane, nested there.
             if lane.busy != nil, lane.isNested {
@@ -145,6 +148,9 @@ final class WorkerGroup {
     /// worker's calls back into the host are answered there meanwhile (`LaneHop`).
     func callOnLane(_ request: IsolationRequest, as call: RunningPluginCall.Call, in context: LaneCallContext) async throws(ChannelError) -> IsolationReply {
         if endedOffMain.withLock({ !$0.isEmpty }) { releaseEndedOffMain() }
+        // The worker's requests during this call act only for the member it runs.
+        router.enter(request)
+        defer { router.leave() }
         let channel = worker.channel
         let result = await lane.run(call, in: context, { () -> Result<IsolationReply, ChannelError> in
             do throws(ChannelError) { return .success(try channel.call(request)) } catch { return .failure(error) }

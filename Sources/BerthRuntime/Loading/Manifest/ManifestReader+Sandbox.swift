@@ -8,19 +8,23 @@ extension ManifestReader {
             fail("limits", "must be an object such as {\"memory\": \"512 MiB\"}")
             return PluginLimits()
         }
-        for unknown in object.keys.filter({ $0 != "memory" }).sorted() {
-            warn("limits.\(unknown)", "unknown field (expected \"memory\")")
+        let known = ["memory"] + PluginLimits.hostBudgetFields
+        for unknown in object.keys.filter({ !known.contains($0) }).sorted() {
+            warn("limits.\(unknown)", "unknown field (expected \(known.map { "\"\($0)\"" }.joined(separator: ", ")))")
         }
-        guard let memory = object["memory"] else { return PluginLimits() }
+        var limits = PluginLimits()
+        readHostBudgets(object, into: &limits)
+        guard let memory = object["memory"] else { return limits }
         guard let text = memory as? String, let bytes = PluginLimits.bytes(text) else {
             fail("limits.memory", "\(quoted(memory)) is not a size such as \"512 MiB\" (a whole number of KiB, MiB or GiB)")
-            return PluginLimits()
+            return limits
         }
         guard bytes >= PluginLimits.minimumMemory else {
             fail("limits.memory", "\(quoted(text)) is below the least a worker needs to start (\(PluginLimits.minimumMemory >> 20) MiB)")
-            return PluginLimits()
+            return limits
         }
-        return PluginLimits(memory: bytes)
+        limits.memory = bytes
+        return limits
     }
 
     /// Names of host variables passed on to the plugin's worker, beyond the allowlist.

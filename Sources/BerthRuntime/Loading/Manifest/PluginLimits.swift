@@ -10,6 +10,28 @@ public struct PluginLimits: Sendable, Equatable {
         self.memory = memory
     }
 
+    // MARK: What the host holds for the plugin (in both isolation modes)
+
+    /// The most bytes of state (`state_write` slots, over every screen) the host holds for
+    /// the plugin: `limits.state`, default 16 MiB.
+    public var stateBytes = PluginLimits.defaultStateBytes
+    /// The most state slots the host holds for it: `limits.stateSlots`, default 65,536.
+    public var stateSlots = PluginLimits.defaultStateSlots
+    /// The longest log line the host prints whole: `limits.logLine`, default 16 KiB.
+    public var logLineBytes = PluginLimits.defaultLogLineBytes
+    /// Log lines a second the host prints (a burst of as many is allowed): `limits.logRate`,
+    /// default 100.
+    public var logLinesPerSecond = PluginLimits.defaultLogLinesPerSecond
+
+    /// `limits.state` when the manifest has none: 16 MiB.
+    public static let defaultStateBytes = 16 << 20
+    /// `limits.stateSlots` when the manifest has none: 65,536.
+    public static let defaultStateSlots = 65_536
+    /// `limits.logLine` when the manifest has none: 16 KiB.
+    public static let defaultLogLineBytes = 16 << 10
+    /// `limits.logRate` when the manifest has none: 100 lines a second.
+    public static let defaultLogLinesPerSecond = 100
+
     /// The least memory a manifest may ask for: below it the worker's own runtime cannot start.
     public static let minimumMemory: UInt64 = 64 << 20
 

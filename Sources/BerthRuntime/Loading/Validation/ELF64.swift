@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The ELF64 format as `ELFImage`'s parser reads it: the header and section records it keeps,
 /// the specification's offsets and constants, and the file's bytes behind reads that return
 /// nil instead of trapping when out of range.
@@ -126,38 +132,122 @@ enum ELF64 {
 
     /// The file's bytes with reads that return nil instead of trapping when out of range.
     struct LittleEndianBytes {
-        /// The whole file.
-        let bytes: [UInt8]
-
+        /// The parts of the file in memory: the whole file, or the ranges `FileRegions` read.
+        private let regions: [(start: Int, bytes: [UInt8])]
         /// The file's length in bytes.
-        var count: Int { bytes.count }
+        let count: Int
+
+        init(bytes: [UInt8]) {
+            regions = [(0, bytes)]
+            count = bytes.count
+        }
+
+        /// Some ranges of a file of `count` bytes; a read anywhere else reads as outside it.
+        init(regions: [(start: Int, bytes: [UInt8])], count: Int) {
+            self.regions = regions
+            self.count = count
+        }
+
+        /// The region holding `range`, and where `range` starts in it.
+        private func region(holding range: Range<Int>) -> (bytes: [UInt8], offset: Int)? {
+            for region in regions where range.lowerBound >= region.start && range.upperBound <= region.start + region.bytes.count {
+                return (region.bytes, range.lowerBound - region.start)
+            }
+            return nil
+        }
 
         /// The byte at `offset`, or nil outside the file.
         func byte(at offset: Int) -> UInt8? {
-            bytes.indices.contains(offset) ? bytes[offset] : nil
+            guard offset >= 0, offset < count, let (bytes, position) = region(holding: offset..<offset + 1) else { return nil }
+            return bytes[position]
         }
 
         /// The unsigned integer stored little-endian at `offset`, or nil if any of its bytes is outside the file.
         func integer<Value: FixedWidthInteger & UnsignedInteger>(_: Value.Type, at offset: Int) -> Value? {
             let width = Value.bitWidth / 8
-            guard offset >= 0, offset <= bytes.count - width else { return nil }
+            guard offset >= 0, offset <= count - width, let (bytes, position) = region(holding: offset..<offset + width) else { return nil }
             var value: Value = 0
-            for position in 0..<width {
-                value |= Value(bytes[offset + position]) << (position * 8)
+            for index in 0..<width {
+                value |= Value(bytes[position + index]) << (index * 8)
             }
             return value
         }
 
         /// The index of the first zero byte in `range`, or nil if there is none.
         func firstZero(in range: Range<Int>) -> Int? {
-            let clamped = range.clamped(to: bytes.indices)
-            return bytes[clamped].firstIndex(of: 0)
+            let clamped = range.clamped(to: 0..<count)
+            guard let (bytes, position) = region(holding: clamped) else { return nil }
+            return bytes[position..<position + clamped.count].firstIndex(of: 0).map { $0 - position + clamped.lowerBound }
         }
 
         /// The bytes in `range` as text; invalid UTF-8 is replaced rather than rejected, since a
         /// name that is not valid UTF-8 simply cannot match any symbol the host looks for.
         func text(in range: Range<Int>) -> String {
-            String(decoding: bytes[range.clamped(to: bytes.indices)], as: UTF8.self)
+            let clamped = range.clamped(to: 0..<count)
+            guard let (bytes, position) = region(holding: clamped) else { return "" }
+            return String(decoding: bytes[position..<position + clamped.count], as: UTF8.self)
+        }
+    }
+
+    /// Reads, from an open file, only the ranges the parser uses: the header, the section
+    /// table, and `.dynsym` with its string table, never the code. A library of hundreds of
+    /// megabytes costs the host its symbol tables, not its size. Every offset comes from the
+    /// file and is checked against its size; what cannot be read is left out, and the parser
+    /// then reports it as outside the file.
+    enum FileRegions {
+        static func read(descriptor: Int32, size: Int) -> LittleEndianBytes {
+            var regions: [(start: Int, bytes: [UInt8])] = []
+            func add(_ start: UInt64, _ length: UInt64) {
+                let (end, overflow) = start.addingReportingOverflow(length)
+                guard !overflow, end <= UInt64(size), length > 0, let bytes = pread(descriptor, Int(start), Int(length)) else { return }
+                regions.append((Int(start), bytes))
+            }
+            add(0, UInt64(min(size, Layout.fileHeaderSize)))
+            var file = LittleEndianBytes(regions: regions, count: size)
+            guard let tableOffset = file.integer(UInt64.self, at: Layout.sectionTableOffsetOffset),
+                  let entrySize = file.integer(UInt16.self, at: Layout.sectionTableEntrySizeOffset).map(UInt64.init),
+                  var entries = file.integer(UInt16.self, at: Layout.sectionTableCountOffset).map(UInt64.init),
+                  tableOffset != 0, entrySize >= UInt64(Layout.sectionHeaderSize) else { return file }
+            if entries == 0 {
+                // 0xFF00 sections or more: the count is section 0's size.
+                add(tableOffset, entrySize)
+                file = LittleEndianBytes(regions: regions, count: size)
+                entries = file.integer(UInt64.self, at: Int(clamping: tableOffset) + Layout.sectionSizeOffset) ?? 0
+            }
+            let (tableBytes, overflow) = entries.multipliedReportingOverflow(by: entrySize)
+            guard !overflow else { return file }
+            add(tableOffset, tableBytes)
+            file = LittleEndianBytes(regions: regions, count: size)
+            func field<Value: FixedWidthInteger & UnsignedInteger>(_ type: Value.Type, _ index: UInt64, _ offset: Int) -> Value? {
+                let (start, overflow) = tableOffset.addingReportingOverflow(index &* entrySize)
+                guard !overflow, start < UInt64(Int.max) - 64 else { return nil }
+                return file.integer(type, at: Int(start) + offset)
+            }
+            guard let symbols = (0..<entries).first(where: { field(UInt32.self, $0, Layout.sectionTypeOffset) == Layout.dynamicSymbolSectionType }),
+                  let symbolsOffset = field(UInt64.self, symbols, Layout.sectionFileOffsetOffset),
+                  let symbolsSize = field(UInt64.self, symbols, Layout.sectionSizeOffset) else { return file }
+            add(symbolsOffset, symbolsSize)
+            if let link = field(UInt32.self, symbols, Layout.sectionLinkOffset).map(UInt64.init), link < entries,
+               let stringsOffset = field(UInt64.self, link, Layout.sectionFileOffsetOffset),
+               let stringsSize = field(UInt64.self, link, Layout.sectionSizeOffset) {
+                add(stringsOffset, stringsSize)
+            }
+            return LittleEndianBytes(regions: regions, count: size)
+        }
+
+        /// `length` bytes at `offset`, or nil when they cannot all be read.
+        private static func pread(_ descriptor: Int32, _ offset: Int, _ length: Int) -> [UInt8]? {
+            var bytes = [UInt8](repeating: 0, count: length)
+            var got = 0
+            while got < length {
+                let count = bytes.withUnsafeMutableBytes { buffer in
+                    Glibc.pread(descriptor, buffer.baseAddress! + got, length - got, off_t(offset + got))
+                }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return nil }
+                got += count
+            }
+            return bytes
         }
     }
 }

@@ -9,7 +9,16 @@ extension ELFImage {
     ///
     /// `path` is used only to word error messages; nothing is read from it.
     package init(bytes: [UInt8], path: String) throws(ELFImageError) {
-        let file = LittleEndianBytes(bytes: bytes)
+        try self.init(LittleEndianBytes(bytes: bytes), path: path)
+    }
+
+    /// Parses the open regular file `descriptor` of `size` bytes, reading only the ranges the
+    /// parser needs (`ELF64.FileRegions`).
+    package init(descriptor: Int32, size: Int, path: String) throws(ELFImageError) {
+        try self.init(ELF64.FileRegions.read(descriptor: descriptor, size: size), path: path)
+    }
+
+    private init(_ file: LittleEndianBytes, path: String) throws(ELFImageError) {
         let header = try Self.readFileHeader(file, path: path)
         let sections = try Self.locateSectionTable(file, header: header, path: path)
         let symbols = try Self.readExportedSymbols(file, sections: sections, path: path)

@@ -47,13 +47,24 @@ package struct ELFImage: Sendable {
         #endif
     }
 
-    /// Reads the whole file at `path` and parses it as an ELF shared object.
-    ///
-    /// The file is read in full rather than mapped, so a file that another process is still
-    /// writing or truncating cannot change underneath the parser.
+    /// Opens the file at `path` and parses it as an ELF shared object, reading only the
+    /// header, the section table and the dynamic symbols (`ELF64.FileRegions`), never the whole file.
     package init(path: String) throws(ELFImageError) {
-        let bytes = try Self.readWholeFile(atPath: path)
-        try self.init(bytes: bytes, path: path)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            throw Self.unreadable(path, because: errno)
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw Self.unreadable(path, because: errno)
+        }
+        // A FIFO or character device could block forever or never end, and a directory is a
+        // common mistake in a manifest, so only regular files are read.
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw ELFImageError(code: .unreadable, path: path, detail: "cannot read: not a regular file")
+        }
+        try self.init(descriptor: descriptor, size: Int(status.st_size), path: path)
     }
 
     /// Whether the library exports a symbol with exactly this name.
@@ -66,43 +77,6 @@ package struct ELFImage: Sendable {
         self.machine = machine
         self.fileType = fileType
         self.exportedSymbols = exportedSymbols
-    }
-
-    /// Reads every byte of a regular file, retrying reads interrupted by signals.
-    private static func readWholeFile(atPath path: String) throws(ELFImageError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw unreadable(path, because: errno)
-        }
-        defer { close(descriptor) }
-
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            throw unreadable(path, because: errno)
-        }
-        // A FIFO or character device could block forever or never end, and a directory is a
-        // common mistake in a manifest, so only regular files are read.
-        guard status.st_mode & S_IFMT == S_IFREG else {
-            throw ELFImageError(code: .unreadable, path: path, detail: "cannot read: not a regular file")
-        }
-
-        var contents: [UInt8] = []
-        contents.reserveCapacity(max(0, Int(status.st_size)))
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            // errno is captured inside the closure, before anything else can overwrite it.
-            let (count, failure) = chunk.withUnsafeMutableBytes { buffer in
-                let count = read(descriptor, buffer.baseAddress, buffer.count)
-                return (count, count < 0 ? errno : 0)
-            }
-            if count < 0 {
-                if failure == EINTR { continue }
-                throw unreadable(path, because: failure)
-            }
-            if count == 0 { break }
-            contents.append(contentsOf: chunk[0..<count])
-        }
-        return contents
     }
 
     /// Builds the error for a failed system call, worded with the C library's text for `code`.

@@ -33,6 +33,9 @@ public struct ValidatedPlugin: Sendable {
 public enum PluginValidator {
     /// The manifest's file name inside a plugin folder.
     public static let manifestFileName = "plugin.json"
+    /// The most bytes a plugin's library may have (256 MiB; the largest example is a few
+    /// MiB): a larger one is refused by its `fstat` size before a byte of it is read.
+    public static let libraryBytesLimit = 256 << 20
 
     /// Validates the plugin in `folder` (a folder holding `plugin.json`) or a manifest file,
     /// judging its signature by `signatures`.
@@ -54,10 +57,15 @@ public enum PluginValidator {
         let place = isFolder ? given : RawFile.Folder(folder)
         // One read serves both the decoding and the manifest's digest; only a failed read
         // asks whether the file is there at all.
-        guard let manifestData = isFolder ? place.contents(manifestFileName) : RawFile.contents(manifestPath) else {
-            let reason = RawFile.failure
+        let manifestLimit = PluginManifest.Limits.fileBytes
+        guard let manifestData = isFolder ? place.contents(manifestFileName, limit: manifestLimit) : RawFile.contents(manifestPath, limit: manifestLimit) else {
+            let (reason, code) = (RawFile.failure, errno)
             guard RawFile.exists(manifestPath) else {
                 return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "no plugin.json in this folder")]))
+            }
+            if code == EFBIG {
+                return .failure(.init([PluginProblem(path: manifestPath, field: "file",
+                                                     message: RawFile.tooLong(manifestPath, limit: manifestLimit, what: "a manifest"))]))
             }
             return .failure(.init([PluginProblem(path: manifestPath, field: "file", message: "cannot read the manifest: \(reason)")]))
         }
@@ -106,21 +114,48 @@ public enum PluginValidator {
         if let identity, let cached = ValidationCache.library(at: libraryPath, identity: identity, manifestData: manifestData) {
             return cached
         }
-        let read = if let file = contained.file { file.bytes() } else { RawFile.contents(libraryPath).map { [UInt8]($0) } }
-        guard let bytes = read else {
-            let reason = RawFile.failure
-            problems.append(PluginProblem(path: libraryPath, field: "library", message: "cannot read the library: \(reason)"))
+        guard let file = contained.file ?? RawFile.OpenFile.reading(libraryPath) else {
+            problems.append(PluginProblem(path: libraryPath, field: "library", message: "cannot read the library: \(RawFile.failure)"))
+            return nil
+        }
+        // Its size first, from the open descriptor: a larger file is refused unread.
+        guard file.size <= libraryBytesLimit else {
+            problems.append(PluginProblem(path: libraryPath, field: "library",
+                                          message: RawFile.tooLong(size: file.size, limit: libraryBytesLimit, what: "a library")))
             return nil
         }
         // Problems name the library as the user wrote it; loading uses the resolved path.
         let shownPath = (folder as NSString).appendingPathComponent(manifest.library)
         var libraryProblems: [PluginProblem] = []
-        let digest = HexDigest.sha256(bytes)
-        checkImage(bytes, manifest: manifest, libraryPath: shownPath, problems: &libraryProblems)
-        let library = ValidationCache.Library(
-            identity: identity, manifestData: manifestData,
-            size: bytes.count, digest: digest, problems: libraryProblems, read: bytes
-        )
+        let library: ValidationCache.Library
+        if file.size <= ValidationCache.keptBytesLimit {
+            // A small library is read whole, once: its bytes make its sealed copy.
+            guard let bytes = file.bytes(limit: ValidationCache.keptBytesLimit) else {
+                problems.append(PluginProblem(path: libraryPath, field: "library", message: "cannot read the library: \(RawFile.failure)"))
+                return nil
+            }
+            checkImage({ () throws(ELFImageError) in try ELFImage(bytes: bytes, path: shownPath) }, manifest: manifest,
+                       libraryPath: shownPath, problems: &libraryProblems)
+            library = ValidationCache.Library(identity: identity, manifestData: manifestData, size: bytes.count,
+                                              digest: HexDigest.sha256(bytes), problems: libraryProblems, read: bytes)
+        } else {
+            // A larger one is hashed a chunk at a time, and its ELF tables are read where they
+            // are: the host never holds the whole file.
+            guard file.isRegular, let digest = HexDigest.sha256(streaming: file.descriptor) else {
+                let reason = file.isRegular ? RawFile.failure : "it is not a regular file"
+                problems.append(PluginProblem(path: libraryPath, field: "library", message: "cannot read the library: \(reason)"))
+                return nil
+            }
+            checkImage({ () throws(ELFImageError) in try ELFImage(descriptor: file.descriptor, size: file.size, path: shownPath) },
+                       manifest: manifest, libraryPath: shownPath, problems: &libraryProblems)
+            // Hashed and parsed in two passes: a file written meanwhile is refused, not half-checked.
+            if let identity, ValidationCache.FileIdentity(path: libraryPath) != identity {
+                problems.append(PluginProblem(path: libraryPath, field: "library", message: "changed while it was being validated; try again once it is written"))
+                return nil
+            }
+            library = ValidationCache.Library(identity: identity, manifestData: manifestData, size: file.size,
+                                              digest: digest, problems: libraryProblems, read: nil)
+        }
         // Remember only what was read from a file whose identity was known before the read
         // and is the same after it (a file being written is read again next time).
         if let identity, ValidationCache.FileIdentity(path: libraryPath) == identity {
@@ -189,11 +224,11 @@ public enum PluginValidator {
 
     /// ELF header, machine and the dynamic symbol table: the entry and every export present.
     private static func checkImage(
-        _ bytes: [UInt8], manifest: PluginManifest, libraryPath: String, problems: inout [PluginProblem]
+        _ parse: () throws(ELFImageError) -> ELFImage, manifest: PluginManifest, libraryPath: String, problems: inout [PluginProblem]
     ) {
         let image: ELFImage
         do {
-            image = try ELFImage(bytes: bytes, path: libraryPath)
+            image = try parse()
         } catch {
             problems.append(PluginProblem(path: libraryPath, field: "elf", message: error.detail))
             return

@@ -31,14 +31,15 @@ enum ValidationCache {
         /// copy (`SealedLibrary`) is then made from them, without reading the file again.
         var bytes: [UInt8]?
 
-        /// The checks of the library read as `read`, whose bytes are kept when it is small.
-        init(identity: FileIdentity?, manifestData: Data, size: Int, digest: String, problems: [PluginProblem], read: [UInt8]) {
+        /// The checks of the library read as `read` (nil: streamed, never held whole), whose
+        /// bytes are kept when it is small.
+        init(identity: FileIdentity?, manifestData: Data, size: Int, digest: String, problems: [PluginProblem], read: [UInt8]?) {
             self.identity = identity
             self.manifestData = manifestData
             self.size = size
             self.digest = digest
             self.problems = problems
-            bytes = read.count <= keptBytesLimit ? read : nil
+            bytes = read.flatMap { $0.count <= keptBytesLimit ? $0 : nil }
         }
     }
 
