@@ -24,7 +24,8 @@ struct BrowserFlowTests {
         // Focus stayed on the stepper across the two re-renders.
         #expect(try await page.focused().contains("Decrease Count"))
         try await page.browser.press(Key.tab, Key.tab, Key.tab)
-        #expect(try await page.focused().hasPrefix("INPUT"), "the Details toggle: \(try await page.focused())")
+        let toggle = try await page.focused()
+        #expect(toggle.hasPrefix("INPUT"), "the Details toggle: \(toggle)")
         try await page.browser.press(Key.space)
         try await page.expectText("Notes are kept while details stay open.")
         try await page.browser.press(Key.tab)

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
 
 /// Headless Chromium driven through chromedriver's WebDriver protocol (JSON over HTTP).
@@ -9,6 +6,7 @@ import Testing
 final class Browser: @unchecked Sendable {
     private let driver = Process()
     private let base: String
+    private let port: Int
     private var session = ""
 
     /// Starts chromedriver and a headless Chromium window of `width` × `height`.
@@ -18,7 +16,7 @@ final class Browser: @unchecked Sendable {
         guard let chromium, let chromedriver else {
             throw WebHostError(line: "headless Chromium or chromedriver is not installed: run scripts/install-browser")
         }
-        let port = Int.random(in: 20_000...40_000)
+        port = Int.random(in: 20_000...40_000)
         base = "http://127.0.0.1:\(port)"
         driver.executableURL = URL(fileURLWithPath: chromedriver)
         driver.arguments = ["--port=\(port)", "--allowed-ips=127.0.0.1"]
@@ -26,11 +24,17 @@ final class Browser: @unchecked Sendable {
         driver.standardError = FileHandle.nullDevice
         try driver.run()
         var ready = false
-        for _ in 0..<200 where !ready {
+        var lastError = ""
+        for _ in 0..<400 where !ready {
             try await Task.sleep(for: .milliseconds(50))
-            ready = (try? await call("GET", "/status")) != nil
+            do {
+                _ = try await call("GET", "/status")
+                ready = true
+            } catch {
+                lastError = "\(error)"
+            }
         }
-        guard ready else { throw WebHostError(line: "chromedriver did not answer on \(base)") }
+        guard ready else { throw WebHostError(line: "chromedriver did not answer on \(base): \(lastError)") }
         let arguments = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
                          "--force-device-scale-factor=1", "--window-size=\(width),\(height)", "--font-render-hinting=none",
                          "--user-data-dir=" + NSTemporaryDirectory() + "berth-chromium-" + UUID().uuidString.prefix(8)]
@@ -43,18 +47,14 @@ final class Browser: @unchecked Sendable {
 
     /// Ends the session (Chromium exits) and chromedriver; synchronous, for `defer`.
     func quitNow() {
-        var request = URLRequest(url: URL(string: base + "/session/\(session)")!)
-        request.httpMethod = "DELETE"
-        request.timeoutInterval = 30
-        let done = DispatchSemaphore(value: 0)
-        URLSession.shared.dataTask(with: request) { _, _, _ in done.signal() }.resume()
-        _ = done.wait(timeout: .now() + 30)
-        driver.terminate()
+        _ = try? RawHTTP.exchange(port: port, method: "DELETE", path: "/session/\(session)", body: nil)
+        // chromedriver does not always leave on SIGTERM.
+        kill(driver.processIdentifier, SIGKILL)
         driver.waitUntilExit()
     }
 
     deinit {
-        if driver.isRunning { driver.terminate() }
+        if driver.isRunning { kill(driver.processIdentifier, SIGKILL) }
     }
 
     // MARK: Commands
@@ -133,14 +133,8 @@ final class Browser: @unchecked Sendable {
     }
 
     private func call(_ method: String, _ path: String, _ body: Any? = nil) async throws -> Any? {
-        var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = method
-        request.timeoutInterval = 120
-        if let body {
-            request.httpBody = try JSONSerialization.data(withJSONObject: body)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let (data, _) = try await URLSession.shared.data(for: request)
+        let payload = try body.map { try JSONSerialization.data(withJSONObject: $0) }
+        let data = try RawHTTP.exchange(port: port, method: method, path: path, body: payload)
         let reply = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
         let value = reply?["value"]
         if let error = value as? [String: Any], let kind = error["error"] as? String {
