@@ -78,8 +78,16 @@ final class Browser: @unchecked Sendable {
 
     /// A mouse click on the element `css` selects.
     func click(_ css: String) async throws {
-        let element = try await find(css)
-        _ = try await call("POST", "/session/\(session)/element/\(element)/click", [String: Any]())
+        // A live page may replace the element between finding and clicking it: find it again.
+        for attempt in 1...5 {
+            let element = try await find(css)
+            do {
+                _ = try await call("POST", "/session/\(session)/element/\(element)/click", [String: Any]())
+                return
+            } catch let error as WebHostError where error.line.contains("stale element") && attempt < 5 {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
     }
 
     /// Types `text` into the element `css` selects.

@@ -78,6 +78,16 @@ final class Workspace {
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
+    /// Sets `isolation` in the manifest of every plugin staged so far.
+    func setIsolationOfAll(_ isolation: String) throws {
+        for id in try FileManager.default.contentsOfDirectory(atPath: plugins) {
+            let path = plugins + "/" + id + "/plugin.json"
+            var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+            manifest["isolation"] = isolation
+            try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: path))
+        }
+    }
+
     /// The crasher fixture, routes `HOW-WHEN`, in a worker.
     func stageCrasher() throws {
         let hows = ["segv", "abort"]
