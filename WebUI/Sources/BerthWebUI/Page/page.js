@@ -366,9 +366,9 @@
     $("plugins").tBodies[0].replaceChildren(...state.plugins.map((plugin) => {
       const runs = plugin.runs ? (plugin.pid ? `${plugin.runs} · pid ${plugin.pid}` : plugin.runs) : "—";
       const memory = plugin.memory !== undefined && plugin.memory !== null
-        ? `${megabytes(plugin.memory)} of ${plugin.memoryLimit ? megabytes(plugin.memoryLimit) : "no limit"}` : (plugin.runs === "in-process" ? "in the host" : "—");
-      const cpu = plugin.cpuMilliseconds !== undefined && plugin.cpuMilliseconds !== null ? `${(plugin.cpuMilliseconds / 1000).toFixed(2)} s (no limit)` : "—";
-      const crashes = plugin.crashLimit ? `${plugin.crashes} of ${plugin.crashLimit} in ${plugin.crashWindowSeconds} s` : "—";
+        ? `${megabytes(plugin.memory)} / ${plugin.memoryLimit ? `${Math.round(plugin.memoryLimit / 1048576)} MB` : "no limit"}` : (plugin.runs === "in-process" ? "in the host" : "—");
+      const cpu = plugin.cpuMilliseconds !== undefined && plugin.cpuMilliseconds !== null ? `${(plugin.cpuMilliseconds / 1000).toFixed(2)} s / no limit` : "—";
+      const crashes = plugin.crashLimit ? `${plugin.crashes} / ${plugin.crashLimit} in ${plugin.crashWindowSeconds} s` : "—";
       return element("tr", { "data-plugin": plugin.id }, [
         element("th", { scope: "row" }, [element("span", { text: plugin.id }),
           element("span", { className: "detail", text: ` ${plugin.version} · ${plugin.state}${plugin.generation ? ` · g${plugin.generation}` : ""}` })]),
