@@ -57,8 +57,13 @@ public final class WebHostAdapter {
         return WebBanner(sequence: first.sequence, text: "did not load: \(first.subject): \(first.message)\(more)")
     }
 
-    /// The host as the page shows it, without events and banner (the session keeps those).
-    func snapshot() async -> WebState {
+    /// The workers' memory and processor time read last (by pid), so that a snapshot made
+    /// for a person's input does not read /proc for every plugin.
+    private var figures: [Int32: (memory: Int?, cpuMilliseconds: Int?)] = [:]
+
+    /// The host as the page shows it, without events and banner (the session keeps those);
+    /// `refreshFigures` reads the workers' memory and processor time again.
+    func snapshot(refreshFigures: Bool = false) async -> WebState {
         var state = WebState()
         var chain: [Router] = []
         var current = host.visibleRouter
@@ -101,8 +106,11 @@ public final class WebHostAdapter {
                 plugin.runs = generation.isolation.rawValue
                 plugin.pid = generation.workerPID
                 if let pid = generation.workerPID {
-                    plugin.memory = ProcessFigures.residentBytes(pid)
-                    plugin.cpuMilliseconds = generation.workerProcessorTime.map(ProcessFigures.milliseconds)
+                    if refreshFigures || figures[pid] == nil {
+                        figures[pid] = (ProcessFigures.residentBytes(pid), generation.workerProcessorTime.map(ProcessFigures.milliseconds))
+                    }
+                    plugin.memory = figures[pid]?.memory
+                    plugin.cpuMilliseconds = figures[pid]?.cpuMilliseconds
                     let hostLimit = isolation.maxPluginMemory
                     let limits = [manifest.limits.memory, hostLimit == 0 ? nil : hostLimit].compactMap { $0 }
                     plugin.memoryLimit = limits.min()

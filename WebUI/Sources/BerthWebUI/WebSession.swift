@@ -13,6 +13,8 @@ final class WebSession {
     private var clients: [Int: AsyncStream<String>.Continuation] = [:]
     private var nextClient = 1
     private var publishPending = false
+    /// Whether a page's command is running (its own publish follows it).
+    private var performing = false
     private var figures: Task<Void, Never>?
     private let encoder = JSONEncoder()
 
@@ -31,7 +33,7 @@ final class WebSession {
         figures = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
-                self?.schedulePublish()
+                await self?.publish(refreshFigures: true)
             }
         }
     }
@@ -68,11 +70,15 @@ final class WebSession {
         case .failure(let error): failure = error.description
         case .success(.dismissBanner): banner = nil
         case .success(let command):
+            // The host's change notifications during the command need no publish of their
+            // own: the one below follows it.
+            performing = true
             do {
                 try await adapter.perform(command)
             } catch {
                 failure = error.description
             }
+            performing = false
         }
         await publish()
         clients[client]?.yield(encode(WebDoneMessage(request: request, error: failure)))
@@ -90,22 +96,22 @@ final class WebSession {
 
     /// Coalesces: many changes in one turn of the main actor, one patch.
     private func schedulePublish() {
-        guard !publishPending else { return }
+        guard !publishPending, !performing else { return }
         publishPending = true
         Task { [weak self] in await self?.publish() }
     }
 
-    private func makeState() async -> WebState {
-        var next = await adapter.snapshot()
+    private func makeState(refreshFigures: Bool = false) async -> WebState {
+        var next = await adapter.snapshot(refreshFigures: refreshFigures)
         next.events = events
         next.banner = banner
         return next
     }
 
     /// Sends every page what changed since the last version (nothing when nothing did).
-    private func publish() async {
+    private func publish(refreshFigures: Bool = false) async {
         publishPending = false
-        let next = await makeState()
+        let next = await makeState(refreshFigures: refreshFigures)
         let patch = WebStatePatch(from: state, to: next, version: version + 1)
         guard !patch.isEmpty else { return }
         version += 1
