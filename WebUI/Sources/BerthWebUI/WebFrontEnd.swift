@@ -51,7 +51,9 @@ public final class WebFrontEnd {
         router.get("/page.js") { _, _ in Self.response(WebPage.script, type: "text/javascript; charset=utf-8") }
         router.get("/page.css") { _, _ in Self.response(WebPage.styles, type: "text/css; charset=utf-8") }
         var logger = Logger(label: "berth.web")
-        logger.logLevel = .warning
+        // Hummingbird logs a cancelled child channel at shutdown as an error; a failure to
+        // serve (the port taken) is thrown by `run` instead.
+        logger.logLevel = .critical
         let app = Application(
             router: router,
             server: .http1WebSocketUpgrade { request, _, _ in

@@ -13,14 +13,16 @@ final class WebHost: @unchecked Sendable {
     private let output = OutputBuffer()
 
     /// Starts the host; `arguments` come after `run --web --port 0` (`--isolation`, `--watch` …).
-    init(workspace: Workspace, isolation: String, arguments: [String] = [], command: [String]? = nil, in folder: String? = nil) throws {
-        process.executableURL = URL(fileURLWithPath: try Paths.berthWeb())
+    init(workspace: Workspace, isolation: String, arguments: [String] = [], command: [String]? = nil, in folder: String? = nil,
+         executable: String? = nil, environment extra: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: try executable ?? Paths.berthWeb())
         process.arguments = (command ?? ["run", "--web", "--port", "0", "--plugins", workspace.plugins, "--no-socket"])
             + ["--isolation", isolation, "--state-dir", workspace.root + "/state"] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: folder ?? workspace.root)
         var environment = ProcessInfo.processInfo.environment
         environment["BERTH_WORKER"] = try Paths.rootProduct("berth-worker")
         environment["NO_COLOR"] = "1"
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         let pipe = Pipe()
         process.standardOutput = pipe
