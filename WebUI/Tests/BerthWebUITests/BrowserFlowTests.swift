@@ -86,6 +86,34 @@ struct BrowserFlowTests {
         try await page.expectText("Inbox · 1 message(s)")
     }
 
+    @Test("two browsers drive one host; a dropped connection comes back and catches up", arguments: isolationModes)
+    func sharedAndReconnecting(isolation: String) async throws {
+        let page = try await WebSessionFixture(isolation: isolation)
+        defer { page.close() }
+        let other = try await Browser()
+        defer { other.quitNow() }
+        try await other.open(page.host.url)
+        #expect(try await other.waitUntil("return !!window.berthPage && window.berthPage.connected;"))
+        // What one browser does, the other sees.
+        try await page.browser.click("[data-focus-key='route:com.example.counter/counter']")
+        #expect(try await other.waitForText("Total: 0", in: "main"))
+        try await other.click("[aria-label='Increase Count']")
+        #expect(try await page.browser.waitUntil("return document.querySelector('.stepper output').textContent === '1';"))
+        // The first page loses its connection; meanwhile the other steps again and ticks go on.
+        try await page.browser.run("window.berthPage.dropConnection();")
+        try await other.click("[aria-label='Increase Count']")
+        #expect(try await other.waitUntil("return document.querySelector('.stepper output').textContent === '2';"))
+        #expect(try await page.browser.waitUntil("return window.berthPage.states === 2 && window.berthPage.connected;"), "it reconnected")
+        #expect(try await page.browser.waitUntil("return document.querySelector('.stepper output').textContent === '2';"), "and caught up")
+        let tick = "return [...document.querySelectorAll('main .text')].map(e => e.textContent).find(t => t.startsWith('Counter · ticks'));"
+        let ticks = try await page.browser.run(tick) as? String
+        #expect(try await page.browser.waitUntil("return \(Self.quotedCheck(tick)) !== \(Browser.quoted(ticks ?? ""));", timeout: .seconds(10)), "ticks keep coming after the reconnect")
+    }
+
+    private static func quotedCheck(_ body: String) -> String {
+        "(() => { \(body) })()"
+    }
+
     /// In `in-process` mode a crash takes the host down (Docs/isolation.md), so the second
     /// run keeps the crasher in its worker by its manifest and every other plugin in the
     /// host's process (`--isolation manifest`, their manifests saying `in-process`).

@@ -18,7 +18,9 @@
   let shownScreen;
   // What tests and the W2 benchmark read: each request's time from send to its patch
   // applied to the DOM, in milliseconds.
-  const probe = { timings: [], version: () => version, connected: false, patches: 0, states: 0, state: () => state, send: (command) => send(command) };
+  const probe = { timings: [], version: () => version, connected: false, patches: 0, states: 0, state: () => state, send: (command) => send(command),
+    // Drops the connection as a network would (the page reconnects by itself).
+    dropConnection: () => socket && socket.close() };
   window.berthPage = probe;
 
   function connect() {
