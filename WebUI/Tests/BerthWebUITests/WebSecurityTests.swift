@@ -47,7 +47,9 @@ struct WebSecurityTests {
             let served = try get(host, target: "/?token=\(host.token)")
             #expect(served.hasPrefix("HTTP/1.1 200"), "\(served)")
             #expect(served.lowercased().contains("content-security-policy: default-src 'none'; script-src 'self'"))
-            for target in ["/", "/?token=", "/?token=0\(host.token.dropFirst())", "/page.js", "/page.js?token=nope"] {
+            // One character changed (the first, to another hex digit).
+            let wrong = (host.token.hasPrefix("0") ? "1" : "0") + host.token.dropFirst()
+            for target in ["/", "/?token=", "/?token=\(wrong)", "/?token=\(host.token.dropLast())", "/page.js", "/page.js?token=nope"] {
                 let refused = try get(host, target: target)
                 #expect(refused.hasPrefix("HTTP/1.1 403"), "\(target): \(refused)")
             }
