@@ -7,6 +7,8 @@ final class Browser: @unchecked Sendable {
     private let driver = Process()
     private let base: String
     private let port: Int
+    /// Chromium's profile folder, removed at the end.
+    private let profile = NSTemporaryDirectory() + "berth-chromium-" + UUID().uuidString.prefix(8)
     private var session = ""
 
     /// Starts chromedriver and a headless Chromium window of `width` × `height`.
@@ -37,7 +39,7 @@ final class Browser: @unchecked Sendable {
         guard ready else { throw WebHostError(line: "chromedriver did not answer on \(base): \(lastError)") }
         let arguments = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
                          "--force-device-scale-factor=1", "--window-size=\(width),\(height)", "--font-render-hinting=none",
-                         "--user-data-dir=" + NSTemporaryDirectory() + "berth-chromium-" + UUID().uuidString.prefix(8)]
+                         "--user-data-dir=" + profile]
         let capabilities: [String: Any] = ["capabilities": ["alwaysMatch": [
             "browserName": "chrome", "goog:chromeOptions": ["binary": chromium, "args": arguments],
         ]]]
@@ -51,6 +53,7 @@ final class Browser: @unchecked Sendable {
         // chromedriver does not always leave on SIGTERM.
         kill(driver.processIdentifier, SIGKILL)
         driver.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: profile)
     }
 
     deinit {
