@@ -12,6 +12,9 @@ let package = Package(
         // The full-screen terminal front end, over BerthRuntime's public API (embeddable).
         .library(name: "BerthTerminalUI", targets: ["BerthTerminalUI"]),
         .executable(name: "berth", targets: ["berth"]),
+        // The CLI's commands, for `berth-web` (WebUI/), which is the same CLI with the web
+        // front end plugged in: the `berth` binary itself never links the web server.
+        .library(name: "BerthCLI", targets: ["BerthCLI"]),
         // The process an isolated plugin runs in (spawned by the host, one per generation).
         .executable(name: "berth-worker", targets: ["berth-worker"]),
         // Example plugins: each one a shared library the host finds with dlopen.

@@ -54,8 +54,11 @@ extension Berth {
         @Flag(name: .customLong("tui"), help: "Show the plugins' screens full-screen, as controls (keys and mouse; : runs host commands, F2 the inspector).")
         var terminalUI = false
 
+        @OptionGroup var web: WebFrontEndOptions
+
         func validate() throws {
             if terminalUI && script != nil { throw ValidationError("--tui and --script cannot go together: a script has no one at the terminal") }
+            if web.enabled && (terminalUI || script != nil) { throw ValidationError("--web goes with neither --tui nor --script: the browser is the front end") }
         }
 
         func run() async throws {
@@ -70,6 +73,14 @@ extension Berth {
             )
             options.terminalUI = terminalUI
             options.groups = groups.consented
+            if web.enabled {
+                // The `berth` binary has no web server: berth-web, the same CLI with one, takes over.
+                guard WebFrontEndHook.run != nil else {
+                    printError(WebFrontEndHook.executeWebExecutable())
+                    throw ExitStatus.failure
+                }
+                options.webPort = web.port
+            }
             let status = await HostRunner(options: options).run()
             if status != 0 { throw ExitCode(status) }
         }

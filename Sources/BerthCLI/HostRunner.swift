@@ -82,6 +82,8 @@ final class HostRunner {
         var terminalUI = false
         /// `berth dev`'s build outcomes, shown in the full-screen front end's problems panel.
         var buildProblems: BuildProblems?
+        /// `--web`: the port the web front end serves on (nil: no web front end).
+        var webPort: Int?
     }
 
     let options: Options
@@ -183,8 +185,13 @@ final class HostRunner {
         let serving = startServer()
         let server = self.server
         startStuckHostWatchdog(socket: { server?.stop() }, runtimeFolder: host.runtimeDirectory.path)
-        if options.terminalUI {
-            let status = await runTerminalUI(host: host, shell: shell)
+        if options.terminalUI || options.webPort != nil {
+            let status: Int32
+            if let port = options.webPort, let frontEnd = WebFrontEndHook.run {
+                status = await runWebUI(host: host, port: port, frontEnd: frontEnd)
+            } else {
+                status = await runTerminalUI(host: host, shell: shell)
+            }
             await awaitAnswers()
             if control.restartRequested { restart() }
             server?.stop()

@@ -29,11 +29,22 @@ extension Berth {
         @Flag(name: .customLong("tui"), help: "The host started here shows its screens full-screen (as `berth run --tui`); each save redraws them.")
         var terminalUI = false
 
+        @OptionGroup var web: WebFrontEndOptions
+
         /// Set by `restart`, which re-executes this command with the same arguments.
         @Option(name: .customLong("restore"), help: .hidden)
         var restore: String?
 
+        func validate() throws {
+            if web.enabled && terminalUI { throw ValidationError("--web and --tui cannot go together: one front end at a time") }
+        }
+
         func run() async throws {
+            if web.enabled && WebFrontEndHook.run == nil {
+                // The `berth` binary has no web server: berth-web, the same CLI with one, takes over.
+                printError(WebFrontEndHook.executeWebExecutable())
+                throw ExitStatus.failure
+            }
             guard let build = PackageBuild(package: package) else {
                 printError("\(package): not a plugin package (no Package.swift or Makefile)")
                 throw ExitStatus.usage
@@ -70,6 +81,7 @@ extension Berth {
             options.groups = groups.consented
             options.terminalUI = terminalUI
             options.buildProblems = problems
+            options.webPort = web.enabled ? web.port : nil
             let status = await HostRunner(options: options).run()
             if status != 0 { throw ExitCode(status) }
         }
