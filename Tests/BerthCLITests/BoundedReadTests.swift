@@ -87,6 +87,7 @@ struct BoundedReadTests {
         let run = try runMeasured(["list", "--plugins", workspace.plugins], in: workspace.root)
         let greeterRow = run.output.split(separator: "\n").first { $0.hasPrefix("com.example.greeter") }.map(String.init) ?? ""
         #expect(greeterRow.contains(" valid "), "\(run.output)")
-        #expect(run.peakKiB < 100 * 1024, "berth list peaked at \(run.peakKiB) KiB for a 200 MiB library")
+        // Held whole, the library alone would be 204,800 KiB; the process itself is about 30 MiB.
+        #expect(run.peakKiB < 150 * 1024, "berth list peaked at \(run.peakKiB) KiB for a 200 MiB library")
     }
 }

@@ -138,7 +138,10 @@ struct DocsTranscriptTests {
             }
         } else {
             try (block.replCommands.joined(separator: "\n") + "\n").write(toFile: workspace.root + "/script.berth", atomically: true, encoding: .utf8)
-            let (_, printed) = try ToolProcess.run(BuildProducts.berth, ["run", "--plugins", "plugins", "--state-dir", "state", "--script", "script.berth"],
+            // As scripts/demo runs the example plugins: consenting to the group Greeter and Profile name.
+            let (_, printed) = try ToolProcess.run(BuildProducts.berth, ["run", "--plugins", "plugins", "--state-dir", "state",
+                                                                         "--group", "greeter-family=com.example.greeter,com.example.profile",
+                                                                         "--script", "script.berth"],
                                                    in: workspace.root, environment: environment)
             output = printed.components(separatedBy: "\n")
         }

@@ -6,7 +6,7 @@ import BerthTestSupport
 /// Lanes (Docs/lanes.md): an action runs on its plugin's lane while the main actor goes on.
 /// The crasher's "wait-for" action holds its lane until the test creates a file; Counter is
 /// the other plugin. Both run where the test matrix says (in process, or in workers).
-@Suite("Lanes: the host never waits on a plugin's action") @MainActor
+@Suite("Lanes: the host never waits on a plugin's action", .serialized) @MainActor
 struct LaneTests {
     let workspace = PluginWorkspace()
     let recorder = LogRecorder()
@@ -41,6 +41,7 @@ struct LaneTests {
 
         try await host.send(screen: counter.id, action: "increment", payload: [])
         try await host.send(screen: counter.id, action: "report", payload: [])
+        try #require(busy.module?.isBusy == true, "still in its action after Counter's: \(recorder.all)\n\(host.events.suffix(20).map(\.description))")
         #expect(recorder.all.contains { $0.contains("count 1, ticks") }, "\(recorder.all)")
         await #expect(throws: ScreenError.self) { try await host.send(screen: busy.id, action: "persist", payload: Array("1".utf8)) }
         do {
