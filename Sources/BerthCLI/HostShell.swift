@@ -252,7 +252,8 @@ final class HostShell {
         emitLine("loaded: \(loaded.count) plugin(s); open screens: \(host.openRouters.count)")
         emitLine("retired Swift generations: \(host.retiredGenerations) (\(host.retiredBytes) bytes still mapped)")
         let workers = loaded.compactMap { generation in
-            generation.workerPID.map { "\(generation.pluginID) pid \($0)" + (generation.workerProcessorTime.map { " cpu \(Self.seconds($0))" } ?? "") }
+            generation.workerPID.map { "\(generation.pluginID) pid \($0)" + (generation.workerProcessorTime.map { " cpu \(Self.seconds($0))" } ?? "")
+                + (generation.workerUsage(hostMemoryCeiling: host.configuration.isolation.maxPluginMemory).map { " (\($0.text))" } ?? "") }
         }
         emitLine("workers: \(workers.isEmpty ? "none" : workers.sorted().joined(separator: ", "))")
         emitLine("runtime folder: \(host.runtimeDirectory.path)")
