@@ -256,6 +256,8 @@ final class HostShell {
                 + (generation.workerUsage(hostMemoryCeiling: host.configuration.isolation.maxPluginMemory).map { " (\($0.text))" } ?? "") }
         }
         emitLine("workers: \(workers.isEmpty ? "none" : workers.sorted().joined(separator: ", "))")
+        // What the workers' sandbox lacks here, if anything (Docs/worker-limits.md).
+        if let gaps = loaded.lazy.compactMap(\.workerSandboxGaps).first { emitLine("sandbox: weaker here: \(gaps)") }
         emitLine("runtime folder: \(host.runtimeDirectory.path)")
     }
 

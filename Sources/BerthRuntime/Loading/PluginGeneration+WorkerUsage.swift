@@ -27,6 +27,10 @@ public struct WorkerUsage: Sendable, Equatable {
 }
 
 extension PluginGeneration {
+    /// What its worker's sandbox lacks on this machine, in one line ("no user namespace
+    /// (…)"; Landlock missing), or nil when the whole wall stands (and in process).
+    public var workerSandboxGaps: String? { (connection as? IsolatedPlugin)?.sandbox.unconfinedBecause }
+
     /// Its worker's use against its limits, memory capped by `hostMemoryCeiling` (the host's
     /// `IsolationSettings.maxPluginMemory`, 1 GiB by default); nil in process (nothing is limited there).
     public func workerUsage(hostMemoryCeiling: UInt64 = 1 << 30) -> WorkerUsage? {
