@@ -134,4 +134,16 @@ extension AttackTests {
         #expect(try attack(generation, "attack_fallocate", .int32(1)) == 0)
         #expect(host.plugins["org.berth.attacker"]?.state != .crashed)
     }
+
+    @Test("a worker whose runtime folder lies beneath /dev (/dev/shm) finds its shadow copies in its root")
+    func runtimeFolderBeneathDev() throws {
+        _ = try attacker()
+        let base = "/dev/shm/berth-test-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let host = try BerthHost(configuration: .init(pluginFolders: [workspace.plugins], runtimeBase: base, isolation: TestIsolation.settings))
+        host.discover()
+        defer { host.shutdown() }
+        let generation = try host.load("org.berth.attacker")
+        #expect(try attack(generation, "attack_thread") == 0)
+    }
 }

@@ -73,7 +73,9 @@ enum WorkerSandbox {
         guard mountNamespace == 0 else {
             return missing + ["no mount namespace (\(errnoText(mountNamespace))): files outside the grants are kept by Landlock alone"]
         }
-        let reads = (systemReadPaths + runtimeReadPaths() + policy.readPaths).filter { !$0.hasPrefix("/dev/") }
+        // The device files are bound by berth_make_root itself; a grant beneath /dev (a
+        // runtime folder in /dev/shm) is bound like any other.
+        let reads = systemReadPaths.filter { !$0.hasPrefix("/dev/") } + runtimeReadPaths() + policy.readPaths
         // A folder nested in another is bound after it, or the outer bind would hide it.
         let binds = (reads.map { ($0, Int32(0)) } + policy.writePaths.map { ($0, Int32(1)) })
             .sorted { $0.0.split(separator: "/").count < $1.0.split(separator: "/").count }
