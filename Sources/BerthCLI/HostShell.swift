@@ -259,9 +259,12 @@ final class HostShell {
         let held = loaded.sorted { $0.pluginID < $1.pluginID }.map { "\($0.pluginID) \($0.stateBudget.usage)" + ($0.stateBudget.refusedWrites > 0 ? " (\($0.stateBudget.refusedWrites) write(s) refused)" : "") }
         emitLine("state held: \(held.isEmpty ? "none" : held.joined(separator: "; "))")
         let workers = loaded.compactMap { generation in
-            generation.workerPID.map { "\(generation.pluginID) pid \($0)" + (generation.workerProcessorTime.map { " cpu \(Self.seconds($0))" } ?? "") }
+            generation.workerPID.map { "\(generation.pluginID) pid \($0)" + (generation.workerProcessorTime.map { " cpu \(Self.seconds($0))" } ?? "")
+                + (generation.workerUsage(hostMemoryCeiling: host.configuration.isolation.maxPluginMemory).map { " (\($0.text))" } ?? "") }
         }
         emitLine("workers: \(workers.isEmpty ? "none" : workers.sorted().joined(separator: ", "))")
+        // What the workers' sandbox lacks here, if anything (Docs/worker-limits.md).
+        if let gaps = loaded.lazy.compactMap(\.workerSandboxGaps).first { emitLine("sandbox: weaker here: \(gaps)") }
         // Plugins in a call on their lane: their screens wait, the host does not.
         for call in RunningPluginCall.onLanes {
             emitLine("busy: \(call.description) has been running for \(call.elapsedMilliseconds) ms")

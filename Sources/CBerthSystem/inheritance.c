@@ -81,6 +81,17 @@ int berth_set_memory_limit(uint64_t bytes) {
     return setrlimit(RLIMIT_DATA, &limit) == 0 ? 0 : errno;
 }
 
+int berth_set_file_size_limit(uint64_t bytes) {
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit = {bytes, bytes};
+    return setrlimit(RLIMIT_FSIZE, &limit) == 0 ? 0 : errno;
+}
+
+int berth_set_thread_limit(uint64_t count) {
+    struct rlimit limit = {count, count};
+    return setrlimit(RLIMIT_NPROC, &limit) == 0 ? 0 : errno;
+}
+
 int berth_set_oom_score_adjustment(int value) {
     int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (fd < 0) return errno;

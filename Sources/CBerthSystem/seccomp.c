@@ -1,13 +1,14 @@
 /*
- * The worker's system-call filter (Docs/security.md), built with libseccomp bound at run
- * time: the image ships libseccomp.so.2 but not its headers, so the few prototypes and
- * constants used are declared here, from libseccomp's documented, stable v2 API. libseccomp
- * writes the BPF program (architecture check, 64-bit argument compares, the x32 ABI),
- * which is where a hand-written filter usually goes wrong.
+ * The worker's system-call filter (Docs/worker-sandbox.md), an allowlist built from the
+ * policy table (seccomp_policy.c) alone, with libseccomp bound at run time: the image ships
+ * libseccomp.so.2 but not its headers, so the few prototypes and constants used are declared
+ * here, from libseccomp's documented, stable v2 API. libseccomp writes the BPF program
+ * (architecture check, 64-bit argument compares, the x32 ABI), which is where a hand-written
+ * filter usually goes wrong.
  *
- * Every rule returns an errno (EPERM, or ENOSYS for clone3 so glibc falls back to clone,
- * whose flags a filter can read); nothing is killed: a plugin can report the refusal. With
- * `trap` the EPERMs come from the SIGSYS handler of seccomp_trap.c, which also reports them.
+ * What the table does not allow is refused with EPERM (ENOSYS for clone3); nothing is
+ * killed: a plugin can report the refusal. With `trap` the EPERMs come from the SIGSYS
+ * handler of seccomp_trap.c, which also reports them.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -16,9 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <signal.h>
-#include <sys/socket.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "berth_system.h"
 
@@ -45,6 +45,8 @@ typedef int (*seccomp_rule_add_array_fn)(berth_scmp_filter_ctx, uint32_t action,
 typedef int (*seccomp_syscall_resolve_name_fn)(const char *name);
 typedef int (*seccomp_load_fn)(berth_scmp_filter_ctx);
 typedef void (*seccomp_release_fn)(berth_scmp_filter_ctx);
+typedef int (*seccomp_export_pfc_fn)(berth_scmp_filter_ctx, int descriptor);
+typedef char *(*seccomp_syscall_resolve_num_arch_fn)(uint32_t arch, int number);
 
 struct seccomp_api {
     seccomp_init_fn init;
@@ -52,11 +54,9 @@ struct seccomp_api {
     seccomp_syscall_resolve_name_fn resolve_name;
     seccomp_load_fn load;
     seccomp_release_fn release;
+    seccomp_export_pfc_fn export_pfc;
+    seccomp_syscall_resolve_num_arch_fn resolve_number;
 };
-
-/* Only the low 32 bits of an int argument count: the kernel ignores the rest, so a rule
- * comparing all 64 would let `value | 1 << 32` through. */
-#define LOW32 0xffffffffULL
 
 static int bind_library(struct seccomp_api *api, char *message, size_t size) {
     void *library = dlopen("libseccomp.so.2", RTLD_NOW | RTLD_LOCAL);
@@ -69,88 +69,62 @@ static int bind_library(struct seccomp_api *api, char *message, size_t size) {
     api->resolve_name = (seccomp_syscall_resolve_name_fn)dlsym(library, "seccomp_syscall_resolve_name");
     api->load = (seccomp_load_fn)dlsym(library, "seccomp_load");
     api->release = (seccomp_release_fn)dlsym(library, "seccomp_release");
-    if (!api->init || !api->rule_add_array || !api->resolve_name || !api->load || !api->release) {
+    api->export_pfc = (seccomp_export_pfc_fn)dlsym(library, "seccomp_export_pfc");
+    api->resolve_number = (seccomp_syscall_resolve_num_arch_fn)dlsym(library, "seccomp_syscall_resolve_num_arch");
+    if (!api->init || !api->rule_add_array || !api->resolve_name || !api->load || !api->release || !api->export_pfc ||
+        !api->resolve_number) {
         snprintf(message, size, "libseccomp.so.2 lacks a function of its v2 API");
         return -1;
     }
     return 0;
 }
 
-/* What a refused call gets: EPERM from the SIGSYS handler (reported), or from the kernel. */
-static uint32_t refusal = BERTH_SCMP_ACT_ERRNO(EPERM);
-
-/* One rule: `name` answers `code` (EPERM: `refusal`) when every comparison holds. A call
- * this architecture does not have (fork and vfork on aarch64) needs no rule. */
-static int deny(const struct seccomp_api *api, berth_scmp_filter_ctx filter, const char *name, int code, unsigned int count,
-                const struct berth_scmp_arg_cmp *arguments, char *message, size_t size) {
-    int number = api->resolve_name(name);
-    if (number < 0) return 0;
-    uint32_t action = code == EPERM ? refusal : BERTH_SCMP_ACT_ERRNO(code);
-    int status = api->rule_add_array(filter, action, number, count, arguments);
-    if (status != 0) {
-        snprintf(message, size, "seccomp rule for %s: %s", name, strerror(-status));
-        return -1;
+/* Whether a row counts for this worker, and what it answers. */
+static int row_counts(const struct berth_policy_rule *rule, int network, int trap) {
+    switch (rule->when) {
+    case BERTH_POLICY_NETWORK: return network;
+    case BERTH_POLICY_TRAPPED: return trap;
+    case BERTH_POLICY_UNTRAPPED: return !trap;
+    default: return 1;
     }
-    return 0;
 }
 
-int berth_seccomp_confine(int allow_udp, int trap, char *message, size_t size) {
-    struct seccomp_api api;
-    if (bind_library(&api, message, size) != 0) return -1;
-    berth_scmp_filter_ctx filter = api.init(BERTH_SCMP_ACT_ALLOW);
+/* The filter of the policy table for a worker whose pid is `own_pid`. NULL, with a
+ * one-line reason in `message`, when a row cannot be added. A call this architecture does
+ * not have (open and fork on aarch64) needs no row. */
+static berth_scmp_filter_ctx build(const struct seccomp_api *api, int network, int trap, int32_t own_pid, char *message, size_t size) {
+    berth_scmp_filter_ctx filter = api->init(trap ? BERTH_SCMP_ACT_TRAP : BERTH_SCMP_ACT_ERRNO(EPERM));
     if (filter == NULL) {
         snprintf(message, size, "seccomp_init failed");
-        return -1;
+        return NULL;
     }
-    int failed = 0;
-    if (trap) {
-        refusal = BERTH_SCMP_ACT_TRAP;
-        /* The handler stays: no other SIGSYS action may replace it (refused and reported;
-         * a plugin that blocks SIGSYS instead is killed by its next refused call, which
-         * still does not run). */
-        struct berth_scmp_arg_cmp sigsys = {0, BERTH_SCMP_CMP_MASKED_EQ, LOW32, SIGSYS};
-        failed |= deny(&api, filter, "rt_sigaction", EPERM, 1, &sigsys, message, size);
-    }
-    /* No program runs: execve and execveat (fexecve and a memfd's ELF included). */
-    failed |= deny(&api, filter, "execve", EPERM, 0, NULL, message, size);
-    failed |= deny(&api, filter, "execveat", EPERM, 0, NULL, message, size);
-    /* No process but threads: fork, vfork, clone without CLONE_THREAD. clone3 keeps its
-     * flags in memory a filter cannot read, so it is "not implemented": glibc then uses clone. */
-    failed |= deny(&api, filter, "fork", EPERM, 0, NULL, message, size);
-    failed |= deny(&api, filter, "vfork", EPERM, 0, NULL, message, size);
-    struct berth_scmp_arg_cmp no_thread = {0, BERTH_SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0};
-    failed |= deny(&api, filter, "clone", EPERM, 1, &no_thread, message, size);
-    failed |= deny(&api, filter, "clone3", ENOSYS, 0, NULL, message, size);
-    /* No new Unix (the control socket, ssh-agent, D-Bus), netlink or packet socket. */
-    static const int families[] = {AF_UNIX, AF_NETLINK, AF_PACKET};
-    for (size_t index = 0; index < sizeof families / sizeof families[0]; index++) {
-        struct berth_scmp_arg_cmp family = {0, BERTH_SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)families[index]};
-        failed |= deny(&api, filter, "socket", EPERM, 1, &family, message, size);
-    }
-    /* No raw socket of any family (the type's low bits; SOCK_CLOEXEC and SOCK_NONBLOCK
-     * are flags above them). */
-    struct berth_scmp_arg_cmp raw = {1, BERTH_SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW};
-    failed |= deny(&api, filter, "socket", EPERM, 1, &raw, message, size);
-    if (!allow_udp) {
-        static const int internet[] = {AF_INET, AF_INET6};
-        for (size_t index = 0; index < 2; index++) {
-            struct berth_scmp_arg_cmp pair[2] = {
-                {0, BERTH_SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)internet[index]},
-                {1, BERTH_SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM},
-            };
-            failed |= deny(&api, filter, "socket", EPERM, 2, pair, message, size);
+    for (size_t index = 0; index < berth_policy_rule_count(); index++) {
+        const struct berth_policy_rule *rule = berth_policy_rule_at(index);
+        if (!row_counts(rule, network, trap)) continue;
+        int number = api->resolve_name(rule->name);
+        if (number < 0) continue;
+        struct berth_scmp_arg_cmp compares[3];
+        for (uint32_t each = 0; each < rule->count; each++) {
+            const struct berth_policy_compare *compare = &rule->compare[each];
+            uint64_t value = compare->value == BERTH_POLICY_SELF ? (uint64_t)(uint32_t)own_pid : compare->value;
+            compares[each] = (struct berth_scmp_arg_cmp){compare->argument, BERTH_SCMP_CMP_MASKED_EQ, compare->mask, value};
+        }
+        uint32_t action = rule->when == BERTH_POLICY_ENOSYS ? BERTH_SCMP_ACT_ERRNO(ENOSYS) : BERTH_SCMP_ACT_ALLOW;
+        int status = api->rule_add_array(filter, action, number, rule->count, compares);
+        if (status != 0) {
+            snprintf(message, size, "seccomp rule %zu for %s: %s", index, rule->name, strerror(-status));
+            api->release(filter);
+            return NULL;
         }
     }
-    /* Nothing typed into a terminal, nothing sent to the Linux console. */
-    static const unsigned long requests[] = {TIOCSTI, TIOCLINUX};
-    for (size_t index = 0; index < 2; index++) {
-        struct berth_scmp_arg_cmp request = {1, BERTH_SCMP_CMP_MASKED_EQ, LOW32, requests[index]};
-        failed |= deny(&api, filter, "ioctl", EPERM, 1, &request, message, size);
-    }
-    if (failed) {
-        api.release(filter);
-        return -1;
-    }
+    return filter;
+}
+
+int berth_seccomp_confine(int network, int trap, char *message, size_t size) {
+    struct seccomp_api api;
+    if (bind_library(&api, message, size) != 0) return -1;
+    berth_scmp_filter_ctx filter = build(&api, network, trap, (int32_t)getpid(), message, size);
+    if (filter == NULL) return -1;
     int loaded = api.load(filter);
     api.release(filter);
     if (loaded != 0) {
@@ -158,4 +132,30 @@ int berth_seccomp_confine(int allow_udp, int trap, char *message, size_t size) {
         return -1;
     }
     return 0;
+}
+
+int berth_seccomp_export(int network, int trap, int32_t own_pid, int descriptor, char *message, size_t size) {
+    struct seccomp_api api;
+    if (bind_library(&api, message, size) != 0) return -1;
+    berth_scmp_filter_ctx filter = build(&api, network, trap, own_pid, message, size);
+    if (filter == NULL) return -1;
+    int exported = api.export_pfc(filter, descriptor);
+    api.release(filter);
+    if (exported != 0) {
+        snprintf(message, size, "seccomp_export_pfc failed: %s", strerror(-exported));
+        return -1;
+    }
+    return 0;
+}
+
+const char *berth_seccomp_call_name(int number) {
+    static char name[64];
+    struct seccomp_api api;
+    char ignored[8];
+    if (bind_library(&api, ignored, sizeof ignored) != 0) return NULL;
+    char *resolved = api.resolve_number(0 /* SCMP_ARCH_NATIVE */, number);
+    if (resolved == NULL) return NULL;
+    snprintf(name, sizeof name, "%s", resolved);
+    free(resolved);
+    return name;
 }

@@ -7,7 +7,8 @@
  * pipe and tells the host, which emits a `denied` event. The handler only uses what is
  * async-signal-safe (write on a non-blocking pipe; a full pipe drops the record).
  *
- * x86_64 only: another architecture's filter returns EPERM directly (no event).
+ * x86_64 only: another architecture's filter returns EPERM directly (no event). Every call
+ * the policy table (seccomp_policy.c) does not allow arrives here.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -118,10 +119,20 @@ static void describe(const struct berth_refused_call *call, char *text, size_t s
     }
     case SYS_ioctl: {
         unsigned long request = (unsigned long)(call->arguments[1] & 0xffffffffULL);
-        snprintf(text, size, "ioctl(%s)", request == TIOCSTI ? "TIOCSTI" : request == TIOCLINUX ? "TIOCLINUX" : "?");
+        if (request == TIOCSTI) snprintf(text, size, "ioctl(TIOCSTI)");
+        else if (request == TIOCLINUX) snprintf(text, size, "ioctl(TIOCLINUX)");
+        else snprintf(text, size, "ioctl(0x%lx)", request);
         return;
     }
-    default: snprintf(text, size, "system call %d", call->number); return;
+    case SYS_prlimit64: snprintf(text, size, "prlimit64 of another process"); return;
+    case SYS_kill: snprintf(text, size, "kill of another process"); return;
+    case SYS_tgkill: snprintf(text, size, "tgkill of another process"); return;
+    default: {
+        const char *name = berth_seccomp_call_name(call->number);
+        if (name) snprintf(text, size, "%s", name);
+        else snprintf(text, size, "system call %d", call->number);
+        return;
+    }
     }
 }
 

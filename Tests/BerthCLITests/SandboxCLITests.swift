@@ -6,7 +6,7 @@ import Testing
 /// processor time in `status` (Docs/security.md).
 @Suite("The sandbox in the CLI", .blocking)
 struct SandboxCLITests {
-    @Test("events names a plugin's refused execve, and status shows its worker's processor time")
+    @Test("events names a plugin's refused execve, and status shows its worker's processor time and its use against its limits")
     func deniedAndProcessorTime() throws {
         let workspace = PluginWorkspace()
         let folder = workspace.plugins + "/org.berth.attacker"
@@ -27,5 +27,6 @@ struct SandboxCLITests {
         try host.wait(for: "org.berth.attacker: execve refused by the system-call filter: EPERM", in: ["events"], timeout: 60)
         let status = try host.command(["status"])
         #expect(status.contains(#/org\.berth\.attacker pid \d+ cpu \d+\.\d\d s/#), "\(status)")
+        #expect(status.contains(#/memory \d+\.\d of 1024 MiB · threads \d+ of 256 · cpu ≤ 1\.00 cores · disk ≤ 1024 MiB per file/#), "\(status)")
     }
 }

@@ -113,8 +113,8 @@ extension AttackTests {
         }
         #expect(eventually(timeout: .seconds(10)) { ended() }, "the worker's child outlived it")
         if !ended() { kill(child, SIGKILL) }
-        if let cgroup = worker.cgroup {
-            #expect(eventually(timeout: .seconds(10)) { !FileManager.default.fileExists(atPath: cgroup.path) }, "\(cgroup.path) was left behind")
+        if let path = worker.cgroup?.path {
+            #expect(eventually(timeout: .seconds(10)) { !FileManager.default.fileExists(atPath: path) }, "\(path) was left behind")
         }
     }
 }

@@ -26,6 +26,11 @@ struct AttackTests {
             ("attack_clone3", []), ("attack_thread", []), ("attack_socket", ["int32", "int32"]), ("attack_udp", ["int32"]),
             ("attack_execve", ["string"]), ("attack_memfd_exec", []), ("attack_allocate", ["int32"]), ("attack_descriptor_open", ["string"]),
             ("attack_oom_score_adj", []), ("attack_sigsys_handler", []), ("attack_spin", ["int32"]),
+            ("attack_prlimit", ["int32", "int32"]), ("attack_kill", ["int32", "int32"]), ("attack_io_uring", []),
+            ("attack_socketpair_sendto", ["string"]), ("attack_socket_protocol", ["int32", "int32", "int32"]),
+            ("attack_list_unix_sockets", ["string"]), ("attack_chmod", ["string"]), ("attack_fchmod", ["string"]),
+            ("attack_utimensat", ["string"]), ("attack_setxattr", ["string"]), ("attack_keyring", []), ("attack_threads", ["int32"]),
+            ("attack_shared_memory", ["int32"]), ("attack_fallocate", ["int32"]), ("attack_read", ["string"]),
         ]
         workspace.write(manifest: [
             "id": "org.berth.attacker", "name": "Attacker", "version": "1.0.0", "abi": "1.0", "library": "libBerthAttacker.so",
@@ -83,7 +88,7 @@ struct AttackTests {
         #expect(try attack(generation, "attack_memfd_exec") == EPERM)
     }
 
-    @Test("no Unix, netlink, packet, raw or UDP socket opens without network; TCP sockets still do")
+    @Test("no Unix, netlink, packet, raw, UDP or TCP socket opens without network")
     func sockets() throws {
         let listener = try UnixListener(path: workspace.root + "/listener.sock")
         let (_, generation) = try attacker()
@@ -93,13 +98,15 @@ struct AttackTests {
             #expect(try attack(generation, "attack_socket", .int32(domain), .int32(type)) == EPERM, "socket(\(domain), \(type))")
         }
         #expect(try attack(generation, "attack_udp", .int32(9)) == EPERM)
-        #expect(try attack(generation, "attack_socket", .int32(AF_INET), .int32(1)) == 0)
+        #expect(try attack(generation, "attack_socket", .int32(AF_INET), .int32(1)) == EPERM)
     }
 
-    @Test("network allows UDP, and still no Unix or raw socket")
-    func udpWithNetwork() throws {
+    @Test("network allows TCP sockets over IPv4 and IPv6, and still no UDP, Unix or raw socket")
+    func tcpWithNetwork() throws {
         let (_, generation) = try attacker(["network"])
-        #expect(try attack(generation, "attack_udp", .int32(9)) == 0)
+        #expect(try attack(generation, "attack_socket", .int32(AF_INET), .int32(1)) == 0)
+        #expect(try attack(generation, "attack_socket", .int32(AF_INET6), .int32(1)) == 0)
+        #expect(try attack(generation, "attack_udp", .int32(9)) == EPERM)
         #expect(try attack(generation, "attack_socket", .int32(AF_UNIX), .int32(1)) == EPERM)
         #expect(try attack(generation, "attack_socket", .int32(AF_INET), .int32(3)) == EPERM)
     }

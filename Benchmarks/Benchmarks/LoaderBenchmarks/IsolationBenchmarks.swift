@@ -54,6 +54,8 @@ final class RawSocketEcho: @unchecked Sendable {
 }
 
 nonisolated(unsafe) var rawEcho: RawSocketEcho?
+@MainActor var workerStartHost: BerthHost?
+@MainActor var workerStartStaged: StagedPlugins?
 
 func registerIsolationBenchmarks() {
     let perIteration = Benchmark.Configuration(
@@ -83,6 +85,39 @@ func registerIsolationBenchmarks() {
             }
         } teardown: {
             onMainActor { screenFixture?.tearDown(); screenFixture = nil }
+        }
+    }
+
+    // W1: a worker's start (spawn, Swift runtime, hello, its sandbox: namespaces, limits,
+    // Landlock, filter; then the plugin's dlopen and handshake) and its end, sandboxed
+    // against the same worker left unconfined.
+    for (name, confined) in [("isolated load+unload, a new worker each time (Counter)", true),
+                             ("isolated load+unload, a new unsandboxed worker each time (Counter)", false)] {
+        Benchmark(name, configuration: Benchmark.Configuration(
+            metrics: [.wallClock, .processCPU], warmupIterations: 3, scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 300
+        ).tuned()) { benchmark in
+            onMainActor(with: benchmark) { benchmark in
+                guard let host = workerStartHost else { fatalError("setup did not run") }
+                measure(benchmark) {
+                    do {
+                        blackHole(try host.load(ExamplePlugin.counter.id))
+                        try host.unload(ExamplePlugin.counter.id)
+                    } catch { fatalError("\(error)") }
+                }
+            }
+        } setup: {
+            try onMainActor {
+                let staged = try StagedPlugins([.counter])
+                workerStartStaged = staged
+                workerStartHost = try staged.makeHost(isolation: .process, confinesWorkers: confined, keepWorkerReady: false)
+            }
+        } teardown: {
+            onMainActor {
+                workerStartHost?.shutdown()
+                workerStartStaged?.remove()
+                workerStartHost = nil
+                workerStartStaged = nil
+            }
         }
     }
 

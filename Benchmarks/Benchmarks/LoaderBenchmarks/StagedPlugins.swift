@@ -131,12 +131,14 @@ final class StagedPlugins: Sendable {
 
     /// A host over the staged plugins, discovered, with plugin logging silenced.
     @MainActor
-    func makeHost(isolation: IsolationMode = .inProcess, canary: Bool = false, confinesWorkers: Bool = true) throws -> BerthHost {
+    /// `keepWorkerReady` off: every load starts its worker (W1 measures that start).
+    func makeHost(isolation: IsolationMode = .inProcess, canary: Bool = false, confinesWorkers: Bool = true,
+                  keepWorkerReady: Bool = true) throws -> BerthHost {
         let logger = Logger(label: "berth.bench") { _ in SwiftLogNoOpLogHandler() }
         // The canary is off unless asked for: the load figures measure the load itself.
         // A long-lived host, as `berth run` is: one worker kept started ahead of need.
         var settings = IsolationSettings(policy: .always(isolation), workerExecutable: BuildProducts.library("berth-worker"), canary: canary,
-                                         keepWorkerReady: true)
+                                         keepWorkerReady: keepWorkerReady)
         settings.confinesWorkers = confinesWorkers
         let host = try BerthHost(configuration: .init(pluginFolders: [plugins], runtimeBase: runtimeBase, logger: logger, isolation: settings))
         let discovery = host.discover()

@@ -135,11 +135,16 @@ final class GenerationMaker {
         }
     }
 
-    /// Warns once per host (its generation maker) that workers run without Landlock (the kernel lacks it).
+    /// Warns once per host (its generation maker), in one line, of what a worker's sandbox
+    /// lacks here: Landlock (the kernel has none), or a namespace or limit it could not make.
     func warnIfUnconfined(_ status: SandboxStatus) {
         guard let because = status.unconfinedBecause, !warnedNoSandbox else { return }
         warnedNoSandbox = true
-        events.emit(.failed, .host, "isolated plugins run without a file and network sandbox: \(because) (no_new_privs is set)")
+        if case .unavailable = status {
+            events.emit(.failed, .host, "isolated plugins run without a file and network sandbox: \(because) (no_new_privs is set)")
+        } else {
+            events.emit(.failed, .host, "isolated plugins run in a weaker sandbox here: \(because)")
+        }
     }
 
     /// Warns once per load that an in-process plugin's sandbox grants cannot be enforced.

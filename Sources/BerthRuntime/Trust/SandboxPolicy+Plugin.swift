@@ -16,7 +16,10 @@ extension SandboxPolicy {
         self.init(readPaths: [plugin.folder, shadowFolder] + reads, writePaths: [dataFolder] + writes,
                   dataFolder: dataFolder, network: granted.contains(.network),
                   memoryLimit: manifest.limits.memoryLimit(hostCeiling: memoryLimit),
-                  environment: hostEnvironment.filter { manifest.environment.contains($0.key) })
+                  environment: hostEnvironment.filter { manifest.environment.contains($0.key) },
+                  threadLimit: manifest.limits.threads ?? PluginLimits.defaultThreads,
+                  cpuPercent: manifest.limits.cpuPercent ?? PluginLimits.defaultCPUPercent,
+                  diskLimit: manifest.limits.disk ?? PluginLimits.defaultDisk)
     }
 }
 

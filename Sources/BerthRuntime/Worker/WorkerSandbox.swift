@@ -2,14 +2,17 @@ import Foundation
 private import CBerthSystem
 
 /// The worker confining itself (Docs/security.md), in this order: the OOM killer's
-/// preference, no_new_privs, every capability dropped (the bounding set cleared and
-/// securebits locked when started as root), the memory limit, a Landlock ruleset (read the
-/// system's library folders, the Swift runtime, the worker executable and the policy's
-/// read paths; write only the policy's write paths; execute nothing, make no device node;
-/// TCP only with `network`), then the system-call filter (`berth_seccomp_confine`), whose
-/// refusals a thread reports to the host (`RefusedCallReporter`). Runs
-/// before the plugin's library is opened, because its constructors run inside `dlopen`;
-/// the libraries the worker itself links are mapped already.
+/// preference; a user namespace of its own; its limits (`WorkerLimits`: cgroups, rlimits);
+/// IPC, network (unless `network`) and mount namespaces with a root of its own holding only
+/// what it needs (`berth_make_root`); no_new_privs; every capability dropped (the bounding
+/// set cleared and securebits locked); a Landlock ruleset (read the system's library
+/// folders, the Swift runtime, the worker executable and the policy's read paths; write
+/// only the policy's write paths; execute nothing, make no device node; TCP only with
+/// `network`); then the allowlist system-call filter (`berth_seccomp_confine`, the table in
+/// seccomp_policy.c), whose refusals a thread reports to the host (`RefusedCallReporter`).
+/// Runs before the plugin's library is opened, because its constructors run inside
+/// `dlopen`; the libraries the worker itself links are mapped already. What could not be
+/// made here is named in the status it returns (`SandboxStatus.enforced`'s `missing`).
 enum WorkerSandbox {
     /// Where a failed confinement stops the load.
     struct Failure: Error {
@@ -23,34 +26,73 @@ enum WorkerSandbox {
     /// a plugin that eats the machine's memory is killed before its host.
     static let outOfMemoryScoreAdjustment: Int32 = 800
 
-    /// Confines this process by `policy`. Landlock and the filter restrict the calling
-    /// thread and the threads it starts later, so both are refused while another thread runs.
+    /// Confines this process by `policy`. Namespaces, Landlock and the filter need a process
+    /// of one thread (or bind only the calling thread), so all are refused while another runs.
     static func apply(_ policy: SandboxPolicy) throws(Failure) -> SandboxStatus {
         for (name, value) in policy.environment { setenv(name, value, 1) }
         setenv("BERTH_PLUGIN_DATA", policy.dataFolder, 1)
         let threads = berth_thread_count()
         guard threads == 1 else {
-            throw Failure(message: "cannot confine the worker: \(threads) threads run already, and Landlock and seccomp bind only the calling thread")
+            throw Failure(message: "cannot confine the worker: \(threads) threads run already, and namespaces, Landlock and seccomp need one")
         }
         // Written while /proc/self is still writable; failing only costs the preference.
         _ = berth_set_oom_score_adjustment(outOfMemoryScoreAdjustment)
+        var missing: [String] = []
+        let userNamespace = berth_enter_user_namespace()
+        if userNamespace != 0 { missing.append("no user namespace (\(errnoText(userNamespace)))") }
+        missing += try WorkerLimits.apply(policy, ownUserNamespace: userNamespace == 0)
+        missing += try enterNamespaces(policy)
         let noNewPrivileges = berth_set_no_new_privs()
         guard noNewPrivileges == 0 else { throw Failure(message: "prctl(PR_SET_NO_NEW_PRIVS) failed: \(errnoText(noNewPrivileges))") }
         let dropped = berth_drop_capabilities()
         guard dropped == 0 else { throw Failure(message: "cannot drop the worker's capabilities: \(errnoText(dropped))") }
-        if policy.memoryLimit > 0 {
-            let limited = berth_set_memory_limit(policy.memoryLimit)
-            guard limited == 0 else { throw Failure(message: "setrlimit(RLIMIT_DATA, \(policy.memoryLimit)) failed: \(errnoText(limited))") }
-        }
-        let status = try restrictFiles(policy)
+        var status = try restrictFiles(policy)
         // Off x86_64 there is no handler: the filter itself answers EPERM, and nothing is reported.
         let refusals = berth_seccomp_trap_install()
         var message = [CChar](repeating: 0, count: 256)
         guard berth_seccomp_confine(policy.network ? 1 : 0, refusals >= 0 ? 1 : 0, &message, message.count) == 0 else {
-            throw Failure(message: "cannot load the system-call filter: \(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
+            throw Failure(message: "cannot load the system-call filter: \(text(message))")
         }
         if refusals >= 0 { RefusedCallReporter.start(reading: refusals) }
+        if case .enforced(let abi, _) = status, !missing.isEmpty {
+            status = .enforced(landlockABI: abi, missing: missing.joined(separator: "; "))
+        }
         return status
+    }
+
+    /// IPC, network (unless `network`) and mount namespaces, and the root of its own; what
+    /// could not be made, one phrase each. A root that fails half-way stops the load.
+    private static func enterNamespaces(_ policy: SandboxPolicy) throws(Failure) -> [String] {
+        var missing: [String] = []
+        let kinds: [(Int32, String)] = [(Int32(BERTH_NAMESPACE_IPC), "IPC"), (Int32(BERTH_NAMESPACE_NETWORK), "network")].filter { !(policy.network && $0.1 == "network") }
+        for (kind, name) in kinds {
+            let status = berth_enter_namespace(kind)
+            if status != 0 { missing.append("no \(name) namespace (\(errnoText(status)))") }
+        }
+        let mountNamespace = berth_enter_namespace(Int32(BERTH_NAMESPACE_MOUNT))
+        guard mountNamespace == 0 else {
+            return missing + ["no mount namespace (\(errnoText(mountNamespace))): files outside the grants are kept by Landlock alone"]
+        }
+        // The device files are bound by berth_make_root itself; a grant beneath /dev (a
+        // runtime folder in /dev/shm) is bound like any other.
+        let reads = systemReadPaths.filter { !$0.hasPrefix("/dev/") } + runtimeReadPaths() + policy.readPaths
+        // A folder nested in another is bound after it, or the outer bind would hide it.
+        let binds = (reads.map { ($0, Int32(0)) } + policy.writePaths.map { ($0, Int32(1)) })
+            .sorted { $0.0.split(separator: "/").count < $1.0.split(separator: "/").count }
+        var message = [CChar](repeating: 0, count: 512)
+        let paths = binds.map { strdup($0.0) }
+        defer { paths.forEach { free($0) } }
+        let made = paths.map { UnsafePointer($0) }.withUnsafeBufferPointer { pointers in
+            binds.map(\.1).withUnsafeBufferPointer { writable in
+                berth_make_root(pointers.baseAddress, writable.baseAddress, binds.count, &message, message.count)
+            }
+        }
+        guard made == 0 else { throw Failure(message: "cannot make the worker's root: \(text(message))") }
+        return missing
+    }
+
+    private static func text(_ message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The Landlock part: `.unavailable` when the kernel has none.
@@ -94,7 +136,7 @@ enum WorkerSandbox {
         return paths
     }
 
-    private static func errnoText(_ code: Int32) -> String {
+    static func errnoText(_ code: Int32) -> String {
         String(cString: strerror(code))
     }
 }

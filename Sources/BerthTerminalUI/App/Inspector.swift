@@ -84,6 +84,7 @@ struct Inspector {
                     if let cpu = Self.processorTime(pid) { runs += " · cpu \(cpu)" }
                 }
                 detail.append(runs)
+                if let usage = generation.workerUsage(hostMemoryCeiling: isolation.maxPluginMemory) { detail.append(usage.text) }
                 let load = generation.loadTimings
                 detail.append("load \(Self.milliseconds(load.total)) ms (copy+hash \(Self.milliseconds(load.copyAndHash)) · "
                     + "dlopen \(Self.milliseconds(load.dlopen)) · handshake \(Self.milliseconds(load.handshake)))")

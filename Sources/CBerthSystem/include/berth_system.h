@@ -74,6 +74,34 @@ const char *berth_image_path_of_symbol(const char *symbol);
 /** Threads in this process (from /proc/self/task), or -errno. */
 int berth_thread_count(void);
 
+/* ---- The worker's namespaces (namespaces.c) ---------------------------------------- */
+
+/**
+ * Moves this process into a new user namespace with its uid and gid mapped to themselves
+ * (setgroups denied first, as an unprivileged process must). The calling process must be
+ * single-threaded. 0 or errno.
+ */
+int berth_enter_user_namespace(void);
+
+/** The namespaces berth_enter_namespace makes (the CLONE_NEW* values, which Swift's Glibc does not show). */
+enum {
+    BERTH_NAMESPACE_MOUNT = 0x00020000,   /* CLONE_NEWNS */
+    BERTH_NAMESPACE_IPC = 0x08000000,     /* CLONE_NEWIPC */
+    BERTH_NAMESPACE_NETWORK = 0x40000000, /* CLONE_NEWNET */
+};
+
+/** unshare(`kind`), a BERTH_NAMESPACE_*. 0 or errno. */
+int berth_enter_namespace(int kind);
+
+/**
+ * In a new mount namespace: makes a root of its own holding `paths` (absolute; read-only
+ * unless `writable[i]`, nosuid and nodev; a symlink copied as one; one that does not exist
+ * skipped; a folder nested in another must come after it), a private /tmp, /proc and
+ * /dev/null, /dev/zero, /dev/urandom, pivots into it and detaches the old root. Single
+ * thread only. 0, or errno with a one-line reason in `message`.
+ */
+int berth_make_root(const char *const *paths, const int32_t *writable, size_t count, char *message, size_t size);
+
 /* ---- What a worker inherits (inheritance.c) ---------------------------------------- */
 
 /**
@@ -102,20 +130,68 @@ int berth_capabilities_held(uint64_t *effective, uint64_t *bounding);
 /** RLIMIT_DATA (heap, private mappings, thread stacks), soft and hard, to `bytes`. 0 or errno. */
 int berth_set_memory_limit(uint64_t bytes);
 
+/** RLIMIT_FSIZE (no file grows past it; SIGXFSZ ignored, so the write fails with EFBIG), soft and hard, to `bytes`. 0 or errno. */
+int berth_set_file_size_limit(uint64_t bytes);
+
+/** RLIMIT_NPROC (this user's processes and threads, counted in its user namespace), soft and hard, to `count`. 0 or errno. */
+int berth_set_thread_limit(uint64_t count);
+
 /** Writes `value` to /proc/self/oom_score_adj (raising it needs no privilege). 0 or errno. */
 int berth_set_oom_score_adjustment(int value);
 
-/* ---- The system-call filter (seccomp.c) ------------------------------------------- */
+/* ---- The system-call policy (seccomp_policy.c) and filter (seccomp.c) ---------------- */
+
+/** When a policy row counts. */
+enum {
+    BERTH_POLICY_ALWAYS = 0,    /* allowed for every plugin */
+    BERTH_POLICY_NETWORK = 1,   /* allowed with the `network` capability only */
+    BERTH_POLICY_ENOSYS = 2,    /* answered ENOSYS ("not implemented") */
+    BERTH_POLICY_TRAPPED = 3,   /* allowed while refusals trap and are reported */
+    BERTH_POLICY_UNTRAPPED = 4, /* allowed when refusals do not trap */
+};
+
+/** A comparison value meaning "the worker's own pid" (filled in when the filter loads). */
+#define BERTH_POLICY_SELF 0xfffffffffffffffeULL
+
+/** One argument comparison: (argument & mask) == value. A mask of 0 ends the list. */
+struct berth_policy_compare {
+    uint32_t argument;
+    uint64_t mask;
+    uint64_t value;
+};
+
+/** One row of the policy: `name` is allowed (or answered, see `when`) when every comparison holds. */
+struct berth_policy_rule {
+    const char *name;
+    uint32_t when;
+    uint32_t count;
+    struct berth_policy_compare compare[3];
+};
+
+/** How many rows the policy has. */
+size_t berth_policy_rule_count(void);
+
+/** Row `index` of the policy (static storage), or NULL past the end. */
+const struct berth_policy_rule *berth_policy_rule_at(size_t index);
 
 /**
- * Loads the worker's seccomp filter through libseccomp.so.2 (opened with dlopen): EPERM for
- * execve/execveat, fork/vfork, clone without CLONE_THREAD, Unix/netlink/packet/raw sockets,
- * UDP unless `allow_udp`, ioctl TIOCSTI/TIOCLINUX; ENOSYS for clone3. With `trap` (after
- * berth_seccomp_trap_install) those EPERMs are made by the SIGSYS handler, which reports
- * each call, and rt_sigaction for SIGSYS is refused so the handler stays. 0, or -1 with a
- * one-line reason in `message`. Binds the calling thread and the threads it starts later.
+ * Loads the worker's seccomp filter through libseccomp.so.2 (opened with dlopen), built from
+ * the policy table alone: every row that counts for `network` and `trap` is allowed (or
+ * answers ENOSYS), everything else is refused with EPERM (with `trap`, after
+ * berth_seccomp_trap_install, by the SIGSYS handler, which reports each call). 0, or -1 with
+ * a one-line reason in `message`. Binds the calling thread and the threads it starts later.
  */
-int berth_seccomp_confine(int allow_udp, int trap, char *message, size_t size);
+int berth_seccomp_confine(int network, int trap, char *message, size_t size);
+
+/**
+ * Builds the same filter without loading it, for `own_pid`, and writes libseccomp's pseudo
+ * filter code (seccomp_export_pfc) to `descriptor`: what the kernel would be given. 0, or -1
+ * with a one-line reason in `message`. Any thread.
+ */
+int berth_seccomp_export(int network, int trap, int32_t own_pid, int descriptor, char *message, size_t size);
+
+/** The name of system call `number` on this architecture (static storage), or NULL. */
+const char *berth_seccomp_call_name(int number);
 
 /* ---- Reporting refused calls (seccomp_trap.c) ------------------------------------- */
 

@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -359,5 +360,154 @@ int32_t attack_spin(int32_t milliseconds) {
         for (int index = 0; index < 100000; index++) work += (uint64_t)index;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
     } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < milliseconds);
+    return 0;
+}
+
+/* ---- The wall (issue 40): each returns 0 when the attempt worked, else its errno. ---- */
+
+/* Sets `resource` (RLIMIT_CPU 0, RLIMIT_NOFILE 7) of process `pid` to 1 (CPU) or 4 (files). */
+int32_t attack_prlimit(int32_t pid, int32_t resource) {
+    struct rlimit limit = {resource == RLIMIT_CPU ? 1 : 4, resource == RLIMIT_CPU ? 1 : 4};
+    return syscall(SYS_prlimit64, pid, resource, &limit, NULL) == 0 ? 0 : errno;
+}
+
+/* Sends `signal` to process `pid`. */
+int32_t attack_kill(int32_t pid, int32_t signal) {
+    return kill(pid, signal) == 0 ? 0 : errno;
+}
+
+/* An io_uring instance (its IORING_OP_SOCKET makes sockets no socket() rule sees). */
+int32_t attack_io_uring(void) {
+    char parameters[120] = {0};
+    long fd = syscall(SYS_io_uring_setup, 4, parameters);
+    if (fd < 0) return errno;
+    close((int)fd);
+    return 0;
+}
+
+/* A datagram from an unnamed socketpair to the named socket at `path`. */
+int32_t attack_socketpair_sendto(const char *path) {
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) != 0) return errno;
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    strncpy(address.sun_path, path, sizeof address.sun_path - 1);
+    int32_t result = sendto(pair[0], "x", 1, 0, (struct sockaddr *)&address, sizeof address) == 1 ? 0 : errno;
+    close(pair[0]);
+    close(pair[1]);
+    return result;
+}
+
+/* socket(domain, type, protocol): MPTCP is (AF_INET, SOCK_STREAM, 262), netlink (16, SOCK_RAW, 0). */
+int32_t attack_socket_protocol(int32_t domain, int32_t type, int32_t protocol) {
+    int fd = socket(domain, type | SOCK_CLOEXEC, protocol);
+    if (fd < 0) return errno;
+    close(fd);
+    return 0;
+}
+
+/* 0 when /proc/self/net/unix lists a socket whose path contains `marker`, else ENOENT (or why it could not be read). */
+int32_t attack_list_unix_sockets(const char *marker) {
+    FILE *list = fopen("/proc/self/net/unix", "re");
+    if (list == NULL) return errno;
+    char line[1024];
+    int32_t result = ENOENT;
+    while (fgets(line, sizeof line, list) != NULL) {
+        if (strstr(line, marker) != NULL) result = 0;
+    }
+    fclose(list);
+    return result;
+}
+
+/* Mode 0 for `path` (the host's own berth-worker, in the attack the issue reports). */
+int32_t attack_chmod(const char *path) {
+    return chmod(path, 0) == 0 ? 0 : errno;
+}
+
+/* Mode 0 through a descriptor opened for reading (Landlock does not cover fchmod). */
+int32_t attack_fchmod(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    int32_t result = fchmod(fd, 0) == 0 ? 0 : errno;
+    close(fd);
+    return result;
+}
+
+/* Times of `path` set to the epoch. */
+int32_t attack_utimensat(const char *path) {
+    struct timespec times[2] = {{0, 0}, {0, 0}};
+    return utimensat(AT_FDCWD, path, times, 0) == 0 ? 0 : errno;
+}
+
+/* An extended attribute planted on `path`. */
+int32_t attack_setxattr(const char *path) {
+    return syscall(SYS_setxattr, path, "user.berth-attack", "x", 1, 0) == 0 ? 0 : errno;
+}
+
+/* The user keyring: a key planted in it (add_key), and a read of it (keyctl KEYCTL_READ). */
+int32_t attack_keyring(void) {
+    long key = syscall(SYS_add_key, "user", "berth-attack", "x", 1, -4 /* KEY_SPEC_USER_KEYRING */);
+    if (key < 0) {
+        int32_t planted = errno;
+        char buffer[64];
+        long read = syscall(SYS_keyctl, 11 /* KEYCTL_READ */, -4, buffer, sizeof buffer);
+        return read < 0 ? planted : 0;
+    }
+    return 0;
+}
+
+static int thread_gate[2];
+
+static void *waiting_thread(void *argument) {
+    char byte;
+    (void)!read(thread_gate[0], &byte, 1);
+    return argument;
+}
+
+/* Starts `count` threads with 64 KiB stacks that wait; the number started (then all end). */
+int32_t attack_threads(int32_t count) {
+    if (pipe2(thread_gate, O_CLOEXEC) != 0) return -errno;
+    pthread_t *threads = calloc((size_t)count, sizeof *threads);
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, 64 << 10);
+    int32_t started = 0;
+    while (started < count && pthread_create(&threads[started], &attributes, waiting_thread, NULL) == 0) started++;
+    pthread_attr_destroy(&attributes);
+    close(thread_gate[1]);
+    for (int32_t index = 0; index < started; index++) pthread_join(threads[index], NULL);
+    close(thread_gate[0]);
+    free(threads);
+    return started;
+}
+
+/* `mebibytes` MiB of MAP_SHARED | MAP_ANONYMOUS memory, every page touched (RLIMIT_DATA does not count it). */
+int32_t attack_shared_memory(int32_t mebibytes) {
+    size_t size = (size_t)mebibytes << 20;
+    char *block = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (block == MAP_FAILED) return errno;
+    for (size_t offset = 0; offset < size; offset += 4096) block[offset] = 1;
+    munmap(block, size);
+    return 0;
+}
+
+/* A file of `mebibytes` MiB in the plugin's data folder (fallocate), removed again. */
+int32_t attack_fallocate(int32_t mebibytes) {
+    const char *folder = getenv("BERTH_PLUGIN_DATA");
+    if (folder == NULL) return ENOENT;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/filler", folder);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return errno;
+    int32_t result = fallocate(fd, 0, 0, (off_t)mebibytes << 20) == 0 ? 0 : errno;
+    close(fd);
+    unlink(path);
+    return result;
+}
+
+/* 0 when `path` (outside every grant) can be opened for reading. */
+int32_t attack_read(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    close(fd);
     return 0;
 }

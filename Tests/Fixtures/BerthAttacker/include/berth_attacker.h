@@ -23,5 +23,20 @@ int32_t attack_descriptor_open(const char *marker);
 int32_t attack_oom_score_adj(void);
 int32_t attack_sigsys_handler(void);
 int32_t attack_spin(int32_t milliseconds);
+int32_t attack_prlimit(int32_t pid, int32_t resource);
+int32_t attack_kill(int32_t pid, int32_t signal);
+int32_t attack_io_uring(void);
+int32_t attack_socketpair_sendto(const char *path);
+int32_t attack_socket_protocol(int32_t domain, int32_t type, int32_t protocol);
+int32_t attack_list_unix_sockets(const char *marker);
+int32_t attack_chmod(const char *path);
+int32_t attack_fchmod(const char *path);
+int32_t attack_utimensat(const char *path);
+int32_t attack_setxattr(const char *path);
+int32_t attack_keyring(void);
+int32_t attack_threads(int32_t count);
+int32_t attack_shared_memory(int32_t mebibytes);
+int32_t attack_fallocate(int32_t mebibytes);
+int32_t attack_read(const char *path);
 
 #endif

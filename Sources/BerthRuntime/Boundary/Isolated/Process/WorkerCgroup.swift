@@ -4,82 +4,136 @@ import Foundation
 /// whatever session or process group it makes, and `cgroup.kill` ends them all at once
 /// (Docs/security.md). Made when the host may create cgroups next to its own (root, or a
 /// delegated subtree such as a systemd user service); elsewhere a worker has none and the
-/// host relies on the filter (no fork) and its process-group kill.
+/// host relies on the filter (no fork) and its process-group kill. Where cgroup v1's
+/// `memory`, `pids` and `cpu` controllers are mounted and writable, the worker also gets a
+/// group of its own in each (`controllerFolders`), whose limits it writes while it confines
+/// itself (Docs/worker-limits.md).
 ///
 /// The worker is moved in right after `posix_spawn`, before the host sends its hello: no
 /// plugin code has run by then, so nothing it starts can be left outside.
 package final class WorkerCgroup: Sendable {
-    /// Its folder in the cgroup2 file system.
-    package let path: String
+    /// Its folder in the cgroup2 file system; nil where only v1 controllers could be made.
+    package let path: String?
+    /// Its folders in cgroup v1's `memory`, `pids` and `cpu` hierarchies, by controller.
+    package let controllerFolders: [String: String]
 
-    private init(path: String) {
+    private init(path: String?, controllerFolders: [String: String]) {
         self.path = path
+        self.controllerFolders = controllerFolders
     }
+
+    /// The v1 controllers a worker's limits use.
+    static let limitControllers = ["memory", "pids", "cpu"]
+
+    /// The folder of this process's own group in each writable v1 hierarchy of `limitControllers`
+    /// (the host's in the host, the worker's in a worker).
+    package static let ownControllerFolders: [String: String] = {
+        guard let membership = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
+              let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return [:] }
+        var folders: [String: String] = [:]
+        for line in membership.split(separator: "\n") {
+            // "ID:CONTROLLERS:PATH"
+            let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3 else { continue }
+            for controller in parts[1].split(separator: ",").map(String.init) where limitControllers.contains(controller) {
+                guard let folder = mountFolder(type: "cgroup", option: controller, own: String(parts[2]), mounts: mounts) else { continue }
+                folders[controller] = folder
+            }
+        }
+        return folders
+    }()
 
     /// The folder of the host's own cgroup in a writable cgroup2 mount; nil without one.
     package static let hostFolder: String? = {
         guard let membership = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
               let line = membership.split(separator: "\n").first(where: { $0.hasPrefix("0::") }),
               let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
-        let own = String(line.dropFirst(3))
+        return mountFolder(type: "cgroup2", option: nil, own: String(line.dropFirst(3)), mounts: mounts)
+    }()
+
+    /// The writable folder of group `own` in the mount of `type` (with super-option `option`), or nil.
+    private static func mountFolder(type: String, option: String?, own: String, mounts: String) -> String? {
         for mount in mounts.split(separator: "\n") {
             // "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS… - TYPE SOURCE SUPER-OPTIONS"
             let halves = mount.components(separatedBy: " - ")
             let fields = halves[0].split(separator: " ")
-            guard halves.count == 2, halves[1].hasPrefix("cgroup2 "), fields.count >= 6, fields[5].hasPrefix("rw") else { continue }
+            guard halves.count == 2, halves[1].hasPrefix(type + " "), fields.count >= 6, fields[5].hasPrefix("rw") else { continue }
+            if let option, !(halves[1].split(separator: " ").last?.split(separator: ",").contains { $0 == option } ?? false) { continue }
             let root = String(fields[3])
             guard own == root || own.hasPrefix(root == "/" ? "/" : root + "/") else { continue }
             let folder = String(fields[4]) + (root == "/" ? own : String(own.dropFirst(root.count)))
             return access(folder, W_OK) == 0 ? (folder.hasSuffix("/") ? String(folder.dropLast()) : folder) : nil
         }
         return nil
-    }()
+    }
 
     /// Whether workers get cgroups of their own here.
     package static var isAvailable: Bool { hostFolder != nil }
 
-    /// A new cgroup beside the host's, with `pid` moved into it; nil when that cannot be done.
+    /// A new cgroup beside the host's, with `pid` moved into it, and one in each writable v1
+    /// hierarchy of `limitControllers`; nil when none can be made.
     static func make(for pid: Int32) -> WorkerCgroup? {
-        guard let hostFolder else { return nil }
         _ = staleRemoved
-        let path = hostFolder + "/berth-\(getpid())-worker-\(pid)"
-        guard mkdir(path, 0o755) == 0 || errno == EEXIST else { return nil }
-        let cgroup = WorkerCgroup(path: path)
-        guard cgroup.write("\(pid)", to: "cgroup.procs") else {
-            rmdir(path)
-            return nil
+        let name = "berth-\(getpid())-worker-\(pid)"
+        func enter(_ parent: String) -> String? {
+            let folder = parent + "/" + name
+            guard mkdir(folder, 0o755) == 0 || errno == EEXIST else { return nil }
+            guard write("\(pid)", to: folder + "/cgroup.procs") else {
+                rmdir(folder)
+                return nil
+            }
+            return folder
         }
-        return cgroup
+        let path = hostFolder.flatMap(enter)
+        let controllers = ownControllerFolders.compactMapValues(enter)
+        guard path != nil || !controllers.isEmpty else { return nil }
+        return WorkerCgroup(path: path, controllerFolders: controllers)
     }
 
     /// Once per host: removes the empty cgroups of hosts that are gone (a worker the host
     /// never reaped, such as the waiting one at exit, leaves its cgroup behind).
     private static let staleRemoved: Void = {
-        guard let hostFolder, let names = try? FileManager.default.contentsOfDirectory(atPath: hostFolder) else { return }
-        for name in names where name.hasPrefix("berth-") {
-            guard let host = name.dropFirst(6).split(separator: "-").first.flatMap({ Int32($0) }),
-                  host != getpid(), Glibc.kill(host, 0) != 0, errno == ESRCH else { continue }
-            rmdir(hostFolder + "/" + name)
+        for parent in [hostFolder].compactMap({ $0 }) + ownControllerFolders.values {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { continue }
+            for name in names where name.hasPrefix("berth-") {
+                guard let host = name.dropFirst(6).split(separator: "-").first.flatMap({ Int32($0) }),
+                      host != getpid(), Glibc.kill(host, 0) != 0, errno == ESRCH else { continue }
+                rmdir(parent + "/" + name)
+            }
         }
     }()
 
     /// Kills every process in it (`cgroup.kill`, Linux 5.14); false when the kernel has no such file.
     @discardableResult
     func killAll() -> Bool {
-        write("1", to: "cgroup.kill")
+        guard let path else { return false }
+        return Self.write("1", to: path + "/cgroup.kill")
     }
 
-    /// Removes the cgroup once its processes are gone; the kill above is asynchronous, so
+    /// Removes the cgroups once their processes are gone; the kill above is asynchronous, so
     /// it waits briefly for the last of them to exit. An empty cgroup left behind is harmless.
     func remove() {
-        for _ in 0..<200 {
-            if rmdir(path) == 0 || errno == ENOENT { return }
-            usleep(1_000)
+        for folder in [path].compactMap({ $0 }) + controllerFolders.values {
+            for _ in 0..<200 {
+                if rmdir(folder) == 0 || errno == ENOENT { break }
+                usleep(1_000)
+            }
         }
     }
 
-    private func write(_ text: String, to file: String) -> Bool {
-        let descriptor = open(path + "/" + file, O_WRONLY | O_CLOEXEC)
+    /// What the worker uses now against its limits, from its v1 groups: memory (shared
+    /// memory included) in bytes and tasks (threads); nil where it has no such group.
+    package var usage: (memoryBytes: UInt64?, tasks: UInt64?) {
+        func number(_ controller: String, _ file: String) -> UInt64? {
+            guard let folder = controllerFolders[controller],
+                  let text = try? String(contentsOfFile: folder + "/" + file, encoding: .utf8) else { return nil }
+            return UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        return (number("memory", "memory.usage_in_bytes"), number("pids", "pids.current"))
+    }
+
+    private static func write(_ text: String, to file: String) -> Bool {
+        let descriptor = open(file, O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         return Glibc.write(descriptor, text, text.utf8.count) == text.utf8.count

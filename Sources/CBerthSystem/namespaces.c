@@ -1,0 +1,187 @@
+/*
+ * The worker's namespaces (Docs/worker-sandbox.md), made by the worker itself while it is
+ * still one thread, before Landlock and the filter: a user namespace (its own uid and gid
+ * mapped to themselves, so it works as root and as an ordinary user), then IPC, network
+ * (unless `network`) and mount namespaces, and a root of its own built as bubblewrap does:
+ * a small tmpfs holding read-only binds of the system libraries and the Swift runtime,
+ * read-write binds of its data folder and write grants, a private /tmp, /proc, and
+ * /dev/null, /dev/zero, /dev/urandom; then pivot_root into it, the old root detached.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "berth_system.h"
+
+_Static_assert(BERTH_NAMESPACE_MOUNT == CLONE_NEWNS && BERTH_NAMESPACE_IPC == CLONE_NEWIPC && BERTH_NAMESPACE_NETWORK == CLONE_NEWNET,
+               "the namespace constants are the kernel's");
+
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV 0x00000004
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef __NR_mount_setattr
+#define __NR_mount_setattr 442
+#endif
+
+struct berth_mount_attr {
+    uint64_t attr_set;
+    uint64_t attr_clr;
+    uint64_t propagation;
+    uint64_t userns_fd;
+};
+
+static int write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    size_t length = strlen(text);
+    int failure = write(fd, text, length) == (ssize_t)length ? 0 : errno;
+    close(fd);
+    return failure;
+}
+
+int berth_enter_user_namespace(void) {
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (unshare(CLONE_NEWUSER) != 0) return errno;
+    char map[64];
+    int failure = write_file("/proc/self/setgroups", "deny");
+    if (failure != 0 && failure != ENOENT) return failure;
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    if ((failure = write_file("/proc/self/uid_map", map)) != 0) return failure;
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    return write_file("/proc/self/gid_map", map);
+}
+
+int berth_enter_namespace(int kind) {
+    return unshare(kind) == 0 ? 0 : errno;
+}
+
+/* mkdir -p of `path` (absolute), each folder 0755. */
+static int make_folders(const char *path) {
+    char copy[PATH_MAX];
+    if (snprintf(copy, sizeof copy, "%s", path) >= (int)sizeof copy) return ENAMETOOLONG;
+    for (char *slash = copy + 1; *slash; slash++) {
+        if (*slash != '/') continue;
+        *slash = '\0';
+        if (mkdir(copy, 0755) != 0 && errno != EEXIST) return errno;
+        *slash = '/';
+    }
+    if (mkdir(copy, 0755) != 0 && errno != EEXIST) return errno;
+    return 0;
+}
+
+static int make_parent(const char *path) {
+    char copy[PATH_MAX];
+    if (snprintf(copy, sizeof copy, "%s", path) >= (int)sizeof copy) return ENAMETOOLONG;
+    char *last = strrchr(copy, '/');
+    if (last == NULL || last == copy) return 0;
+    *last = '\0';
+    return make_folders(copy);
+}
+
+static int restrict_mount(const char *path, int writable) {
+    struct berth_mount_attr attributes = {MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (writable ? 0 : MOUNT_ATTR_RDONLY), 0, 0, 0};
+    if (syscall(__NR_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &attributes, sizeof attributes) == 0) return 0;
+    /* Before Linux 5.12: the top mount only. */
+    unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | (writable ? 0 : MS_RDONLY);
+    return mount(NULL, path, NULL, flags, NULL) == 0 ? 0 : errno;
+}
+
+/* Binds /oldroot`path` at /newroot`path`; a symlink is copied as a symlink. A path that does
+ * not exist is skipped. */
+static int bind(const char *path, int writable, char *message, size_t size) {
+    char source[PATH_MAX], target[PATH_MAX];
+    if (snprintf(source, sizeof source, "/oldroot%s", path) >= (int)sizeof source ||
+        snprintf(target, sizeof target, "/newroot%s", path) >= (int)sizeof target) {
+        snprintf(message, size, "%s: path too long", path);
+        return ENAMETOOLONG;
+    }
+    struct stat status;
+    if (lstat(source, &status) != 0) return 0;
+    int failure = make_parent(target);
+    if (failure == 0 && S_ISLNK(status.st_mode)) {
+        char link[PATH_MAX];
+        ssize_t length = readlink(source, link, sizeof link - 1);
+        if (length < 0) return 0;
+        link[length] = '\0';
+        if (symlink(link, target) != 0 && errno != EEXIST) failure = errno;
+        if (failure) snprintf(message, size, "cannot copy the symlink %s: %s", path, strerror(failure));
+        return failure;
+    }
+    if (failure == 0) {
+        if (S_ISDIR(status.st_mode)) {
+            failure = make_folders(target);
+        } else {
+            int fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+            if (fd < 0 && errno != EEXIST && errno != EROFS) failure = errno;
+            if (fd >= 0) close(fd);
+        }
+    }
+    if (failure == 0 && mount(source, target, NULL, MS_BIND | MS_REC, NULL) != 0) failure = errno;
+    if (failure == 0) failure = restrict_mount(target, writable);
+    if (failure) snprintf(message, size, "cannot bind %s into the worker's root: %s", path, strerror(failure));
+    return failure;
+}
+
+int berth_make_root(const char *const *paths, const int32_t *writable, size_t count, char *message, size_t size) {
+#define FAIL(what)                                                                 \
+    do {                                                                           \
+        int code = errno;                                                          \
+        snprintf(message, size, "%s failed: %s", what, strerror(code));           \
+        return code;                                                               \
+    } while (0)
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) FAIL("making / private");
+    /* The staging root: a tmpfs over /tmp; once it is the root, the old /tmp shows again
+     * beneath /oldroot. */
+    if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") != 0) FAIL("mount tmpfs on /tmp");
+    if (chdir("/tmp") != 0) FAIL("chdir /tmp");
+    if (mkdir("newroot", 0755) != 0 || mkdir("oldroot", 0755) != 0) FAIL("mkdir newroot");
+    if (syscall(SYS_pivot_root, ".", "oldroot") != 0) FAIL("pivot_root to the staging root");
+    if (chdir("/") != 0) FAIL("chdir /");
+    if (mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") != 0) FAIL("mount tmpfs on the new root");
+    if (make_folders("/newroot/proc") != 0) FAIL("mkdir /proc");
+    /* /proc of its own PID namespace when it has one, else the host's (Landlock still grants
+     * only its own /proc/<pid>). */
+    if (mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0 &&
+        mount("/oldroot/proc", "/newroot/proc", NULL, MS_BIND | MS_REC, NULL) != 0)
+        FAIL("mount /proc");
+    if (make_folders("/newroot/tmp") != 0) FAIL("mkdir /tmp");
+    if (mount("tmpfs", "/newroot/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=16m") != 0) FAIL("mount the private /tmp");
+    static const char *devices[] = {"/dev/null", "/dev/zero", "/dev/urandom"};
+    for (size_t index = 0; index < 3; index++) {
+        char source[64], target[64];
+        snprintf(source, sizeof source, "/oldroot%s", devices[index]);
+        snprintf(target, sizeof target, "/newroot%s", devices[index]);
+        if (make_parent(target) != 0) FAIL("mkdir /dev");
+        int fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd >= 0) close(fd);
+        if (mount(source, target, NULL, MS_BIND, NULL) != 0) FAIL(devices[index]);
+    }
+    /* The grants last: a grant beneath /tmp lands in the private /tmp. */
+    for (size_t index = 0; index < count; index++) {
+        int failure = bind(paths[index], writable[index], message, size);
+        if (failure) return failure;
+    }
+    if (chdir("/newroot") != 0) FAIL("chdir /newroot");
+    if (syscall(SYS_pivot_root, ".", ".") != 0) FAIL("pivot_root into the new root");
+    if (umount2(".", MNT_DETACH) != 0) FAIL("detaching the old root");
+    if (chdir("/") != 0) FAIL("chdir /");
+    if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0 &&
+        mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
+        FAIL("making / read-only");
+    return 0;
+#undef FAIL
+}
