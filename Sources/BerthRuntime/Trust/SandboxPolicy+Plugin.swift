@@ -13,8 +13,11 @@ extension SandboxPolicy {
         let granted = manifest.grantedCapabilities
         let reads = granted.contains(.filesRead) ? manifest.files.read.map { FileGrants.resolve($0, home: home) } : []
         let writes = granted.contains(.filesWrite) ? manifest.files.write.map { FileGrants.resolve($0, home: home) } : []
-        self.init(readPaths: [plugin.folder, shadowFolder] + reads, writePaths: [dataFolder] + writes,
-                  dataFolder: dataFolder, network: granted.contains(.network),
+        // Absolute: the worker binds each at its own path in a root of its own, where a path
+        // relative to the host's folder (`berth run --plugins plugins`) means nothing.
+        let absolute = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.path }
+        self.init(readPaths: ([plugin.folder, shadowFolder] + reads).map(absolute), writePaths: ([dataFolder] + writes).map(absolute),
+                  dataFolder: absolute(dataFolder), network: granted.contains(.network),
                   memoryLimit: manifest.limits.memoryLimit(hostCeiling: memoryLimit),
                   environment: hostEnvironment.filter { manifest.environment.contains($0.key) },
                   threadLimit: manifest.limits.threads ?? PluginLimits.defaultThreads,

@@ -7,7 +7,7 @@
  *
  * HOW "slow" does not fail: it sleeps 1.5 s there, then goes on (a plugin busy with honest work).
  * The action "wait-for" (payload: a file's path) returns once that file exists (at most
- * 120 s), logging "waited" through the host first: a busy plugin the tests release by hand.
+ * 600 s), logging "waited" through the host first: a busy plugin the tests release by hand.
  *
  * The action "persist" (payload: a count, in decimal) reads the persisted key "n" and
  * writes n+1, n+2, … count times, logging "committed V" after each write the host
@@ -168,7 +168,7 @@ static berth_status wait_for_file(berth_bytes payload) {
     /* A deadline, not a count of sleeps: a signal cuts a sleep short. */
     struct timespec now, deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += 120;
+    deadline.tv_sec += 600;
     do {
         if (access(path, F_OK) == 0) break;
         usleep(10 * 1000);
