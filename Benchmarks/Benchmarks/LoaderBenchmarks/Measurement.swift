@@ -78,7 +78,9 @@ func measure(_ benchmark: Benchmark, _ loop: () throws -> Void) rethrows {
     section.end(benchmark)
 }
 
-/// `measure` for a loop that awaits (an action on a plugin's lane).
+/// `measure` for a loop that awaits (an action on a plugin's lane), on the main actor like
+/// the host it drives (so neither the benchmark nor the loop crosses an isolation boundary).
+@MainActor
 func measure(_ benchmark: Benchmark, _ loop: () async throws -> Void) async rethrows {
     let section = MeasuredSection(benchmark)
     try await loop()
