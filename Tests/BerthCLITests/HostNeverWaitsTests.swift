@@ -5,7 +5,7 @@ import BerthTestSupport
 /// The rule of the lanes: a plugin may wait for the host; the host never waits for a plugin.
 /// A real `berth run` with the crasher fixture busy in an action (it waits for a file the
 /// test creates) and Counter beside it, in whichever mode the run uses (CI runs both).
-@Suite("The host never waits on a plugin", .serialized)
+@Suite("The host never waits on a plugin", .serialized, .blocking)
 struct HostNeverWaitsTests {
     @Test("while a plugin's action runs, status, another screen's action and render answer; the busy screen refuses input, back works at once, and the close runs after the action")
     func busyPluginDelaysOnlyItsScreens() throws {

@@ -98,11 +98,11 @@ struct HostBoundsTests {
     }
 
     @Test("log lines beyond the rate budget are dropped, and lines say how many")
-    func burst() throws {
+    func burst() async throws {
         let (host, screen) = try flooder(manifest: ["limits": ["logRate": 10]])
         try host.sendBlocking(screen: screen.id, action: "log-burst", payload: Array("2000".utf8))
         // The bucket refills in a second: the next line gets through and reports the rest.
-        Thread.sleep(forTimeInterval: 1.2)
+        try await Task.sleep(for: .milliseconds(1200))
         try host.sendBlocking(screen: screen.id, action: "log-burst", payload: Array("1".utf8))
         let printed = recorder.matching("] line ").count
         #expect(printed < 1000, "\(printed) of 2001 printed at 10 a second")

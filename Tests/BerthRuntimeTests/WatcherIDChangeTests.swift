@@ -23,7 +23,10 @@ struct WatcherIDChangeTests {
         var manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         manifest["id"] = "org.berth.renamed"
         workspace.write(manifest: manifest, in: folder)
-        let failed = await eventuallyAsync { host.events.contains { $0.kind == .failed && $0.message.contains("did not load") } }
+        // A deadline, not a timing: it returns once the event is there. A full parallel run
+        // (more suites this round, several holding the shared main actor or the cooperative
+        // pool with blocking calls) delayed the watcher's delivery past 120 s (CI of d15a97e).
+        let failed = await eventuallyAsync(timeout: .seconds(420)) { host.events.contains { $0.kind == .failed && $0.message.contains("did not load") } }
         #expect(failed, "\(host.events.map(\.description))")
         #expect(host.events.contains { $0.message.contains("org.berth.probe generation 1 stays") })
         #expect(host.generation(of: "org.berth.probe") != nil)

@@ -1,6 +1,7 @@
 import Benchmark
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Runs `body` on the main actor and waits for it, from whichever thread the benchmark
 /// runner calls a benchmark closure on.
@@ -39,12 +40,20 @@ func onMainActorAsync(with benchmark: Benchmark, _ body: @escaping @MainActor (B
     onMainActorAsync { await body(handed) }
 }
 
-/// Runs `body` in a main-actor task and waits for it (a teardown that awaits).
+/// Runs `body` in a main-actor task and waits for it (a teardown that awaits). On the main
+/// thread itself (where the runner sometimes calls) it cannot block: it runs the main run
+/// loop, which serves the main queue, and so the task, until the task is done.
 func onMainActorAsync(_ body: @escaping @MainActor () async -> Void) {
-    let done = DispatchSemaphore(value: 0)
+    let done = Atomic<Bool>(false)
+    let finished = DispatchSemaphore(value: 0)
     Task { @MainActor in
         await body()
-        done.signal()
+        done.store(true, ordering: .releasing)
+        finished.signal()
     }
-    done.wait()
+    if Thread.isMainThread {
+        while !done.load(ordering: .acquiring) { _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.001)) }
+    } else {
+        finished.wait()
+    }
 }
