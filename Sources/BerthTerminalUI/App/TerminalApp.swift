@@ -178,11 +178,22 @@ public final class TerminalApp {
             }
             self?.laneOperationReturned()
         }
+        // One timer at a time: a key press that returns within the delay (nearly all) leaves
+        // no task behind it but the one already waiting.
+        guard !busyMarkTimerPending else { return }
+        busyMarkTimerPending = true
         Task { @MainActor [weak self] in
-            try? await Task.sleep(for: Self.busyMarkDelay)
-            self?.requestRedraw()
+            // Redraws every `busyMarkDelay` while an operation runs, so a long one shows its mark.
+            repeat {
+                try? await Task.sleep(for: Self.busyMarkDelay)
+                if self?.laneOperations ?? 0 > 0 { self?.requestRedraw() }
+            } while self?.laneOperations ?? 0 > 0
+            self?.busyMarkTimerPending = false
         }
     }
+
+    /// A busy-mark timer is waiting (see `performOnLane`).
+    private var busyMarkTimerPending = false
 
     /// Operations started with `performOnLane` that have not returned yet.
     private(set) var laneOperations = 0
