@@ -11,7 +11,13 @@ struct DurabilityTests {
     @Test("a worker SIGKILLed while it calls persist_write in a loop: the host stays up, every committed value is there")
     func workerKilledWhileWriting() async throws {
         let workspace = PluginWorkspace()
-        workspace.stageCrasher(isolation: "process")
+        let folder = workspace.stageCrasher(isolation: "process")
+        // Every "committed V" line must reach the log: the default log rate (100 lines a
+        // second, Docs/worker-limits.md) would drop some of a tight write loop's lines.
+        let manifestPath = folder + "/plugin.json"
+        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifestPath))) as? [String: Any])
+        manifest["limits"] = ["logRate": 10_000]
+        workspace.write(manifest: manifest, in: folder)
         let recorder = LogRecorder()
         var settings = TestIsolation.settings(.manifest(default: .process))
         settings.crashLimit = 1_000
