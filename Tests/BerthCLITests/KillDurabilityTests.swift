@@ -80,7 +80,14 @@ struct KillDurabilityTests {
         let seed = environment["BERTH_KILL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
         var random = SplitMix(seed: seed)
         let workspace = PluginWorkspace()
-        workspace.stageCrasher()
+        let folder = workspace.stageCrasher()
+        // Every "committed"/"resumed at" line must reach the output: the default log rate
+        // (100 lines a second, Docs/worker-limits.md) drops lines of a tight write loop.
+        if let data = FileManager.default.contents(atPath: folder + "/plugin.json"),
+           var manifest = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] {
+            manifest["limits"] = ["logRate": 10_000]
+            workspace.write(manifest: manifest, in: folder)
+        }
         let state = workspace.root + "/state"
         var previous = 0
         var totalCommits = 0
