@@ -17,8 +17,13 @@ struct LockedTests {
                 for _ in 0..<each {
                     counter.withLock { value in
                         // A read, a pause, a write: another holder inside would lose an increment.
+                        // The pause is 20 µs of the clock, spun (longer than the contended
+                        // path's spin, so others sleep), not a count of sched_yield: under a
+                        // loaded machine each yield can cost a time slice, and 320,000 of them
+                        // outlasted the deadline in a CI run (69 of 1,600 done in 120 s).
                         let seen = value
-                        for _ in 0..<200 { sched_yield() }
+                        let until = DispatchTime.now().uptimeNanoseconds + 20_000
+                        while DispatchTime.now().uptimeNanoseconds < until {}
                         value = seen + 1
                     }
                 }
