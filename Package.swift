@@ -35,6 +35,9 @@ let package = Package(
         .library(name: "BerthFlooder", type: .dynamic, targets: ["BerthFlooder"]),
         // Test and benchmark fixture: a screen of many stateful views.
         .library(name: "BerthStress", type: .dynamic, targets: ["BerthStress"]),
+        // Test fixtures: a Swift provider and a Swift consumer of the contracts in ReminderContract.
+        .library(name: "BerthReminders", type: .dynamic, targets: ["BerthReminders"]),
+        .library(name: "BerthHabits", type: .dynamic, targets: ["BerthHabits"]),
     ],
     dependencies: [
         .package(path: "BerthSDK"),
@@ -92,6 +95,9 @@ let package = Package(
         .target(name: "BerthProbe", dependencies: [.product(name: "CBerth", package: "berthsdk")], path: "Tests/Fixtures/BerthProbe"),
         .target(name: "BerthAttacker", dependencies: [.product(name: "CBerth", package: "berthsdk")], path: "Tests/Fixtures/BerthAttacker"),
         .target(name: "BerthFlooder", dependencies: [.product(name: "CBerth", package: "berthsdk")], path: "Tests/Fixtures/BerthFlooder"),
+        .target(name: "ReminderContract", dependencies: [.product(name: "BerthSDK", package: "berthsdk")], path: "Tests/Fixtures/ReminderContract"),
+        .target(name: "BerthReminders", dependencies: [.product(name: "BerthSDK", package: "berthsdk"), "ReminderContract"], path: "Tests/Fixtures/BerthReminders"),
+        .target(name: "BerthHabits", dependencies: [.product(name: "BerthSDK", package: "berthsdk"), "ReminderContract"], path: "Tests/Fixtures/BerthHabits"),
 
         // Tests find the built plugin libraries beside the test bundle; none links a plugin.
         .target(

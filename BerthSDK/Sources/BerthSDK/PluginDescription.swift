@@ -38,7 +38,7 @@ enum PluginDescription {
         writeActions(of: plugin, into: &writer)
         writer.key("services")
         writer.beginArray()
-        for service in plugin.services { writer.element(ServiceKeys.key(pluginID: plugin.id, typeName: service.typeName)) }
+        for service in plugin.services { writer.element(service.key(pluginID: plugin.id)) }
         writer.endArray()
         writer.key("problems")
         writer.beginArray()

@@ -18,11 +18,20 @@ public enum ServiceScope: Int32, Sendable {
 public struct Service {
     let typeName: String
     let scope: ServiceScope
+    /// A contract's name (its key, host-wide), or nil for a type of this plugin's own.
+    var contractName: String? = nil
     let make: () throws -> AnyObject
+    /// Answers a contract's calls on an instance `make` made (`Service.provides`).
+    var serve: ((AnyObject, inout ServiceCall) async throws -> Void)? = nil
 
     /// A service of type `T` with one instance per `scope`, created by `make` on first use.
     public static func scoped<T: AnyObject>(_ type: T.Type, _ scope: ServiceScope, make: @escaping () throws -> T) -> Service {
         Service(typeName: _typeName(type, qualified: true), scope: scope, make: make)
+    }
+
+    /// The key the host registers it under.
+    func key(pluginID: String) -> String {
+        contractName ?? ServiceKeys.key(pluginID: pluginID, typeName: typeName)
     }
 }
 
@@ -38,10 +47,17 @@ enum ServiceKeys {
     }
 }
 
-/// Keeps a service's factory alive for as long as the plugin image is loaded.
+/// Keeps a service's factory (and a contract's `serve`) alive for as long as the plugin
+/// image is loaded.
 final class ServiceBox {
     let make: () throws -> AnyObject
-    init(make: @escaping () throws -> AnyObject) { self.make = make }
+    let key: String
+    let serve: ((AnyObject, inout ServiceCall) async throws -> Void)?
+    init(_ service: Service, key: String) {
+        make = service.make
+        serve = service.serve
+        self.key = key
+    }
 }
 
 extension PluginRuntime {
@@ -49,8 +65,8 @@ extension PluginRuntime {
     func registerServices(_ services: [Service]) {
         guard let register = hostFunction(\.service_register) else { return }
         for service in services {
-            let serviceKey = ServiceKeys.key(pluginID: plugin?.id ?? "", typeName: service.typeName)
-            let box = Unmanaged.passRetained(ServiceBox(make: service.make)).toOpaque()
+            let serviceKey = service.key(pluginID: plugin?.id ?? "")
+            let box = Unmanaged.passRetained(ServiceBox(service, key: serviceKey)).toOpaque()
             let key = Array(serviceKey.utf8CString)
             key.withUnsafeBufferPointer { keyPointer in
                 var table = berth_service_v1()
@@ -72,6 +88,7 @@ extension PluginRuntime {
                     guard let instance else { return }
                     Unmanaged<AnyObject>.fromOpaque(instance).release()
                 }
+                if service.serve != nil { table.call = answerContractCall }
                 var error = berth_error()
                 error.struct_size = UInt32(MemoryLayout<berth_error>.size)
                 if register(pluginHandle, &table, &error) != BERTH_OK {
