@@ -48,7 +48,7 @@ extern "C" {
  * ------------------------------------------------------------------------------------- */
 
 #define BERTH_ABI_VERSION_MAJOR 1
-#define BERTH_ABI_VERSION_MINOR 1
+#define BERTH_ABI_VERSION_MINOR 2
 #define BERTH_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((major) << 16) | ((minor) & 0xFFFF)))
 #define BERTH_ABI_VERSION BERTH_MAKE_ABI_VERSION(BERTH_ABI_VERSION_MAJOR, BERTH_ABI_VERSION_MINOR)
 #define BERTH_ABI_MAJOR(version) ((uint32_t)(version) >> 16)
@@ -77,8 +77,11 @@ enum {
     BERTH_ERR_FAILED = 5,           /* the operation ran and failed */
     BERTH_ERR_CANCELLED = 6,        /* a managed task was cancelled */
     BERTH_ERR_DECODE = 7,           /* a payload could not be decoded */
-    BERTH_ERR_DENIED = 8            /* the plugin's manifest does not declare the capability the
+    BERTH_ERR_DENIED = 8,           /* the plugin's manifest does not declare the capability the
                                        call needs; the message names it (appended in 1.0) */
+    BERTH_ERR_UNAVAILABLE = 9,      /* v1.2: a contract's provider is not loaded, was unloaded or reloaded mid-call */
+    BERTH_ERR_CRASHED = 10,         /* v1.2: a contract's provider crashed before answering */
+    BERTH_ERR_TIMED_OUT = 11        /* v1.2: a contract's provider did not answer in time */
 };
 
 #define BERTH_ERROR_MESSAGE_CAPACITY 512
@@ -215,6 +218,8 @@ typedef struct berth_service_v1 {
     berth_status (*create)(void *context, void **out_instance, berth_error *error);
     /** Release an instance when its scope ends or the provider unloads. Thread: any. */
     void (*release)(void *context, void *instance);
+    /** v1.2: answer one call of a contract service on `instance`. `request` is JSON: {"method":"NAME","arguments":[ARG,...]}; write the result as JSON to `reply` ("null" for none). A failure returns an error status with its message. NULL for a service that answers no calls (a C table, resolved with service_resolve). Thread: the provider's lane. */
+    berth_status (*call)(void *context, void *instance, berth_bytes request, const berth_sink *reply, berth_error *error);
 } berth_service_v1;
 
 /**
@@ -502,6 +507,8 @@ typedef struct berth_host_v1 {
      * by the user. Dropped when the screen is no longer active. Thread: the task's own.
      */
     berth_status (*task_post)(berth_task_handle *task, const char *action, berth_bytes payload);
+    /** v1.2: call the contract service `key` in the scope current for `screen` (instance made on first use, as service_resolve). `request` and `reply` as berth_service_v1.call. The provider may run in another process. Errors: BERTH_ERR_UNAVAILABLE, BERTH_ERR_CRASHED, BERTH_ERR_TIMED_OUT, BERTH_ERR_DENIED, BERTH_ERR_NOT_FOUND (no such contract), or the provider's own error (BERTH_ERR_FAILED and its message). Thread: the thread the host calls the plugin on. */
+    berth_status (*service_call)(berth_screen_handle *screen, const char *key, berth_bytes request, const berth_sink *reply, berth_error *error);
 } berth_host_v1;
 
 /* ---------------------------------------------------------------------------------------
@@ -592,10 +599,10 @@ _Static_assert(offsetof(berth_bytes, length) == 8, "berth_bytes.length at byte 8
 _Static_assert(sizeof(berth_error) == 8 + BERTH_ERROR_MESSAGE_CAPACITY, "berth_error layout");
 _Static_assert(offsetof(berth_sink, write) == 16, "berth_sink layout");
 _Static_assert(offsetof(berth_service_v1, key) == 8, "berth_service_v1 layout");
-_Static_assert(sizeof(berth_service_v1) == 40, "berth_service_v1 layout");
+_Static_assert(sizeof(berth_service_v1) == 48, "berth_service_v1 layout");
 _Static_assert(sizeof(berth_task_v1) == 40, "berth_task_v1 layout");
 _Static_assert(offsetof(berth_host_v1, log) == 8, "berth_host_v1: functions start at byte 8");
-_Static_assert(sizeof(berth_host_v1) == 8 + 21 * 8, "berth_host_v1 v1.0 has 21 functions");
+_Static_assert(sizeof(berth_host_v1) == 8 + 22 * 8, "berth_host_v1 v1.2 has 22 functions (v1.0's 21 + service_call)");
 _Static_assert(offsetof(berth_plugin_v1, create) == 16, "berth_plugin_v1: functions start at byte 16");
 _Static_assert(sizeof(berth_plugin_v1) == 16 + 13 * 8, "berth_plugin_v1 v1.1 has 13 functions (v1.0's 12 + render_tree)");
 _Static_assert(BERTH_PLUGIN_V1_MIN_SIZE == 16 + 12 * 8, "v1.0 minimum: the 12 functions of v1.0");
@@ -603,7 +610,7 @@ _Static_assert(offsetof(berth_plugin_v1, render_tree) == BERTH_PLUGIN_V1_MIN_SIZ
 _Static_assert(sizeof(berth_state_slot) == 40, "berth_state_slot layout");
 _Static_assert(offsetof(berth_state_slot, value) == 24, "berth_state_slot layout");
 _Static_assert(sizeof(berth_render_input) == 24, "berth_render_input layout");
-_Static_assert(BERTH_HOST_V1_MIN_SIZE == sizeof(berth_host_v1), "v1.0 minimum is the whole v1.0 table");
+_Static_assert(offsetof(berth_host_v1, service_call) == BERTH_HOST_V1_MIN_SIZE, "service_call is appended after v1.0");
 
 /* ---------------------------------------------------------------------------------------
  * Describing a plugin (optional; added without changing any table)
