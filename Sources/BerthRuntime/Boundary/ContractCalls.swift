@@ -104,8 +104,19 @@ enum ContractCalls {
 
     /// One call from a consumer's thread (its lane, or the main thread for a blocking call).
     /// `resolve` runs on the main actor: the instance and the way to it, or the refusal.
-    static func call(key: String, request: [UInt8],
+    static func call(key: String, request: [UInt8], from handle: ScreenHandle, consumer: String,
                      resolve: @escaping @MainActor () -> Result<(ScopedValue, ContractCall, provider: String), PluginCallError>) -> Result<[UInt8], PluginCallError> {
+        let result = route(key: key, request: request, resolve: resolve)
+        // A failed call is the host's event too, not only the consumer's status (a denial
+        // has its own event already).
+        if case .failure(let failure) = result, failure.status != Int32(BERTH_ERR_DENIED) {
+            handle.hops.post { handle.host?.emit(.event, .plugin(consumer), "service_call \(key) failed: \(failure.message)") }
+        }
+        return result
+    }
+
+    private static func route(key: String, request: [UInt8],
+                              resolve: @escaping @MainActor () -> Result<(ScopedValue, ContractCall, provider: String), PluginCallError>) -> Result<[UInt8], PluginCallError> {
         let (route, provider) = LaneHop.toMain { () -> (ContractRoute, String) in
             switch resolve() {
             case .success(let (instance, call, provider)): return (call(instance, request), provider)

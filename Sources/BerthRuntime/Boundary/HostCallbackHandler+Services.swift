@@ -45,7 +45,9 @@ extension HostCallbackHandler {
             return .failure(PluginCallError(status: Int32(BERTH_ERR_NOT_FOUND), message: "service_call \(key): the screen handle is not an open screen"))
         }
         do throws(ScopeError) {
-            return .success(try registry.resolveForCall(key: key, screen: screenScope, for: consumer))
+            let target = try registry.resolveForCall(key: key, screen: screenScope, for: consumer)
+            registry.noteCaller(consumer.plugin, of: key)
+            return .success(target)
         } catch {
             if let denial = error.denial {
                 handle.host?.report(denial)

@@ -403,6 +403,24 @@ public final class ScopeRegistry: @unchecked Sendable {
         withLock { $0.registrations.compactMap(\.last).map { ($0.key, $0.kind, $0.provider) } }.sorted { $0.key < $1.key }
     }
 
+    /// The plugins that called each contract key (`noteCaller`), for `status`.
+    private let contractCallers = Locked<[String: Set<String>]>([:])
+
+    /// `plugin` called the contract `key` (its provider resolved for it).
+    func noteCaller(_ plugin: String, of key: String) {
+        contractCallers.withLock { callers in
+            if callers[key]?.contains(plugin) != true { callers[key, default: []].insert(plugin) }
+        }
+    }
+
+    /// Every contract in force: its key, scope kind, provider, and the plugins that called it.
+    package var contracts: [(key: String, kind: ScopeKind, provider: String, callers: [String])] {
+        let callers = contractCallers.withLock { $0 }
+        return withLock { $0.registrations.compactMap(\.last).filter { $0.call != nil } }
+            .map { ($0.key, $0.kind, $0.provider, callers[$0.key].map { $0.sorted() } ?? []) }
+            .sorted { $0.key < $1.key }
+    }
+
     /// A plugin generation is going away: every instance its factories made is released in
     /// every live scope (while its image is still loaded), its registrations are dropped
     /// unless a newer generation replaced them, and its keys then fail with "provider

@@ -60,7 +60,7 @@ extension HostServices {
             return fill(error, BERTH_ERR_NOT_FOUND, "service_call \(name): the screen handle is not an open screen")
         }
         let bytes = request.copied
-        let result = ContractCalls.call(key: name, request: bytes) {
+        let result = ContractCalls.call(key: name, request: bytes, from: screen, consumer: screen.grant.pluginID) {
             HostCallbackHandler.contractTarget(screen, key: name, for: ServiceConsumer(grant: screen.grant, place: .host))
         }
         switch result {

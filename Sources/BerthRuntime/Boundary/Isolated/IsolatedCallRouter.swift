@@ -124,11 +124,15 @@ final class IsolatedCallRouter: IsolationChannelHandler {
         // A contract call waits for its provider here, on the worker's lane, not on the main
         // actor, which only resolves the instance.
         if case .serviceCall(let token, let key, let bytes) = request {
-            let result = ContractCalls.call(key: key, request: bytes) { [self] in
-                guard let handle = screens[token], let services = screenMembers[token].flatMap({ members[$0]?.services }) else {
-                    return .failure(PluginCallError(status: Int32(BERTH_ERR_NOT_FOUND), message: "service_call \(key): the screen handle is not an open screen"))
-                }
-                return HostCallbackHandler.contractTarget(handle, key: key, for: services.consumer)
+            let found = LaneHop.toMain { [self] () -> (ScreenHandle, WorkerServiceLink)? in
+                guard let handle = screens[token], let services = screenMembers[token].flatMap({ members[$0]?.services }) else { return nil }
+                return (handle, services)
+            }
+            guard let (handle, services) = found else {
+                return .bytes(.failure(Int(BERTH_ERR_NOT_FOUND), "service_call \(key): the screen handle is not an open screen"), [])
+            }
+            let result = ContractCalls.call(key: key, request: bytes, from: handle, consumer: services.pluginID) {
+                HostCallbackHandler.contractTarget(handle, key: key, for: services.consumer)
             }
             switch result {
             case .success(let reply): return .bytes(.ok, reply)

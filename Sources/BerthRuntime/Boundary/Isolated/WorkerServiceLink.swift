@@ -63,10 +63,13 @@ final class WorkerServiceLink: Sendable {
             return ContractCalls.answer(reply, provider: provider, contract: key)
         }
         return ContractCalls.route(to: group.lane, provider: provider, contract: key, job: job) { [weak group] result in
-            // A worker that did not answer in time is hung: it fails (and is killed) as the
-            // watchdog's would; one that crashed is noticed by its channel's watch.
-            if case .failure(let failure) = result, failure.status == Int32(BERTH_ERR_TIMED_OUT) {
-                group?.fail(ChannelError(.timedOut, peer: provider, operation: "call service_invoke"))
+            // The worker's end is every member's, recorded before the consumer hears of it:
+            // one that did not answer in time is hung and is killed, as the watchdog would.
+            guard case .failure(let failure) = result else { return }
+            switch failure.status {
+            case Int32(BERTH_ERR_TIMED_OUT): group?.fail(ChannelError(.timedOut, peer: provider, operation: "call service_invoke"))
+            case Int32(BERTH_ERR_CRASHED): group?.fail(ChannelError(.peerClosed, peer: provider, operation: "call service_invoke"))
+            default: break
             }
         }
     }
