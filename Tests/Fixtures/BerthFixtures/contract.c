@@ -14,6 +14,7 @@
  * payload a word:
  *   call METHOD   service_call("org.berth.Clock", {"method":"METHOD","arguments":[]});
  *                 logs "reply: JSON" or "call failed (STATUS): MESSAGE"
+ *   calls N       N calls of "next", logging nothing; the first failure is the action's
  *   begin ID      session_begin; end: session_end
  */
 #include <signal.h>
@@ -165,6 +166,17 @@ static berth_status alarm_action(berth_instance *opaque, const char *name, berth
         if (status == BERTH_OK) snprintf(line, sizeof line, "reply: %s", text.bytes);
         else snprintf(line, sizeof line, "call failed (%d): %s", status, failure.message);
         alarm_host->log(alarm_plugin, BERTH_LOG_INFO, line);
+        return BERTH_OK;
+    }
+    if (strcmp(name, "calls") == 0) {
+        static const char request[] = "{\"method\":\"next\",\"arguments\":[]}";
+        for (long count = strtol(word, NULL, 10); count > 0; count--) {
+            contract_text text = {{0}, 0};
+            berth_sink sink = {.struct_size = sizeof(berth_sink), .context = &text, .write = contract_text_write};
+            berth_status status = alarm_host->service_call(instance->screen, "org.berth.Clock",
+                                                           (berth_bytes){(const uint8_t *)request, sizeof request - 1}, &sink, error);
+            if (status != BERTH_OK) return status;
+        }
         return BERTH_OK;
     }
     if (strcmp(name, "begin") == 0) return alarm_host->session_begin(alarm_plugin, word, error);
