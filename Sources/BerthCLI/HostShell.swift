@@ -265,6 +265,11 @@ final class HostShell {
         emitLine("workers: \(workers.isEmpty ? "none" : workers.sorted().joined(separator: ", "))")
         // What the workers' sandbox lacks here, if anything (Docs/worker-limits.md).
         if let gaps = loaded.lazy.compactMap(\.workerSandboxGaps).first { emitLine("sandbox: weaker here: \(gaps)") }
+        // Contracts: who provides each, and who called it (Docs/scopes.md#across-plugins).
+        for contract in host.scopes.contracts {
+            let callers = contract.callers.isEmpty ? "not called yet" : "called by " + contract.callers.joined(separator: ", ")
+            emitLine("service: \(contract.key) (\(contract.kind) contract) by \(contract.provider); \(callers)")
+        }
         // Plugins in a call on their lane: their screens wait, the host does not.
         for call in RunningPluginCall.onLanes {
             emitLine("busy: \(call.description) has been running for \(call.elapsedMilliseconds) ms")

@@ -251,7 +251,7 @@ struct CLIBasicsTests {
     func version() throws {
         let output = try BerthProcess.run(["--version"], in: NSTemporaryDirectory())
         #expect(output.status == 0)
-        #expect(output.standardOutput.hasPrefix("berth ") && output.standardOutput.contains("plugin ABI 1.1"), "\(output.standardOutput)")
+        #expect(output.standardOutput.hasPrefix("berth ") && output.standardOutput.contains("plugin ABI 1.2"), "\(output.standardOutput)")
     }
 
     @Test("list with a plugins folder that does not exist is an error naming it")

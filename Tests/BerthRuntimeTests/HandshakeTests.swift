@@ -30,7 +30,7 @@ struct HandshakeTests {
     func wellFormed() throws {
         let (_, _, result) = try loadFixture(entry: "fixture_entry_ok")
         let generation = try result.get()
-        #expect(generation.handshake.abi == ABIVersion(major: 1, minor: 1))
+        #expect(generation.handshake.abi == ABIVersion(major: 1, minor: 2))
         #expect(generation.state == .loaded)
     }
 
@@ -66,7 +66,7 @@ struct HandshakeTests {
 
     @Test("a manifest naming a later minor than the library reports is refused; an earlier one loads")
     func manifestMismatch() throws {
-        try expectHandshakeFailure(entry: "fixture_entry_ok", "the library reports ABI 1.1 but the manifest says 1.7") { $0["abi"] = "1.7" }
+        try expectHandshakeFailure(entry: "fixture_entry_ok", "the library reports ABI 1.2 but the manifest says 1.7") { $0["abi"] = "1.7" }
         let (_, _, older) = try loadFixture(entry: "fixture_entry_newer_minor") { $0["abi"] = "1.0" }
         #expect(try older.get().handshake.abi == ABIVersion(major: 1, minor: 7))
     }

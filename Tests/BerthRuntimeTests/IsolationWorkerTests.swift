@@ -13,7 +13,7 @@ struct IsolationWorkerTests {
     func helloCounter() throws {
         let (worker, reply) = try LaunchedWorker.launch("counter.json")
         guard case .hello(let handshake) = reply else { throw TestFailure("hello failed: \(reply)") }
-        #expect(handshake.abi == ABIVersion(major: 1, minor: 1))
+        #expect(handshake.abi == ABIVersion(major: 1, minor: 2))
         #expect(handshake.tableSize == 120)
         #expect(handshake.pluginID == "com.example.counter")
         #expect(handshake.workerProcessID == worker.process.pid)
@@ -31,7 +31,7 @@ struct IsolationWorkerTests {
         #expect(!handshake.functions.contains(.saveState))
         // Registered from the entry function, before the hello reply; nothing refused.
         let registered = worker.host.requests.compactMap { request, _ -> String? in
-            if case .serviceRegister(_, let key, let kind, _) = request, kind == 0 { return key }
+            if case .serviceRegister(_, let key, let kind, _, _) = request, kind == 0 { return key }
             return nil
         }
         #expect(registered == ["com.example.greeter/Greeting"])

@@ -1,3 +1,5 @@
+internal import CBerth
+
 /// Services and sessions as the host serves them to a plugin in either mode: the
 /// in-process table (`HostServices+Services`) and a worker's requests
 /// (`IsolatedCallRouter`) both end here, so the checks and messages are the same.
@@ -30,6 +32,33 @@ extension HostCallbackHandler {
                 return .failure(denial.refusal)
             }
             return .failure(HostRefusal(error.resolveStatus, "service_resolve \(error.description)"))
+        }
+    }
+
+    /// The instance a contract call from `handle`'s screen goes to (made on first use in the
+    /// current scope of its kind, as a resolve), the way to it and its provider; or the
+    /// refusal, as `BERTH_ERR_*` and one line. A denial is reported as a resolve's is.
+    @MainActor
+    static func contractTarget(_ handle: ScreenHandle, key: String, for consumer: ServiceConsumer)
+        -> Result<(ScopedValue, ContractCall, provider: String), PluginCallError> {
+        guard let (registry, screenScope) = handle.services else {
+            return .failure(PluginCallError(status: Int32(BERTH_ERR_NOT_FOUND), message: "service_call \(key): the screen handle is not an open screen"))
+        }
+        do throws(ScopeError) {
+            let target = try registry.resolveForCall(key: key, screen: screenScope, for: consumer)
+            registry.noteCaller(consumer.plugin, of: key)
+            return .success(target)
+        } catch {
+            if let denial = error.denial {
+                handle.host?.report(denial)
+                return .failure(PluginCallError(status: denial.refusal.code.rawValue, message: denial.refusal.message))
+            }
+            let status: Int32 = switch error.code {
+            case .providerUnloaded: Int32(BERTH_ERR_UNAVAILABLE)
+            case .notRegistered: Int32(BERTH_ERR_NOT_FOUND)
+            default: error.resolveStatus.rawValue
+            }
+            return .failure(PluginCallError(status: status, message: "service_call \(error.description)"))
         }
     }
 

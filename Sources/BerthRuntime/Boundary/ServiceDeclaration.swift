@@ -9,6 +9,12 @@ struct ServiceDeclaration: Sendable {
     private let context: ServiceContext
     private let create: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutablePointer<berth_error>?) -> berth_status
     private let releaseFunction: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void
+    /// ABI 1.2: how the service answers a contract call; nil for a C table (resolved only).
+    private let callFunction: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, berth_bytes, UnsafePointer<berth_sink>?,
+                                               UnsafeMutablePointer<berth_error>?) -> berth_status)?
+
+    /// True for a contract: any plugin, in any process, calls it through the host.
+    var answersCalls: Bool { callFunction != nil }
 
     /// The declaration, or the refusal `service_register` reports.
     static func read(_ service: UnsafePointer<berth_service_v1>?) -> Result<ServiceDeclaration, HostRefusal> {
@@ -26,7 +32,9 @@ struct ServiceDeclaration: Sendable {
         guard let create = copy.create, let release = copy.release else {
             return .failure(HostRefusal(.invalidArgument, "service_register \(key): create and release are required"))
         }
-        return .success(ServiceDeclaration(key: key, kind: kind, context: ServiceContext(pointer: copy.context), create: create, releaseFunction: release))
+        // A struct of v1.0/v1.1 size ends before `call`: the copy's field stays NULL.
+        return .success(ServiceDeclaration(key: key, kind: kind, context: ServiceContext(pointer: copy.context), create: create,
+                                           releaseFunction: release, callFunction: copy.call))
     }
 
     /// One instance from the provider's `create`; its failure names the key and the message.
@@ -43,6 +51,25 @@ struct ServiceDeclaration: Sendable {
     /// The provider's `release` of one instance.
     func release(_ instance: UnsafeMutableRawPointer) {
         releaseFunction(context.pointer, instance)
+    }
+
+    /// One contract call on `instance`, on the calling thread (the provider's lane): the
+    /// reply's bytes, or the provider's refusal with its status and message.
+    func invoke(_ instance: UnsafeMutableRawPointer, request: [UInt8]) -> Result<[UInt8], PluginCallError> {
+        guard let callFunction else {
+            return .failure(PluginCallError(status: Int32(BERTH_ERR_UNSUPPORTED), message: "\(key) answers no calls: it is a C table, resolved with service_resolve"))
+        }
+        let reply = SinkBuffer()
+        var failure = BerthErrorBuffer.make()
+        let status = HostCall.run {
+            request.withUnsafeBufferPointer { bytes in
+                reply.withSink { callFunction(context.pointer, instance, berth_bytes(data: bytes.baseAddress, length: UInt64(bytes.count)), $0, &failure) }
+            }
+        }
+        guard status == BERTH_OK else {
+            return .failure(PluginCallError(status: status, message: BerthErrorBuffer.message(of: failure, status: status)))
+        }
+        return .success(reply.bytes)
     }
 }
 

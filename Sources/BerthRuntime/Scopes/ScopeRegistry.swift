@@ -30,6 +30,9 @@ public final class ScopeRegistry: @unchecked Sendable {
         /// The providing plugin generation's capabilities (nil for the host's): whether
         /// other plugins may resolve it (`services.provide`).
         let providerGrant: CapabilityGrant?
+        /// A contract's calls (ABI 1.2): its instances answer messages on the provider's
+        /// lane, so a consumer in any process may call them. nil for a C table.
+        let call: ContractCall?
 
         enum Factory: Sendable {
             case sync(@Sendable () throws -> ScopedValue)
@@ -37,7 +40,7 @@ public final class ScopeRegistry: @unchecked Sendable {
         }
 
         init(key: String, type: ObjectIdentifier? = nil, kind: ScopeKind, plugin: String, generation: Int, place: ServicePlace = .host,
-             providerGrant: CapabilityGrant? = nil, make: Factory, release: @escaping @Sendable (ScopedValue) -> Void) {
+             providerGrant: CapabilityGrant? = nil, call: ContractCall? = nil, make: Factory, release: @escaping @Sendable (ScopedValue) -> Void) {
             self.key = key
             self.type = type
             self.serviceKey = type.map { ServiceKey(type: $0) } ?? .named(key)
@@ -49,6 +52,7 @@ public final class ScopeRegistry: @unchecked Sendable {
             self.release = release
             self.place = place
             self.providerGrant = providerGrant
+            self.call = call
         }
     }
 
@@ -178,12 +182,12 @@ public final class ScopeRegistry: @unchecked Sendable {
         let serviceKey = key.map(ServiceKey.named) ?? .type(type)
         let object: AnyObject
         switch try lookup(serviceKey, name: key ?? Self.key(for: type), screen: screen) {
-        case .cached(.object(let cached)):
+        case .cached(.object(let cached), _):
             object = cached
         case .make(let registration, let slot, let scope):
             guard case .object(let made) = try make(registration, slot: slot, in: scope) else { throw Self.wrongType(T.self, key: registration.key) }
             object = made
-        case .cached(.pointer), .cached(.workerInstance):
+        case .cached(.pointer, _), .cached(.workerInstance, _):
             throw Self.wrongType(T.self, key: key ?? Self.key(for: type))
         }
         // The checked cast is needed only for a key a caller chose.
@@ -213,7 +217,7 @@ public final class ScopeRegistry: @unchecked Sendable {
         let serviceKey = key.map(ServiceKey.named) ?? .type(type)
         let value: ScopedValue
         switch try lookup(serviceKey, name: key ?? Self.key(for: type), screen: screen) {
-        case .cached(let cached):
+        case .cached(let cached, _):
             value = cached
         case .make(let registration, let slot, let scope):
             switch registration.make {
@@ -234,14 +238,26 @@ public final class ScopeRegistry: @unchecked Sendable {
     /// than `consumer`'s, or outside its capabilities, is refused before anything is made.
     func resolve(key: String, screen: Scope?, for consumer: ServiceConsumer = .host) throws(ScopeError) -> ScopedValue {
         switch try lookup(.named(key), name: key, screen: screen, consumer: consumer) {
-        case .cached(let value): return value
+        case .cached(let value, _): return value
         case .make(let registration, let slot, let scope): return try make(registration, slot: slot, in: scope)
         }
     }
 
+    /// Resolves the contract `key` for a call: as `resolve`, but from any process (the call
+    /// crosses as a message), and only a registration that answers calls.
+    func resolveForCall(key: String, screen: Scope?, for consumer: ServiceConsumer) throws(ScopeError) -> (ScopedValue, ContractCall, provider: String) {
+        let found: (ScopedValue, Registration)
+        switch try lookup(.named(key), name: key, screen: screen, consumer: consumer, forCall: true) {
+        case .cached(let value, let registration): found = (value, registration)
+        case .make(let registration, let slot, let scope): found = (try make(registration, slot: slot, in: scope), registration)
+        }
+        guard let call = found.1.call else { throw ScopeError(.acrossProcesses, key: key, "answers no calls (a C table): resolve it with service_resolve") }
+        return (found.0, call, found.1.provider)
+    }
+
     private enum Lookup {
         /// Made before, in the current scope.
-        case cached(ScopedValue)
+        case cached(ScopedValue, Registration)
         /// Not made yet in `Scope` (which has not ended): the registration's factory runs
         /// outside the lock.
         case make(Registration, slot: Int, Scope)
@@ -249,7 +265,8 @@ public final class ScopeRegistry: @unchecked Sendable {
 
     /// The registration in force for `key`, its current scope and the instance already
     /// there, all under the one lock.
-    private func lookup(_ key: ServiceKey, name: @autoclosure () -> String, screen: Scope?, consumer: ServiceConsumer = .host) throws(ScopeError) -> Lookup {
+    private func lookup(_ key: ServiceKey, name: @autoclosure () -> String, screen: Scope?, consumer: ServiceConsumer = .host,
+                        forCall: Bool = false) throws(ScopeError) -> Lookup {
         try withLock { state throws(ScopeError) -> Lookup in
             let direct = key.typeIdentity.map { state.typeSlots[$0] } ?? state.slots[key]
             let registrations = state.registrations
@@ -261,10 +278,13 @@ public final class ScopeRegistry: @unchecked Sendable {
                 throw ScopeError(.notRegistered, key: name(), "no plugin or host registered this service")
             }
             if let denial = consumer.denial(toResolve: registration) { throw ScopeError(denied: denial, key: registration.key) }
-            if registration.place != consumer.place { throw Self.acrossProcesses(registration, consumer) }
+            if forCall, registration.call == nil {
+                throw ScopeError(.acrossProcesses, key: registration.key, "answers no calls (a C table): resolve it with service_resolve")
+            }
+            if !forCall, registration.place != consumer.place { throw Self.acrossProcesses(registration, consumer) }
             let scope = try currentScope(of: registration.kind, for: registration.key, screen: screen, session: state.session)
             if scope.isEndedLockHeld { throw ScopeError(.scopeEnded, key: registration.key, "the \(scope.kind) scope \(scope.id) has ended") }
-            if let value = scope.cachedValueLockHeld(slot) { return .cached(value) }
+            if let value = scope.cachedValueLockHeld(slot) { return .cached(value, registration) }
             return .make(registration, slot: slot, scope)
         }
     }
@@ -381,6 +401,24 @@ public final class ScopeRegistry: @unchecked Sendable {
     /// Keys registered, with kind and provider.
     public var registrations: [(key: String, kind: ScopeKind, provider: String)] {
         withLock { $0.registrations.compactMap(\.last).map { ($0.key, $0.kind, $0.provider) } }.sorted { $0.key < $1.key }
+    }
+
+    /// The plugins that called each contract key (`noteCaller`), for `status`.
+    private let contractCallers = Locked<[String: Set<String>]>([:])
+
+    /// `plugin` called the contract `key` (its provider resolved for it).
+    func noteCaller(_ plugin: String, of key: String) {
+        contractCallers.withLock { callers in
+            if callers[key]?.contains(plugin) != true { callers[key, default: []].insert(plugin) }
+        }
+    }
+
+    /// Every contract in force: its key, scope kind, provider, and the plugins that called it.
+    package var contracts: [(key: String, kind: ScopeKind, provider: String, callers: [String])] {
+        let callers = contractCallers.withLock { $0 }
+        return withLock { $0.registrations.compactMap(\.last).filter { $0.call != nil } }
+            .map { ($0.key, $0.kind, $0.provider, callers[$0.key].map { $0.sorted() } ?? []) }
+            .sorted { $0.key < $1.key }
     }
 
     /// A plugin generation is going away: every instance its factories made is released in

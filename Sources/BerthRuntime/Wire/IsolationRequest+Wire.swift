@@ -45,10 +45,14 @@ extension IsolationRequest {
             writer.u64(screen); writer.string(key); writer.data(value)
         case .sessionBegin(let plugin, let id):
             writer.u64(plugin); writer.string(id)
-        case .serviceRegister(let plugin, let key, let kind, let service):
-            writer.u64(plugin); writer.string(key); writer.i32(kind); writer.u64(service)
+        case .serviceRegister(let plugin, let key, let kind, let service, let answersCalls):
+            writer.u64(plugin); writer.string(key); writer.i32(kind); writer.u64(service); writer.bool(answersCalls)
         case .serviceResolve(let screen, let key):
             writer.u64(screen); writer.string(key)
+        case .serviceInvoke(let instance, let request):
+            writer.u64(instance); writer.data(request)
+        case .serviceCall(let screen, let key, let request):
+            writer.u64(screen); writer.string(key); writer.data(request)
         }
     }
 
@@ -87,6 +91,7 @@ extension IsolationRequest {
         case 17: request = .usage
         case 19: request = .serviceCreate(service: try reader.u64())
         case 20: request = .serviceRelease(instance: try reader.u64())
+        case 21: request = .serviceInvoke(instance: try reader.u64(), request: try reader.data())
         case 18:
             let (instance, name, payload) = (try reader.u64(), try reader.string(), try reader.data())
             request = .actionThenRender(instance: instance, name: name, payload: payload, slots: try Self.renderSlots(from: &reader))
@@ -105,8 +110,11 @@ extension IsolationRequest {
         case 42: request = .persistWrite(screen: try reader.u64(), key: try reader.string(), value: try reader.data())
         case 43: request = .sessionBegin(plugin: try reader.u64(), id: try reader.string())
         case 44: request = .sessionEnd(plugin: try reader.u64())
-        case 45: request = .serviceRegister(plugin: try reader.u64(), key: try reader.string(), kind: try reader.i32(), service: try reader.u64())
+        case 45:
+            request = .serviceRegister(plugin: try reader.u64(), key: try reader.string(), kind: try reader.i32(), service: try reader.u64(),
+                                       answersCalls: try reader.bool())
         case 46: request = .serviceResolve(screen: try reader.u64(), key: try reader.string())
+        case 47: request = .serviceCall(screen: try reader.u64(), key: try reader.string(), request: try reader.data())
         default: return nil
         }
         try reader.finish()

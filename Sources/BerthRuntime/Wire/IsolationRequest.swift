@@ -47,6 +47,9 @@ package enum IsolationRequest: Sendable, Equatable {
     /// The provider's `release` of instance `instance`: the host ended the scope holding it,
     /// or its provider is going. Reply: `.status`.
     case serviceRelease(instance: UInt64)
+    /// One call of a contract service on a worker's instance: the request's JSON in, the
+    /// result's JSON back (`bytes`).
+    case serviceInvoke(instance: UInt64, request: [UInt8])
 
     // MARK: worker → host (the plugin's main-thread host calls)
     /// Reply: `.navigated` (the promised screen id for push and present).
@@ -67,10 +70,12 @@ package enum IsolationRequest: Sendable, Equatable {
     case sessionBegin(plugin: UInt64 = 1, id: String)
     case sessionEnd(plugin: UInt64 = 1)
     /// `service_register` of a `berth_service_v1` kept in the worker as `service`. Reply: `.status`.
-    case serviceRegister(plugin: UInt64 = 1, key: String, kind: Int32, service: UInt64)
+    case serviceRegister(plugin: UInt64 = 1, key: String, kind: Int32, service: UInt64, answersCalls: Bool = false)
     /// `service_resolve` on the worker's main thread. Reply: `.created` with the token of
     /// the instance the host's scope holds (made now by a nested `.serviceCreate` if new).
     case serviceResolve(screen: UInt64, key: String)
+    /// A plugin's call of the contract service `key` in its screen's scopes (`bytes` back).
+    case serviceCall(screen: UInt64, key: String, request: [UInt8])
 
     /// The op code on the wire.
     var op: UInt16 {
@@ -95,6 +100,7 @@ package enum IsolationRequest: Sendable, Equatable {
         case .usage: 17
         case .serviceCreate: 19
         case .serviceRelease: 20
+        case .serviceInvoke: 21
         case .navigate: 32
         case .observeDelegate: 33
         case .sendDelegate: 34
@@ -109,6 +115,7 @@ package enum IsolationRequest: Sendable, Equatable {
         case .sessionEnd: 44
         case .serviceRegister: 45
         case .serviceResolve: 46
+        case .serviceCall: 47
         }
     }
 
@@ -134,6 +141,7 @@ package enum IsolationRequest: Sendable, Equatable {
         case .usage: "usage"
         case .serviceCreate: "service_create"
         case .serviceRelease: "service_release"
+        case .serviceInvoke: "service_invoke"
         case .navigate: "navigate"
         case .observeDelegate: "observe_delegate"
         case .sendDelegate: "send_delegate"
@@ -148,6 +156,7 @@ package enum IsolationRequest: Sendable, Equatable {
         case .sessionEnd: "session_end"
         case .serviceRegister: "service_register"
         case .serviceResolve: "service_resolve"
+        case .serviceCall: "service_call"
         }
     }
 

@@ -17,7 +17,8 @@ extension WorkerHostCalls {
             case .failure(let refusal): return HostServices.refuse(refusal, error)
             }
             let token = session.services.declare(declaration, by: member)
-            let request = IsolationRequest.serviceRegister(plugin: member, key: declaration.key, kind: declaration.kind.code, service: token)
+            let request = IsolationRequest.serviceRegister(plugin: member, key: declaration.key, kind: declaration.kind.code, service: token,
+                                                           answersCalls: declaration.answersCalls)
             guard let reply = forward(request, in: session, error: error) else {
                 session.services.forget(service: token)
                 return berth_status(BERTH_ERR_FAILED)
@@ -54,6 +55,29 @@ extension WorkerHostCalls {
             }
             out?.pointee = pointer
             return berth_status(BERTH_OK)
+        }
+    }
+
+    /// `service_call`: the request goes to the host, which calls the provider (in this worker,
+    /// another, or the host's process) and answers with its reply or a status naming it.
+    static func serviceCall(_ handle: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ request: berth_bytes, _ reply: UnsafePointer<berth_sink>?,
+                            _ error: ErrorPointer) -> berth_status {
+        guard let key else { return HostServices.fill(error, BERTH_ERR_INVALID_ARGUMENT, "service_call: key is NULL") }
+        let name = String(cString: key)
+        guard HostCall.isInside else {
+            return HostServices.fill(error, BERTH_ERR_STATE, "service_call \(name): call it on the thread the host calls your plugin on")
+        }
+        let bytes = request.copied
+        return onMainThread((handle, reply, error), error: error) { arguments, session in
+            let (handle, reply, error) = arguments
+            guard let screen = WorkerScreen.from(handle) else {
+                return HostServices.fill(error, BERTH_ERR_NOT_FOUND, "service_call \(name): the screen handle is not an open screen")
+            }
+            guard let answer = forward(.serviceCall(screen: screen.hostScreenID, key: name, request: bytes), in: session, error: error) else {
+                return berth_status(BERTH_ERR_FAILED)
+            }
+            guard case .bytes(let status, let result) = answer, status.isOK else { return finish(answer.status, error) }
+            return SinkBuffer.write(result, to: reply)
         }
     }
 }

@@ -64,5 +64,6 @@ enum WorkerHostTable {
         table.pointee.task_cancel = { WorkerHostCalls.taskCancel($0, $1) }
         HostFunctionTable.fillTaskChecks(table)
         table.pointee.task_post = { WorkerHostCalls.taskPost($0, $1, $2) }
+        table.pointee.service_call = { WorkerHostCalls.serviceCall($0, $1, $2, $3, $4) }
     }
 }

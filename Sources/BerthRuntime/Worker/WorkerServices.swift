@@ -62,6 +62,17 @@ final class WorkerServices {
         return .created(.ok, instance: instance)
     }
 
+    /// One contract call on `instance`, answered on this (the worker's calling) thread.
+    func invoke(instance token: UInt64, request: [UInt8]) -> IsolationReply {
+        guard let (_, declaration, pointer) = instances[token] else {
+            return .bytes(.failure(Int(BERTH_ERR_UNAVAILABLE), "service_invoke: instance \(token) was released (its scope ended)"), [])
+        }
+        switch declaration.invoke(pointer, request: request) {
+        case .success(let reply): return .bytes(.ok, reply)
+        case .failure(let failure): return .bytes(.failure(Int(failure.status), failure.message), [])
+        }
+    }
+
     /// The instance the host named for `screen`'s resolve of `key` before, while its scope lasts.
     func remembered(screen: UInt64, key: String) -> UnsafeMutableRawPointer? {
         resolved[Resolved(screen: screen, key: key)]?.pointer

@@ -66,10 +66,10 @@ final class WorkerSession: IsolationChannelHandler {
             usage.cpuNanoseconds -= min(usage.cpuNanoseconds, cpuAtHello)
             return .usage(usage)
         case .navigate, .observeDelegate, .sendDelegate, .contextObserve, .contextUnobserve, .contextSend,
-             .contextCanTerminate, .stateRead, .persistRead, .persistWrite, .sessionBegin, .sessionEnd, .serviceRegister, .serviceResolve:
+             .contextCanTerminate, .stateRead, .persistRead, .persistWrite, .sessionBegin, .sessionEnd, .serviceRegister, .serviceResolve, .serviceCall:
             return .status(.failure(Int(BERTH_ERR_UNSUPPORTED), "\(request.name) is served by the host, not by a worker"))
         case .create, .destroy, .activate, .deactivate, .screenEvent, .action, .actionThenRender, .delegateReceived, .contextReceived,
-             .render, .renderTree, .saveState, .restoreState, .unload, .callExport, .serviceCreate, .serviceRelease:
+             .render, .renderTree, .saveState, .restoreState, .unload, .callExport, .serviceCreate, .serviceRelease, .serviceInvoke:
             break
         }
         guard !plugins.isEmpty else {
@@ -81,6 +81,8 @@ final class WorkerSession: IsolationChannelHandler {
         case .serviceRelease(let instance):
             services.release(instance: instance)
             return .status(.ok)
+        case .serviceInvoke(let instance, let request):
+            return services.invoke(instance: instance, request: request)
         case .create(let member, _, _, _), .callExport(let member, _, _), .unload(let member):
             return serve(request, plugin: member)
         default:

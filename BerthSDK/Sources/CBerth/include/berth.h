@@ -602,7 +602,7 @@ _Static_assert(offsetof(berth_service_v1, key) == 8, "berth_service_v1 layout");
 _Static_assert(sizeof(berth_service_v1) == 48, "berth_service_v1 layout");
 _Static_assert(sizeof(berth_task_v1) == 40, "berth_task_v1 layout");
 _Static_assert(offsetof(berth_host_v1, log) == 8, "berth_host_v1: functions start at byte 8");
-_Static_assert(sizeof(berth_host_v1) == 8 + 22 * 8, "berth_host_v1 v1.2 has 22 functions");
+_Static_assert(sizeof(berth_host_v1) == 8 + 22 * 8, "berth_host_v1 v1.2 has 22 functions (v1.0's 21 + service_call)");
 _Static_assert(offsetof(berth_plugin_v1, create) == 16, "berth_plugin_v1: functions start at byte 16");
 _Static_assert(sizeof(berth_plugin_v1) == 16 + 13 * 8, "berth_plugin_v1 v1.1 has 13 functions (v1.0's 12 + render_tree)");
 _Static_assert(BERTH_PLUGIN_V1_MIN_SIZE == 16 + 12 * 8, "v1.0 minimum: the 12 functions of v1.0");
@@ -610,7 +610,7 @@ _Static_assert(offsetof(berth_plugin_v1, render_tree) == BERTH_PLUGIN_V1_MIN_SIZ
 _Static_assert(sizeof(berth_state_slot) == 40, "berth_state_slot layout");
 _Static_assert(offsetof(berth_state_slot, value) == 24, "berth_state_slot layout");
 _Static_assert(sizeof(berth_render_input) == 24, "berth_render_input layout");
-_Static_assert(BERTH_HOST_V1_MIN_SIZE == 8 + 21 * 8, "v1.0 minimum: the 21 functions of v1.0");
+_Static_assert(offsetof(berth_host_v1, service_call) == BERTH_HOST_V1_MIN_SIZE, "service_call is appended after v1.0");
 
 /* ---------------------------------------------------------------------------------------
  * Describing a plugin (optional; added without changing any table)

@@ -13,14 +13,59 @@ extension HostServices {
             case .success(let read): declaration = read
             case .failure(let refusal): return refuse(refusal, error)
             }
-            let registration = ScopeRegistry.Registration(
-                key: declaration.key, kind: declaration.kind, plugin: context.pluginID, generation: context.generation,
-                providerGrant: context.grant, make: .sync { .pointer(try declaration.make()) },
-                release: { value in
-                    if let pointer = value.pointer { declaration.release(pointer) }
-                }
-            )
+            let registration = declaration.answersCalls
+                ? contractRegistration(declaration, context: context)
+                : ScopeRegistry.Registration(
+                    key: declaration.key, kind: declaration.kind, plugin: context.pluginID, generation: context.generation,
+                    providerGrant: context.grant, make: .sync { .pointer(try declaration.make()) },
+                    release: { value in
+                        if let pointer = value.pointer { declaration.release(pointer) }
+                    }
+                )
             return answer(callbacks.serviceRegister(registration, host: host), error)
+        }
+    }
+
+    /// A contract's registration: its instances answer calls on the plugin's lane, from
+    /// consumers in any process.
+    private static func contractRegistration(_ declaration: ServiceDeclaration, context: PluginContext) -> ScopeRegistry.Registration {
+        let provider = "\(context.pluginID)#\(context.generation)"
+        let lane = context.lane
+        return ScopeRegistry.Registration(
+            key: declaration.key, kind: declaration.kind, plugin: context.pluginID, generation: context.generation,
+            providerGrant: context.grant,
+            call: { instance, request in
+                guard let lane else { return .failed(ContractCalls.unavailable(declaration.key, "its provider \(provider) was loaded for a trial only")) }
+                return ContractCalls.route(to: lane, provider: provider, contract: declaration.key) {
+                    ContractCalls.invoke(instance, key: declaration.key, request: request)
+                }
+            },
+            make: .sync { .object(ContractInstance(pointer: try declaration.make(), declaration: declaration)) },
+            release: { value in
+                if case .object(let object) = value, let contract = object as? ContractInstance { contract.release() }
+            }
+        )
+    }
+
+    /// `service_call`: the call waits on this (the plugin's) thread; the host's main actor
+    /// only resolves the instance (`ContractCalls`).
+    static func serviceCall(_ handle: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ request: berth_bytes, _ reply: UnsafePointer<berth_sink>?,
+                            _ error: ErrorPointer) -> berth_status {
+        guard let key else { return fill(error, BERTH_ERR_INVALID_ARGUMENT, "service_call: key is NULL") }
+        let name = String(cString: key)
+        guard HostCall.isInside else {
+            return fill(error, BERTH_ERR_STATE, "service_call \(name): call it on the thread the host calls your plugin on")
+        }
+        guard let screen = ScreenHandle.from(handle) else {
+            return fill(error, BERTH_ERR_NOT_FOUND, "service_call \(name): the screen handle is not an open screen")
+        }
+        let bytes = request.copied
+        let result = ContractCalls.call(key: name, request: bytes, from: screen, consumer: screen.grant.pluginID) {
+            HostCallbackHandler.contractTarget(screen, key: name, for: ServiceConsumer(grant: screen.grant, place: .host))
+        }
+        switch result {
+        case .success(let answer): return SinkBuffer.write(answer, to: reply)
+        case .failure(let failure): return BerthErrorBuffer.fill(error, code: failure.status, message: failure.message)
         }
     }
 

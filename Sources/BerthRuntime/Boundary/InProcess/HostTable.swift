@@ -13,9 +13,13 @@ final class PluginContext: Sendable {
     let grant: CapabilityGrant
     /// How long and how many of its log lines the host prints.
     let logBudget: LogBudget
+    /// The plugin's lane, where its contracts answer calls (nil for a trial load).
+    let lane: LaneState?
 
-    init(pluginID: String, generation: Int, logger: Logger, host: (any PluginFacingHost)?, grant: CapabilityGrant, limits: PluginLimits = PluginLimits()) {
+    init(pluginID: String, generation: Int, logger: Logger, host: (any PluginFacingHost)?, grant: CapabilityGrant, limits: PluginLimits = PluginLimits(),
+         lane: LaneState? = nil) {
         self.pluginID = pluginID
+        self.lane = lane
         logBudget = LogBudget(limits: limits)
         self.grant = grant
         self.generation = generation
@@ -74,6 +78,7 @@ enum HostTable {
         table.pointee.task_cancel = { HostCallbackCount.record(); return HostServices.taskCancel($0, $1) }
         HostFunctionTable.fillTaskChecks(table)
         table.pointee.task_post = { HostCallbackCount.record(); return HostServices.taskPost($0, $1, $2) }
+        table.pointee.service_call = { HostCallbackCount.record(); return HostServices.serviceCall($0, $1, $2, $3, $4) }
     }
 
     /// A `BERTH_LOG_*` level as swift-log's.

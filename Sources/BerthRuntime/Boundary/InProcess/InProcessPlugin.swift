@@ -41,7 +41,9 @@ final class InProcessPlugin: PluginConnection {
         let shadow = try runtimeDirectory.verifiedShadowCopy(of: plugin, generation: number)
         timings.copyAndHash = phase.elapsed
         self.shadowPath = shadow
-        let context = PluginContext(pluginID: id, generation: number, logger: logger, host: host, grant: CapabilityGrant(manifest: manifest), limits: manifest.limits)
+        let lane = LaneState(name: id)
+        let context = PluginContext(pluginID: id, generation: number, logger: logger, host: host, grant: CapabilityGrant(manifest: manifest),
+                                    limits: manifest.limits, lane: lane)
         let handle = context.retainedHandle()
         let image: PluginImage
         do {
@@ -58,7 +60,7 @@ final class InProcessPlugin: PluginConnection {
         self.image = image
         self.contextHandle = handle
         self.handshake = image.table.handshake
-        self.lane = LaneState(name: id)
+        self.lane = lane
     }
 
     func create(route: String, argument: [UInt8], screen: ScreenHandle) throws(PluginCallError) -> PluginInstanceID {

@@ -121,6 +121,24 @@ final class IsolatedCallRouter: IsolationChannelHandler {
 
     nonisolated func handle(_ request: IsolationRequest, on channel: IsolationChannel) -> IsolationReply {
         HostCallbackCount.record()
+        // A contract call waits for its provider here, on the worker's lane, not on the main
+        // actor, which only resolves the instance.
+        if case .serviceCall(let token, let key, let bytes) = request {
+            let found = LaneHop.toMain { [self] () -> (ScreenHandle, WorkerServiceLink)? in
+                guard let handle = screens[token], let services = screenMembers[token].flatMap({ members[$0]?.services }) else { return nil }
+                return (handle, services)
+            }
+            guard let (handle, services) = found else {
+                return .bytes(.failure(Int(BERTH_ERR_NOT_FOUND), "service_call \(key): the screen handle is not an open screen"), [])
+            }
+            let result = ContractCalls.call(key: key, request: bytes, from: handle, consumer: services.pluginID) {
+                HostCallbackHandler.contractTarget(handle, key: key, for: services.consumer)
+            }
+            switch result {
+            case .success(let reply): return .bytes(.ok, reply)
+            case .failure(let failure): return .bytes(.failure(Int(failure.status), failure.message), [])
+            }
+        }
         return LaneHop.toMain { self.answer(request) }
     }
 
@@ -260,7 +278,7 @@ final class IsolatedCallRouter: IsolationChannelHandler {
             if let refused = refusal("session_end", claimed: member, needs: .session) { return refused }
             guard let host = services.host else { return .status(.ok) }
             return status(callbacks.sessionEnd(services.grant, host: host))
-        case .serviceRegister(let member, let key, let code, let service):
+        case .serviceRegister(let member, let key, let code, let service, let answersCalls):
             guard let services = members[member]?.services else { return notLoaded("service_register", member) }
             if let refused = refusal("service_register \(key)", claimed: member) { return refused }
             // A trial worker's plugin registers too; nothing of it is kept.
@@ -268,7 +286,7 @@ final class IsolatedCallRouter: IsolationChannelHandler {
             guard let kind = ScopeKind(code: code) else {
                 return .status(IsolationStatus(code: Int32(BERTH_ERR_INVALID_ARGUMENT), message: "service_register \(key): unknown scope \(code)"))
             }
-            return status(callbacks.serviceRegister(services.registration(key: key, kind: kind, service: service), host: host))
+            return status(callbacks.serviceRegister(services.registration(key: key, kind: kind, service: service, answersCalls: answersCalls), host: host))
         case .serviceResolve(let token, let key):
             guard let handle = screen(token), let services = screenMembers[token].flatMap({ members[$0]?.services }) else {
                 return notOpen("service_resolve \(key)")

@@ -1,3 +1,4 @@
+internal import CBerth
 import Foundation
 
 /// What the host needs to serve one worker's services and sessions: the generation that
@@ -43,14 +44,51 @@ final class WorkerServiceLink: Sendable {
         HostCall.isInside || DispatchQueue.getSpecific(key: mainQueueMark) == true
     }
 
+    /// A contract call's way into this worker: on its lane (nested when the consumer is in
+    /// this worker too); a worker that dies or stops answering fails the call, naming it.
+    @MainActor
+    private func contractRoute(key: String, instance: ScopedValue, request: [UInt8]) -> ContractRoute {
+        let provider = "\(pluginID)#\(generation)"
+        guard case .workerInstance(let token) = instance else {
+            return .failed(ContractCalls.unavailable(key, "not an instance of its provider's worker"))
+        }
+        guard let plugin, plugin.failure == nil else {
+            return .failed(PluginCallError(status: Int32(BERTH_ERR_CRASHED), message: "\(key): its provider \(provider) crashed or stopped"))
+        }
+        let group = plugin.group
+        let channel = group.worker.channel
+        let job: @Sendable () -> Result<[UInt8], PluginCallError> = {
+            let reply: Result<IsolationReply, ChannelError>
+            do throws(ChannelError) { reply = .success(try channel.call(.serviceInvoke(instance: token, request: request))) } catch { reply = .failure(error) }
+            return ContractCalls.answer(reply, provider: provider, contract: key)
+        }
+        return ContractCalls.route(to: group.lane, provider: provider, contract: key, job: job) { [weak group] result in
+            // The worker's end is every member's, recorded before the consumer hears of it:
+            // one that did not answer in time is hung and is killed, as the watchdog would.
+            guard case .failure(let failure) = result else { return }
+            switch failure.status {
+            case Int32(BERTH_ERR_TIMED_OUT): group?.fail(ChannelError(.timedOut, peer: provider, operation: "call service_invoke"))
+            case Int32(BERTH_ERR_CRASHED): group?.fail(ChannelError(.peerClosed, peer: provider, operation: "call service_invoke"))
+            default: break
+            }
+        }
+    }
+
     /// Who resolves from this worker.
     var consumer: ServiceConsumer { ServiceConsumer(grant: grant, place: place) }
 
     /// The host's registration of a service the worker keeps as `service`: its factory
     /// asks the worker for an instance, its release tells the worker to let one go.
-    func registration(key: String, kind: ScopeKind, service: UInt64) -> ScopeRegistry.Registration {
-        ScopeRegistry.Registration(
+    func registration(key: String, kind: ScopeKind, service: UInt64, answersCalls: Bool = false) -> ScopeRegistry.Registration {
+        var call: ContractCall?
+        if answersCalls {
+            call = { @MainActor [self] (instance: ScopedValue, request: [UInt8]) -> ContractRoute in
+                contractRoute(key: key, instance: instance, request: request)
+            }
+        }
+        return ScopeRegistry.Registration(
             key: key, kind: kind, plugin: pluginID, generation: generation, place: place, providerGrant: grant,
+            call: call,
             make: .sync { [self] in
                 // Only this worker resolves the key (the place check), and it does so inside
                 // a call the host makes on its main thread.

@@ -30,16 +30,42 @@ final class LaneState {
     func run<T: Sendable>(_ call: RunningPluginCall.Call, in context: LaneCallContext, _ job: @escaping @Sendable () -> T,
                           returned: (T) -> Void = { _ in }) async -> T {
         precondition(busy == nil, "a lane runs one call at a time: \(lane.name) is in \(busy?.description ?? "")")
-        busy = call
-        let token = RunningPluginCall.laneBegan(call)
+        let token = began(call)
         let result = await lane.run { context.during(job) }
+        ended(token) { returned(result) }
+        return result
+    }
+
+    private func began(_ call: RunningPluginCall.Call) -> UInt64 {
+        busy = call
+        return RunningPluginCall.laneBegan(call)
+    }
+
+    /// The call is over: `returned` sees it first, then the work that waited runs, in order.
+    private func ended(_ token: UInt64, returned: () -> Void) {
         RunningPluginCall.laneEnded(token)
         busy = nil
-        returned(result)
+        returned()
         while busy == nil, !afterFree.isEmpty {
             afterFree.removeFirst()()
         }
-        return result
+    }
+
+    /// Runs `job` on the lane as `call` once the lane is free (after the call it runs now and
+    /// the work waiting before it); `returned` gets the result on the main actor, which never
+    /// waits. A contract call (`ContractCalls`) comes this way: the provider's screens are
+    /// busy while it runs.
+    func runWhenFree<T: Sendable>(_ call: RunningPluginCall.Call, _ job: @escaping @Sendable () -> T, returned: @escaping (T) -> Void) {
+        guard busy == nil else {
+            afterFree.append { [self] in runWhenFree(call, job, returned: returned) }
+            return
+        }
+        let token = began(call)
+        let context = LaneCallContext(screen: nil, request: nil, held: HeldRequests())
+        Task { @MainActor [self] in
+            let result = await lane.run { context.during(job) }
+            ended(token) { returned(result) }
+        }
     }
 
     /// Ends the lane's thread once its work is done.
