@@ -12,8 +12,12 @@ public struct Plugin {
     public var id: String
     /// The screen types, one per route.
     public var screens: [any Screen.Type]
-    /// Services this plugin provides to its screens (registered when it loads).
+    /// Services this plugin provides to its screens, and contracts it provides to every
+    /// plugin (`Service.provides`), registered when it loads.
     public var services: [Service]
+    /// The contracts this plugin calls (`context.service(_:)`); `berth pack` writes them
+    /// into the manifest, and `validate` warns when no plugin in the folder provides one.
+    public var consumes: [any ServiceContract.Type]
     /// The host services and OS resources its code uses; `berth pack` writes them into the
     /// manifest's `capabilities`, and the host refuses every other call (Docs/security.md).
     /// nil states nothing: the manifest then grants every host service.
@@ -22,11 +26,12 @@ public struct Plugin {
     public var onUnload: (@Sendable () -> Void)?
 
     /// A plugin with `screens`, one per route, and the `capabilities` its code uses.
-    public init(id: String, screens: [any Screen.Type], services: [Service] = [], capabilities: [Capability]? = nil,
-                onUnload: (@Sendable () -> Void)? = nil) {
+    public init(id: String, screens: [any Screen.Type], services: [Service] = [], consumes: [any ServiceContract.Type] = [],
+                capabilities: [Capability]? = nil, onUnload: (@Sendable () -> Void)? = nil) {
         self.id = id
         self.screens = screens
         self.services = services
+        self.consumes = consumes
         self.capabilities = capabilities
         self.onUnload = onUnload
     }

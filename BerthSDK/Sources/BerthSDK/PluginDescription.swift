@@ -2,7 +2,7 @@ internal import CBerth
 
 /// What this plugin's code states about itself, for the tools (`berth pack` writes the
 /// manifest from it): the id and the routes from `Plugin`, each screen's `actions`, the
-/// services it registers, and the `@Persisted` keys its screens use, found by creating each
+/// services it registers, the contracts it provides and consumes, and the `@Persisted` keys its screens use, found by creating each
 /// screen once and rendering its body with no host behind it.
 enum PluginDescription {
     static func json(of plugin: Plugin) -> [UInt8] {
@@ -38,7 +38,15 @@ enum PluginDescription {
         writeActions(of: plugin, into: &writer)
         writer.key("services")
         writer.beginArray()
-        for service in plugin.services { writer.element(service.key(pluginID: plugin.id)) }
+        for service in plugin.services where service.contractName == nil { writer.element(service.key(pluginID: plugin.id)) }
+        writer.endArray()
+        writer.key("provides")
+        writer.beginArray()
+        for case let name? in plugin.services.map(\.contractName) { writer.element(name) }
+        writer.endArray()
+        writer.key("consumes")
+        writer.beginArray()
+        for contract in plugin.consumes { writer.element(contract.name) }
         writer.endArray()
         writer.key("problems")
         writer.beginArray()

@@ -77,7 +77,7 @@ final class HabitsScreen: Screen {
 
 @_cdecl("berth_habits_entry_v1")
 public func berthHabitsEntry(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPointer?) -> UnsafeRawPointer? {
-    Plugin(id: "org.berth.habits", screens: [HabitsScreen.self], capabilities: [.servicesConsume, .session])
+    Plugin(id: "org.berth.habits", screens: [HabitsScreen.self], consumes: [ReminderClockContract.self, TallyContract.self], capabilities: [.servicesConsume, .session])
         .export(host, plugin)
 }
 
@@ -85,6 +85,6 @@ public func berthHabitsEntry(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPoint
 /// workers calling one provider at once.
 @_cdecl("berth_habits_other_entry_v1")
 public func berthHabitsOtherEntry(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPointer?) -> UnsafeRawPointer? {
-    Plugin(id: "org.berth.habits-other", screens: [HabitsScreen.self], capabilities: [.servicesConsume, .session])
+    Plugin(id: "org.berth.habits-other", screens: [HabitsScreen.self], consumes: [ReminderClockContract.self, TallyContract.self], capabilities: [.servicesConsume, .session])
         .export(host, plugin)
 }

@@ -1,0 +1,196 @@
+import Foundation
+import Testing
+@testable import BerthRuntime
+import BerthTestSupport
+
+/// The Habits/Reminders shape of issue 41 in Swift, with no group and no C: the provider
+/// fixture org.berth.reminders (`Service.provides` of a session-scoped ReminderClock and a
+/// request-scoped Tally, Tests/Fixtures/BerthReminders) and the consumer org.berth.habits
+/// (`context.service` + `context.awaiting`, Tests/Fixtures/BerthHabits), over the contract
+/// package ReminderContract. The consumer shows each call's result, or its ServiceError's
+/// line, as "result: …". Where a test names the placement, it holds in either mode; the
+/// C suite (ContractCallTests) covers denial and unload.
+@Suite("Swift contracts between plugins: the Habits/Reminders shape") @MainActor
+struct SwiftContractTests {
+    /// Where the two plugins run.
+    enum Placement: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        /// Each in a worker of its own.
+        case workers
+        /// Both in the host's process.
+        case inProcess = "in process"
+        /// The provider in a worker, the consumer in the host's process.
+        case mixed
+
+        var provider: String { self == .inProcess ? "in-process" : "process" }
+        var consumer: String { self == .workers ? "process" : "in-process" }
+        var testDescription: String { rawValue }
+    }
+
+    private let workspace = PluginWorkspace()
+    private let recorder = LogRecorder()
+
+    /// Stages the provider (`isolation` nil: the mode's default) and the consumers, loads
+    /// them, and opens one Habits screen per consumer.
+    private func host(provider: String?, consumer: String?, otherConsumer: Bool = false,
+                      unresponsive: Duration = .seconds(3)) throws -> (BerthHost, [Router]) {
+        stage("org.berth.reminders", library: "libBerthReminders.so", entry: "berth_reminders_entry_v1",
+              routes: [], capabilities: ["services.provide"], isolation: provider)
+        var consumers = [("org.berth.habits", "berth_habits_entry_v1")]
+        if otherConsumer { consumers.append(("org.berth.habits-other", "berth_habits_other_entry_v1")) }
+        for (id, entry) in consumers {
+            stage(id, library: "libBerthHabits.so", entry: entry, routes: ["habits"],
+                  capabilities: ["services.consume", "session"], isolation: consumer)
+        }
+        let mode: IsolationMode = ProcessInfo.processInfo.environment["BERTH_TEST_ISOLATION"] == "process" ? .process : .inProcess
+        let host = try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings(.manifest(default: mode), unresponsive: unresponsive))
+        try host.load("org.berth.reminders")
+        var screens: [Router] = []
+        for (id, _) in consumers {
+            try host.load(id)
+            screens.append(try host.push(Route(plugin: id, name: "habits")))
+        }
+        return (host, screens)
+    }
+
+    private func stage(_ id: String, library: String, entry: String, routes: [String], capabilities: [String], isolation: String?) {
+        let folder = (workspace.plugins as NSString).appendingPathComponent(id)
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: BuildProducts.library(library), toPath: (folder as NSString).appendingPathComponent(library))
+        } catch {
+            Issue.record("stage \(library) as \(id): \(error)")
+        }
+        var manifest: [String: Any] = [
+            "id": id, "name": id, "version": "1.0.0", "abi": "1.2", "library": library, "entry": entry,
+            "runtime": "swift", "routes": routes, "capabilities": capabilities,
+        ]
+        if let isolation { manifest["isolation"] = isolation }
+        workspace.write(manifest: manifest, in: folder)
+    }
+
+    /// Sends `action` to a Habits screen and returns what it shows after it.
+    @discardableResult
+    private func call(_ host: BerthHost, _ screen: Router, _ action: String, _ word: String = "") async throws -> String {
+        try await host.send(screen: screen.id, action: action, payload: Array(word.utf8))
+        return try shown(host, screen)
+    }
+
+    /// The screen's "result: …" line, without the prefix.
+    private func shown(_ host: BerthHost, _ screen: Router) throws -> String {
+        let texts = try host.render(screen: screen.id)?.allNodes.compactMap { $0.fields["text"] } ?? []
+        let line = try #require(texts.first { $0.hasPrefix("result: ") }, "\(texts)")
+        return String(line.dropFirst("result: ".count))
+    }
+
+    /// The numbers in log lines containing `prefix` ("made clock #"), in order.
+    private func numbers(_ prefix: String) -> [Int] {
+        recorder.all.compactMap { line in
+            guard let range = line.range(of: prefix) else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }
+    }
+
+    @Test("a session-scoped Swift contract: one instance per session, released at its end, a fresh one after; values and the provider's errors cross",
+          arguments: Placement.allCases)
+    func sessionScope(placement: Placement) async throws {
+        let (host, screens) = try host(provider: placement.provider, consumer: placement.consumer)
+        let habits = screens[0]
+        let outside = try await call(host, habits, "instance")
+        #expect(outside.hasPrefix("failed: ") && outside.contains("org.berth.reminders.ReminderClock"), "no session yet: \(outside)")
+        try await call(host, habits, "begin", "alice")
+        #expect(try await call(host, habits, "instance") == "#1 call 1")
+        #expect(try await call(host, habits, "instance") == "#1 call 2", "the same instance within the session")
+        #expect(try await call(host, habits, "next", "1000") == "1060", "a Date argument and a Date result, through JSON")
+        let failed = try await call(host, habits, "fail", "bad day")
+        #expect(failed.hasPrefix("failed: ") && failed.contains("the clock refuses: bad day"), "\(failed)")
+        #expect(!failed.contains("\n"))
+        #expect(numbers("released clock #").isEmpty)
+        try await call(host, habits, "end")
+        #expect(await eventuallyAsync { numbers("released clock #") == [1] }, "the session's end releases its instance in the provider: \(recorder.all)")
+        try await call(host, habits, "begin", "bob")
+        #expect(try await call(host, habits, "instance") == "#2 call 1", "a fresh instance for the next session")
+        #expect(numbers("made clock #") == [1, 2])
+        let contract = host.scopes.contracts.first { $0.key == "org.berth.reminders.ReminderClock" }
+        #expect(contract?.callers == ["org.berth.habits"])
+    }
+
+    @Test("a Swift provider that crashes mid-call fails it as crashed, naming the provider; the consumer's screen stays open and its next call runs",
+          arguments: [Placement.workers, .mixed])
+    func providerCrash(placement: Placement) async throws {
+        let (host, screens) = try host(provider: placement.provider, consumer: placement.consumer)
+        let habits = screens[0]
+        try await call(host, habits, "begin", "alice")
+        #expect(try await call(host, habits, "instance") == "#1 call 1")
+        let crashed = try await call(host, habits, "crash")
+        #expect(crashed.hasPrefix("crashed: ") && crashed.contains("org.berth.reminders"), "\(crashed)")
+        #expect(!crashed.contains("\n"))
+        #expect(host.openRouters.contains { $0.id == habits.id }, "the consumer's screen stays open")
+        #expect(host.plugins["org.berth.habits"]?.state == .loaded)
+        let crashEvents = host.events.filter { $0.kind == .crashed }
+        #expect(!crashEvents.isEmpty && crashEvents.allSatisfy { $0.subject == .plugin("org.berth.reminders") },
+                "only the provider is blamed: \(crashEvents.map(\.description))")
+        // The consumer goes on: its next call is answered (a restarted provider) or fails in one
+        // line naming it, and the screen shows either.
+        let after = try await call(host, habits, "instance")
+        #expect(after.hasPrefix("#") || after.contains("org.berth.reminders"), "\(after)")
+        #expect(host.openRouters.contains { $0.id == habits.id })
+    }
+
+    @Test("a Swift provider that does not answer in time fails the call as timed out; the consumer's screen stays open",
+          arguments: [Placement.workers, .mixed])
+    func providerHang(placement: Placement) async throws {
+        let (host, screens) = try host(provider: placement.provider, consumer: placement.consumer, unresponsive: .milliseconds(500))
+        let habits = screens[0]
+        try await call(host, habits, "begin", "alice")
+        let slow = try await call(host, habits, "slow", "30000")
+        #expect(slow.hasPrefix("timed out: ") && slow.contains("org.berth.reminders"), "\(slow)")
+        #expect(host.openRouters.contains { $0.id == habits.id })
+    }
+
+    @Test("after the Swift provider reloads, the next call reaches the new generation with a fresh instance",
+          arguments: Placement.allCases)
+    func providerReload(placement: Placement) async throws {
+        let (host, screens) = try host(provider: placement.provider, consumer: placement.consumer)
+        let habits = screens[0]
+        try await call(host, habits, "begin", "alice")
+        let first = try await call(host, habits, "generation")
+        #expect(try await call(host, habits, "instance") == "#1 call 1")
+        _ = try host.reload("org.berth.reminders")
+        #expect(await eventuallyAsync { numbers("released clock #") == [1] }, "the old generation's instance is released at the reload")
+        let second = try await call(host, habits, "generation")
+        #expect(!second.isEmpty && !second.contains(":") && second != first, "\(first) then \(second)")
+        #expect(try await call(host, habits, "instance") == "#1 call 1", "the new generation's own instance")
+        #expect(host.openRouters.contains { $0.id == habits.id })
+    }
+
+    @Test("two consumers at once: the session's instance is made once (single flight); each action has its own request-scoped instance",
+          arguments: [Placement.workers, .inProcess])
+    func concurrentConsumers(placement: Placement) async throws {
+        let (host, screens) = try host(provider: placement.provider, consumer: placement.consumer, otherConsumer: true)
+        host.beginSession("shared")
+        async let first = call(host, screens[0], "instance")
+        async let second = call(host, screens[1], "instance")
+        let answers = try await [first, second]
+        #expect(Set(answers.map { $0.prefix { $0 != " " } }) == ["#1"], "one instance for both: \(answers)")
+        #expect(Set(answers) == ["#1 call 1", "#1 call 2"], "\(answers)")
+        #expect(numbers("made clock #") == [1])
+        // Request scope: each action adds 1 twice to a tally of its own.
+        var tallies: [String] = []
+        for _ in 0..<4 {
+            async let one = call(host, screens[0], "tally")
+            async let other = call(host, screens[1], "tally")
+            tallies += try await [one, other]
+        }
+        var instances: Set<Int> = []
+        for tally in tallies {
+            let parts = tally.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            let number = parts.first.flatMap { Int($0.dropFirst().prefix { $0.isNumber }) }
+            #expect(parts.count == 2 && parts[0].hasSuffix("total 1") && parts[1].hasSuffix("total 2")
+                    && parts[1].hasPrefix("#\(number ?? -1) "), "one instance within an action, fresh for each: \(tally)")
+            if let number { instances.insert(number) }
+        }
+        #expect(instances.count == 8, "\(tallies)")
+        #expect(await eventuallyAsync(timeout: .seconds(30)) { numbers("released tally #").count == 8 }, "each released when its action ended")
+        #expect(Set(numbers("released tally #")) == instances)
+    }
+}
