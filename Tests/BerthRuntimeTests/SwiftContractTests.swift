@@ -163,6 +163,26 @@ struct SwiftContractTests {
         #expect(host.openRouters.contains { $0.id == habits.id })
     }
 
+    @Test("a call in flight finishes on the old generation: a reload meanwhile is refused as busy; once the call returned it reloads and the next call reaches the new generation",
+          arguments: Placement.allCases)
+    func reloadDuringCall(placement: Placement) async throws {
+        let (host, screens) = try host(provider: placement.provider, consumer: placement.consumer)
+        let habits = screens[0]
+        try await call(host, habits, "begin", "alice")
+        let first = try await call(host, habits, "generation")
+        async let slow = call(host, habits, "slow", "1500")
+        #expect(await eventuallyAsync { !recorder.matching("sleeps 1500 ms").isEmpty }, "the provider runs the call")
+        #expect { try host.reload("org.berth.reminders") } throws: { error in
+            "\(error)".contains("org.berth.reminders: is busy: contract call 'org.berth.reminders.ReminderClock'")
+                && "\(error)".contains("reload it once it returns")
+        }
+        #expect(try await slow == "slept 1500", "answered by the old generation")
+        #expect(try await call(host, habits, "generation") == first)
+        _ = try host.reload("org.berth.reminders")
+        let second = try await call(host, habits, "generation")
+        #expect(second != first && !second.contains(":"), "\(first) then \(second)")
+    }
+
     @Test("two consumers at once: the session's instance is made once (single flight); each action has its own request-scoped instance",
           arguments: [Placement.workers, .inProcess])
     func concurrentConsumers(placement: Placement) async throws {

@@ -29,6 +29,7 @@ final class SystemClock: ReminderClock {
     func crash() async throws { fatalError("reminders crashes on purpose") }
 
     func sleep(milliseconds: Int) async throws -> Int {
+        Plugin.log("clock #\(number) sleeps \(milliseconds) ms")
         try await Task.sleep(for: .milliseconds(milliseconds))
         return milliseconds
     }
