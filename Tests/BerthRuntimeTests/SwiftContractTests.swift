@@ -183,6 +183,25 @@ struct SwiftContractTests {
         #expect(second != first && !second.contains(":"), "\(first) then \(second)")
     }
 
+    @Test("a Swift consumer calls a contract a C plugin provides (contract.c's org.berth.Clock): the same bytes on the wire",
+          arguments: [Placement.workers, .inProcess])
+    func swiftConsumerOfACProvider(placement: Placement) async throws {
+        workspace.stageFixture(folder: "clock", entry: "fixture_entry_clock", id: "org.berth.clock") { manifest in
+            manifest["routes"] = ["clock"]
+            manifest["abi"] = "1.2"
+            manifest["capabilities"] = ["services.provide"]
+            manifest["isolation"] = placement.provider
+        }
+        let (host, screens) = try host(provider: placement.provider, consumer: placement.consumer)
+        try host.load("org.berth.clock")
+        let habits = screens[0]
+        try await call(host, habits, "begin", "alice")
+        #expect(try await call(host, habits, "c-next") == "C #1 calls 1")
+        #expect(try await call(host, habits, "c-next") == "C #1 calls 2", "the session's one instance, in the C provider")
+        let contract = host.scopes.contracts.first { $0.key == "org.berth.Clock" }
+        #expect(contract?.provider == "org.berth.clock#1")
+    }
+
     @Test("two consumers at once, first use: the session's instance is made once (single flight) and both reach it",
           arguments: [Placement.workers, .inProcess])
     func singleFlight(placement: Placement) async throws {

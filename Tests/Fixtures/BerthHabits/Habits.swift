@@ -16,6 +16,7 @@ final class HabitsScreen: Screen {
         ScreenAction("instance", summary: "The session's clock instance and its call count"),
         ScreenAction("generation", summary: "The provider generation's token"),
         ScreenAction("tally", summary: "Adds 1 twice to this action's own tally"),
+        ScreenAction("c-next", summary: "Calls the C fixture's clock (org.berth.Clock)"),
         ScreenAction("begin", summary: "Begins the session named by the payload"),
         ScreenAction("end", summary: "Ends the session"),
     ]
@@ -49,6 +50,11 @@ final class HabitsScreen: Screen {
     }
 
     private func call(_ action: String, _ text: String) throws -> String {
+        if action == "c-next" {
+            let clock = try context.service(CClockContract.self)
+            let reading = try context.awaiting { try await clock.next() }
+            return "C #\(reading.instance) calls \(reading.calls)"
+        }
         if action == "tally" {
             let tally = try context.service(TallyContract.self)
             return try context.awaiting {
@@ -77,7 +83,7 @@ final class HabitsScreen: Screen {
 
 @_cdecl("berth_habits_entry_v1")
 public func berthHabitsEntry(_ host: UnsafeRawPointer?, _ plugin: UnsafeRawPointer?) -> UnsafeRawPointer? {
-    Plugin(id: "org.berth.habits", screens: [HabitsScreen.self], consumes: [ReminderClockContract.self, TallyContract.self], capabilities: [.servicesConsume, .session])
+    Plugin(id: "org.berth.habits", screens: [HabitsScreen.self], consumes: [ReminderClockContract.self, TallyContract.self, CClockContract.self], capabilities: [.servicesConsume, .session])
         .export(host, plugin)
 }
 

@@ -71,3 +71,33 @@ public enum TallyContract: ServiceContract {
         func add(_ amount: Int) async throws -> String { try await link.call("add", amount) }
     }
 }
+
+/// The contract of the C fixture's clock (Tests/Fixtures/BerthFixtures/contract.c,
+/// "org.berth.Clock"): a Swift client of a provider written in C.
+public protocol CClock {
+    /// The provider instance's number and how often it was called.
+    func next() async throws -> CClockReading
+}
+
+/// What the C clock's `next` answers: `{"instance":N,"calls":C}`.
+public struct CClockReading: Codable, Sendable {
+    public var instance: Int
+    public var calls: Int
+}
+
+/// The contract of `CClock`.
+public enum CClockContract: ServiceContract {
+    public static let name = "org.berth.Clock"
+    public static func client(_ link: ServiceLink) -> any CClock { Client(link: link) }
+    public static func serve(_ service: any CClock, _ call: inout ServiceCall) async throws {
+        switch call.method {
+        case "next": try call.reply(await service.next())
+        default: throw call.unknownMethod()
+        }
+    }
+
+    struct Client: CClock {
+        let link: ServiceLink
+        func next() async throws -> CClockReading { try await link.call("next") }
+    }
+}
