@@ -31,7 +31,7 @@ struct SwiftContractTests {
 
     /// Stages the provider (`isolation` nil: the mode's default) and the consumers, loads
     /// them, and opens one Habits screen per consumer.
-    private func host(provider: String?, consumer: String?, otherConsumer: Bool = false,
+    private func host(provider: String?, consumer: String?, otherConsumer: Bool = false, loadProvider: Bool = true,
                       unresponsive: Duration = .seconds(3)) throws -> (BerthHost, [Router]) {
         stage("org.berth.reminders", library: "libBerthReminders.so", entry: "berth_reminders_entry_v1",
               routes: [], capabilities: ["services.provide"], isolation: provider)
@@ -43,7 +43,7 @@ struct SwiftContractTests {
         }
         let mode: IsolationMode = ProcessInfo.processInfo.environment["BERTH_TEST_ISOLATION"] == "process" ? .process : .inProcess
         let host = try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings(.manifest(default: mode), unresponsive: unresponsive))
-        try host.load("org.berth.reminders")
+        if loadProvider { try host.load("org.berth.reminders") }
         var screens: [Router] = []
         for (id, _) in consumers {
             try host.load(id)
@@ -112,6 +112,15 @@ struct SwiftContractTests {
         #expect(numbers("made clock #") == [1, 2])
         let contract = host.scopes.contracts.first { $0.key == "org.berth.reminders.ReminderClock" }
         #expect(contract?.callers == ["org.berth.habits"])
+    }
+
+    @Test("with no provider loaded a call fails as not found, in one line naming the contract", arguments: [Placement.workers, .inProcess])
+    func noProvider(placement: Placement) async throws {
+        let (host, screens) = try host(provider: placement.provider, consumer: placement.consumer, loadProvider: false)
+        try await call(host, screens[0], "begin", "alice")
+        let answer = try await call(host, screens[0], "instance")
+        #expect(answer == "not found: service_call org.berth.reminders.ReminderClock: no plugin or host registered this service")
+        #expect(host.openRouters.contains { $0.id == screens[0].id })
     }
 
     @Test("a Swift provider that crashes mid-call fails it as crashed, naming the provider; the consumer's screen stays open and its next call runs",
