@@ -13,7 +13,7 @@ struct GoldenFrame {
     /// Passes when `frame` matches the file; else throws naming the first line that differs.
     /// Records the frame (and fails) when the file is missing or recording is asked for.
     func check(_ frame: Frame) throws(BerthTestingError) {
-        let recording = ProcessInfo.processInfo.environment["BERTH_RECORD_FRAMES"] == "1"
+        let recording = ProcessInfo.processInfo.environment["BERTH_UPDATE_FRAMES"] == "1"
         guard !recording, let stored = try? String(contentsOfFile: path, encoding: .utf8) else {
             do {
                 try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -21,7 +21,7 @@ struct GoldenFrame {
             } catch {
                 throw BerthTestingError("\(path): cannot write the golden frame: \(error)")
             }
-            throw BerthTestingError("\(path): recorded this frame (\(recording ? "BERTH_RECORD_FRAMES=1" : "there was none")); look at it, then run again")
+            throw BerthTestingError("\(path): recorded this frame (\(recording ? "BERTH_UPDATE_FRAMES=1" : "there was none")); look at it, then run again")
         }
         guard stored != frame.golden else { return }
         let expected = stored.components(separatedBy: "\n")
@@ -29,6 +29,6 @@ struct GoldenFrame {
         let line = (0..<min(expected.count, actual.count)).first { expected[$0] != actual[$0] } ?? min(expected.count, actual.count)
         let want = expected.indices.contains(line) ? expected[line] : "(end of file)"
         let got = actual.indices.contains(line) ? actual[line] : "(end of frame)"
-        throw BerthTestingError("\(path):\(line + 1): the frame differs: expected '\(want)', got '\(got)' (BERTH_RECORD_FRAMES=1 rewrites it)")
+        throw BerthTestingError("\(path):\(line + 1): the frame differs: expected '\(want)', got '\(got)' (BERTH_UPDATE_FRAMES=1 rewrites it)")
     }
 }

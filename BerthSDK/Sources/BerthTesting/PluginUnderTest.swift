@@ -53,7 +53,7 @@ public final class PluginUnderTest: @unchecked Sendable {
 
     /// Clicks the control labelled `label`: a Button, Toggle, Stepper, TextField or Picker
     /// by its label, an action by its name, a route of the start screen. A button is
-    /// pressed, a toggle flipped, a text field or a picker focused (type or press then).
+    /// pressed, a toggle flipped, a stepper, text field or picker focused (press or type then).
     public func tap(_ label: String) async throws {
         try await exchange(["op": "tap", "label": label])
     }
@@ -90,7 +90,7 @@ public final class PluginUnderTest: @unchecked Sendable {
     }
 
     /// Compares the frame with the golden file `Frames/<name>.txt` beside the test file.
-    /// A missing file, or any file when `BERTH_RECORD_FRAMES=1`, is written from this frame
+    /// A missing file, or any file when `BERTH_UPDATE_FRAMES=1`, is written from this frame
     /// and the check fails once, so a new golden is always looked at before it counts.
     public func expectFrame(_ name: String, filePath: String = #filePath) throws {
         try GoldenFrame(name: name, besides: filePath).check(frame)

@@ -95,8 +95,12 @@ final class TestHostProcess: @unchecked Sendable {
         return BerthTestingError("berth test-host ended during '\(what)' (exit \(process.terminationStatus)): \(lastLogLines)")
     }
 
+    /// The log's lines that say what went wrong (a fatal error, a crash, an error), else its
+    /// last lines: a crash's backtrace ends with a list of images, which says nothing.
     private var lastLogLines: String {
-        let lines = log.split(separator: "\n").suffix(5)
-        return lines.isEmpty ? "(nothing logged)" : lines.joined(separator: " | ")
+        let lines = log.split(separator: "\n")
+        let telling = lines.filter { line in ["Fatal error", "crashed", "error"].contains { line.contains($0) } }
+        let shown = telling.isEmpty ? Array(lines.suffix(5)) : Array(telling.prefix(4))
+        return shown.isEmpty ? "(nothing logged)" : shown.joined(separator: " | ") + " (all of it: `log`)"
     }
 }

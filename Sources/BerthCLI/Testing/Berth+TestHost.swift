@@ -38,7 +38,8 @@ extension Berth {
             let plugins = (scratch as NSString).appendingPathComponent("plugins")
             let host: BerthHost
             do {
-                _ = try PluginPacker.pack(package, into: plugins, library: library)
+                let packed = try PluginPacker.pack(package, into: plugins, library: library)
+                for warning in packed.warnings { FileHandleOutput.standardError("warning: \(warning)\n") }
                 var configuration = BerthHost.Configuration(pluginFolders: [plugins], runtimeBase: scratch, logger: makeHostLogger(),
                                                             isolation: isolation.settings)
                 configuration.stateDirectory = (scratch as NSString).appendingPathComponent("state")
@@ -49,6 +50,9 @@ extension Berth {
                 TestHostProtocol.reply(error: "\(error)".components(separatedBy: "\n").joined(separator: "; "))
                 throw ExitStatus.failure
             }
+            // Events (loads, screens, crashes with their reports) go with the log lines to
+            // stderr: the kit keeps them as the test's `log`.
+            _ = host.addEventObserver { event in FileHandleOutput.standardError("event: \(HostText.eventLine(event))\n") }
             let terminal = HeadlessTerminal(host: host, width: width, height: height)
             TestHostProtocol.reply(terminal)
             for await line in TestHostProtocol.requests() {
