@@ -73,7 +73,7 @@ enum TestHostProtocol {
 
     /// The key a name stands for: the names of Docs/testing-plugins.md (`tab`, `shift-tab`,
     /// `ctrl-c`, `f2`, one character …).
-    static func key(named name: String) -> Key? {
+    nonisolated static func key(named name: String) -> Key? {
         let named: [String: Key] = [
             "enter": .enter, "tab": .tab, "shift-tab": .backTab, "escape": .escape, "backspace": .backspace, "delete": .delete,
             "space": .character(" "), "up": .up, "down": .down, "left": .left, "right": .right, "home": .home, "end": .end,
