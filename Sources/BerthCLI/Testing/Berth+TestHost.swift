@@ -33,6 +33,7 @@ extension Berth {
 
         @MainActor
         func run() async throws {
+            TestHostProtocol.takeStandardOutput()
             let scratch = (NSTemporaryDirectory() as NSString).appendingPathComponent("berth-test-host-\(UUID().uuidString.prefix(8))")
             defer { try? FileManager.default.removeItem(atPath: scratch) }
             let plugins = (scratch as NSString).appendingPathComponent("plugins")

@@ -15,6 +15,16 @@ enum TestHostProtocol {
         init(_ description: String) { self.description = description }
     }
 
+    /// Where replies go: the process's stdout as it started. `takeStandardOutput` points fd 1
+    /// at stderr, so what a plugin prints in process goes with the log, never into a reply.
+    private static var replies = FileHandle.standardOutput
+
+    static func takeStandardOutput() {
+        let saved = dup(STDOUT_FILENO)
+        guard saved >= 0, dup2(STDERR_FILENO, STDOUT_FILENO) >= 0 else { return }
+        replies = FileHandle(fileDescriptor: saved, closeOnDealloc: true)
+    }
+
     /// Stdin's lines, read on a thread of their own so the main actor stays free for the
     /// host (a worker's messages, a managed task's posts). Ends at end of input.
     static func requests() -> AsyncStream<String> {
@@ -119,7 +129,7 @@ enum TestHostProtocol {
 
     private static func write(_ object: [String: Any]) {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        replies.write(data + Data("\n".utf8))
     }
 }
 
