@@ -26,11 +26,11 @@ struct TestHostTests {
         #expect(documented == declared, "documented only: \(documented.subtracting(declared).sorted()); declared only: \(declared.subtracting(documented).sorted())")
     }
 
-    @Test("test-host packs the library, then opens, taps by label, steps by key and reports a wrong label", arguments: ["in-process", "process"])
+    @Test("test-host packs the library, then opens, taps views and actions by label, steps by key and reports a wrong label", arguments: ["in-process", "process"])
     func drivesCounter(_ isolation: String) throws {
         let workspace = PluginWorkspace()
         let folder = workspace.stage("counter.json")
-        let host = try TestHostSession(package: folder, library: folder + "/libCounter.so", isolation: isolation)
+        let host = try TestHostSession(package: folder, library: folder + "/libCounter.so", isolation: isolation, log: workspace.root + "/test-host.log")
         defer { host.end() }
 
         let start = try host.reply(to: nil)
@@ -44,11 +44,16 @@ struct TestHostTests {
         #expect(tapped["text"]?.contains("[x] Details") == true, "\(tapped)")
         #expect(tapped["styles"]?.contains("--- styles") == false && tapped["styles"]?.contains("r") == true, "the focused toggle is reversed")
 
+        let reported = try host.reply(to: ["op": "tap", "label": "report"])
+        #expect(reported["error"] == nil, "\(reported)")
+        let log = try String(contentsOfFile: host.logPath, encoding: .utf8)
+        #expect(log.contains("count 0, ticks 0, total 0"), "a declared action is tapped by name; the plugin's log line goes to stderr:\n\(log)")
+
         let wrong = try host.reply(to: ["op": "tap", "label": "Nope"])
         #expect(wrong["error"]?.hasPrefix("no control labelled 'Nope' on the screen; its labels: 'Count', 'Add to total', 'Details'") == true, "\(wrong)")
         let badKey = try host.reply(to: ["op": "press", "key": "hyper"])
         #expect(badKey["error"] == "test-host: 'hyper' is not a key name (Docs/testing-plugins.md lists them)", "\(badKey)")
-        #expect(badKey["text"] == tapped["text"], "a failed request leaves the frame as it was")
+        #expect(badKey["text"] == reported["text"], "a failed request leaves the frame as it was")
     }
 }
 
@@ -58,13 +63,17 @@ private final class TestHostSession {
     private let input = Pipe()
     private let output = Pipe()
     private var buffered = Data()
+    /// Its stderr: the host's events and log lines, the plugin's included.
+    let logPath: String
 
-    init(package: String, library: String, isolation: String) throws {
+    init(package: String, library: String, isolation: String, log: String) throws {
+        logPath = log
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.executableURL = URL(fileURLWithPath: BuildProducts.berth)
         process.arguments = ["test-host", package, "--library", library, "--isolation", isolation]
         process.standardInput = input
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()
     }
 

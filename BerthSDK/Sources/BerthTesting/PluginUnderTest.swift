@@ -52,8 +52,9 @@ public final class PluginUnderTest: @unchecked Sendable {
     }
 
     /// Clicks the control labelled `label`: a Button, Toggle, Stepper, TextField or Picker
-    /// by its label, an action by its name, a route of the start screen. A button is
-    /// pressed, a toggle flipped, a stepper, text field or picker focused (press or type then).
+    /// by its label, a picker's option, an action by its name, a route of the start screen.
+    /// A button is pressed, a toggle flipped, an option selected, a stepper, text field or
+    /// picker focused (press or type then).
     public func tap(_ label: String) async throws {
         try await exchange(["op": "tap", "label": label])
     }

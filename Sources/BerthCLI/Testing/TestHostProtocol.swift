@@ -97,7 +97,8 @@ enum TestHostProtocol {
     }
 
     /// The control on the frame whose label is `label`: a view's label (Button, Toggle,
-    /// Stepper, TextField, Picker), an action's name, or a route on the start screen.
+    /// Stepper, TextField, Picker), a picker's option, an action's name, or a route on the
+    /// start screen.
     static func target(labelled label: String, on terminal: HeadlessTerminal) throws -> PlacedTarget {
         let nodes = terminal.app.host.visibleRouter?.module?.lastTree?.root?.allNodes ?? []
         let placed = terminal.app.rendered?.targets ?? []
@@ -106,7 +107,9 @@ enum TestHostProtocol {
             case .view(let id): nodes.first { $0.id == id }.flatMap { $0.fields["label"] ?? $0.fields["text"] }
             case .action(let action): action
             case .route(let route): route.description
-            case .back, .option: nil
+            case .option(let id, let index):
+                nodes.first { $0.id == id }.flatMap { $0.children.indices.contains(index) ? $0.children[index].fields["text"] : nil }
+            case .back: nil
             }
         }
         if let found = placed.first(where: { name(of: $0.target) == label || ($0.target.routeName == label) }) { return found }
