@@ -32,7 +32,8 @@ extension Berth {
             var scratchFolders: [String] = []
             defer { for folder in scratchFolders { try? FileManager.default.removeItem(atPath: folder) } }
             var manifests: [(report: Int, manifest: PluginManifest)] = []
-            for path in Self.pluginPaths(paths) {
+            let pluginPaths = Self.pluginPaths(paths)
+            for path in pluginPaths {
                 var report: ValidationReport
                 // A package folder is checked as `berth pack` would pack it.
                 let checked: String
@@ -79,9 +80,10 @@ extension Berth {
                 }
                 reports.append(report)
             }
-            // A contract one plugin consumes and none of those given provides.
+            // A contract one plugin consumes and none of those given provides (a plugin
+            // validated alone is not warned: its providers are elsewhere).
             let place = UnprovidedContract.place(of: paths.map { Self.isFolder($0) ? $0 : ParentPath.of($0) })
-            for unprovided in UnprovidedContract.find(among: manifests.map(\.manifest), place: place) {
+            for unprovided in pluginPaths.count > 1 || pluginPaths != paths ? UnprovidedContract.find(among: manifests.map(\.manifest), place: place) : [] {
                 guard let index = manifests.first(where: { $0.manifest.id == unprovided.consumer })?.report else { continue }
                 reports[index].problems.append("warning: \(unprovided)")
             }
