@@ -80,10 +80,11 @@ extension Berth {
                 }
                 reports.append(report)
             }
-            // A contract one plugin consumes and none of those given provides (a plugin
-            // validated alone is not warned: its providers are elsewhere).
+            // A contract one plugin consumes and none of those given provides: checked across
+            // several plugins (a plugin validated alone has its providers elsewhere).
+            let checksSeveral = pluginPaths.count > 1 || pluginPaths != paths
             let place = UnprovidedContract.place(of: paths.map { Self.isFolder($0) ? $0 : ParentPath.of($0) })
-            for unprovided in pluginPaths.count > 1 || pluginPaths != paths ? UnprovidedContract.find(among: manifests.map(\.manifest), place: place) : [] {
+            for unprovided in UnprovidedContract.find(among: manifests.map(\.manifest), place: place) where checksSeveral {
                 guard let index = manifests.first(where: { $0.manifest.id == unprovided.consumer })?.report else { continue }
                 reports[index].problems.append("warning: \(unprovided)")
             }
