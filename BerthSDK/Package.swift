@@ -12,10 +12,14 @@ let package = Package(
         .library(name: "BerthSDK", targets: ["BerthSDK"]),
         // The bare C ABI (berth.h), for C plugins and for hosts.
         .library(name: "CBerth", targets: ["CBerth"]),
+        // The test kit: a plugin package's test target depends on it (Docs/testing-plugins.md).
+        // It drives the plugin through the `berth` executable, so it compiles no runtime.
+        .library(name: "BerthTesting", targets: ["BerthTesting"]),
     ],
     targets: [
         .target(name: "CBerth"),
         .target(name: "BerthSDK", dependencies: ["CBerth"]),
+        .target(name: "BerthTesting"),
     ]
 )
 

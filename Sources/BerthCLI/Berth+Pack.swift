@@ -54,7 +54,9 @@ enum PluginPacker {
         var warnings: [String] = []
     }
 
-    static func pack(_ path: String, into out: String, signingKey: PluginSigningKey? = nil) throws -> Packed {
+    /// `library`, when given, is the built library to pack (the test kit passes the one its
+    /// own build made), instead of looking in the package's `.build`.
+    static func pack(_ path: String, into out: String, signingKey: PluginSigningKey? = nil, library builtPath: String? = nil) throws -> Packed {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             throw PackError("\(path): no such file or folder" + nearbyName(of: path))
@@ -71,7 +73,7 @@ enum PluginPacker {
         } else if !isSwiftPackage {
             throw PackError("\(manifestPath): no manifest, and \(package) is not a Swift package whose library can describe itself")
         }
-        let built = try builtLibrary(named: manifest["library"] as? String, in: package, manifestPath: manifestPath)
+        let built = try builtPath ?? builtLibrary(named: manifest["library"] as? String, in: package, manifestPath: manifestPath)
         let library = (built as NSString).lastPathComponent
         // The code's facts: generated into the manifest of a Swift package, checked against
         // the hand-written one of a C plugin.

@@ -9,7 +9,7 @@ extension Berth {
             abstract: "Validate plugins: the static checks (one `path: field: message` line per problem), then ten named conformance checks, each in a child process."
         )
 
-        @Argument(help: "Plugin folders or plugin.json files.", completion: .file())
+        @Argument(help: "Plugin folders, plugin.json files, or folders of plugins (each sub-folder with a plugin.json).", completion: .file())
         var paths: [String]
 
         @OptionGroup var output: OutputOptions
@@ -31,7 +31,9 @@ extension Berth {
             let policy = signatures.policy
             var scratchFolders: [String] = []
             defer { for folder in scratchFolders { try? FileManager.default.removeItem(atPath: folder) } }
-            for path in paths {
+            var manifests: [(report: Int, manifest: PluginManifest)] = []
+            let pluginPaths = Self.pluginPaths(paths)
+            for path in pluginPaths {
                 var report: ValidationReport
                 // A package folder is checked as `berth pack` would pack it.
                 let checked: String
@@ -54,6 +56,7 @@ extension Berth {
                     ])
                 case .success(let plugin):
                     firstWithID[plugin.manifest.id] = path
+                    manifests.append((reports.count, plugin.manifest))
                     report = ValidationReport(path: path, id: plugin.manifest.id, valid: true, problems: plugin.warnings.map(\.description)
                                               + CapabilityUse.warnings(for: plugin.manifest).map { "warning: \($0)" })
                     report.signature = plugin.signature == .unsigned ? "unsigned" : "signed by \(plugin.signature)"
@@ -77,6 +80,14 @@ extension Berth {
                 }
                 reports.append(report)
             }
+            // A contract one plugin consumes and none of those given provides: checked across
+            // several plugins (a plugin validated alone has its providers elsewhere).
+            let checksSeveral = pluginPaths.count > 1 || pluginPaths != paths
+            let place = UnprovidedContract.place(of: paths.map { Self.isFolder($0) ? $0 : ParentPath.of($0) })
+            for unprovided in UnprovidedContract.find(among: manifests.map(\.manifest), place: place) where checksSeveral {
+                guard let index = manifests.first(where: { $0.manifest.id == unprovided.consumer })?.report else { continue }
+                reports[index].problems.append("warning: \(unprovided)")
+            }
             if output.json {
                 emitLine(try JSONText.encode(reports))
             } else {
@@ -95,6 +106,24 @@ extension Berth {
             }
             if reports.contains(where: { !$0.valid }) { throw ExitStatus.failure }
         }
+    }
+}
+
+extension Berth.Validate {
+    /// The paths to validate: a folder holding no plugin.json and no Package.swift, but
+    /// plugin folders, stands for those (as a host's `--plugins` folder); the rest as given.
+    static func pluginPaths(_ paths: [String]) -> [String] {
+        paths.flatMap { path -> [String] in
+            let has = { (name: String) in FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent(name)) }
+            guard isFolder(path), !has(PluginValidator.manifestFileName), !has("Package.swift") else { return [path] }
+            let folders = PluginDiscovery.pluginFolders(in: path)
+            return folders.isEmpty ? [path] : folders
+        }
+    }
+
+    static func isFolder(_ path: String) -> Bool {
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
     }
 }
 

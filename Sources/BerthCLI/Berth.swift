@@ -10,7 +10,7 @@ public struct Berth: AsyncParsableCommand {
         subcommands: [
             List.self, Validate.self, Call.self, Run.self, New.self, Pack.self, Keygen.self, Dev.self,
             Status.self, Reload.self, Load.self, Unload.self, Tree.self, Events.self, Restart.self, Host.self,
-            ConformanceCheckCommand.self, DescribeLibrary.self,
+            ConformanceCheckCommand.self, DescribeLibrary.self, TestHost.self,
         ]
     )
 

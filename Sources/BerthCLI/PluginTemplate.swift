@@ -64,7 +64,8 @@ struct PluginTemplate {
         switch language {
         case .swift:
             // No manifest: `berth pack` writes it from what the code states.
-            [("Package.swift", swiftPackage), ("Sources/\(name)/\(name).swift", swiftSource), ("README.md", readme)]
+            [("Package.swift", swiftPackage), ("Sources/\(name)/\(name).swift", swiftSource),
+             ("Tests/\(name)Tests/\(name)Tests.swift", swiftTest), ("README.md", readme)]
         case .c:
             [("Makefile", makefile), ("\(name.lowercased()).c", cSource), ("plugin.json", manifest), ("README.md", readme)]
         }
@@ -101,17 +102,47 @@ struct PluginTemplate {
         return FileManager.default.fileExists(atPath: path) ? nil : "\(root) is not a Berth checkout: \(path) does not exist"
     }
 
+    /// The SDK package by its path from the package's folder: the package holds no path of
+    /// the machine that made it, and moves with its checkout.
     private var swiftPackage: String {
-        """
+        let sdk = Self.relative((berthRoot as NSString).appendingPathComponent(Self.sdkFolder), from: packageFolder)
+        return """
         // swift-tools-version: 6.0
         import PackageDescription
 
         let package = Package(
             name: "\(name)",
             products: [.library(name: "\(name)", type: .dynamic, targets: ["\(name)"])],
-            dependencies: [.package(path: "\((berthRoot as NSString).appendingPathComponent(Self.sdkFolder))")],
-            targets: [.target(name: "\(name)", dependencies: [.product(name: "BerthSDK", package: "\(Self.sdkIdentity)")])]
+            dependencies: [.package(path: "\(sdk)")],
+            targets: [
+                .target(name: "\(name)", dependencies: [.product(name: "BerthSDK", package: "\(Self.sdkIdentity)")]),
+                // The test kit drives the plugin through `berth`: the test compiles no runtime.
+                .testTarget(name: "\(name)Tests", dependencies: [.product(name: "BerthTesting", package: "\(Self.sdkIdentity)")]),
+            ]
         )
+
+        """
+    }
+
+    /// A test with the kit (Docs/testing-plugins.md): the screen driven by its button's label
+    /// and by a key, in both places a host runs plugins.
+    private var swiftTest: String {
+        """
+        import BerthTesting
+        import Testing
+
+        @Suite("\(name): the \(route) screen")
+        struct \(name)Tests {
+            @Test("Wave counts the waves, by its label and by Enter", arguments: PluginIsolation.allCases)
+            func waveCounts(_ isolation: PluginIsolation) async throws {
+                let plugin = try await PluginUnderTest(isolation: isolation)
+                try await plugin.open("\(route)")
+                #expect(plugin.text.contains("Waved 0 time(s)"))
+                try await plugin.tap("Wave")      // a click: presses the button, and focuses it
+                try await plugin.press(.enter)    // presses the focused button again
+                #expect(plugin.text.contains("Waved 2 time(s)"))
+            }
+        }
 
         """
     }
@@ -237,7 +268,18 @@ struct PluginTemplate {
         run tasks, add \(language == .swift ? "`.navigate`, `.statePersist` or `.tasks` to `capabilities:`" : "`navigate`, `state.persist` or `tasks` to `\"capabilities\"`")
         (the host refuses the call otherwise): \(berthRoot)/Docs/security.md.
 
-        The tutorial is in the Berth checkout: \(berthRoot)/Docs/\(language == .swift ? "first-plugin.md" : "c-plugins.md").
+        \(language == .swift ? testNote(berthRoot: berthRoot) : "")The tutorial is in the Berth checkout: \(berthRoot)/Docs/\(language == .swift ? "first-plugin.md" : "c-plugins.md").
+
+        """
+    }
+
+    /// The README's paragraph on the generated test (Swift packages only).
+    private func testNote(berthRoot: String) -> String {
+        """
+        `swift test` runs Tests/\(name)Tests: the screen driven by its button's label and by a key,
+        with the plugin in the host's process and in a worker, on the library that run builds
+        (\(berthRoot)/Docs/testing-plugins.md).
+
 
         """
     }

@@ -13,6 +13,9 @@ public struct HostEvent: Sendable, CustomStringConvertible {
         /// A plugin's call was refused: its manifest lacks the capability, or its worker's
         /// system-call filter refused it (subject: the plugin; each member of a group).
         case denied
+        /// Found at discovery, stopping nothing: a contract a plugin consumes that no plugin
+        /// in the plugins folders provides (subject: the consumer).
+        case warning
     }
 
     /// Its position in the host's log, counting from 1.

@@ -254,6 +254,30 @@ struct InteractionTests {
         #expect(text.contains("TrapScreen.swift:"), "\(text)")
     }
 
+    @Test("the inspector lists each contract with its provider and the plugins that called it")
+    func contractsInInspector() async throws {
+        let front = try FrontEndHost(width: 160, height: 60) { workspace in
+            workspace.stageFixture(folder: "clock", entry: "fixture_entry_clock", id: "org.berth.clock") {
+                $0["routes"] = ["clock"]
+                $0["capabilities"] = ["services.provide"]
+            }
+            workspace.stageFixture(folder: "alarm", entry: "fixture_entry_alarm", id: "org.berth.alarm") {
+                $0["routes"] = ["alarm"]
+                $0["capabilities"] = ["services.consume", "session"]
+            }
+        }
+        try front.open("org.berth.clock/clock")
+        try front.open("org.berth.alarm/alarm")
+        let alarm = try #require(front.host.visibleRouter?.id)
+        await front.terminal.press(.function(2))
+        #expect(front.terminal.text.contains("org.berth.Clock (session)"), "\(front.terminal.text)")
+        #expect(front.terminal.text.contains("by org.berth.clock#1; not called yet"))
+        try await front.host.send(screen: alarm, action: "begin", payload: Array("s".utf8))
+        try await front.host.send(screen: alarm, action: "call", payload: Array("next".utf8))
+        _ = front.terminal.settle()
+        #expect(front.terminal.text.contains("by org.berth.clock#1; called by org.berth.alarm"), "\(front.terminal.text)")
+    }
+
     private func focusedTarget(_ terminal: HeadlessTerminal) -> FocusTarget? {
         // The focused target is the one drawn reversed in the body.
         let frame = terminal.frame

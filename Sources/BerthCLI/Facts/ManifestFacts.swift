@@ -2,7 +2,7 @@ import BerthRuntime
 import Foundation
 
 /// The facts a plugin's code states (its id, routes, actions and persisted keys, its
-/// services and exports) set against a manifest. For a Swift plugin the code is the one
+/// services, contracts and exports) set against a manifest. For a Swift plugin the code is the one
 /// place they are written, and `pack` writes them into the manifest; for a C plugin the
 /// manifest is hand-written and checked against what its `berth_describe_v1` reports. Each
 /// disagreement is one line naming the fact and both places.
@@ -25,6 +25,7 @@ struct ManifestFacts {
         ]
         for (field, value) in generated where manifest[field] == nil { manifest[field] = value }
         if manifest["actions"] == nil, let actions = generatedActions { manifest["actions"] = actions }
+        fillContracts(&manifest)
         // Stated in code (`Plugin(capabilities:)`): the manifest grants exactly those.
         if manifest["capabilities"] == nil, let capabilities = description.capabilities { manifest["capabilities"] = capabilities }
         if manifest["name"] == nil { manifest["name"] = Self.libraryName(library) }
@@ -73,6 +74,7 @@ struct ManifestFacts {
             }
         }
         problems += actionMismatches(manifest, absentIsEmpty: absentIsEmpty)
+        problems += contractMismatches(manifest, absentIsEmpty: absentIsEmpty)
         let exported = Set((manifest["exports"] as? [[String: Any]] ?? []).compactMap { $0["symbol"] as? String })
         for symbol in description.exports ?? [] where !exported.contains(symbol) {
             problems.append("\(manifestPath): exports: \(source) reports the export '\(symbol)', plugin.json's exports do not list it")

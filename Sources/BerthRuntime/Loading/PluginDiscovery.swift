@@ -9,6 +9,8 @@ public struct DiscoveryResult: Sendable {
     public var rejected: [RejectedPlugin] = []
     /// Trusted-key files or revocation lines that could not be read.
     public var trustProblems: [PluginProblem] = []
+    /// Contracts a valid plugin consumes that no valid plugin provides (warnings).
+    public var unprovidedContracts: [UnprovidedContract] = []
 }
 
 /// A plugin folder that did not validate. It is reported and skipped; the others load.
@@ -59,6 +61,7 @@ package enum PluginDiscovery {
                 }
             }
         }
+        result.unprovidedContracts = UnprovidedContract.find(among: result.plugins.map(\.manifest), place: UnprovidedContract.place(of: folders))
         return result
     }
 
@@ -72,7 +75,7 @@ package enum PluginDiscovery {
     }
 
     /// Sub-folders of `folder` holding a manifest, sorted by name for a stable order.
-    static func pluginFolders(in folder: String) -> [String] {
+    package static func pluginFolders(in folder: String) -> [String] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
         return entries.sorted().compactMap { entry in
             let path = (folder as NSString).appendingPathComponent(entry)

@@ -17,6 +17,8 @@ final class PluginLoader {
     var lastReloadDuration: Duration?
     /// The phases of the last successful reload.
     var lastReloadTimings: ReloadTimings?
+    /// The unprovided contracts already warned of: a later discovery repeats none.
+    private var warnedContracts: Set<UnprovidedContract> = []
 
     init(configuration: BerthHost.Configuration, registry: PluginRegistry, generations: GenerationMaker, navigator: Navigator,
          events: EventLog, runtimeDirectory: RuntimeDirectory) {
@@ -48,6 +50,9 @@ final class PluginLoader {
             for problem in rejectedPlugin.problems where problem.severity == .error {
                 events.emit(.rejected, rejectedPlugin.id.map(HostEvent.Subject.plugin) ?? .folder(rejectedPlugin.folder), problem.description)
             }
+        }
+        for unprovided in result.unprovidedContracts where warnedContracts.insert(unprovided).inserted {
+            events.emit(.warning, .plugin(unprovided.consumer), unprovided.message)
         }
         return result
     }

@@ -11,6 +11,7 @@ protocol InspectedHost: AnyObject {
     var plugins: [String: PluginRecord] { get }
     var startedAt: ContinuousClock.Instant { get }
     var events: [HostEvent] { get }
+    var scopes: ScopeRegistry { get }
 }
 
 extension BerthHost: InspectedHost {}
@@ -113,6 +114,16 @@ struct Inspector {
             lines += Self.wrapped(parts[0], columns: columns)
             for (index, frame) in (parts.count > 1 ? parts[1].components(separatedBy: " ← ") : []).enumerated() {
                 lines += Self.wrapped((index == 0 ? "in " : "← ") + frame, columns: columns)
+            }
+        }
+        // Contracts: who provides each, and who called it.
+        let contracts = host.scopes.contracts
+        if !contracts.isEmpty {
+            lines += ["", "Services"]
+            for contract in contracts {
+                lines.append("  \(contract.key) (\(contract.kind))")
+                let callers = contract.callers.isEmpty ? "not called yet" : "called by " + contract.callers.joined(separator: ", ")
+                lines += Self.wrapped("by \(contract.provider); \(callers)", columns: columns)
             }
         }
         lines += ["", "Events and output"]

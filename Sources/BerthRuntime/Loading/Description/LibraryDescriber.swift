@@ -65,6 +65,8 @@ package enum LibraryDescriber {
         description.services = reported.services
         description.capabilities = reported.capabilities
         description.exports = reported.exports
+        description.provides = reported.provides
+        description.consumes = reported.consumes
         description.actions = reported.actions
         description.problems = reported.problems
         return description
@@ -81,6 +83,8 @@ extension LibraryDescription {
         var services: [String]?
         var capabilities: [String]?
         var exports: [String]?
+        var provides: [String]?
+        var consumes: [String]?
         var actions: [String: [DeclaredAction]]?
         var problems: [String]?
     }

@@ -19,6 +19,10 @@ package struct LibraryDescription: Codable, Sendable, Equatable {
     /// The capabilities the code states it uses (nil: it states none).
     package var capabilities: [String]?
     package var exports: [String]?
+    /// The contracts the code provides and consumes, by name (nil when the description has
+    /// no such field: a C plugin's describe may leave them out, and then they are not checked).
+    package var provides: [String]?
+    package var consumes: [String]?
     /// The actions each route's screen declares (nil when the description has no `actions`:
     /// a C plugin's describe may leave them out, and then they are not checked).
     package var actions: [String: [DeclaredAction]]?

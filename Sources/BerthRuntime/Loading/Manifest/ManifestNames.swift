@@ -1,4 +1,4 @@
-/// The manifest's rules for names: plugin ids, C symbols, route names, worker groups and
+/// The manifest's rules for names: plugin ids, C symbols, route and contract names, worker groups and
 /// environment variables, and which variables the host never passes to a worker. Pure
 /// predicates, used by `ManifestReader` (and anything else that must accept the same names).
 enum ManifestNames {
@@ -24,6 +24,13 @@ enum ManifestNames {
         guard let first = text.first, first.isASCII, first.isLetter else { return false }
         return text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
     }
+
+    /// A contract name (`org.berth.Clock`): a route name of at most `contractNameBytes` bytes.
+    static func isContractName(_ text: String) -> Bool {
+        text.utf8.count <= contractNameBytes && isRouteName(text)
+    }
+
+    static let contractNameBytes = 255
 
     /// A worker group name: 1 to 64 ASCII letters, digits, '-', '_' and '.'.
     static func isGroupName(_ name: String) -> Bool {

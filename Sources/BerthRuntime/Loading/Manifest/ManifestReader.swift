@@ -55,6 +55,7 @@ struct ManifestReader {
         let actions = readActions(fields, routes: routes)
         let limits = readLimits(fields)
         let environment = readEnvironment(fields)
+        let contracts = readContracts(fields)
         if isolation == .inProcess, limits.memory != nil {
             warn("limits.memory", "cannot be enforced for a plugin that runs in-process (it shares the host's memory); run it with \"isolation\": \"process\"")
         }
@@ -68,6 +69,7 @@ struct ManifestReader {
         )
         manifest.limits = limits
         manifest.environment = environment
+        manifest.contracts = contracts
         return manifest
     }
 

@@ -5,7 +5,7 @@ extension PluginManifest {
     static let knownFields: Set<String> = [
         "$schema", "id", "name", "version", "abi", "library", "entry", "runtime", "exports",
         "routes", "requires", "persist", "sha256", "description", "isolation",
-        "capabilities", "files", "activation", "actions", "limits", "environment",
+        "capabilities", "files", "activation", "actions", "limits", "environment", "contracts",
     ]
 
     /// The sizes a manifest may have (Docs/manifest-errors.md): larger ones are refused with one

@@ -73,6 +73,8 @@ public struct PluginManifest: Sendable, Equatable {
     public var limits = PluginLimits()
     /// Host variables passed to an isolated plugin's worker beyond the allowlist (`environment`).
     public var environment: [String] = []
+    /// The service contracts it provides and calls, by name (`contracts`).
+    public var contracts = PluginContracts()
 
     /// One entry of `requires`.
     public struct Dependency: Sendable, Equatable {

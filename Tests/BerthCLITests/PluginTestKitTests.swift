@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import BerthTestSupport
+
+/// The test kit as a plugin author meets it: `berth new` writes a package whose test uses
+/// BerthTesting, `swift test` there builds and passes it (in both isolation modes, on the
+/// library that run built), and the same test fails once the label it taps changes.
+/// Slow (a cold build of the SDK, the kit and the plugin): CI runs it once, not per mode.
+@Suite("BerthTesting: the test berth new writes", .serialized, .blocking)
+struct PluginTestKitTests {
+    @Test("first-plugin.md shows the Package.swift, source and test berth new writes (the SDK's path aside)")
+    func tutorialShowsWhatBerthNewWrites() throws {
+        let workspace = PluginWorkspace()
+        let created = try BerthProcess.run(["new", "Hello", "--path", "hello"], in: workspace.root)
+        try #require(created.status == 0, "\(created.standardError)")
+        let blocks = try TutorialBlocks.load().filter { $0.group == "new" }
+        for path in ["Package.swift", "Sources/Hello/Hello.swift", "Tests/HelloTests/HelloTests.swift"] {
+            let block = try #require(blocks.first { $0.path == path }, "first-plugin.md has no block file=\(path) group=new")
+            let written = try String(contentsOfFile: workspace.root + "/hello/" + path, encoding: .utf8)
+            #expect(TutorialBlocks.pointedAtCheckout(written) == TutorialBlocks.pointedAtCheckout(block.contents), "\(path) differs:\n\(written)")
+        }
+    }
+
+    @Test("berth new's test passes with swift test, and fails naming the label when the button's label changes")
+    func generatedTestPassesThenFailsOnLabelChange() throws {
+        let workspace = PluginWorkspace()
+        let created = try BerthProcess.run(["new", "Hello", "--path", "hello"], in: workspace.root)
+        try #require(created.status == 0, "\(created.standardError)")
+        let package = workspace.root + "/hello"
+        let manifest = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
+        #expect(manifest.contains(".package(path: \"../") && !manifest.contains("path: \"/"), "Package.swift names the SDK by a relative path:\n\(manifest)")
+
+        let started = Date()
+        let (passed, log) = try ToolProcess.run("/usr/bin/env", ["swift", "test", "--package-path", package], in: workspace.root)
+        print("first swift test of a berth new package: \(Int(Date().timeIntervalSince(started))) s")
+        #expect(passed == 0, "swift test of the new package failed:\n\(log)")
+        #expect(log.contains("\"Wave counts the waves, by its label and by Enter\" with 2 test cases passed"), "\(log)")
+        for mode in ["in-process", "worker"] {
+            #expect(log.contains("isolation → \(mode)"), "no run with the plugin \(mode):\n\(log)")
+        }
+
+        let source = package + "/Sources/Hello/Hello.swift"
+        let original = try String(contentsOfFile: source, encoding: .utf8)
+        try original.replacingOccurrences(of: "Button(\"Wave\")", with: "Button(\"Hi\")").write(toFile: source, atomically: true, encoding: .utf8)
+        let (failed, failedLog) = try ToolProcess.run("/usr/bin/env", ["swift", "test", "--package-path", package], in: workspace.root)
+        #expect(failed != 0, "the test still passed with the label changed:\n\(failedLog)")
+        for mode in ["in-process", "worker"] {
+            let failure = failedLog.split(separator: "\n").contains { line in
+                line.contains("isolation → \(mode) at HelloTests.swift") && line.contains("no control labelled 'Wave' on the screen; its labels: 'Hi'")
+            }
+            #expect(failure, "no failure naming the label with the plugin \(mode):\n\(failedLog)")
+        }
+    }
+}
