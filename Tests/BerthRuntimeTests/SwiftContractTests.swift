@@ -33,39 +33,22 @@ struct SwiftContractTests {
     /// them, and opens one Habits screen per consumer.
     private func host(provider: String?, consumer: String?, otherConsumer: Bool = false, loadProvider: Bool = true,
                       unresponsive: Duration = .seconds(3)) throws -> (BerthHost, [Router]) {
-        stage("org.berth.reminders", library: "libBerthReminders.so", entry: "berth_reminders_entry_v1",
-              routes: [], capabilities: ["services.provide"], isolation: provider)
-        var consumers = [("org.berth.habits", "berth_habits_entry_v1")]
-        if otherConsumer { consumers.append(("org.berth.habits-other", "berth_habits_other_entry_v1")) }
-        for (id, entry) in consumers {
-            stage(id, library: "libBerthHabits.so", entry: entry, routes: ["habits"],
-                  capabilities: ["services.consume", "session"], isolation: consumer)
+        workspace.stageReminders(isolation: provider)
+        var consumers = ["org.berth.habits"]
+        workspace.stageHabits(isolation: consumer)
+        if otherConsumer {
+            consumers.append("org.berth.habits-other")
+            workspace.stageHabits(other: true, isolation: consumer)
         }
         let mode: IsolationMode = ProcessInfo.processInfo.environment["BERTH_TEST_ISOLATION"] == "process" ? .process : .inProcess
         let host = try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings(.manifest(default: mode), unresponsive: unresponsive))
         if loadProvider { try host.load("org.berth.reminders") }
         var screens: [Router] = []
-        for (id, _) in consumers {
+        for id in consumers {
             try host.load(id)
             screens.append(try host.push(Route(plugin: id, name: "habits")))
         }
         return (host, screens)
-    }
-
-    private func stage(_ id: String, library: String, entry: String, routes: [String], capabilities: [String], isolation: String?) {
-        let folder = (workspace.plugins as NSString).appendingPathComponent(id)
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: BuildProducts.library(library), toPath: (folder as NSString).appendingPathComponent(library))
-        } catch {
-            Issue.record("stage \(library) as \(id): \(error)")
-        }
-        var manifest: [String: Any] = [
-            "id": id, "name": id, "version": "1.0.0", "abi": "1.2", "library": library, "entry": entry,
-            "runtime": "swift", "routes": routes, "capabilities": capabilities,
-        ]
-        if let isolation { manifest["isolation"] = isolation }
-        workspace.write(manifest: manifest, in: folder)
     }
 
     /// Sends `action` to a Habits screen and returns what it shows after it.
