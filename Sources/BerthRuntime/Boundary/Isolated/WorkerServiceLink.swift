@@ -49,7 +49,7 @@ final class WorkerServiceLink: Sendable {
     @MainActor
     private func contractRoute(key: String, instance: ScopedValue, request: [UInt8]) -> ContractRoute {
         let provider = "\(pluginID)#\(generation)"
-        guard case .workerInstance(let token) = instance else {
+        guard case .object(let object) = instance, let contract = object as? WorkerContractInstance else {
             return .failed(ContractCalls.unavailable(key, "not an instance of its provider's worker"))
         }
         guard let plugin, plugin.failure == nil else {
@@ -59,7 +59,14 @@ final class WorkerServiceLink: Sendable {
         let channel = group.worker.channel
         let job: @Sendable () -> Result<[UInt8], PluginCallError> = {
             let reply: Result<IsolationReply, ChannelError>
-            do throws(ChannelError) { reply = .success(try channel.call(.serviceInvoke(instance: token, request: request))) } catch { reply = .failure(error) }
+            do throws(ChannelError) {
+                switch try contract.instance(in: channel, key: key) {
+                case .success(let token): reply = .success(try channel.call(.serviceInvoke(instance: token, request: request)))
+                case .failure(let refusal): return .failure(refusal)
+                }
+            } catch {
+                reply = .failure(error)
+            }
             return ContractCalls.answer(reply, provider: provider, contract: key)
         }
         return ContractCalls.route(to: group.lane, provider: provider, contract: key, job: job) { [weak group] result in
@@ -86,6 +93,19 @@ final class WorkerServiceLink: Sendable {
                 contractRoute(key: key, instance: instance, request: request)
             }
         }
+        if answersCalls {
+            // A contract's instance is made in the worker by its first call, on the
+            // worker's lane: neither the resolve nor the main actor waits for the provider.
+            return ScopeRegistry.Registration(
+                key: key, kind: kind, plugin: pluginID, generation: generation, place: place, providerGrant: grant, call: call,
+                make: .sync { .object(WorkerContractInstance(service: service)) },
+                release: { [self] value in
+                    guard case .object(let object) = value, let contract = object as? WorkerContractInstance,
+                          let made = contract.release() else { return }
+                    releaseInWorker(made)
+                }
+            )
+        }
         return ScopeRegistry.Registration(
             key: key, kind: kind, plugin: pluginID, generation: generation, place: place, providerGrant: grant,
             call: call,
@@ -102,14 +122,69 @@ final class WorkerServiceLink: Sendable {
             },
             release: { [self] value in
                 guard case .workerInstance(let instance) = value else { return }
-                if Self.isOnMainActor {
-                    MainActor.assumeIsolated { plugin?.releaseServiceInstance(instance) }
-                } else {
-                    // Before the worker's next call, so it never answers with this instance.
-                    endedOffMain.withLock { $0.append(instance) }
-                    hops.post { self.plugin?.group.releaseEndedOffMain() }
-                }
+                releaseInWorker(instance)
             }
         )
+    }
+
+    /// Lets the worker release `instance`: now on the main actor, else before its next call,
+    /// so it never answers with it.
+    private func releaseInWorker(_ instance: UInt64) {
+        if Self.isOnMainActor {
+            MainActor.assumeIsolated { plugin?.releaseServiceInstance(instance) }
+        } else {
+            endedOffMain.withLock { $0.append(instance) }
+            hops.post { self.plugin?.group.releaseEndedOffMain() }
+        }
+    }
+}
+
+/// A worker contract's instance as a scope holds it: made in the worker by its first call
+/// (on the worker's lane, one call at a time), released by its scope's end. A release before
+/// the first call makes nothing; a call after the release is refused.
+final class WorkerContractInstance: Sendable {
+    private struct State {
+        var made: UInt64?
+        var released = false
+    }
+
+    /// The worker's declaration it is made from.
+    let service: UInt64
+    private let state = Locked(State())
+
+    init(service: UInt64) {
+        self.service = service
+    }
+
+    /// The worker's instance, made now on its first call (on the worker's lane).
+    func instance(in channel: IsolationChannel, key: String) throws(ChannelError) -> Result<UInt64, PluginCallError> {
+        switch state.withLock({ ($0.made, $0.released) }) {
+        case (_, true): return .failure(ContractCalls.unavailable(key, "its scope ended before the call"))
+        case (let made?, false): return .success(made)
+        case (nil, false): break
+        }
+        let reply = try channel.call(.serviceCreate(service: service))
+        guard case .created(let status, let made) = reply, status.isOK else {
+            return .failure(PluginCallError(status: Int32(BERTH_ERR_FAILED), message: "\(key): its provider could not make an instance: \(reply.status.message)"))
+        }
+        let kept = state.withLock { state -> Bool in
+            guard !state.released else { return false }
+            state.made = made
+            return true
+        }
+        guard kept else {
+            _ = try channel.call(.serviceRelease(instance: made))
+            return .failure(ContractCalls.unavailable(key, "its scope ended before the call"))
+        }
+        return .success(made)
+    }
+
+    /// The scope ended: the worker's instance to release, if one was made.
+    func release() -> UInt64? {
+        state.withLock { state in
+            state.released = true
+            defer { state.made = nil }
+            return state.made
+        }
     }
 }
