@@ -211,19 +211,6 @@ struct SwiftContractTests {
     @Test("two consumers at once: each action has its own request-scoped instance, the same for both its calls, released when it ends",
           arguments: [Placement.workers, .inProcess])
     func requestScopeUnderConcurrency(placement: Placement) async throws {
-        // Known host issue (reported to the lead, 2026-11-29): with the provider in a worker, its
-        // request-scoped factory is a blocking .serviceCreate on the main actor, refused as
-        // busy while the provider's lane runs the other consumer's call. Remove the
-        // withKnownIssue when the host queues the create on the provider's lane.
-        try await withKnownIssue("a worker provider's request-scoped factory is refused as busy while its lane runs another call",
-                                 isIntermittent: true) {
-            try await checkRequestScopeUnderConcurrency(placement)
-        } when: {
-            placement != .inProcess
-        }
-    }
-
-    private func checkRequestScopeUnderConcurrency(_ placement: Placement) async throws {
         let (host, screens) = try host(provider: placement.provider, consumer: placement.consumer, otherConsumer: true)
         var tallies: [String] = []
         for _ in 0..<4 {
