@@ -1,10 +1,12 @@
 import BerthRuntime
 import BerthTerminalUI
+import ServiceLifecycle
 
 extension HostRunner {
     /// `berth run --tui`: the full-screen front end instead of the REPL. Its `:` command
     /// line runs the REPL's commands with the REPL's completion; `quit` or `restart` from
-    /// it, or from a socket client, ends it.
+    /// it, or from a socket client, ends it, as does graceful shutdown (the front end also
+    /// takes SIGTERM and SIGINT itself, to restore the terminal).
     func runTerminalUI(host: BerthHost, shell: HostShell) async -> Int32 {
         // Events are in the front end's inspector; printed, they would land there twice.
         if let eventPrinter { host.removeEventObserver(eventPrinter) }
@@ -26,7 +28,11 @@ extension HostRunner {
             if control.finished || control.restartRequested { frontEnd?.quit() }
         }
         do {
-            try await frontEnd.run()
+            try await withGracefulShutdownHandler {
+                try await frontEnd.run()
+            } onGracefulShutdown: {
+                Task { @MainActor in frontEnd.quit() }
+            }
         } catch {
             printError("\(error)")
             return ExitStatus.failure.rawValue

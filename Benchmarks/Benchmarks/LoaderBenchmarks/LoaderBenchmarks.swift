@@ -363,5 +363,6 @@ let benchmarks: @Sendable () -> Void = {
     registerResolveBenchmarks()
     registerTerminalUIBenchmarks()
     registerLaneBenchmarks()
+    registerBusyPluginBenchmarks()
     registerHopBenchmarks()
 }
