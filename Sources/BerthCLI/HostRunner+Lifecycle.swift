@@ -3,6 +3,7 @@ import BerthTerminalUI
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// `berth run`'s life as a `ServiceGroup` of swift-service-lifecycle, with two services:
 ///
@@ -17,7 +18,7 @@ import ServiceLifecycle
 /// the editor's (its third press while the host is stuck raises SIGTERM: `InterruptSignal`).
 extension HostRunner {
     /// Runs the front end and the host until both have ended; returns the front end's status.
-    func runServices(host: BerthHost, watchdog: StuckHostWatchdog, frontEnd: @escaping @MainActor @Sendable () async -> Int32) async -> Int32 {
+    func runServices(host: BerthHost, kind: FrontEndKind, watchdog: StuckHostWatchdog, frontEnd: @escaping @MainActor @Sendable () async -> Int32) async -> Int32 {
         let status = Locked<Int32>(0)
         let hostService = MainActorService(name: "berth.host", onGracefulShutdown: nil) { [self] in
             try? await gracefulShutdown()
@@ -29,16 +30,28 @@ extension HostRunner {
             let result = await frontEnd()
             status.withLock { $0 = result }
         }
-        let atTheEditor = options.script == nil && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 && !options.terminalUI && options.webPort == nil
-        let configuration = ServiceGroupConfiguration(
+        var configuration = ServiceGroupConfiguration(
             services: [
                 .init(service: hostService),
                 .init(service: frontEndService, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
             ],
-            gracefulShutdownSignals: atTheEditor ? [.sigterm] : [.sigterm, .sigint],
             // The group's own lines (a signal caught, a service ended) are not the host's output.
             logger: Logger(label: "berth.run") { _ in SwiftLogNoOpLogHandler() }
         )
+        switch kind {
+        case .terminalUI:
+            // The terminal front end takes SIGTERM and SIGINT itself, in order with the keys
+            // typed before them, and its return shuts the group down. A dispatch signal
+            // source for them would race its handler for each signal (libdispatch reads
+            // them from a signalfd), so the group takes none; the handler installed here,
+            // which the front end's calls on, arms the watchdog.
+            watchdog.armOnSignals([SIGTERM, SIGINT])
+        case .editor:
+            // Ctrl-C is the line editor's (its third press while the host is stuck raises SIGTERM).
+            configuration.gracefulShutdownSignals = [.sigterm]
+        case .lines, .web:
+            configuration.gracefulShutdownSignals = [.sigterm, .sigint]
+        }
         do {
             try await ServiceGroup(configuration: configuration).run()
         } catch {
@@ -63,6 +76,18 @@ extension HostRunner {
         watchdog.standDown()
         if let (file, _) = restart { reexecute(restoring: file) }
     }
+}
+
+/// Which front end `berth run` shows.
+enum FrontEndKind {
+    /// The REPL with the line editor (a person at a terminal).
+    case editor
+    /// Lines from a script or piped standard input.
+    case lines
+    /// `--tui`.
+    case terminalUI
+    /// `--web`, inside `berth-web`.
+    case web
 }
 
 /// A service whose body runs on the main actor (where everything touching the host runs).
@@ -117,6 +142,37 @@ final class StuckHostWatchdog: Sendable {
         thread.name = "berth.stuck-watchdog"
         thread.start()
     }
+
+    /// Arms the watchdog when one of `signals` arrives, through a handler that writes a
+    /// byte to a pipe (async-signal-safe) and a thread waiting on it: for a front end that
+    /// takes those signals itself and calls on the handler it found (the terminal front end).
+    func armOnSignals(_ signals: [Int32]) {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        Self.signalWriteEnd.store(ends[1], ordering: .releasing)
+        for signal in signals {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in
+                var byte: UInt8 = 1
+                _ = Glibc.write(StuckHostWatchdog.signalWriteEnd.load(ordering: .acquiring), &byte, 1)
+            }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            sigaction(signal, &action, nil)
+        }
+        let reader = ends[0]
+        let thread = Thread { [self] in
+            var byte: UInt8 = 0
+            while read(reader, &byte, 1) < 0 && errno == EINTR {}
+            arm()
+        }
+        thread.name = "berth.signal-watch"
+        thread.start()
+    }
+
+    /// The pipe `armOnSignals`' handler writes to (-1 before).
+    private static let signalWriteEnd = Atomic<Int32>(-1)
 
     /// The host has torn down: the watchdog never fires.
     func standDown() {

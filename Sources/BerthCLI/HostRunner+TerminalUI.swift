@@ -1,12 +1,10 @@
 import BerthRuntime
 import BerthTerminalUI
-import ServiceLifecycle
 
 extension HostRunner {
     /// `berth run --tui`: the full-screen front end instead of the REPL. Its `:` command
     /// line runs the REPL's commands with the REPL's completion; `quit` or `restart` from
-    /// it, or from a socket client, ends it, as does graceful shutdown (the front end also
-    /// takes SIGTERM and SIGINT itself, to restore the terminal).
+    /// it, or from a socket client, ends it, as do SIGTERM and SIGINT.
     func runTerminalUI(host: BerthHost, shell: HostShell) async -> Int32 {
         // Events are in the front end's inspector; printed, they would land there twice.
         if let eventPrinter { host.removeEventObserver(eventPrinter) }
@@ -27,12 +25,10 @@ extension HostRunner {
         control.wake = { [weak frontEnd] in
             if control.finished || control.restartRequested { frontEnd?.quit() }
         }
+        // The front end takes SIGTERM and SIGINT itself, in order with the keys typed before
+        // them (a `:send` typed, then SIGTERM: the action starts, then the front end quits).
         do {
-            try await withGracefulShutdownHandler {
-                try await frontEnd.run()
-            } onGracefulShutdown: {
-                Task { @MainActor in frontEnd.quit() }
-            }
+            try await frontEnd.run()
         } catch {
             printError("\(error)")
             return ExitStatus.failure.rawValue

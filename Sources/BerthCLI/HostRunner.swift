@@ -158,12 +158,17 @@ final class HostRunner {
         let server = self.server
         let watchdog = StuckHostWatchdog(socket: { server?.stop() }, runtimeFolder: host.runtimeDirectory.path)
         if usesLines { linesHandedOver = true }
-        return await runServices(host: host, watchdog: watchdog) { [self] in
-            guard !usesLines else { return await runREPL(host: host, shell: shell, lines: lines, interactive: interactive, serving: serving) }
-            if let port = options.webPort, let frontEnd = WebFrontEndHook.run {
+        let kind: FrontEndKind = usesLines ? (lines == nil ? .editor : .lines) : options.webPort != nil && WebFrontEndHook.run != nil ? .web : .terminalUI
+        return await runServices(host: host, kind: kind, watchdog: watchdog) { [self] in
+            switch kind {
+            case .editor, .lines:
+                return await runREPL(host: host, shell: shell, lines: lines, interactive: interactive, serving: serving)
+            case .web:
+                guard let port = options.webPort, let frontEnd = WebFrontEndHook.run else { return ExitStatus.failure.rawValue }
                 return await runWebUI(host: host, port: port, frontEnd: frontEnd)
+            case .terminalUI:
+                return await runTerminalUI(host: host, shell: shell)
             }
-            return await runTerminalUI(host: host, shell: shell)
         }
     }
 
