@@ -1,7 +1,6 @@
 @_spi(Hops) import BerthRuntime
 import BerthTerminalUI
 import Foundation
-import Synchronization
 
 /// What `quit` and `restart` ask of the host loop, from the terminal or a socket client.
 @MainActor

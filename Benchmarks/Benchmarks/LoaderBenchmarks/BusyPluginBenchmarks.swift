@@ -19,7 +19,6 @@ final class ControlSocketHost: @unchecked Sendable {
     let staged: StagedPlugins
     let socket: String
     private let process = Process()
-    private var busyClient: ControlClientForBench?
     private let keepBusy = LockedFlag()
 
     init() throws {
@@ -46,23 +45,26 @@ final class ControlSocketHost: @unchecked Sendable {
     /// A second client opens A's screen and keeps it inside 1.5 s actions until `tearDown`.
     func keepPluginABusy() throws {
         let client = try ControlClientForBench(socket: socket)
-        busyClient = client
         _ = try client.request(["open", "org.berth.stress/pool"])
         keepBusy.set(true)
         let thread = Thread { [keepBusy] in
-            while keepBusy.value { _ = try? client.request(["send", "sleep", "1500"]) }
+            while keepBusy.value, (try? client.request(["send", "sleep", "1500"])) != nil {}
         }
         thread.start()
         // Until `status` names the busy call.
         let watcher = try ControlClientForBench(socket: socket)
-        while !((try? watcher.request(["status"])) ?? "").contains("busy") { usleep(5_000) }
+        let deadline = Date().addingTimeInterval(30)
+        while !((try? watcher.request(["status"])) ?? "").contains("busy: org.berth.stress/pool") {
+            guard Date() < deadline else { fatalError("status never named plugin A's action") }
+            usleep(5_000)
+        }
+        watcher.close()
     }
 
     func tearDown() {
         keepBusy.set(false)
         process.terminate()
         process.waitUntilExit()
-        busyClient?.close()
         staged.remove()
     }
 }
@@ -70,7 +72,7 @@ final class ControlSocketHost: @unchecked Sendable {
 /// The control protocol's client side, as `berth status` speaks it: a 4-byte big-endian
 /// length, then JSON; the token file's secret first.
 final class ControlClientForBench: @unchecked Sendable {
-    private let descriptor: Int32
+    private var descriptor: Int32
 
     init(socket path: String) throws {
         descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -104,8 +106,11 @@ final class ControlClientForBench: @unchecked Sendable {
     }
 
     func close() {
-        _ = Glibc.close(descriptor)
+        if descriptor >= 0 { _ = Glibc.close(descriptor) }
+        descriptor = -1
     }
+
+    deinit { close() }
 
     private func write(_ object: [String: Any]) throws {
         let payload = Array(try JSONSerialization.data(withJSONObject: object))
@@ -205,7 +210,7 @@ func registerBusyPluginBenchmarks() {
     let perRoundTrip = Benchmark.Configuration(
         metrics: [.wallClock, .processCPU], warmupIterations: 10,
         scalingFactor: .kilo, maxDuration: .seconds(5), maxIterations: 1_000
-    ).tuned(countedIterations: 20, countedScale: .hundred)
+    ).tuned(countedIterations: 20)
 
     Benchmark("in-process action through its lane (Counter increment)", configuration: perRoundTrip) { benchmark in
         onMainActorAsync(with: benchmark) { benchmark in
