@@ -15,7 +15,8 @@ import Synchronization
 /// The group shuts its services down in reverse order: a signal ends the front end first,
 /// then the host; a front end that returns shuts the group down (the host next). SIGTERM
 /// and SIGINT shut the group down gracefully, except at the line editor, where Ctrl-C is
-/// the editor's (its third press while the host is stuck raises SIGTERM: `InterruptSignal`).
+/// the editor's (its third press while the host is stuck raises SIGTERM: `InterruptSignal`),
+/// and under `--tui`, whose front end takes both itself and returns.
 extension HostRunner {
     /// Runs the front end and the host until both have ended; returns the front end's status.
     func runServices(host: BerthHost, kind: FrontEndKind, watchdog: StuckHostWatchdog, frontEnd: @escaping @MainActor @Sendable () async -> Int32) async -> Int32 {
