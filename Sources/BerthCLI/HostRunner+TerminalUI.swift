@@ -4,7 +4,7 @@ import BerthTerminalUI
 extension HostRunner {
     /// `berth run --tui`: the full-screen front end instead of the REPL. Its `:` command
     /// line runs the REPL's commands with the REPL's completion; `quit` or `restart` from
-    /// it, or from a socket client, ends it.
+    /// it, or from a socket client, ends it, as do SIGTERM and SIGINT.
     func runTerminalUI(host: BerthHost, shell: HostShell) async -> Int32 {
         // Events are in the front end's inspector; printed, they would land there twice.
         if let eventPrinter { host.removeEventObserver(eventPrinter) }
@@ -25,6 +25,8 @@ extension HostRunner {
         control.wake = { [weak frontEnd] in
             if control.finished || control.restartRequested { frontEnd?.quit() }
         }
+        // The front end takes SIGTERM and SIGINT itself, in order with the keys typed before
+        // them (a `:send` typed, then SIGTERM: the action starts, then the front end quits).
         do {
             try await frontEnd.run()
         } catch {

@@ -1,36 +1,6 @@
 @_spi(Hops) import BerthRuntime
 import BerthTerminalUI
 import Foundation
-import Synchronization
-
-/// Set by SIGINT/SIGTERM; the host loop sees it and shuts down cleanly.
-let terminationRequested = Atomic<Bool>(false)
-/// Set when the host loop has ended (the stuck-host watchdog stands down).
-let hostLoopEnded = Atomic<Bool>(false)
-
-/// Ends a host whose main actor is stuck in a plugin call when SIGINT/SIGTERM arrives: the
-/// normal shutdown needs the main actor, so after a grace period this thread removes the
-/// socket and the runtime folder itself and exits with status 1, naming the stuck call.
-/// Persisted values need no flush: each write was committed (WAL, synchronous FULL).
-func startStuckHostWatchdog(socket: @escaping @Sendable () -> Void, runtimeFolder: String, grace: Duration = .seconds(5)) {
-    let thread = Thread {
-        while !terminationRequested.load(ordering: .relaxed) { usleep(50_000) }
-        let deadline = ContinuousClock.now + grace
-        while ContinuousClock.now < deadline {
-            if hostLoopEnded.load(ordering: .relaxed) { return }
-            usleep(20_000)
-        }
-        // A full-screen front end's terminal is put back first, so the line below is seen.
-        TerminalFrontEnd.restoreTerminalNow()
-        let stuck = (RunningPluginCall.current ?? RunningPluginCall.onLanes.first).map { "\($0.description), running for \(Int($0.elapsed.components.seconds)) s" } ?? "an unknown call"
-        FileHandleOutput.standardError("error: the host is stuck in \(stuck); exiting without closing its plugins\n")
-        socket()
-        try? FileManager.default.removeItem(atPath: runtimeFolder)
-        _exit(1)
-    }
-    thread.name = "berth.stuck-watchdog"
-    thread.start()
-}
 
 /// What `quit` and `restart` ask of the host loop, from the terminal or a socket client.
 @MainActor
@@ -95,7 +65,7 @@ final class HostRunner {
     /// One shell per socket connection, so `screen` numbers carry to the next `tap`.
     private var remoteShells: [ObjectIdentifier: HostShell] = [:]
     /// Host commands under way (terminal or socket); a reload outside any is the watcher's.
-    private var commandsRunning = 0
+    var commandsRunning = 0
     /// Socket commands received whose reply is not written yet: the host leaves only once
     /// each is answered (or `answerGrace` has passed), so `quit` and `restart` reply too.
     private nonisolated let answering = LockedCondition(0)
@@ -106,10 +76,10 @@ final class HostRunner {
         self.options = options
     }
 
+    /// Sets the host up, then runs it and its front end as a `ServiceGroup` until `quit`,
+    /// `restart`, the end of a script, SIGTERM or SIGINT (HostRunner+Lifecycle.swift).
     func run() async -> Int32 {
         signal(SIGPIPE, SIG_IGN)
-        signal(SIGINT) { _ in terminationRequested.store(true, ordering: .relaxed) }
-        signal(SIGTERM) { _ in terminationRequested.store(true, ordering: .relaxed) }
 
         let interactive = options.script == nil && isatty(STDIN_FILENO) == 1
         // A person at a terminal gets the line editor; piped output keeps the plain prompt.
@@ -132,13 +102,14 @@ final class HostRunner {
             }
             lines = LineSource(handle: file, owned: true)
         }
-        // Closed by the thread that reads it, or here when none started.
-        var readerStarted = false
-        defer { if !readerStarted { lines?.close() } }
+        // The REPL's reader thread closes it; a host that ends before the REPL starts, here.
+        let usesLines = !(options.terminalUI || options.webPort != nil)
+        var linesHandedOver = false
+        defer { if !linesHandedOver { lines?.close() } }
         // The socket is bound before anything loads, so a path that cannot be used stops
         // the host at once; connections wait in the backlog until the host is ready.
         guard bindServerIfWanted() else { return ExitStatus.failure.rawValue }
-        defer { server?.stop() }
+        defer { stopServer() }
 
         let host: BerthHost
         do {
@@ -184,90 +155,26 @@ final class HostRunner {
         }
         let serving = startServer()
         let server = self.server
-        startStuckHostWatchdog(socket: { server?.stop() }, runtimeFolder: host.runtimeDirectory.path)
-        if options.terminalUI || options.webPort != nil {
-            let status: Int32
-            if let port = options.webPort, let frontEnd = WebFrontEndHook.run {
-                status = await runWebUI(host: host, port: port, frontEnd: frontEnd)
-            } else {
-                status = await runTerminalUI(host: host, shell: shell)
-            }
-            await awaitAnswers()
-            if control.restartRequested { restart() }
-            server?.stop()
-            defer { hostLoopEnded.store(true, ordering: .relaxed) }
-            host.stopWatching()
-            host.shutdown()
-            return reportCallsLeftRunning() ? ExitStatus.failure.rawValue : status
-        }
-
-        // One stream for everything the loop acts on: lines (read on their own thread),
-        // quit/restart from any shell, and signals (checked every 100 ms).
-        let (inputs, feed) = AsyncStream.makeStream(of: LoopInput.self)
-        var session: InteractiveSession?
-        if let lines {
-            readerStarted = true
-            let reader = Thread {
-                while let line = lines.next() { feed.yield(.line(line)) }
-                lines.close()
-                feed.yield(.endOfInput)
-            }
-            reader.start()
-        } else {
-            session = InteractiveSession(host: host, feed: feed)
-        }
-        defer { session?.finish() }
-        control.wake = { feed.yield(.wake) }
-        let signals = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(100))
-                if terminationRequested.load(ordering: .relaxed) { feed.yield(.wake) }
+        let watchdog = StuckHostWatchdog(socket: { server?.stop() }, runtimeFolder: host.runtimeDirectory.path)
+        if usesLines { linesHandedOver = true }
+        let kind: FrontEndKind = usesLines ? (lines == nil ? .editor : .lines) : options.webPort != nil && WebFrontEndHook.run != nil ? .web : .terminalUI
+        return await runServices(host: host, kind: kind, watchdog: watchdog) { [self] in
+            switch kind {
+            case .editor, .lines:
+                return await runREPL(host: host, shell: shell, lines: lines, interactive: interactive, serving: serving)
+            case .web:
+                guard let port = options.webPort, let frontEnd = WebFrontEndHook.run else { return ExitStatus.failure.rawValue }
+                return await runWebUI(host: host, port: port, frontEnd: frontEnd)
+            case .terminalUI:
+                return await runTerminalUI(host: host, shell: shell)
             }
         }
-        defer { signals.cancel() }
-        // A watching host, or one serving a socket it was asked for, outlives its input
-        // (stdin at its end: a daemon). Piped commands end with their input.
-        let outlivesInput = options.script == nil && (options.watch || (serving && options.socket != nil))
-        let leaving = { [control] in control.finished || control.restartRequested || terminationRequested.load(ordering: .relaxed) }
-        if let session { session.start() } else if interactive { FileHandleOutput.standardOutput("berth> ") }
-        loop: for await input in inputs {
-            switch input {
-            case .line(let line):
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if !interactive, !trimmed.isEmpty, !trimmed.hasPrefix("#") { emitLine("> \(TerminalText.visible(trimmed))") }
-                commandsRunning += 1
-                defer { commandsRunning -= 1 }
-                if let session {
-                    await session.run({ await shell.execute(line) }, prompt: { !leaving() })
-                } else {
-                    await shell.execute(line)
-                    if interactive && !control.finished { FileHandleOutput.standardOutput("berth> ") }
-                }
-            case .endOfInput:
-                // Ctrl-D at the editor always leaves; a daemon outlives its input.
-                if session != nil || !outlivesInput { break loop }
-            case .wake:
-                break
-            }
-            if leaving() { break }
-        }
-        await awaitAnswers()
-        if control.restartRequested {
-            session?.finish()
-            restart()
-        }
-        server?.stop()
-        defer { hostLoopEnded.store(true, ordering: .relaxed) }
-        host.stopWatching()
-        host.shutdown()
-        let leftRunning = reportCallsLeftRunning()
-        return (shell.failures > 0 && !interactive) || leftRunning ? ExitStatus.failure.rawValue : 0
     }
 
     /// Names each plugin call still running on its lane as the host leaves (an in-process
     /// plugin that never returns: its thread cannot be stopped, so the host exits around it).
     /// True when there was one.
-    private func reportCallsLeftRunning() -> Bool {
+    func reportCallsLeftRunning() -> Bool {
         let running = RunningPluginCall.onLanes
         for call in running {
             printError("left \(call.description) running for \(call.elapsedMilliseconds / 1000) s: it did not return before the host quit")
@@ -307,6 +214,11 @@ final class HostRunner {
             printError(error.description)
             return false
         }
+    }
+
+    /// Stops answering and removes the socket (a second call does nothing).
+    func stopServer() {
+        server?.stop()
     }
 
     /// Starts answering the bound socket, if there is one.
@@ -361,7 +273,7 @@ final class HostRunner {
     /// Waits, at most `answerGrace`, until every socket command received has its reply
     /// written, before the host stops its server and leaves (exits or re-executes itself).
     /// The main actor stays free meanwhile: a command still to run gets to run.
-    private func awaitAnswers() async {
+    func awaitAnswers() async {
         let answering = self.answering
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let waiter = Thread {
@@ -459,14 +371,10 @@ final class HostRunner {
 
     // MARK: Restart
 
-    /// Re-executes the host with the same arguments, keeping persisted state (it is on
-    /// disk) and reopening the loaded plugins and open screens.
-    private func restart() {
-        guard let host, let (file, plan) = control.restartPlan else { return }
-        emitLine("  · restarting: \(plan.loaded.count) plugin(s), \(plan.screens.count) screen(s) to reopen")
-        server?.stop()
-        host.stopWatching()
-        host.shutdown()
+    /// Re-executes the host with the same arguments and `--restore FILE`, once it has torn
+    /// down: persisted state is on disk, and the plan reopens the loaded plugins and the
+    /// open screens.
+    func reexecute(restoring file: String) -> Never {
         var arguments = CommandLine.arguments
         if let index = arguments.firstIndex(of: "--restore"), index + 1 < arguments.count { arguments.removeSubrange(index...index + 1) }
         arguments += ["--restore", file]

@@ -4,8 +4,8 @@ import Synchronization
 /// Ctrl-C at the REPL: it cancels the line being typed or the running command, never the
 /// host. The signal handler only counts and writes a byte to a pipe; the main actor reads
 /// the pipe and acts. Ctrl-C presses the main actor does not take (it is stuck in a plugin
-/// call) add up: the second says so, the third asks the host to stop (see the stuck-host
-/// watchdog).
+/// call) add up: the second says so, the third asks the host to stop: it raises SIGTERM,
+/// the host's graceful shutdown (which arms the stuck-host watchdog).
 enum InterruptSignal {
     /// Presses not yet taken by the main actor.
     static let pending = Atomic<Int>(0)
@@ -40,7 +40,8 @@ enum InterruptSignal {
                 let note: StaticString = "\nberth: the host is busy in a plugin call; press Ctrl-C again to stop the host\n"
                 _ = Glibc.write(STDERR_FILENO, note.utf8Start, note.utf8CodeUnitCount)
             } else if presses >= 3 {
-                terminationRequested.store(true, ordering: .relaxed)
+                // kill(2) is async-signal-safe; the service group takes SIGTERM off the handler.
+                kill(getpid(), SIGTERM)
             }
             var byte: UInt8 = 1
             _ = Glibc.write(InterruptSignal.wakeDescriptor.load(ordering: .relaxed), &byte, 1)
