@@ -72,7 +72,8 @@ struct ABIConstantsTests {
             ("BERTH_ERR_NOT_FOUND", Int32(BERTH_ERR_NOT_FOUND)), ("BERTH_ERR_UNSUPPORTED", Int32(BERTH_ERR_UNSUPPORTED)),
             ("BERTH_ERR_STATE", Int32(BERTH_ERR_STATE)), ("BERTH_ERR_FAILED", Int32(BERTH_ERR_FAILED)),
             ("BERTH_ERR_CANCELLED", Int32(BERTH_ERR_CANCELLED)), ("BERTH_ERR_DECODE", Int32(BERTH_ERR_DECODE)),
-            ("BERTH_ERR_DENIED", Int32(BERTH_ERR_DENIED)),
+            ("BERTH_ERR_DENIED", Int32(BERTH_ERR_DENIED)), ("BERTH_ERR_UNAVAILABLE", Int32(BERTH_ERR_UNAVAILABLE)),
+            ("BERTH_ERR_CRASHED", Int32(BERTH_ERR_CRASHED)), ("BERTH_ERR_TIMED_OUT", Int32(BERTH_ERR_TIMED_OUT)),
         ]
         #expect(statusRows == statuses.map { "\($0.1) `\($0.0)`" }, "Docs/abi.md's status table")
         let security = try String(contentsOfFile: BuildProducts.packageRoot + "/Docs/security.md", encoding: .utf8)

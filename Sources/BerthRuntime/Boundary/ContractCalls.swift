@@ -145,10 +145,7 @@ enum ContractCalls {
         }
         let reply = ContractReply()
         let call = RunningPluginCall.Call(plugin: provider, route: contract, screen: 0, function: "contract call '\(contract)'")
-        lane.runWhenFree(call, job) { result in
-            returned(result)
-            reply.finish(result)
-        }
+        lane.runWhenFree(call, job, answered: { reply.finish($0) }, returned: returned)
         return .started(reply)
     }
 

@@ -52,19 +52,25 @@ final class LaneState {
     }
 
     /// Runs `job` on the lane as `call` once the lane is free (after the call it runs now and
-    /// the work waiting before it); `returned` gets the result on the main actor, which never
+    /// the work waiting before it). `answered` gets the result on the lane's thread as soon
+    /// as the job returns (a waiting consumer need not wait for the main actor), `returned`
+    /// on the main actor after it, before the lane is free again. The main actor never
     /// waits. A contract call (`ContractCalls`) comes this way: the provider's screens are
     /// busy while it runs.
-    func runWhenFree<T: Sendable>(_ call: RunningPluginCall.Call, _ job: @escaping @Sendable () -> T, returned: @escaping (T) -> Void) {
+    func runWhenFree<T: Sendable>(_ call: RunningPluginCall.Call, _ job: @escaping @Sendable () -> T,
+                                  answered: @escaping @Sendable (T) -> Void, returned: @escaping @MainActor (T) -> Void) {
         guard busy == nil else {
-            afterFree.append { [self] in runWhenFree(call, job, returned: returned) }
+            afterFree.append { [self] in runWhenFree(call, job, answered: answered, returned: returned) }
             return
         }
         let token = began(call)
         let context = LaneCallContext(screen: nil, request: nil, held: HeldRequests())
-        Task { @MainActor [self] in
-            let result = await lane.run { context.during(job) }
-            ended(token) { returned(result) }
+        lane.post { [self] in
+            let result = context.during(job)
+            // Handed to the main actor before the answer: what the caller does next on the
+            // main actor (a reload of the provider) finds the lane free and the failure seen.
+            Task { @MainActor [self] in ended(token) { returned(result) } }
+            answered(result)
         }
     }
 

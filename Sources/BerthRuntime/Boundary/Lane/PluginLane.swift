@@ -39,6 +39,11 @@ final class PluginLane: Sendable {
         }
     }
 
+    /// Runs `job` on the lane after the jobs given before it; nothing waits for it.
+    func post(_ job: @escaping @Sendable () -> Void) {
+        enqueue(job)
+    }
+
     /// Ends the lane's thread once the jobs given so far have run.
     func end() {
         queue.withLock { $0.ended = true }
