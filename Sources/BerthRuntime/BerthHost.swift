@@ -113,6 +113,7 @@ public final class BerthHost {
     /// A host over `configuration`, with its runtime folder made and its state database open (persistence stays off, with the reason in `persistenceStatus`, when the database cannot be opened). Nothing is discovered or loaded yet: call `discover()`, then `load(_:)` or `activateDiscovered(lazy:)`.
     public init(configuration: Configuration) throws(LoaderError) {
         self.configuration = configuration
+        scopes.contractTimeout.withLock { $0 = configuration.isolation.serviceCallTimeout }
         self.runtimeDirectory = try RuntimeDirectory(base: configuration.runtimeBase)
         if let folder = configuration.stateDirectory {
             do {

@@ -8,13 +8,13 @@ import BerthTestSupport
 /// and the consumer org.berth.alarm. In process mode each runs in its own worker; in the
 /// default mode both run in the host's process, except where a test puts the provider in a
 /// worker to crash or hang it.
-@Suite("Contract calls between plugins, in both modes") @MainActor
+@Suite("Contract calls between plugins, in both modes", .serialized) @MainActor
 struct ContractCallTests {
     private let workspace = PluginWorkspace()
     private let recorder = LogRecorder()
 
     private func host(provider isolation: String? = nil, consumerCapabilities: [String] = ["services.consume", "session"],
-                      unresponsive: Duration = .seconds(3)) throws -> (BerthHost, alarm: Router) {
+                      callTimeout: Duration = .seconds(10)) throws -> (BerthHost, alarm: Router) {
         workspace.stageFixture(folder: "clock", entry: "fixture_entry_clock", id: "org.berth.clock") { manifest in
             manifest["routes"] = ["clock"]
             manifest["capabilities"] = ["services.provide"]
@@ -25,7 +25,11 @@ struct ContractCallTests {
             manifest["capabilities"] = consumerCapabilities
         }
         let mode: IsolationMode = ProcessInfo.processInfo.environment["BERTH_TEST_ISOLATION"] == "process" ? .process : .inProcess
-        let host = try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings(.manifest(default: mode), unresponsive: unresponsive))
+        // A long hang budget: a loaded machine never makes a worker look hung here; a hang
+        // is the provider's, caught by the contract call's own timeout.
+        var settings = TestIsolation.settings(.manifest(default: mode), unresponsive: .seconds(30))
+        settings.serviceCallTimeout = callTimeout
+        let host = try workspace.makeHost(recorder: recorder, isolation: settings)
         try host.load("org.berth.clock")
         try host.load("org.berth.alarm")
         return (host, try host.push("alarm"))
@@ -118,7 +122,7 @@ struct ContractCallTests {
 
     @Test("a provider that does not answer in time fails the call with TIMED_OUT naming it")
     func providerHang() async throws {
-        let (host, alarm) = try host(provider: "process", unresponsive: .milliseconds(500))
+        let (host, alarm) = try host(provider: "process", callTimeout: .milliseconds(500))
         try await send(host, alarm, "begin", "s")
         try await send(host, alarm, "call", "hang")
         #expect(answers.last?.hasPrefix("call failed (11): org.berth.Clock: its provider org.berth.clock#1 did not answer in time") == true, "\(answers)")

@@ -10,7 +10,7 @@ import BerthTestSupport
 /// package ReminderContract. The consumer shows each call's result, or its ServiceError's
 /// line, as "result: …". Where a test names the placement, it holds in either mode; the
 /// C suite (ContractCallTests) covers denial and unload.
-@Suite("Swift contracts between plugins: the Habits/Reminders shape") @MainActor
+@Suite("Swift contracts between plugins: the Habits/Reminders shape", .serialized) @MainActor
 struct SwiftContractTests {
     /// Where the two plugins run.
     enum Placement: String, CaseIterable, CustomTestStringConvertible, Sendable {
@@ -32,7 +32,7 @@ struct SwiftContractTests {
     /// Stages the provider (`isolation` nil: the mode's default) and the consumers, loads
     /// them, and opens one Habits screen per consumer.
     private func host(provider: String?, consumer: String?, otherConsumer: Bool = false, loadProvider: Bool = true,
-                      unresponsive: Duration = .seconds(3)) throws -> (BerthHost, [Router]) {
+                      callTimeout: Duration = .seconds(10)) throws -> (BerthHost, [Router]) {
         workspace.stageReminders(isolation: provider)
         var consumers = ["org.berth.habits"]
         workspace.stageHabits(isolation: consumer)
@@ -41,7 +41,11 @@ struct SwiftContractTests {
             workspace.stageHabits(other: true, isolation: consumer)
         }
         let mode: IsolationMode = ProcessInfo.processInfo.environment["BERTH_TEST_ISOLATION"] == "process" ? .process : .inProcess
-        let host = try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings(.manifest(default: mode), unresponsive: unresponsive))
+        // A long hang budget: a loaded machine never makes a worker look hung here; a hang
+        // is the provider's, caught by the contract call's own timeout.
+        var settings = TestIsolation.settings(.manifest(default: mode), unresponsive: .seconds(30))
+        settings.serviceCallTimeout = callTimeout
+        let host = try workspace.makeHost(recorder: recorder, isolation: settings)
         if loadProvider { try host.load("org.berth.reminders") }
         var screens: [Router] = []
         for id in consumers {
@@ -131,7 +135,7 @@ struct SwiftContractTests {
     @Test("a Swift provider that does not answer in time fails the call as timed out; the consumer's screen stays open",
           arguments: [Placement.workers, .mixed])
     func providerHang(placement: Placement) async throws {
-        let (host, screens) = try host(provider: placement.provider, consumer: placement.consumer, unresponsive: .milliseconds(500))
+        let (host, screens) = try host(provider: placement.provider, consumer: placement.consumer, callTimeout: .milliseconds(500))
         let habits = screens[0]
         try await call(host, habits, "begin", "alice")
         let slow = try await call(host, habits, "slow", "30000")

@@ -4,7 +4,7 @@ import Foundation
 /// How the host reaches a contract's provider for one call, decided on the main actor while
 /// the consumer's lane waits for the resolve (`ContractCalls.call`): the instance its scope
 /// holds and the request's bytes in, the way to the provider's lane out.
-typealias ContractCall = @MainActor @Sendable (_ instance: ScopedValue, _ request: [UInt8]) -> ContractRoute
+typealias ContractCall = @MainActor @Sendable (_ instance: ScopedValue, _ request: [UInt8], _ timeout: Duration) -> ContractRoute
 
 /// One call's way to its provider.
 enum ContractRoute: Sendable {
@@ -99,13 +99,10 @@ final class ContractInstance: Sendable {
 /// in time fails the call with a status naming it (`BERTH_ERR_CRASHED`, `_UNAVAILABLE`,
 /// `_TIMED_OUT`); the consumer and its screens go on.
 enum ContractCalls {
-    /// How long a consumer waits for a provider's answer.
-    static let answerTimeout: Duration = .seconds(10)
-
     /// One call from a consumer's thread (its lane, or the main thread for a blocking call).
     /// `resolve` runs on the main actor: the instance and the way to it, or the refusal.
     static func call(key: String, request: [UInt8], from handle: ScreenHandle, consumer: String,
-                     resolve: @escaping @MainActor () -> Result<(ScopedValue, ContractCall, provider: String), PluginCallError>) -> Result<[UInt8], PluginCallError> {
+                     resolve: @escaping @MainActor () -> Result<(ScopedValue, ContractCall, provider: String, timeout: Duration), PluginCallError>) -> Result<[UInt8], PluginCallError> {
         let result = route(key: key, request: request, resolve: resolve)
         // A failed call is the host's event too, not only the consumer's status (a denial
         // has its own event already).
@@ -116,16 +113,18 @@ enum ContractCalls {
     }
 
     private static func route(key: String, request: [UInt8],
-                              resolve: @escaping @MainActor () -> Result<(ScopedValue, ContractCall, provider: String), PluginCallError>) -> Result<[UInt8], PluginCallError> {
-        let (route, provider) = LaneHop.toMain { () -> (ContractRoute, String) in
+                              resolve: @escaping @MainActor () -> Result<(ScopedValue, ContractCall, provider: String, timeout: Duration), PluginCallError>) -> Result<[UInt8], PluginCallError> {
+        let (route, provider, timeout) = LaneHop.toMain { () -> (ContractRoute, String, Duration) in
             switch resolve() {
-            case .success(let (instance, call, provider)): return (call(instance, request), provider)
-            case .failure(let refusal): return (.failed(refusal), "")
+            case .success(let (instance, call, provider, timeout)): return (call(instance, request, timeout), provider, timeout)
+            case .failure(let refusal): return (.failed(refusal), "", .zero)
             }
         }
         switch route {
         case .here(let job): return job()
-        case .started(let reply): return reply.wait(timeout: answerTimeout, provider: provider, contract: key)
+        // A worker provider's own channel times out first (at `timeout`), naming its worker;
+        // the wait's margin covers the main actor's bookkeeping after it.
+        case .started(let reply): return reply.wait(timeout: timeout + .seconds(1), provider: provider, contract: key)
         case .failed(let refusal): return .failure(refusal)
         }
     }

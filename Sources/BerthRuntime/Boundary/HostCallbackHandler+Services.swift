@@ -40,14 +40,14 @@ extension HostCallbackHandler {
     /// refusal, as `BERTH_ERR_*` and one line. A denial is reported as a resolve's is.
     @MainActor
     static func contractTarget(_ handle: ScreenHandle, key: String, for consumer: ServiceConsumer)
-        -> Result<(ScopedValue, ContractCall, provider: String), PluginCallError> {
+        -> Result<(ScopedValue, ContractCall, provider: String, timeout: Duration), PluginCallError> {
         guard let (registry, screenScope) = handle.services else {
             return .failure(PluginCallError(status: Int32(BERTH_ERR_NOT_FOUND), message: "service_call \(key): the screen handle is not an open screen"))
         }
         do throws(ScopeError) {
-            let target = try registry.resolveForCall(key: key, screen: screenScope, for: consumer)
+            let (instance, call, provider) = try registry.resolveForCall(key: key, screen: screenScope, for: consumer)
             registry.noteCaller(consumer.plugin, of: key)
-            return .success(target)
+            return .success((instance, call, provider, registry.contractTimeout.withLock { $0 }))
         } catch {
             if let denial = error.denial {
                 handle.host?.report(denial)

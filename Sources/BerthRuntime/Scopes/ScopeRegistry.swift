@@ -403,6 +403,9 @@ public final class ScopeRegistry: @unchecked Sendable {
         withLock { $0.registrations.compactMap(\.last).map { ($0.key, $0.kind, $0.provider) } }.sorted { $0.key < $1.key }
     }
 
+    /// How long a contract call waits for its provider (`IsolationSettings.serviceCallTimeout`).
+    package let contractTimeout = Locked<Duration>(.seconds(10))
+
     /// The plugins that called each contract key (`noteCaller`), for `status`.
     private let contractCallers = Locked<[String: Set<String>]>([:])
 

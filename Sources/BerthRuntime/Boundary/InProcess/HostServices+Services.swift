@@ -34,7 +34,7 @@ extension HostServices {
         return ScopeRegistry.Registration(
             key: declaration.key, kind: declaration.kind, plugin: context.pluginID, generation: context.generation,
             providerGrant: context.grant,
-            call: { instance, request in
+            call: { instance, request, _ in
                 guard let lane else { return .failed(ContractCalls.unavailable(declaration.key, "its provider \(provider) was loaded for a trial only")) }
                 return ContractCalls.route(to: lane, provider: provider, contract: declaration.key) {
                     ContractCalls.invoke(instance, key: declaration.key, request: request)

@@ -15,6 +15,9 @@ public struct IsolationSettings: Sendable, Equatable {
     public var policy: Policy
     /// A call a worker has not answered in this long kills it (`--unresponsive-ms`).
     public var unresponsiveAfter: Duration
+    /// A contract call its provider has not answered in this long fails as timed out
+    /// (a worker provider is then killed as unresponsive); 10 s by default.
+    public var serviceCallTimeout: Duration = .seconds(10)
     /// This many crashes within `crashWindow` mark a plugin failed until it is loaded again.
     public var crashLimit: Int
     /// The window `crashLimit` counts crashes in.

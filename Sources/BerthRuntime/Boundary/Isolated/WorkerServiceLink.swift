@@ -47,7 +47,7 @@ final class WorkerServiceLink: Sendable {
     /// A contract call's way into this worker: on its lane (nested when the consumer is in
     /// this worker too); a worker that dies or stops answering fails the call, naming it.
     @MainActor
-    private func contractRoute(key: String, instance: ScopedValue, request: [UInt8]) -> ContractRoute {
+    private func contractRoute(key: String, instance: ScopedValue, request: [UInt8], timeout: Duration) -> ContractRoute {
         let provider = "\(pluginID)#\(generation)"
         guard case .object(let object) = instance, let contract = object as? WorkerContractInstance else {
             return .failed(ContractCalls.unavailable(key, "not an instance of its provider's worker"))
@@ -61,7 +61,7 @@ final class WorkerServiceLink: Sendable {
             let reply: Result<IsolationReply, ChannelError>
             do throws(ChannelError) {
                 switch try contract.instance(in: channel, key: key) {
-                case .success(let token): reply = .success(try channel.call(.serviceInvoke(instance: token, request: request)))
+                case .success(let token): reply = .success(try channel.call(.serviceInvoke(instance: token, request: request), timeout: timeout))
                 case .failure(let refusal): return .failure(refusal)
                 }
             } catch {
@@ -89,8 +89,8 @@ final class WorkerServiceLink: Sendable {
     func registration(key: String, kind: ScopeKind, service: UInt64, answersCalls: Bool = false) -> ScopeRegistry.Registration {
         var call: ContractCall?
         if answersCalls {
-            call = { @MainActor [self] (instance: ScopedValue, request: [UInt8]) -> ContractRoute in
-                contractRoute(key: key, instance: instance, request: request)
+            call = { @MainActor [self] (instance: ScopedValue, request: [UInt8], timeout: Duration) -> ContractRoute in
+                contractRoute(key: key, instance: instance, request: request, timeout: timeout)
             }
         }
         if answersCalls {
