@@ -101,7 +101,9 @@ public final class ControlConnectionForTests {
             close()
             throw RunningHostError("connect \(path): \(String(cString: strerror(errno)))")
         }
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        // A bound for a host that never answers, not a timing: a first action in a fresh
+        // worker on a loaded CI machine has taken past 20 s (DevLoopTests' `tap 1`).
+        var timeout = timeval(tv_sec: 90, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         if presentingToken, let token = try? String(contentsOfFile: path + ".token", encoding: .utf8) {
             sendFrame(Array(#"{"token":"\#(token)"}"#.utf8))
