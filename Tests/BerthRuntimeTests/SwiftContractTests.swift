@@ -41,9 +41,11 @@ struct SwiftContractTests {
             workspace.stageHabits(other: true, isolation: consumer)
         }
         let mode: IsolationMode = ProcessInfo.processInfo.environment["BERTH_TEST_ISOLATION"] == "process" ? .process : .inProcess
-        // A long hang budget: a loaded machine never makes a worker look hung here; a hang
-        // is the provider's, caught by the contract call's own timeout.
-        var settings = TestIsolation.settings(.manifest(default: mode), unresponsive: .seconds(30))
+        // The hang budget of LaneTests: a call waits for the main actor, which this test
+        // process shares with every other suite (one that holds it, in a full parallel run,
+        // must not make a worker look hung here); a hang is the provider's, caught by the
+        // contract call's own timeout.
+        var settings = TestIsolation.settings(.manifest(default: mode), unresponsive: .seconds(3600))
         settings.serviceCallTimeout = callTimeout
         let host = try workspace.makeHost(recorder: recorder, isolation: settings)
         if loadProvider { try host.load("org.berth.reminders") }
