@@ -64,8 +64,8 @@ struct ContractDiscoveryTests {
 
     private func makeHost() throws -> BerthHost {
         let mode: IsolationMode = ProcessInfo.processInfo.environment["BERTH_TEST_ISOLATION"] == "process" ? .process : .inProcess
-        // The hang budget of LaneTests (a call waits for the main actor every suite shares).
-        return try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings(.manifest(default: mode), unresponsive: .seconds(3600)))
+        // A long hang budget, as LaneTests have (a call waits for the main actor every suite shares).
+        return try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings(.manifest(default: mode), unresponsive: .seconds(300)))
     }
 
     private func warnings(_ host: BerthHost) -> [String] {

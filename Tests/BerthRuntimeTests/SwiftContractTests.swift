@@ -41,11 +41,11 @@ struct SwiftContractTests {
             workspace.stageHabits(other: true, isolation: consumer)
         }
         let mode: IsolationMode = ProcessInfo.processInfo.environment["BERTH_TEST_ISOLATION"] == "process" ? .process : .inProcess
-        // The hang budget of LaneTests: a call waits for the main actor, which this test
+        // A long hang budget (LaneTests use one too): a call waits for the main actor, which this test
         // process shares with every other suite (one that holds it, in a full parallel run,
         // must not make a worker look hung here); a hang is the provider's, caught by the
         // contract call's own timeout.
-        var settings = TestIsolation.settings(.manifest(default: mode), unresponsive: .seconds(3600))
+        var settings = TestIsolation.settings(.manifest(default: mode), unresponsive: .seconds(300))
         settings.serviceCallTimeout = callTimeout
         let host = try workspace.makeHost(recorder: recorder, isolation: settings)
         if loadProvider { try host.load("org.berth.reminders") }

@@ -44,6 +44,11 @@ final class WorkerGroup {
         lane = LaneState(name: name.map { "group '\($0)'" } ?? "worker \(worker.pid)")
         worker.channel.handler = router
         worker.channel.replyTimeout = unresponsive
+        // A host that lets a worker stay silent this long lets one call take as long, so a
+        // call that waits for the main actor (a contract call's resolve) is not cut at 30 s.
+        if unresponsive > CallBudget.worker.maximumDuration {
+            worker.channel.callBudget = CallBudget(maximumNestedRequests: CallBudget.worker.maximumNestedRequests, maximumDuration: unresponsive)
+        }
         startWatching()
     }
 
