@@ -4,9 +4,9 @@ import Testing
 /// Headless Chromium driven through chromedriver's WebDriver protocol (JSON over HTTP).
 /// A missing browser fails the test with one line naming the script that installs it.
 final class Browser: @unchecked Sendable {
-    private let driver = Process()
-    private let base: String
-    private let port: Int
+    private var driver = Process()
+    private var base = ""
+    private var port = 0
     /// Chromium's profile folder, removed at the end.
     private let profile = NSTemporaryDirectory() + "berth-chromium-" + UUID().uuidString.prefix(8)
     private var session = ""
@@ -18,22 +18,30 @@ final class Browser: @unchecked Sendable {
         guard let chromium, let chromedriver else {
             throw WebHostError(line: "headless Chromium or chromedriver is not installed: run scripts/install-browser")
         }
-        port = Int.random(in: 20_000...40_000)
-        base = "http://127.0.0.1:\(port)"
-        driver.executableURL = URL(fileURLWithPath: chromedriver)
-        driver.arguments = ["--port=\(port)", "--allowed-ips=127.0.0.1"]
-        driver.standardOutput = FileHandle.nullDevice
-        driver.standardError = FileHandle.nullDevice
-        try driver.run()
         var ready = false
         var lastError = ""
-        for _ in 0..<400 where !ready {
-            try await Task.sleep(for: .milliseconds(50))
-            do {
-                _ = try await call("GET", "/status")
-                ready = true
-            } catch {
-                lastError = "\(error)"
+        // A random port may be taken (chromedriver then exits at once): up to three ports.
+        for _ in 0..<3 where !ready {
+            port = Int.random(in: 20_000...40_000)
+            base = "http://127.0.0.1:\(port)"
+            driver = Process()
+            driver.executableURL = URL(fileURLWithPath: chromedriver)
+            driver.arguments = ["--port=\(port)", "--allowed-ips=127.0.0.1"]
+            driver.standardOutput = FileHandle.nullDevice
+            driver.standardError = FileHandle.nullDevice
+            try driver.run()
+            for _ in 0..<400 where !ready && driver.isRunning {
+                try await Task.sleep(for: .milliseconds(50))
+                do {
+                    _ = try await call("GET", "/status")
+                    ready = true
+                } catch {
+                    lastError = "\(error)"
+                }
+            }
+            if !ready, driver.isRunning {
+                kill(driver.processIdentifier, SIGKILL)
+                driver.waitUntilExit()
             }
         }
         guard ready else { throw WebHostError(line: "chromedriver did not answer on \(base): \(lastError)") }
