@@ -36,7 +36,7 @@ struct DevTerminalUITests {
         #expect(!screenText(terminal.output).contains("Waved 0 time(s)"))
 
         terminal.type("\u{03}")
-        #expect(terminal.waitForExit(timeout: .seconds(60)) == 0)
+        #expect(terminal.waitForExit() == 0)
         let modes = try #require(terminal.localModes)
         #expect(modes & tcflag_t(ECHO) != 0 && modes & tcflag_t(ICANON) != 0, "the terminal's line discipline is back")
     }
@@ -73,6 +73,6 @@ struct DevTerminalUITests {
         #expect(screenText(terminal.output).contains("com.example.hello/hello"))
 
         terminal.type("\u{03}")
-        #expect(terminal.waitForExit(timeout: .seconds(60)) == 0)
+        #expect(terminal.waitForExit() == 0)
     }
 }

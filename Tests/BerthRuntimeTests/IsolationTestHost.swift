@@ -198,12 +198,18 @@ final class ScriptFolder {
     /// Writes `body` as an executable script and spawns it with `WorkerProcess.spawn`.
     func spawn(_ name: String, _ body: String, environment: [String: String] = [:]) throws -> WorkerProcess {
         let script = path + "/" + name
-        try ("#!/bin/sh\n" + body).write(toFile: script, atomically: true, encoding: .utf8)
-        chmod(script, 0o755)
-        // A process forked elsewhere in the test run at the moment the script was written
-        // holds it open for writing until it execs: exec fails with ETXTBSY meanwhile.
+        // Written through a close-on-exec descriptor: a process started elsewhere in the test
+        // run while it is open would otherwise keep it open for writing for its whole life,
+        // and exec would fail with ETXTBSY all that time (CI's did, for more than 10 s).
+        let descriptor = open(script, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+        guard descriptor >= 0 else { throw TestFailure("\(script): \(String(cString: strerror(errno)))") }
+        let bytes = Array(("#!/bin/sh\n" + body).utf8)
+        let written = write(descriptor, bytes, bytes.count)
+        close(descriptor)
+        guard written == bytes.count else { throw TestFailure("\(script): short write") }
+        // Between fork and exec, a child started at that moment still holds it: try again.
         var spawned: Result<WorkerProcess, WorkerSpawnError>!
-        eventually(every: .milliseconds(10)) {
+        eventually(timeout: .seconds(60), every: .milliseconds(10)) {
             spawned = Result { () throws(WorkerSpawnError) in try WorkerProcess.spawn(executable: script, plugin: name, environment: environment) }
             guard case .failure(let error) = spawned else { return true }
             return error.errnoText?.contains("Text file busy") != true

@@ -148,8 +148,9 @@ public final class TerminalSession {
     /// Where the screen's text ends now (for `waitFor(_:since:)`).
     public var mark: Int { bytes.count }
 
-    /// The exit status once the program has exited, or nil after `timeout`.
-    public func waitForExit(timeout: Duration = .seconds(20)) -> Int32? {
+    /// The exit status once the program has exited, or nil after `timeout` (a deadline: a
+    /// crashed host's backtrace takes long on a loaded machine, and CI's lost one at 20 s).
+    public func waitForExit(timeout: Duration = .seconds(120)) -> Int32? {
         var exited: Int32?
         eventually(timeout: timeout, every: .zero) {
             var status: Int32 = 0
