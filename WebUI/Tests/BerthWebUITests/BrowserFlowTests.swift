@@ -54,6 +54,25 @@ struct BrowserFlowTests {
         try await page.expectText("Open a screen")
     }
 
+    @Test("a note being typed keeps its text and caret when the whole screen is drawn again from a state older than the last key", arguments: isolationModes)
+    func typingSurvivesRedraw(isolation: String) async throws {
+        let page = try await WebSessionFixture(isolation: isolation)
+        defer { page.close() }
+        try await page.browser.click("[data-focus-key='route:com.example.counter/counter']")
+        try await page.expectText("Total: 0")
+        try await page.browser.click(".toggle input")
+        try await page.expectText("Notes are kept while details stay open.")
+        try await page.browser.type("he", into: "input[aria-label='Note']")
+        #expect(try await page.browser.waitUntil("return JSON.stringify(window.berthPage.state().screens[0].tree).includes('\"text\":\"he\"');"))
+        // Keys the host has not seen yet are in the field; then the page reconnects and
+        // draws the whole screen from the host's state, which still says "he".
+        try await page.browser.run("const f = document.querySelector(\"input[aria-label='Note']\"); f.focus(); f.value = 'hello'; f.setSelectionRange(5, 5);")
+        try await page.browser.run("window.berthPage.dropConnection();")
+        #expect(try await page.browser.waitUntil("return window.berthPage.states === 2 && window.berthPage.connected;"), "it reconnected")
+        let field = try await page.browser.run("const f = document.activeElement; return [f.getAttribute('aria-label'), f.value, f.selectionStart].join('|');") as? String
+        #expect(field == "Note|hello|5")
+    }
+
     @Test("Inbox's compose is a modal over the inbox; its delegate action reaches the inbox live", arguments: isolationModes)
     func inboxModal(isolation: String) async throws {
         let page = try await WebSessionFixture(isolation: isolation)

@@ -133,7 +133,7 @@
   function renderScreens() {
     const active = document.activeElement;
     const key = active ? focusKeyOf(active) : null;
-    const selection = active && active.tagName === "INPUT" && active.type === "text" ? [active.selectionStart, active.selectionEnd] : null;
+    const typed = typedInto(active);
     views = new Map();
     const main = $("main");
     const screens = state.screens;
@@ -173,9 +173,23 @@
       const again = document.querySelector(`[data-focus-key="${CSS.escape(key)}"]`);
       if (again && shownScreenUnchanged) {
         again.focus();
-        if (selection && again.setSelectionRange) again.setSelectionRange(selection[0], selection[1]);
+        keepTyped(again, typed);
       }
     }
+  }
+
+  // A text field the person is typing in keeps what they typed when it is drawn again: the
+  // host's tree can be older than their last key (it answers an earlier input, or arrives
+  // whole after a reconnect). Leaving the field shows the host's text (its blur handler).
+  function typedInto(field) {
+    if (!field || field.tagName !== "INPUT" || field.type !== "text") return null;
+    return { value: field.value, start: field.selectionStart, end: field.selectionEnd };
+  }
+
+  function keepTyped(field, typed) {
+    if (!typed || field.tagName !== "INPUT" || field.type !== "text") return;
+    field.value = typed.value;
+    field.setSelectionRange(typed.start, typed.end);
   }
 
   let shownScreenUnchanged = true;
@@ -351,12 +365,13 @@
     }
     const active = document.activeElement;
     const key = old.contains(active) ? focusKeyOf(active) : null;
+    const typed = key ? typedInto(active) : null;
     for (const [name, el] of views) if (name.startsWith(`${screen}\u0000`) && old.contains(el)) views.delete(name);
     const fresh = buildNode(node, screen);
     old.replaceWith(fresh);
     if (key) {
       const again = fresh.querySelector(`[data-focus-key="${CSS.escape(key)}"]`) || (fresh.dataset.focusKey === key ? fresh : null);
-      if (again) again.focus();
+      if (again) { again.focus(); keepTyped(again, typed); }
     }
   }
 
