@@ -21,7 +21,7 @@ struct PluginTestKitTests {
         }
     }
 
-    @Test("berth new's test passes with swift test, and fails naming the label when the button's label changes")
+    @Test("berth new's test passes with swift test, fails naming the label when the button's label changes, and names the plugin's line when it traps in process")
     func generatedTestPassesThenFailsOnLabelChange() throws {
         let workspace = PluginWorkspace()
         let created = try BerthProcess.run(["new", "Hello", "--path", "hello"], in: workspace.root)
@@ -50,5 +50,18 @@ struct PluginTestKitTests {
             }
             #expect(failure, "no failure naming the label with the plugin \(mode):\n\(failedLog)")
         }
+
+        // A trap in the button's closure ends a host that runs the plugin in its process:
+        // the failure names the line of Hello.swift that trapped, not the SDK's.
+        let crashing = original.replacingOccurrences(of: "waves += 1", with: "waves += [1][waves + 1]")
+        try crashing.write(toFile: source, atomically: true, encoding: .utf8)
+        let line = try #require(crashing.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.contains("[1][waves + 1]") }) + 1
+        let (crashed, crashLog) = try ToolProcess.run("/usr/bin/env", ["swift", "test", "--package-path", package], in: workspace.root)
+        #expect(crashed != 0, "the test passed with a trap in the button:\n\(crashLog)")
+        let named = crashLog.split(separator: "\n").contains { reported in
+            reported.contains("isolation → in-process at HelloTests.swift") && reported.contains("berth test-host ended during 'tap'")
+                && reported.contains(", at Sources/Hello/Hello.swift:\(line) in ") && reported.contains("Fatal error: Index out of range")
+        }
+        #expect(named, "no in-process failure naming Hello.swift:\(line):\n\(crashLog)")
     }
 }
