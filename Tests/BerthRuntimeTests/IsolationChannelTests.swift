@@ -113,6 +113,32 @@ extension IsolationWorkerTests {
             far.waitUntilStopped()
         }
 
+        @Test("the call budget is the peer's time: answering its request slowly does not use it up; the peer's own time does")
+        func budgetCountsThePeersTime() throws {
+            let (near, far) = try ChannelPair.make { request, channel in
+                // The far side (a worker): "slow" asks the near side (the host) once and
+                // answers; "spin" works past the budget itself.
+                guard case .action(_, let name, _) = request else { return .status(.ok) }
+                if name == "spin" { Thread.sleep(forTimeInterval: 2.5) }
+                let reply = (try? channel.call(.navigate(screen: 1, kind: 1, route: "up", argument: []))) ?? .status(IsolationStatus(code: 5))
+                return .status(IsolationStatus(code: 0, message: "answered: \(reply.status.message)"))
+            }
+            let host = ClosureHandler { _, _ in
+                // The host answering its plugin slowly: longer than the plugin's whole budget.
+                Thread.sleep(forTimeInterval: 2.5)
+                return .status(IsolationStatus(code: 0, message: "the host"))
+            }
+            near.handler = host
+            near.callBudget = CallBudget(maximumNestedRequests: 10, maximumDuration: .seconds(2))
+            let answered = try near.call(.action(instance: 1, name: "slow", payload: []), timeout: .seconds(60))
+            #expect(answered.status.message == "answered: the host")
+            #expect { try near.call(.action(instance: 1, name: "spin", payload: []), timeout: .seconds(60)) } throws: { error in
+                (error as? ChannelError)?.code == .timedOut && (error as? ChannelError)?.message.contains("ran past its budget") == true
+            }
+            near.close()
+            far.waitUntilStopped()
+        }
+
         @Test("multi-megabyte payloads cross in both directions")
         func largePayloads() throws {
             let (near, far) = try ChannelPair.make { request, _ in

@@ -50,6 +50,11 @@ package final class IsolationChannel: @unchecked Sendable {
     private var budget: CallBudget?
     private var outermostStart = ContinuousClock.now
     private var nestedRequestsServed = 0
+    /// How long this side took to answer the peer's requests during the outermost call, and
+    /// since when it is answering one: the budget is the peer's time, not this side's (a
+    /// plugin may wait for the host, however long the host takes).
+    private var answeringTime: Duration = .zero
+    private var answeringSince: ContinuousClock.Instant?
 
     /// Takes ownership of `fileDescriptor` (one end of `makeSocketPair()`), which is made
     /// non-blocking and closed when the channel goes away.
@@ -105,7 +110,8 @@ package final class IsolationChannel: @unchecked Sendable {
     /// `timeout` (or `replyTimeout` when nil) bounds the silence: the clock restarts each
     /// time a nested request from the peer has been answered, so a worker busy calling
     /// back is not taken for a hung one; notifications do not restart it. `callBudget`
-    /// bounds the whole outermost call. On timeout the call is abandoned (a late reply is
+    /// bounds the peer's time in the whole outermost call (the time this side takes to
+    /// answer its requests does not count). On timeout the call is abandoned (a late reply is
     /// dropped) and `.timedOut` is thrown.
     package func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
         try drivingReadSide { () throws(ChannelError) in try callDriving(request, timeout: timeout) }
@@ -122,8 +128,10 @@ package final class IsolationChannel: @unchecked Sendable {
         if depth == 0 {
             outermostStart = .now
             nestedRequestsServed = 0
+            answeringTime = .zero
+            answeringSince = nil
         }
-        let budgetEnd = budget.map { outermostStart + $0.maximumDuration }
+        var budgetEnd = budgetEndNow()
         var deadline = earliest(limit.map { ContinuousClock.now + $0 }, budgetEnd)
         let frame = Frame.encode(kind: .request, op: request.op, callID: callID, reservingCapacity: request.encodedSizeHint) {
             request.write(to: &$0)
@@ -150,7 +158,14 @@ package final class IsolationChannel: @unchecked Sendable {
                 }
                 try dropLateReply(incoming, operation: operation)
             case .request:
+                let outermostAnswer = answeringSince == nil
+                if outermostAnswer { answeringSince = .now }
                 try serveRequest(incoming)
+                if outermostAnswer, let since = answeringSince {
+                    answeringTime += ContinuousClock.now - since
+                    answeringSince = nil
+                }
+                budgetEnd = budgetEndNow()
                 nestedRequestsServed += 1
                 if let budget, nestedRequestsServed > budget.maximumNestedRequests {
                     abandonedCalls.insert(callID)
@@ -162,6 +177,14 @@ package final class IsolationChannel: @unchecked Sendable {
                 try deliverNotification(incoming)
             }
         }
+    }
+
+    /// When the outermost call's budget runs out: its start, plus the budget, plus the time
+    /// this side has spent answering the peer's requests (the one being answered included).
+    private func budgetEndNow() -> ContinuousClock.Instant? {
+        guard let budget else { return nil }
+        let answering = answeringTime + (answeringSince.map { ContinuousClock.now - $0 } ?? .zero)
+        return outermostStart + budget.maximumDuration + answering
     }
 
     /// Sends a notification; safe from any thread. Blocks while the socket is full.
