@@ -3,7 +3,7 @@ internal import CBerth
 
 /// The host's handler of one worker's requests: it names each open screen of the worker by
 /// a token, knows which plugin generation (member) each belongs to, and turns the worker's
-/// plugin → host requests into `HostCallbacks` calls.
+/// plugin → host requests (`PluginToHost`) into `HostCallbackHandler.answer`.
 ///
 /// The channel calls it on the thread that is reading: the main actor, either inside a
 /// host → plugin call (a re-entrant request, answered on the same stack) or while serving

@@ -35,7 +35,7 @@ protocol HostTransport: Sendable {
 enum HostAdapter {
     typealias ErrorPointer = UnsafeMutablePointer<berth_error>?
 
-    /// The process's transport: in process unless this is a worker (`useWorkerTransport`).
+    /// The process's transport: in process unless this is a worker (`use`, from `IsolationWorker.run`).
     /// Written once, by the worker's start, before any plugin is loaded; then only read.
     nonisolated(unsafe) private(set) static var transport: any HostTransport = InProcessTransport()
 
@@ -72,8 +72,8 @@ enum HostAdapter {
         }
         table.pointee.context_can_terminate = { screen, type in
             // A boolean answer: off the host's thread, or refused, it is "no".
-            guard HostCall.isInside, let screen, let type else { return 0 }
             HostCallbackCount.record()
+            guard HostCall.isInside, let screen, let type else { return 0 }
             return HostAdapter.transport.ask(.contextCanTerminate(type: String(cString: type)), from: screen) == .flag(true) ? 1 : 0
         }
         table.pointee.state_read = { screen, identity, index, fingerprint, out, error in
