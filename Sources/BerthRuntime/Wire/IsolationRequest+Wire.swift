@@ -73,7 +73,8 @@ extension IsolationRequest {
         case 18:
             let (instance, name, payload) = (try reader.u64(), try reader.string(), try reader.data())
             request = .actionThenRender(instance: instance, name: name, payload: payload, slots: try Self.renderSlots(from: &reader))
-        case 32...47:
+        case 32..<100:
+            // Ops 32-99 are the plugin → host calls (`PluginToHost.op`), after their caller.
             let caller = try reader.u64()
             guard let call = try PluginToHost.read(op: op, from: &reader) else { return nil }
             request = .host(call, caller: caller)

@@ -85,7 +85,7 @@ package enum PluginToHost: Sendable, Equatable {
 
     // MARK: Wire (inside `IsolationRequest.host`; the caller's u64 is written first)
 
-    /// The op code on the wire.
+    /// The op code on the wire: 32-99 (`IsolationRequest` reads that range as `.host`).
     var op: UInt16 {
         switch self {
         case .navigate: 32
