@@ -32,22 +32,22 @@ extension IsolationWorkerTests {
                 .render(instance: 10, slots: [slot, slot]), .saveState(instance: 11), .restoreState(instance: 12, state: [3]), .unload(),
                 .callExport(symbol: "s", arguments: [.void, .bool(true), .int8(-1), .int16(-2), .int32(-3), .int64(-4), .uint8(1), .uint16(2),
                                                      .uint32(3), .uint64(.max), .float(1.5), .double(-2.25), .string("é"), .bytes([7])]),
-                .shutdown, .navigate(screen: 1, kind: 3, route: nil, argument: []), .navigate(screen: 1, kind: 1, route: "x", argument: [1]),
-                .observeDelegate(screen: 1, child: 2), .sendDelegate(screen: 1, action: "a", payload: [1]),
-                .contextObserve(screen: 1, type: "t"), .contextUnobserve(screen: 1, type: "t"),
-                .contextSend(screen: 1, type: "t", payload: [1], mode: 1), .contextCanTerminate(screen: 1, type: "t"),
-                .stateRead(screen: 1, key: slot.key, fingerprint: 5), .persistRead(screen: 1, key: "k"),
-                .persistWrite(screen: 1, key: "k", value: [1]), .sessionBegin(id: "s"), .sessionEnd(), .sessionBegin(plugin: 2, id: "t"),
-                .serviceCreate(service: 1), .serviceRelease(instance: 2), .serviceRegister(plugin: 2, key: "k", kind: 1, service: 3),
-                .serviceRegister(plugin: 2, key: "c", kind: 2, service: 4, answersCalls: true),
-                .serviceResolve(screen: 1, key: "k"), .serviceInvoke(instance: 7, request: Array("{}".utf8)),
-                .serviceCall(screen: 1, key: "c", request: [1, 2]), .create(plugin: 2, screen: 1, route: "r", argument: []), .unload(plugin: 2),
+                .shutdown, .host(.navigate(kind: 3, route: nil, argument: []), caller: 1), .host(.navigate(kind: 1, route: "x", argument: [1]), caller: 1),
+                .host(.observeDelegate(child: 2), caller: 1), .host(.sendDelegate(action: "a", payload: [1]), caller: 1),
+                .host(.contextObserve(type: "t"), caller: 1), .host(.contextUnobserve(type: "t"), caller: 1),
+                .host(.contextSend(type: "t", payload: [1], mode: 1), caller: 1), .host(.contextCanTerminate(type: "t"), caller: 1),
+                .host(.stateRead(key: slot.key, fingerprint: 5), caller: 1), .host(.stateWrite(slot: slot), caller: 1), .host(.persistRead(key: "k"), caller: 1),
+                .host(.persistWrite(key: "k", value: [1]), caller: 1), .host(.sessionBegin(id: "s"), caller: 1), .host(.sessionEnd, caller: 1), .host(.sessionBegin(id: "t"), caller: 2),
+                .serviceCreate(service: 1), .serviceRelease(instance: 2), .host(.serviceRegister(key: "k", kind: 1, service: 3, answersCalls: false), caller: 2),
+                .host(.serviceRegister(key: "c", kind: 2, service: 4, answersCalls: true), caller: 2),
+                .host(.serviceResolve(key: "k"), caller: 1), .serviceInvoke(instance: 7, request: Array("{}".utf8)),
+                .host(.serviceCall(key: "c", request: [1, 2]), caller: 1), .create(plugin: 2, screen: 1, route: "r", argument: []), .unload(plugin: 2),
                 .actionThenRender(instance: 6, name: "n", payload: [1], slots: [
                     RenderSlot(identityID: 3, identity: nil, index: 1, fingerprint: 9, bytes: [4]),
                     RenderSlot(identityID: RenderSlot.unknownIdentity, identity: "S/Text", index: 0, fingerprint: 2, bytes: []),
                 ]),
             ]
-            #expect(Set(requests.map(\.op)).count == 34, "each case has its own op")
+            #expect(Set(requests.map(\.op)).count == 35, "each case has its own op")
             for request in requests {
                 var writer = WireWriter()
                 request.write(to: &writer)
@@ -95,12 +95,12 @@ extension IsolationWorkerTests {
                 // The far side: "down" n calls back "navigate" n until n is 0.
                 guard case .action(let level, _, _) = request else { return .status(.ok) }
                 guard level > 0 else { return .status(IsolationStatus(code: 0, message: "bottom")) }
-                let reply = (try? channel.call(.navigate(screen: level, kind: 1, route: "up", argument: []))) ?? .status(IsolationStatus(code: 5))
+                let reply = (try? channel.call(.host(.navigate(kind: 1, route: "up", argument: []), caller: level))) ?? .status(IsolationStatus(code: 5))
                 return .status(IsolationStatus(code: 0, message: "\(level)>\(reply.status.message)"))
             }
             let depths = Locked<[Int]>([])
             let handler = ClosureHandler { request, channel in
-                guard case .navigate(let level, _, _, _) = request else { return .status(.ok) }
+                guard case .host(.navigate, let level) = request else { return .status(.ok) }
                 depths.withLock { $0.append(channel.callDepth) }
                 let below = (try? channel.call(.action(instance: level - 1, name: "down", payload: []))) ?? .status(IsolationStatus(code: 5))
                 return .navigated(below.status, screen: level)

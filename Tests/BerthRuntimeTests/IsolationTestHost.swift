@@ -39,20 +39,20 @@ final class RecordingHost: IsolationChannelHandler {
         if let custom = answer?(request, channel) { return custom }
         return record.withLock { record in
             switch request {
-            case .navigate(_, let kind, _, _):
+            case .host(.navigate(let kind, _, _), _):
                 guard kind == 1 || kind == 2 else { return .navigated(.ok, screen: 0) }
                 defer { record.nextScreenID += 1 }
                 return .navigated(.ok, screen: record.nextScreenID)
-            case .stateRead(let screen, let key, let fingerprint):
+            case .host(.stateRead(let key, let fingerprint), let screen):
                 guard let slot = record.state[screen]?[key], slot.fingerprint == fingerprint else { return .bytes(IsolationStatus(code: 2), []) }
                 return .bytes(.ok, slot.bytes)
-            case .persistRead(_, let key):
+            case .host(.persistRead(let key), _):
                 guard let bytes = record.persisted[key] else { return .bytes(IsolationStatus(code: 2), []) }
                 return .bytes(.ok, bytes)
-            case .persistWrite(_, let key, let value):
+            case .host(.persistWrite(let key, let value), _):
                 record.persisted[key] = value
                 return .status(.ok)
-            case .contextCanTerminate:
+            case .host(.contextCanTerminate, _):
                 return .flag(false)
             default:
                 return .status(.ok)

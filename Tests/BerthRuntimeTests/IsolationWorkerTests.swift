@@ -31,7 +31,7 @@ struct IsolationWorkerTests {
         #expect(!handshake.functions.contains(.saveState))
         // Registered from the entry function, before the hello reply; nothing refused.
         let registered = worker.host.requests.compactMap { request, _ -> String? in
-            if case .serviceRegister(_, let key, let kind, _, _) = request, kind == 0 { return key }
+            if case .host(.serviceRegister(let key, let kind, _, _), _) = request, kind == 0 { return key }
             return nil
         }
         #expect(registered == ["com.example.greeter/Greeting"])
@@ -139,7 +139,7 @@ struct IsolationWorkerTests {
         // The host answers the present by opening the compose screen in the same worker and
         // driving it while the inbox's action is still running.
         worker.host.answer = { request, channel in
-            guard case .navigate(1, 2, "compose", _) = request else { return nil }
+            guard case .host(.navigate(2, "compose", _), 1) = request else { return nil }
             do {
                 let created = try channel.call(.create(screen: 2, route: "compose", argument: []))
                 guard case .created(_, let compose) = created else { return .navigated(created.status, screen: 0) }
@@ -160,8 +160,8 @@ struct IsolationWorkerTests {
         let trace = worker.host.requests.map { ($0.request.name, $0.depth) }
         #expect(trace.map(\.0) == ["navigate", "send_delegate", "navigate", "observe_delegate"])
         #expect(trace.map(\.1) == [1, 2, 2, 1], "compose's calls arrive inside the host's nested call")
-        #expect(worker.host.requests.contains { $0.request == .sendDelegate(screen: 2, action: "sent", payload: Array("hi".utf8)) })
-        #expect(worker.host.requests.contains { $0.request == .observeDelegate(screen: 1, child: 2) })
+        #expect(worker.host.requests.contains { $0.request == .host(.sendDelegate(action: "sent", payload: Array("hi".utf8)), caller: 2) })
+        #expect(worker.host.requests.contains { $0.request == .host(.observeDelegate(child: 2), caller: 1) })
     }
 
     @Test("a 10,000-row render carries its slots in and its tree out in one round trip")

@@ -1,7 +1,7 @@
 internal import CBerth
 
 /// Services and sessions as the host serves them to a plugin in either mode: the
-/// in-process table (`HostServices+Services`) and a worker's requests
+/// in-process transport (`InProcessTransport`) and a worker's requests
 /// (`IsolatedCallRouter`) both end here, so the checks and messages are the same.
 extension HostCallbackHandler {
     /// Registers a plugin's service; logs `provides KEY (KIND)`. No capability is needed:
@@ -32,6 +32,19 @@ extension HostCallbackHandler {
                 return .failure(denial.refusal)
             }
             return .failure(HostRefusal(error.resolveStatus, "service_resolve \(error.description)"))
+        }
+    }
+
+    /// A contract call from `handle`'s screen: it waits on the calling thread (a plugin's lane,
+    /// or the thread reading a worker's channel) for the provider; the main actor only
+    /// resolves the instance (`ContractCalls`).
+    nonisolated static func callService(_ key: String, request: [UInt8], from handle: ScreenHandle, consumer: ServiceConsumer) -> HostAnswer {
+        let result = ContractCalls.call(key: key, request: request, from: handle, consumer: consumer.plugin) {
+            HostCallbackHandler.contractTarget(handle, key: key, for: consumer)
+        }
+        switch result {
+        case .success(let reply): return .bytes(reply)
+        case .failure(let failure): return .refused(HostRefusal(HostRefusal.Code(rawValue: failure.status) ?? .failed, failure.message))
         }
     }
 

@@ -1,9 +1,52 @@
-/// The host's side of `HostCallbacks`: each call finds the screen, checks what berth.h
-/// promises, and either acts or queues the work until the host is back at top level (a
-/// plugin is never re-entered in the middle of its own call).
+internal import CBerth
+
+/// The host's side of the seam: it answers every `PluginToHost` (from the in-process
+/// transport and from a worker's channel alike). Each call finds the screen, checks what
+/// berth.h promises, and either acts or queues the work until the host is back at top
+/// level (a plugin is never re-entered in the middle of its own call).
 @MainActor
-package struct HostCallbackHandler: HostCallbacks {
+package struct HostCallbackHandler {
     package init() {}
+
+    /// Answers a screen's call; `handle` nil: the caller's screen handle names no open screen.
+    package func answer(_ call: PluginToHost, screen handle: ScreenHandle?) -> HostAnswer {
+        guard let handle else { return call.whenNotOpen }
+        switch call {
+        case .navigate(let kind, let route, let argument):
+            do throws(HostRefusal) {
+                let request = try NavigationRequest(kind: kind, route: route)
+                return navigate(handle, request, argument: argument).map { id in HostAnswer.screen(id.map { UInt64($0) }) }.answer
+            } catch {
+                return .refused(error)
+            }
+        case .observeDelegate(let child): return HostAnswer(observeDelegate(handle, child: Int(child)))
+        case .sendDelegate(let action, let payload): return HostAnswer(sendDelegate(handle, action: action, payload: payload))
+        case .contextObserve(let type): return HostAnswer(contextObserve(handle, type: type))
+        case .contextUnobserve(let type):
+            contextUnobserve(handle, type: type)
+            return .done
+        case .contextSend(let type, let payload, let mode):
+            return HostAnswer(contextSend(handle, type: type, payload: payload, terminate: mode == BERTH_CONTEXT_TERMINATE))
+        case .contextCanTerminate(let type): return .flag(contextCanTerminate(handle, type: type))
+        case .stateRead(let key, let fingerprint):
+            return stateRead(handle, identity: key.identity, index: key.index, fingerprint: fingerprint).map { HostAnswer.bytes($0) }.answer
+        case .stateWrite(let slot):
+            return HostAnswer(stateWrite(handle, identity: slot.key.identity, index: slot.key.index, fingerprint: slot.fingerprint, value: slot.bytes))
+        case .persistRead(let key): return persistRead(handle, key: key).map { HostAnswer.bytes($0) }.answer
+        case .persistWrite(let key, let value): return HostAnswer(persistWrite(handle, key: key, value: value))
+        case .sessionBegin, .sessionEnd, .serviceRegister, .serviceResolve, .serviceCall:
+            return .refused(HostRefusal(.invalidArgument, "\(call.name) is not a call about a screen"))
+        }
+    }
+
+    /// Answers a plugin-wide call of the plugin holding `grant`.
+    func answer(_ call: PluginToHost, plugin grant: CapabilityGrant, host: any PluginFacingHost) -> HostAnswer {
+        switch call {
+        case .sessionBegin(let id): HostAnswer(sessionBegin(grant, host: host, id: id))
+        case .sessionEnd: HostAnswer(sessionEnd(grant, host: host))
+        default: .refused(HostRefusal(.invalidArgument, "\(call.name) is not a plugin-wide call"))
+        }
+    }
 
     /// The router a handle names, also while its instance is still being created.
     private func router(_ handle: ScreenHandle) -> (router: Router, host: any PluginFacingHost)? {

@@ -3,7 +3,7 @@ internal import CBerth
 /// The host → plugin half of the seam: everything routing, lifecycle, state, scopes and
 /// reload ask of one loaded plugin generation. Nothing above this protocol knows whether
 /// the plugin runs in the host's process (`InProcessPlugin`: dlopen, function table,
-/// libffi) or elsewhere; the plugin → host half is `HostCallbacks`.
+/// libffi) or elsewhere; the plugin → host half is `PluginToHost` (`HostAdapter`, `HostCallbackHandler.answer`).
 ///
 /// Every call is made on the host's main actor, marked with `HostCall.run`, with the
 /// screen's scope current (see `ModuleInstance.call`).

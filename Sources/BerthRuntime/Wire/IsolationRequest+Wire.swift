@@ -24,35 +24,13 @@ extension IsolationRequest {
         case .restoreState(let instance, let state):
             writer.u64(instance); writer.data(state)
         case .shutdown, .usage: break
-        case .unload(let plugin), .sessionEnd(let plugin): writer.u64(plugin)
+        case .unload(let plugin): writer.u64(plugin)
         case .callExport(let plugin, let symbol, let arguments):
             writer.u64(plugin); writer.string(symbol); writer.list(arguments) { $1.write(to: &$0) }
-        case .navigate(let screen, let kind, let route, let argument):
-            writer.u64(screen); writer.i32(kind); writer.optionalString(route); writer.data(argument)
-        case .observeDelegate(let screen, let child):
-            writer.u64(screen); writer.u64(child)
-        case .sendDelegate(let screen, let action, let payload):
-            writer.u64(screen); writer.string(action); writer.data(payload)
-        case .contextObserve(let screen, let type), .contextUnobserve(let screen, let type), .contextCanTerminate(let screen, let type):
-            writer.u64(screen); writer.string(type)
-        case .contextSend(let screen, let type, let payload, let mode):
-            writer.u64(screen); writer.string(type); writer.data(payload); writer.i32(mode)
-        case .stateRead(let screen, let key, let fingerprint):
-            writer.u64(screen); key.write(to: &writer); writer.u64(fingerprint)
-        case .persistRead(let screen, let key):
-            writer.u64(screen); writer.string(key)
-        case .persistWrite(let screen, let key, let value):
-            writer.u64(screen); writer.string(key); writer.data(value)
-        case .sessionBegin(let plugin, let id):
-            writer.u64(plugin); writer.string(id)
-        case .serviceRegister(let plugin, let key, let kind, let service, let answersCalls):
-            writer.u64(plugin); writer.string(key); writer.i32(kind); writer.u64(service); writer.bool(answersCalls)
-        case .serviceResolve(let screen, let key):
-            writer.u64(screen); writer.string(key)
         case .serviceInvoke(let instance, let request):
             writer.u64(instance); writer.data(request)
-        case .serviceCall(let screen, let key, let request):
-            writer.u64(screen); writer.string(key); writer.data(request)
+        case .host(let call, let caller):
+            writer.u64(caller); call.write(to: &writer)
         }
     }
 
@@ -95,26 +73,11 @@ extension IsolationRequest {
         case 18:
             let (instance, name, payload) = (try reader.u64(), try reader.string(), try reader.data())
             request = .actionThenRender(instance: instance, name: name, payload: payload, slots: try Self.renderSlots(from: &reader))
-        case 32:
-            request = .navigate(screen: try reader.u64(), kind: try reader.i32(), route: try reader.optionalString(), argument: try reader.data())
-        case 33: request = .observeDelegate(screen: try reader.u64(), child: try reader.u64())
-        case 34: request = .sendDelegate(screen: try reader.u64(), action: try reader.string(), payload: try reader.data())
-        case 35: request = .contextObserve(screen: try reader.u64(), type: try reader.string())
-        case 36: request = .contextUnobserve(screen: try reader.u64(), type: try reader.string())
-        case 37:
-            request = .contextSend(screen: try reader.u64(), type: try reader.string(), payload: try reader.data(), mode: try reader.i32())
-        case 38: request = .contextCanTerminate(screen: try reader.u64(), type: try reader.string())
-        case 39:
-            request = .stateRead(screen: try reader.u64(), key: try IsolationSlotKey.read(from: &reader), fingerprint: try reader.u64())
-        case 41: request = .persistRead(screen: try reader.u64(), key: try reader.string())
-        case 42: request = .persistWrite(screen: try reader.u64(), key: try reader.string(), value: try reader.data())
-        case 43: request = .sessionBegin(plugin: try reader.u64(), id: try reader.string())
-        case 44: request = .sessionEnd(plugin: try reader.u64())
-        case 45:
-            request = .serviceRegister(plugin: try reader.u64(), key: try reader.string(), kind: try reader.i32(), service: try reader.u64(),
-                                       answersCalls: try reader.bool())
-        case 46: request = .serviceResolve(screen: try reader.u64(), key: try reader.string())
-        case 47: request = .serviceCall(screen: try reader.u64(), key: try reader.string(), request: try reader.data())
+        case 32..<100:
+            // Ops 32-99 are the plugin → host calls (`PluginToHost.op`), after their caller.
+            let caller = try reader.u64()
+            guard let call = try PluginToHost.read(op: op, from: &reader) else { return nil }
+            request = .host(call, caller: caller)
         default: return nil
         }
         try reader.finish()

@@ -1,6 +1,6 @@
 /// A request over the channel. The first group goes host → worker (the `berth_plugin_v1`
-/// table and the exports); the second goes worker → host (the `berth_host_v1` functions a
-/// plugin calls on its main thread). Instances are named by the worker's token from
+/// table and the exports); `.host` goes worker → host (the `berth_host_v1` functions a
+/// plugin calls on its main thread, as `PluginToHost`). Instances are named by the worker's token from
 /// `create`; screens by the host's screen id.
 package enum IsolationRequest: Sendable, Equatable {
     // MARK: host → worker
@@ -51,31 +51,10 @@ package enum IsolationRequest: Sendable, Equatable {
     /// result's JSON back (`bytes`).
     case serviceInvoke(instance: UInt64, request: [UInt8])
 
-    // MARK: worker → host (the plugin's main-thread host calls)
-    /// Reply: `.navigated` (the promised screen id for push and present).
-    case navigate(screen: UInt64, kind: Int32, route: String?, argument: [UInt8])
-    case observeDelegate(screen: UInt64, child: UInt64)
-    case sendDelegate(screen: UInt64, action: String, payload: [UInt8])
-    case contextObserve(screen: UInt64, type: String)
-    case contextUnobserve(screen: UInt64, type: String)
-    case contextSend(screen: UInt64, type: String, payload: [UInt8], mode: Int32)
-    /// Reply: `.flag`.
-    case contextCanTerminate(screen: UInt64, type: String)
-    /// Outside a render only (during one the worker answers from the batch). Reply: `.bytes`.
-    /// (`state_write` outside a render is the one-way `IsolationNotification.stateWrite`.)
-    case stateRead(screen: UInt64, key: IsolationSlotKey, fingerprint: UInt64)
-    /// Reply: `.bytes`.
-    case persistRead(screen: UInt64, key: String)
-    case persistWrite(screen: UInt64, key: String, value: [UInt8])
-    case sessionBegin(plugin: UInt64 = 1, id: String)
-    case sessionEnd(plugin: UInt64 = 1)
-    /// `service_register` of a `berth_service_v1` kept in the worker as `service`. Reply: `.status`.
-    case serviceRegister(plugin: UInt64 = 1, key: String, kind: Int32, service: UInt64, answersCalls: Bool = false)
-    /// `service_resolve` on the worker's main thread. Reply: `.created` with the token of
-    /// the instance the host's scope holds (made now by a nested `.serviceCreate` if new).
-    case serviceResolve(screen: UInt64, key: String)
-    /// A plugin's call of the contract service `key` in its screen's scopes (`bytes` back).
-    case serviceCall(screen: UInt64, key: String, request: [UInt8])
+    // MARK: worker → host
+    /// A plugin's call into the host (`PluginToHost`), made on the worker's main thread;
+    /// `caller` is the host's screen id, or for a plugin-wide call the plugin's member.
+    case host(PluginToHost, caller: UInt64)
 
     /// The op code on the wire.
     var op: UInt16 {
@@ -101,21 +80,7 @@ package enum IsolationRequest: Sendable, Equatable {
         case .serviceCreate: 19
         case .serviceRelease: 20
         case .serviceInvoke: 21
-        case .navigate: 32
-        case .observeDelegate: 33
-        case .sendDelegate: 34
-        case .contextObserve: 35
-        case .contextUnobserve: 36
-        case .contextSend: 37
-        case .contextCanTerminate: 38
-        case .stateRead: 39
-        case .persistRead: 41
-        case .persistWrite: 42
-        case .sessionBegin: 43
-        case .sessionEnd: 44
-        case .serviceRegister: 45
-        case .serviceResolve: 46
-        case .serviceCall: 47
+        case .host(let call, _): call.op
         }
     }
 
@@ -142,21 +107,7 @@ package enum IsolationRequest: Sendable, Equatable {
         case .serviceCreate: "service_create"
         case .serviceRelease: "service_release"
         case .serviceInvoke: "service_invoke"
-        case .navigate: "navigate"
-        case .observeDelegate: "observe_delegate"
-        case .sendDelegate: "send_delegate"
-        case .contextObserve: "context_observe"
-        case .contextUnobserve: "context_unobserve"
-        case .contextSend: "context_send"
-        case .contextCanTerminate: "context_can_terminate"
-        case .stateRead: "state_read"
-        case .persistRead: "persist_read"
-        case .persistWrite: "persist_write"
-        case .sessionBegin: "session_begin"
-        case .sessionEnd: "session_end"
-        case .serviceRegister: "service_register"
-        case .serviceResolve: "service_resolve"
-        case .serviceCall: "service_call"
+        case .host(let call, _): call.name
         }
     }
 
@@ -167,10 +118,10 @@ package enum IsolationRequest: Sendable, Equatable {
         case .renderTree(_, let slots): Self.sizeHint(slots)
         case .actionThenRender(_, let name, let payload, let slots): Self.sizeHint(slots) + name.utf8.count + payload.count
         case .create(_, _, let route, let bytes): 32 + route.utf8.count + bytes.count
-        case .action(_, let name, let bytes), .delegateReceived(_, _, let name, let bytes), .contextReceived(_, let name, let bytes),
-             .sendDelegate(_, let name, let bytes), .contextSend(_, let name, let bytes, _), .persistWrite(_, let name, let bytes):
+        case .action(_, let name, let bytes), .delegateReceived(_, _, let name, let bytes), .contextReceived(_, let name, let bytes):
             32 + name.utf8.count + bytes.count
-        case .restoreState(_, let bytes), .navigate(_, _, _, let bytes): 64 + bytes.count
+        case .restoreState(_, let bytes): 64 + bytes.count
+        case .host(let call, _): 8 + call.encodedSizeHint
         default: 64
         }
     }

@@ -55,6 +55,8 @@ package enum IsolationWorker {
         }
         let session = WorkerSession(channel: channel)
         WorkerSession.current = session
+        // Plugins here call the host across the channel (before any plugin is loaded).
+        HostAdapter.use(WorkerTransport())
         WorkerShared.current.withLock { $0 = session.shared }
         channel.handler = session
         // Between requests the main thread also runs the main dispatch queue, as the host's

@@ -26,7 +26,7 @@ final class WorkerPlugin {
         // Retired whatever happens: the entry may have run, and code of a Swift image must
         // never be unmapped under the runtime.
         image = try PluginImage(path: hello.libraryPath, manifest: manifest, disposal: .retire,
-                                hostTable: WorkerHostTable.pointer, handle: pluginHandle)
+                                hostTable: HostTable.pointer, handle: pluginHandle)
         self.handle = handle
         grant = CapabilityGrant(pluginID: hello.pluginID, capabilities: hello.capabilities, runtime: hello.runtime)
     }

@@ -65,8 +65,7 @@ final class WorkerSession: IsolationChannelHandler {
             var usage = PluginResourceUsage.current
             usage.cpuNanoseconds -= min(usage.cpuNanoseconds, cpuAtHello)
             return .usage(usage)
-        case .navigate, .observeDelegate, .sendDelegate, .contextObserve, .contextUnobserve, .contextSend,
-             .contextCanTerminate, .stateRead, .persistRead, .persistWrite, .sessionBegin, .sessionEnd, .serviceRegister, .serviceResolve, .serviceCall:
+        case .host:
             return .status(.failure(Int(BERTH_ERR_UNSUPPORTED), "\(request.name) is served by the host, not by a worker"))
         case .create, .destroy, .activate, .deactivate, .screenEvent, .action, .actionThenRender, .delegateReceived, .contextReceived,
              .render, .renderTree, .saveState, .restoreState, .unload, .callExport, .serviceCreate, .serviceRelease, .serviceInvoke:

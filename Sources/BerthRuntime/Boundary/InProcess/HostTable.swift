@@ -44,42 +44,14 @@ final class PluginContext: Sendable {
     }
 }
 
-/// The `berth_host_v1` table every plugin generation receives: one table for the process,
-/// allocated once, never freed (plugins may keep the pointer until they unload).
+/// The `berth_host_v1` table every plugin in this process receives (in the host, and in
+/// a worker): one table, allocated once, never freed (plugins may keep the pointer until
+/// they unload). Its functions are `HostAdapter`'s.
 enum HostTable {
     /// The table's address, stable for the life of the process.
     static var pointer: UnsafePointer<berth_host_v1> { storage.pointer }
 
-    private static let storage = HostFunctionTable(fill)
-
-    /// Every entry but logging and a task's sleep and cancel check is counted first
-    /// (`HostCallbackCount`): those cannot change what a screen renders.
-    private static func fill(_ table: UnsafeMutablePointer<berth_host_v1>) {
-        table.pointee.log = { handle, level, message in
-            guard let context = PluginContext.from(handle: handle), let message else { return }
-            context.logBudget.log(message, level: HostTable.logLevel(level), to: context.logger)
-        }
-        table.pointee.navigate = { HostCallbackCount.record(); return HostServices.navigate($0, $1, $2, $3, $4, $5) }
-        table.pointee.observe_delegate = { HostCallbackCount.record(); return HostServices.observeDelegate($0, $1, $2) }
-        table.pointee.send_delegate = { HostCallbackCount.record(); return HostServices.sendDelegate($0, $1, $2, $3) }
-        table.pointee.context_observe = { HostCallbackCount.record(); return HostServices.contextObserve($0, $1, $2) }
-        table.pointee.context_unobserve = { HostCallbackCount.record(); return HostServices.contextUnobserve($0, $1, $2) }
-        table.pointee.context_send = { HostCallbackCount.record(); return HostServices.contextSend($0, $1, $2, $3, $4) }
-        table.pointee.context_can_terminate = { HostCallbackCount.record(); return HostServices.contextCanTerminate($0, $1) }
-        table.pointee.state_read = { HostCallbackCount.record(); return HostServices.stateRead($0, $1, $2, $3, $4, $5) }
-        table.pointee.state_write = { HostCallbackCount.record(); return HostServices.stateWrite($0, $1, $2, $3, $4, $5) }
-        table.pointee.persist_read = { HostCallbackCount.record(); return HostServices.persistRead($0, $1, $2, $3) }
-        table.pointee.persist_write = { HostCallbackCount.record(); return HostServices.persistWrite($0, $1, $2, $3) }
-        table.pointee.service_register = { HostCallbackCount.record(); return HostServices.serviceRegister($0, $1, $2) }
-        table.pointee.service_resolve = { HostCallbackCount.record(); return HostServices.serviceResolve($0, $1, $2, $3) }
-        table.pointee.session_begin = { HostCallbackCount.record(); return HostServices.sessionBegin($0, $1, $2) }
-        table.pointee.session_end = { HostCallbackCount.record(); return HostServices.sessionEnd($0, $1) }
-        table.pointee.task_start = { HostCallbackCount.record(); return HostServices.taskStart($0, $1, $2, $3) }
-        table.pointee.task_cancel = { HostCallbackCount.record(); return HostServices.taskCancel($0, $1) }
-        HostFunctionTable.fillTaskChecks(table)
-        table.pointee.task_post = { HostCallbackCount.record(); return HostServices.taskPost($0, $1, $2) }
-        table.pointee.service_call = { HostCallbackCount.record(); return HostServices.serviceCall($0, $1, $2, $3, $4) }
-    }
+    private static let storage = HostFunctionTable(HostAdapter.fill)
 
     /// A `BERTH_LOG_*` level as swift-log's.
     static func logLevel(_ level: Int32) -> Logger.Level {

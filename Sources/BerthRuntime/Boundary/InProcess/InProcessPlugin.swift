@@ -138,7 +138,7 @@ final class InProcessPlugin: PluginConnection {
     func whenFree(_ work: @escaping () -> Void) { lane.whenFree(work) }
 
     /// The action on the plugin's own thread: its calls back into the host are answered by
-    /// the main actor, which is free meanwhile (`HostServices.onMainThread`, `LaneHop`).
+    /// the main actor, which is free meanwhile (`InProcessTransport`, `LaneHop`).
     func actionOnLane(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage?,
                       as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) {
         try callable()

@@ -40,13 +40,7 @@ extension IsolatedCallRouter {
 extension IsolationRequest {
     /// The screen a plugin → host request names, if it names one.
     var screenToken: UInt64? {
-        switch self {
-        case .navigate(let screen, _, _, _), .observeDelegate(let screen, _), .sendDelegate(let screen, _, _),
-             .contextObserve(let screen, _), .contextUnobserve(let screen, _), .contextSend(let screen, _, _, _),
-             .contextCanTerminate(let screen, _), .stateRead(let screen, _, _), .persistRead(let screen, _),
-             .persistWrite(let screen, _, _), .serviceResolve(let screen, _):
-            screen
-        default: nil
-        }
+        guard case .host(let call, let caller) = self, !call.isPluginWide else { return nil }
+        return caller
     }
 }

@@ -3,7 +3,7 @@ internal import CBerth
 
 /// The host's handler of one worker's requests: it names each open screen of the worker by
 /// a token, knows which plugin generation (member) each belongs to, and turns the worker's
-/// plugin → host requests into `HostCallbacks` calls.
+/// plugin → host requests (`PluginToHost`) into `HostCallbackHandler.answer`.
 ///
 /// The channel calls it on the thread that is reading: the main actor, either inside a
 /// host → plugin call (a re-entrant request, answered on the same stack) or while serving
@@ -123,21 +123,13 @@ final class IsolatedCallRouter: IsolationChannelHandler {
         HostCallbackCount.record()
         // A contract call waits for its provider here, on the worker's lane, not on the main
         // actor, which only resolves the instance.
-        if case .serviceCall(let token, let key, let bytes) = request {
+        if case .host(.serviceCall(let key, let bytes), let token) = request {
             let found = LaneHop.toMain { [self] () -> (ScreenHandle, WorkerServiceLink)? in
                 guard let handle = screens[token], let services = screenMembers[token].flatMap({ members[$0]?.services }) else { return nil }
                 return (handle, services)
             }
-            guard let (handle, services) = found else {
-                return .bytes(.failure(Int(BERTH_ERR_NOT_FOUND), "service_call \(key): the screen handle is not an open screen"), [])
-            }
-            let result = ContractCalls.call(key: key, request: bytes, from: handle, consumer: services.pluginID) {
-                HostCallbackHandler.contractTarget(handle, key: key, for: services.consumer)
-            }
-            switch result {
-            case .success(let reply): return .bytes(.ok, reply)
-            case .failure(let failure): return .bytes(.failure(Int(failure.status), failure.message), [])
-            }
+            guard let (handle, services) = found else { return HostAnswer.refused(PluginToHost.serviceCall(key: key, request: []).notOpen).reply }
+            return HostCallbackHandler.callService(key, request: bytes, from: handle, consumer: services.consumer).reply
         }
         return LaneHop.toMain { self.answer(request) }
     }
@@ -169,8 +161,7 @@ final class IsolatedCallRouter: IsolationChannelHandler {
         case .stateWrite(let token, let slot):
             LaneHop.toMain { [self] in
                 guard let handle = screens[token] else { return }
-                _ = HostCallbackHandler().stateWrite(handle, identity: slot.key.identity, index: slot.key.index,
-                                                     fingerprint: slot.fingerprint, value: slot.bytes)
+                _ = HostCallbackHandler().answer(.stateWrite(slot: slot), screen: handle)
             }
         case .taskPost(let token, _, let action, let payload):
             // Runs once the host is done with what it is doing now (never inside a call
@@ -206,98 +197,44 @@ final class IsolatedCallRouter: IsolationChannelHandler {
         return answerActing(request)
     }
 
+    /// A worker's `PluginToHost`, answered by the same handler as in process; the caller
+    /// is a screen token, or for a plugin-wide call the plugin's member.
     @MainActor
     private func answerActing(_ request: IsolationRequest) -> IsolationReply {
+        guard case .host(let call, let caller) = request else {
+            return .status(IsolationStatus(code: Int32(BERTH_ERR_INVALID_ARGUMENT), message: "\(request.name) is not a request a worker may make"))
+        }
         let callbacks = HostCallbackHandler()
-        func screen(_ token: UInt64) -> ScreenHandle? { screens[token] }
-        func notLoaded(_ verb: String, _ member: UInt64) -> IsolationReply {
-            .status(IsolationStatus(code: Int32(BERTH_ERR_NOT_FOUND), message: "\(verb): the plugin handle is not a loaded plugin (member \(member))"))
-        }
-        func notOpen(_ verb: String) -> IsolationReply {
-            .status(IsolationStatus(code: Int32(BERTH_ERR_NOT_FOUND), message: "\(verb): the screen handle is not an open screen"))
-        }
-        func status(_ result: Result<Void, HostRefusal>) -> IsolationReply {
-            switch result {
-            case .success: .status(.ok)
-            case .failure(let refusal): .status(IsolationStatus(code: refusal.code.rawValue, message: refusal.message))
+        switch call {
+        case .sessionBegin, .sessionEnd, .serviceRegister:
+            var verb = call.name
+            if case .serviceRegister(let key, _, _, _) = call { verb += " \(key)" }
+            guard let services = members[caller]?.services else {
+                return .status(IsolationStatus(code: Int32(BERTH_ERR_NOT_FOUND), message: "\(call.name): the plugin handle is not a loaded plugin (member \(caller))"))
             }
-        }
-        switch request {
-        case .navigate(let token, let kind, let route, let argument):
-            guard let handle = screen(token) else { return notOpen("navigate") }
-            let navigation: NavigationRequest
-            do throws(HostRefusal) { navigation = try NavigationRequest(kind: kind, route: route) } catch {
-                return .navigated(IsolationStatus(code: error.code.rawValue, message: error.message), screen: 0)
-            }
-            switch callbacks.navigate(handle, navigation, argument: argument) {
-            case .success(let id): return .navigated(.ok, screen: UInt64(id ?? 0))
-            case .failure(let refusal): return .navigated(IsolationStatus(code: refusal.code.rawValue, message: refusal.message), screen: 0)
-            }
-        case .observeDelegate(let token, let child):
-            guard let handle = screen(token) else { return notOpen("observe_delegate") }
-            return status(callbacks.observeDelegate(handle, child: Int(child)))
-        case .sendDelegate(let token, let action, let payload):
-            guard let handle = screen(token) else { return notOpen("send_delegate") }
-            return status(callbacks.sendDelegate(handle, action: action, payload: payload))
-        case .contextObserve(let token, let type):
-            guard let handle = screen(token) else { return notOpen("context_observe") }
-            return status(callbacks.contextObserve(handle, type: type))
-        case .contextUnobserve(let token, let type):
-            if let handle = screen(token) { callbacks.contextUnobserve(handle, type: type) }
-            return .status(.ok)
-        case .contextSend(let token, let type, let payload, let mode):
-            guard let handle = screen(token) else { return notOpen("context_send") }
-            return status(callbacks.contextSend(handle, type: type, payload: payload, terminate: mode == BERTH_CONTEXT_TERMINATE))
-        case .contextCanTerminate(let token, let type):
-            guard let handle = screen(token) else { return .flag(false) }
-            return .flag(callbacks.contextCanTerminate(handle, type: type))
-        case .stateRead(let token, let key, let fingerprint):
-            guard let handle = screen(token) else { return notOpen("state_read") }
-            switch callbacks.stateRead(handle, identity: key.identity, index: key.index, fingerprint: fingerprint) {
-            case .success(let bytes?): return .bytes(.ok, bytes)
-            case .success(nil): return .bytes(IsolationStatus(code: Int32(BERTH_ERR_NOT_FOUND)), [])
-            case .failure(let refusal): return .bytes(IsolationStatus(code: refusal.code.rawValue, message: refusal.message), [])
-            }
-        case .persistRead(let token, let key):
-            guard let handle = screen(token) else { return notOpen("persist_read") }
-            switch callbacks.persistRead(handle, key: key) {
-            case .success(let bytes?): return .bytes(.ok, bytes)
-            case .success(nil): return .bytes(IsolationStatus(code: Int32(BERTH_ERR_NOT_FOUND)), [])
-            case .failure(let refusal): return .bytes(IsolationStatus(code: refusal.code.rawValue, message: refusal.message), [])
-            }
-        case .persistWrite(let token, let key, let value):
-            guard let handle = screen(token) else { return notOpen("persist_write") }
-            return status(callbacks.persistWrite(handle, key: key, value: value))
-        case .sessionBegin(let member, let id):
-            guard let services = members[member]?.services else { return notLoaded("session_begin", member) }
-            if let refused = refusal("session_begin", claimed: member, needs: .session) { return refused }
-            guard let host = services.host else { return .status(.ok) }
-            return status(callbacks.sessionBegin(services.grant, host: host, id: id))
-        case .sessionEnd(let member):
-            guard let services = members[member]?.services else { return notLoaded("session_end", member) }
-            if let refused = refusal("session_end", claimed: member, needs: .session) { return refused }
-            guard let host = services.host else { return .status(.ok) }
-            return status(callbacks.sessionEnd(services.grant, host: host))
-        case .serviceRegister(let member, let key, let code, let service, let answersCalls):
-            guard let services = members[member]?.services else { return notLoaded("service_register", member) }
-            if let refused = refusal("service_register \(key)", claimed: member) { return refused }
+            let needs: Capability? = if case .serviceRegister = call { nil } else { .session }
+            if let refused = refusal(verb, claimed: caller, needs: needs) { return refused }
             // A trial worker's plugin registers too; nothing of it is kept.
             guard let host = services.host else { return .status(.ok) }
+            guard case .serviceRegister(let key, let code, let service, let answersCalls) = call else {
+                return callbacks.answer(call, plugin: services.grant, host: host).reply
+            }
             guard let kind = ScopeKind(code: code) else {
                 return .status(IsolationStatus(code: Int32(BERTH_ERR_INVALID_ARGUMENT), message: "service_register \(key): unknown scope \(code)"))
             }
-            return status(callbacks.serviceRegister(services.registration(key: key, kind: kind, service: service, answersCalls: answersCalls), host: host))
-        case .serviceResolve(let token, let key):
-            guard let handle = screen(token), let services = screenMembers[token].flatMap({ members[$0]?.services }) else {
-                return notOpen("service_resolve \(key)")
+            let registration = services.registration(key: key, kind: kind, service: service, answersCalls: answersCalls)
+            return HostAnswer(callbacks.serviceRegister(registration, host: host)).reply
+        case .serviceResolve(let key):
+            guard let handle = screens[caller], let services = screenMembers[caller].flatMap({ members[$0]?.services }) else {
+                return call.whenNotOpen.reply
             }
             switch HostCallbackHandler.serviceResolve(handle, key: key, for: services.consumer) {
-            case .success(.workerInstance(let instance)): return .created(.ok, instance: instance)
+            case .success(.workerInstance(let instance)): return HostAnswer.instance(instance).reply
             case .success: return .status(IsolationStatus(code: Int32(BERTH_ERR_STATE), message: "service_resolve \(key): not an instance of this worker"))
-            case .failure(let refusal): return status(.failure(refusal))
+            case .failure(let refusal): return HostAnswer.refused(refusal).reply
             }
         default:
-            return .status(IsolationStatus(code: Int32(BERTH_ERR_INVALID_ARGUMENT), message: "\(request.name) is not a request a worker may make"))
+            return callbacks.answer(call, screen: screens[caller]).reply
         }
     }
 }

@@ -5,7 +5,7 @@ internal import CBerth
 /// The isolated side of the seam: one plugin generation served by a `berth-worker`
 /// process over its channel. Every `PluginConnection` call is one request; the plugin's
 /// calls back into the host arrive as requests on the same stack and are answered by
-/// `HostCallbacks`, exactly as the in-process table does.
+/// `HostCallbackHandler.answer`, exactly as in process (`PluginToHost`).
 ///
 /// A worker that dies or does not answer within `unresponsive` is this plugin's problem
 /// only: the call fails with a message naming the signal and the worker's last fatal line,
