@@ -120,7 +120,7 @@ extension IsolationWorkerTests {
                 // answers; "spin" works past the budget itself.
                 guard case .action(_, let name, _) = request else { return .status(.ok) }
                 if name == "spin" { Thread.sleep(forTimeInterval: 2.5) }
-                let reply = (try? channel.call(.navigate(screen: 1, kind: 1, route: "up", argument: []))) ?? .status(IsolationStatus(code: 5))
+                let reply = (try? channel.call(.host(.navigate(kind: 1, route: "up", argument: []), caller: 1))) ?? .status(IsolationStatus(code: 5))
                 return .status(IsolationStatus(code: 0, message: "answered: \(reply.status.message)"))
             }
             let host = ClosureHandler { _, _ in
