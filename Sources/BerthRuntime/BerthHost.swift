@@ -149,6 +149,21 @@ public final class BerthHost {
         try loader.generationForUse(of: id)
     }
 
+    /// A crashed provider's next use by a contract call (`PluginFacingHost`): started again
+    /// within its crash budget, as an `open` would start it.
+    func startAgainAfterCrash(_ plugin: String) -> CrashedProviderStart {
+        switch registry[plugin]?.state {
+        case .crashed?, .failed?:
+            do {
+                return try loader.generationForUse(of: plugin) == nil ? .refused("it did not start again") : .started
+            } catch {
+                return .refused(error.message)
+            }
+        default:
+            return .notCrashed
+        }
+    }
+
     // MARK: Load, unload, reload
 
     /// Loads `id` and, first, everything it requires. A plugin already loaded is left as is.

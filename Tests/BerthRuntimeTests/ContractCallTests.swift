@@ -14,7 +14,7 @@ struct ContractCallTests {
     private let recorder = LogRecorder()
 
     private func host(provider isolation: String? = nil, consumerCapabilities: [String] = ["services.consume", "session"],
-                      callTimeout: Duration = .seconds(10)) throws -> (BerthHost, alarm: Router) {
+                      callTimeout: Duration = .seconds(10), crashLimit: Int? = nil) throws -> (BerthHost, alarm: Router) {
         workspace.stageFixture(folder: "clock", entry: "fixture_entry_clock", id: "org.berth.clock") { manifest in
             manifest["routes"] = ["clock"]
             manifest["capabilities"] = ["services.provide"]
@@ -31,6 +31,7 @@ struct ContractCallTests {
         // contract call's own timeout.
         var settings = TestIsolation.settings(.manifest(default: mode), unresponsive: .seconds(300))
         settings.serviceCallTimeout = callTimeout
+        if let crashLimit { settings.crashLimit = crashLimit }
         let host = try workspace.makeHost(recorder: recorder, isolation: settings)
         try host.load("org.berth.clock")
         try host.load("org.berth.alarm")
@@ -114,12 +115,27 @@ struct ContractCallTests {
         try await send(host, alarm, "call", "next")
         try await send(host, alarm, "call", "crash")
         #expect(answers.last?.hasPrefix("call failed (10): org.berth.Clock: its provider org.berth.clock#1 crashed") == true, "\(answers)")
-        try await send(host, alarm, "call", "next")
-        #expect(answers.last?.hasPrefix("call failed (") == true, "\(answers)")
-        #expect(answers.last?.contains("org.berth.clock") == true)
         let open = host.openRouters.map(\.id)
         #expect(open.contains(alarm.id), "the consumer's screen stays open")
         #expect(!open.contains(clock.id), "the provider's screen is closed with its worker")
+        // Once the crash is recorded, the next call starts the provider again (as an `open`
+        // would): a fresh instance in a new worker.
+        #expect(await eventuallyAsync { host.plugins["org.berth.clock"]?.state == .crashed })
+        try await send(host, alarm, "call", "next")
+        #expect(answers.last == #"reply: {"instance":1,"calls":1}"#, "\(answers)")
+        #expect(host.plugins["org.berth.clock"]?.state == .loaded)
+    }
+
+    @Test("a provider past its crash budget is not started again by a call: the call fails in one line naming it and the budget")
+    func providerPastCrashBudget() async throws {
+        let (host, alarm) = try host(provider: "process", crashLimit: 1)
+        try await send(host, alarm, "begin", "s")
+        try await send(host, alarm, "call", "crash")
+        #expect(await eventuallyAsync { if case .failed = host.plugins["org.berth.clock"]?.state { true } else { false } })
+        try await send(host, alarm, "call", "next")
+        #expect(answers.last?.hasPrefix("call failed (9): service_call org.berth.Clock: its provider org.berth.clock crashed and does not start again: ") == true, "\(answers)")
+        #expect(answers.last?.contains("crashed 1 times") == true, "\(answers)")
+        #expect(host.openRouters.contains { $0.id == alarm.id })
     }
 
     @Test("a provider that does not answer in time fails the call with TIMED_OUT naming it")

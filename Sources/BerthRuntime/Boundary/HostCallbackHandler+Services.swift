@@ -58,7 +58,20 @@ extension HostCallbackHandler {
             return .failure(PluginCallError(status: Int32(BERTH_ERR_NOT_FOUND), message: "service_call \(key): the screen handle is not an open screen"))
         }
         do throws(ScopeError) {
-            let (instance, call, provider) = try registry.resolveForCall(key: key, screen: screenScope, for: consumer)
+            let resolved: (ScopedValue, ContractCall, provider: String)
+            do {
+                resolved = try registry.resolveForCall(key: key, screen: screenScope, for: consumer)
+            } catch where error.code == .providerUnloaded {
+                // A provider whose worker crashed starts again on its next use, as an `open`
+                // would start it; one past its crash budget, or unloaded, fails the call.
+                guard let provider = registry.unloadedProvider(of: key), let host = handle.host else { throw error }
+                switch host.startAgainAfterCrash(provider) {
+                case .notCrashed: throw error
+                case .refused(let why): throw ScopeError(.providerUnloaded, key: key, "its provider \(provider) crashed and does not start again: \(why)")
+                case .started: resolved = try registry.resolveForCall(key: key, screen: screenScope, for: consumer)
+                }
+            }
+            let (instance, call, provider) = resolved
             registry.noteCaller(consumer.plugin, of: key)
             return .success((instance, call, provider, registry.contractTimeout.withLock { $0 }))
         } catch {

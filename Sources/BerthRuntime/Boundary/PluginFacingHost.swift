@@ -26,9 +26,21 @@ protocol PluginFacingHost: AnyObject, Sendable {
     func terminate(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery
     func canTerminate(_ type: String, from sender: Router) -> Bool
     func topLevel<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T
+    /// Starts `plugin` again if its worker crashed within its crash budget, as its next
+    /// use does (`generationForUse`).
+    func startAgainAfterCrash(_ plugin: String) -> CrashedProviderStart
     func beginSession(_ id: String)
     @discardableResult
     func endSession() -> String?
 }
 
 extension BerthHost: PluginFacingHost {}
+
+/// What a contract call's resolve got from asking a provider that is gone to start again.
+enum CrashedProviderStart {
+    /// It was unloaded, not crashed: nothing starts it but a load.
+    case notCrashed
+    case started
+    /// Past its crash budget, or its load failed: why, in one line.
+    case refused(String)
+}

@@ -255,6 +255,13 @@ public final class ScopeRegistry: @unchecked Sendable {
         return (found.0, call, found.1.provider)
     }
 
+    /// The plugin whose unloading (or crash) left the contract `key` without a provider.
+    func unloadedProvider(of key: String) -> String? {
+        withLock { state in
+            (state.slots[.named(key)] ?? state.typesByName[key]).flatMap { state.unloaded[$0] }
+        }
+    }
+
     private enum Lookup {
         /// Made before, in the current scope.
         case cached(ScopedValue, Registration)
