@@ -107,7 +107,9 @@ enum ContractCalls {
         // A failed call is the host's event too, not only the consumer's status (a denial
         // has its own event already).
         if case .failure(let failure) = result, failure.status != Int32(BERTH_ERR_DENIED) {
-            handle.hops.post { handle.host?.emit(.event, .plugin(consumer), "service_call \(key) failed: \(failure.message)") }
+            // The host's messages name the contract already; a provider's own error may not.
+            let line = failure.message.contains(key) ? failure.message : "\(key): \(failure.message)"
+            handle.hops.post { handle.host?.emit(.event, .plugin(consumer), "a contract call failed: \(line)") }
         }
         return result
     }
