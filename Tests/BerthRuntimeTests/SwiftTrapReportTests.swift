@@ -122,6 +122,11 @@ struct SwiftTrapReportTests {
         #expect(SwiftSymbolName.shortened("BerthStress.TrapScreen.body.getter : some") == "TrapScreen.body.getter")
         #expect(SwiftSymbolName.shortened("static BerthStress.TrapService.make() -> BerthStress.TrapService") == "static TrapService.make()")
         #expect(SwiftSymbolName.readable("main") == "main")
+        // An async function's frames (a contract's serve runs async) are named as the function.
+        #expect(SwiftSymbolName.shortened("(1) await resume partial function for Clock.SystemClock.next(after: Foundation.Date) async throws -> Foundation.Date")
+                == "SystemClock.next(after:)")
+        #expect(SwiftSymbolName.shortened("(2) suspend resume partial function for closure #1 () async -> () in Clock.SystemClock.next(after: Foundation.Date) async throws -> Foundation.Date")
+                == "closure #1 in SystemClock.next(after:)")
     }
 
     /// The fixture's line that traps in `place` (TrapScreen.swift's `// trap: PLACE`).

@@ -22,6 +22,13 @@ enum SwiftSymbolName {
 
     /// Drops the module, parameter types, effects and result type of a demangled name.
     static func shortened(_ name: String) -> String {
+        // A piece of an async function is that function: "(1) await resume partial
+        // function for X", "async function pointer to X".
+        for marker in [" partial function for ", "async function pointer to "] {
+            if let range = name.range(of: marker), name.hasPrefix("(") || range.lowerBound == name.startIndex {
+                return shortened(String(name[range.upperBound...]))
+            }
+        }
         // "->" would read as a closing angle bracket.
         let name = name.replacingOccurrences(of: "->", with: "→")
         if let range = topLevelRange(of: " in ", in: name) {
