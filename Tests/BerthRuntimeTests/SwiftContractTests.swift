@@ -121,6 +121,7 @@ struct SwiftContractTests {
         #expect(try await call(host, habits, "instance") == "#1 call 1")
         let crashed = try await call(host, habits, "crash")
         #expect(crashed.hasPrefix("crashed: ") && crashed.contains("org.berth.reminders"), "\(crashed)")
+        #expect(crashed.contains("crashed (SIGILL: BerthReminders/Reminders.swift:29: Fatal error: reminders crashes on purpose; stack: SystemClock.crash() at Reminders.swift:29)"), "its signal and fatal line, as the crash event says: \(crashed)")
         #expect(!crashed.contains("\n"))
         #expect(host.openRouters.contains { $0.id == habits.id }, "the consumer's screen stays open")
         #expect(host.plugins["org.berth.habits"]?.state == .loaded)

@@ -158,15 +158,17 @@ enum ContractCalls {
         return contract.invoke(request)
     }
 
-    /// A worker provider's answer, or the failure its channel's end means.
-    static func answer(_ result: Result<IsolationReply, ChannelError>, provider: String, contract: String) -> Result<[UInt8], PluginCallError> {
+    /// A worker provider's answer, or the failure its channel's end means (`crash` words a
+    /// worker that died: its signal and fatal line).
+    static func answer(_ result: Result<IsolationReply, ChannelError>, provider: String, contract: String,
+                       crash: (ChannelError) -> String = { $0.message }) -> Result<[UInt8], PluginCallError> {
         switch result {
         case .success(.bytes(let status, let bytes)) where status.isOK: return .success(bytes)
         case .success(let reply): return .failure(PluginCallError(status: Int32(reply.status.code), message: reply.status.message))
         case .failure(let error) where error.code == .timedOut:
             return .failure(PluginCallError(status: Int32(BERTH_ERR_TIMED_OUT), message: "\(contract): its provider \(provider) did not answer in time (\(error.message))"))
         case .failure(let error):
-            return .failure(PluginCallError(status: Int32(BERTH_ERR_CRASHED), message: "\(contract): its provider \(provider) crashed (\(error.message))"))
+            return .failure(PluginCallError(status: Int32(BERTH_ERR_CRASHED), message: "\(contract): its provider \(provider) crashed (\(crash(error)))"))
         }
     }
 

@@ -185,12 +185,15 @@ final class WorkerGroup {
     func fail(_ error: ChannelError) -> WorkerFailure {
         if let failure { return failure }
         let failure = WorkerFailure(plugin: name.map { "group '\($0)'" } ?? "a plugin", worker: worker, channelError: error,
-                                    images: members.values.compactMap { $0.plugin?.imagePath })
+                                    images: memberImages)
         self.failure = failure
         stopWatching()
         for member in members.values { member.plugin?.workerFailed(failure) }
         return failure
     }
+
+    /// The libraries its members loaded (a crash's fatal line is located in them).
+    var memberImages: [String] { members.values.compactMap { $0.plugin?.imagePath } }
 
     // MARK: Between calls
 

@@ -56,7 +56,9 @@ final class WorkerServiceLink: Sendable {
             return .failed(PluginCallError(status: Int32(BERTH_ERR_CRASHED), message: "\(key): its provider \(provider) crashed or stopped"))
         }
         let group = plugin.group
-        let channel = group.worker.channel
+        let worker = group.worker
+        let channel = worker.channel
+        let images = group.memberImages
         let job: @Sendable () -> Result<[UInt8], PluginCallError> = {
             let reply: Result<IsolationReply, ChannelError>
             do throws(ChannelError) {
@@ -67,7 +69,12 @@ final class WorkerServiceLink: Sendable {
             } catch {
                 reply = .failure(error)
             }
-            return ContractCalls.answer(reply, provider: provider, contract: key)
+            // A worker that died is named as the host's crash event names it: its signal and
+            // the plugin's fatal line (read here, on the lane: the worker has already ended).
+            let crash: (ChannelError) -> String = { error in
+                WorkerFailure(plugin: provider, worker: worker, channelError: error, images: images).summary
+            }
+            return ContractCalls.answer(reply, provider: provider, contract: key, crash: crash)
         }
         return ContractCalls.route(to: group.lane, provider: provider, contract: key, job: job) { [weak group] result in
             // The worker's end is every member's, recorded before the consumer hears of it:
