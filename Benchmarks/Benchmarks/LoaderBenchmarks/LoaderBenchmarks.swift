@@ -363,6 +363,7 @@ let benchmarks: @Sendable () -> Void = {
     registerResolveBenchmarks()
     registerTerminalUIBenchmarks()
     registerLaneBenchmarks()
+    registerRenderLaneBenchmarks()
     registerBusyPluginBenchmarks()
     registerContractBenchmarks()
     registerHopBenchmarks()
