@@ -364,6 +364,7 @@ let benchmarks: @Sendable () -> Void = {
     registerTerminalUIBenchmarks()
     registerLaneBenchmarks()
     registerRenderLaneBenchmarks()
+    registerReloadLaneBenchmarks()
     registerBusyPluginBenchmarks()
     registerContractBenchmarks()
     registerHopBenchmarks()
