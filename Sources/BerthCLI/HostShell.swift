@@ -51,7 +51,7 @@ final class HostShell {
         context TYPE [PAYLOAD]     send a route context from the visible screen (navigation unchanged)
         terminate TYPE [PAYLOAD]   send it, then pop to the nearest anchor, dismiss, or go back
         observers                  who observes which context type, where
-        screen [--json]            render the visible screen (interactive views numbered)
+        screen [#N] [--json]       render the visible screen, or screen N (interactive views numbered)
         tap N|ID                   tap a button (N from the last screen output, or its identity)
         toggle N|ID                flip a toggle
         type N|ID TEXT             replace a text field's text
@@ -128,14 +128,16 @@ final class HostShell {
         case "unload": try host.unload(try argument(arguments, 0, "unload ID"))
         case "reload":
             let id = try argument(arguments.filter { !$0.hasPrefix("--") }, 0, "reload ID [--keep-state] [--json]")
-            let generation = try host.reload(id, keepState: arguments.contains("--keep-state"))
+            let generation = try await host.reloadOffMain(id, keepState: arguments.contains("--keep-state"))
             if arguments.contains("--json"), let timings = host.lastReloadTimings {
                 emitLine(try JSONText.encode(ReloadReport(generation: generation, timings: timings)))
             }
             // The reloaded plugin's visible screen, as a UI would show it (not in a JSON answer).
             if !arguments.contains("--json"), let screen = VisibleScreenText.after(reloadOf: id, in: host) { emitLine(screen) }
         case "screen":
-            let tree = try host.render()
+            // On the screen's plugin's lane: a slow render holds only that plugin's screens.
+            let target = arguments.first { $0.hasPrefix("#") }
+            let tree = try await host.renderOnLane(screen: target == nil ? nil : try targetRouter(target).id)
             if arguments.contains("--json") {
                 emitLine(tree?.root.map(ViewTreeJSON.encode) ?? "null")
             } else {
@@ -160,8 +162,14 @@ final class HostShell {
         case "open":
             let route = try Route(parsing: try argument(arguments, 0, "open ROUTE [ARGUMENT]"))
             try await host.open(route, argument: Array(arguments.dropFirst().joined(separator: " ").utf8))
-            // What opened, as `screen` shows it (a screen that renders no views: its header only).
-            printScreen(host.visibleRouter?.module?.canRender == true ? try host.render()?.root : nil)
+            // What opened, as `screen` shows it (a screen that renders no views: its header
+            // only): the tree it rendered when it opened, not a second render on the main actor.
+            var tree: ViewTree? = nil
+            if let visible = host.visibleRouter?.module, visible.canRender {
+                tree = visible.lastTree
+                if tree == nil { tree = try await host.renderOnLane() }
+            }
+            printScreen(tree?.root)
         case "present": try await host.open(try Route(parsing: try argument(arguments, 0, "present ROUTE")), presented: true)
         case "back": try host.userBack()
         case "dismiss": try host.userDismiss()

@@ -199,6 +199,15 @@ public final class BerthHost {
         try loader.reload(id, keepState: keepState)
     }
 
+    /// `reload`, with the folder's validation and the new generation's shadow copy (the
+    /// library read and hashed) on a thread of their own: the host goes on meanwhile (other
+    /// plugins' screens, keys, commands), and the main actor then only swaps the generations
+    /// (the transaction, the new image's open and handshake, the reopened screens).
+    @discardableResult
+    public func reloadOffMain(_ id: String, keepState: Bool = false) async throws(LoaderError) -> PluginGeneration {
+        try await loader.reloadOffMain(id, keepState: keepState)
+    }
+
     /// Validates the plugin folder at `path` (anywhere on disk), adds it, and loads it.
     @discardableResult
     public func loadFolder(_ path: String) throws(LoaderError) -> PluginGeneration { try loader.loadFolder(path) }

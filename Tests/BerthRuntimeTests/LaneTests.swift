@@ -14,16 +14,7 @@ struct LaneTests {
     let gate: String
 
     init() throws {
-        workspace.stage("counter.json")
-        workspace.stageCrasher()
-        // Never taken for a hung worker: other suites of this test process may hold the main
-        // actor (they use the blocking API) for minutes, and the action must still be running
-        // when the test gets its turn. It always ends: each test opens the gate at its end.
-        var settings = TestIsolation.settings
-        settings.unresponsiveAfter = .seconds(3_600)
-        host = try workspace.makeHost(recorder: recorder, isolation: settings)
-        try host.load("com.example.counter")
-        try host.load("org.berth.crasher")
+        host = try workspace.makeCounterAndCrasherHost(recorder: recorder)
         gate = workspace.plugins + "/org.berth.crasher/gate"
     }
 

@@ -44,13 +44,29 @@ extension PluginWorkspace {
         return host
     }
 
+    /// Counter and the crasher staged and loaded, where the test matrix says, for the lane
+    /// suites. Their hang budget is never reached: other suites of the test process may hold
+    /// the main actor for minutes, and a call held at a gate must still be running when the
+    /// test gets its turn (each test opens its gates at its end).
+    @MainActor
+    public func makeCounterAndCrasherHost(recorder: LogRecorder) throws -> BerthHost {
+        stage("counter.json")
+        stageCrasher()
+        var settings = TestIsolation.settings
+        settings.unresponsiveAfter = .seconds(3_600)
+        let host = try makeHost(recorder: recorder, isolation: settings)
+        try host.load("com.example.counter")
+        try host.load("org.berth.crasher")
+        return host
+    }
+
     /// Stages the crasher fixture (`HOW-WHEN` routes, see Tests/Fixtures/BerthCrasher).
     @discardableResult
     public func stageCrasher(isolation: String? = nil, id: String = "org.berth.crasher", entry: String = "berth_crasher_entry_v1") -> String {
         let folder = (plugins as NSString).appendingPathComponent(id)
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try? FileManager.default.copyItem(atPath: BuildProducts.library("libBerthCrasher.so"), toPath: (folder as NSString).appendingPathComponent("libBerthCrasher.so"))
-        let hows = ["segv", "abort", "trap", "exit", "stack", "hang", "slow"]
+        let hows = ["segv", "abort", "trap", "exit", "stack", "hang", "slow", "gate"]
         let whens = ["create", "activate", "action", "render", "event", "task"]
         var manifest: [String: Any] = [
             "id": id, "name": "Crasher", "version": "1.0.0", "abi": "1.0", "library": "libBerthCrasher.so",

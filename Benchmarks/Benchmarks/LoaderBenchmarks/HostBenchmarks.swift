@@ -26,9 +26,14 @@ final class ScreenFixture {
 
     /// `group`: every plugin's manifest names that worker group. `confinesWorkers` off: the
     /// workers run unsandboxed (P12's floor).
-    init(_ plugins: [ExamplePlugin], isolation: IsolationMode = .inProcess, group: String? = nil,
-         confinesWorkers: Bool = true) throws {
-        staged = try StagedPlugins(plugins, group: group)
+    convenience init(_ plugins: [ExamplePlugin], isolation: IsolationMode = .inProcess, group: String? = nil,
+                     confinesWorkers: Bool = true) throws {
+        try self.init(staged: StagedPlugins(plugins, group: group), plugins, isolation: isolation, confinesWorkers: confinesWorkers)
+    }
+
+    /// Over plugins staged (and perhaps changed) by the caller.
+    init(staged: StagedPlugins, _ plugins: [ExamplePlugin], isolation: IsolationMode = .inProcess, confinesWorkers: Bool = true) throws {
+        self.staged = staged
         host = try staged.makeHost(isolation: isolation, confinesWorkers: confinesWorkers)
         for plugin in plugins { try host.load(plugin.id) }
     }

@@ -8,10 +8,58 @@ import Foundation
 // in another worker) is inside 1.5 s actions one after another, against the same key press
 // with A idle.
 
-/// Counter over the stress pool screen, both in workers, with a front end on an 80×24
-/// terminal: the visible screen is Counter (B); the pool screen under it is A.
+/// A host with Counter visible (B) under a front end on an 80×24 terminal, and a plugin A
+/// that a fixture keeps busy (R1, R3, R4): the measure is `+` on B until its frame is written.
 @MainActor
-final class LaneFixture {
+protocol KeyPressFixture: AnyObject {
+    var app: TerminalApp { get }
+    /// Waits until A is busy (so the measured key presses overlap its work).
+    func waitUntilPluginAIsBusy() async
+    func tearDown() async
+}
+
+extension KeyPressFixture {
+    /// `+` steps Counter's focused stepper: view input on B's lane, render, frame, one write.
+    func pressPlus() async {
+        app.handleNow(.key(.character("+")))
+        await app.laneOperationsReturned()
+        app.draw()
+    }
+}
+
+@MainActor private var keyPressFixture: (any KeyPressFixture)?
+
+/// Registers the pair: the key press with A busy (`make(true)` starts A's work), and with A idle.
+func registerKeyPressBenchmarks(busy: String, idle: String, make: @escaping @MainActor (_ busy: Bool) throws -> any KeyPressFixture) {
+    let perIteration = Benchmark.Configuration(
+        metrics: [.wallClock, .processCPU], warmupIterations: 5,
+        scalingFactor: .one, maxDuration: .seconds(10), maxIterations: 2_000
+    ).tuned(countedIterations: 20)
+
+    for isBusy in [true, false] {
+        Benchmark(isBusy ? busy : idle, configuration: perIteration) { benchmark in
+            onMainActorAsync(with: benchmark) { benchmark in
+                guard let fixture = keyPressFixture else { fatalError("setup did not run") }
+                if isBusy { await fixture.waitUntilPluginAIsBusy() }
+                await measure(benchmark) {
+                    for _ in benchmark.scaledIterations { await fixture.pressPlus() }
+                }
+            }
+        } setup: {
+            try onMainActor { keyPressFixture = try make(isBusy) }
+        } teardown: {
+            onMainActorAsync {
+                await keyPressFixture?.tearDown()
+                keyPressFixture = nil
+            }
+        }
+    }
+}
+
+/// Counter over the stress pool screen, both in workers: the visible screen is Counter (B);
+/// the pool screen under it is A.
+@MainActor
+final class LaneFixture: KeyPressFixture {
     let fixture: ScreenFixture
     let app: TerminalApp
     private let busyScreen: Int
@@ -33,16 +81,9 @@ final class LaneFixture {
         }
     }
 
-    /// Waits until A is inside an action (so the measured key press overlaps it).
+    /// Waits until A is inside an action.
     func waitUntilPluginAIsBusy() async {
         while fixture.host.router(busyScreen)?.module?.isBusy != true { try? await Task.sleep(for: .milliseconds(1)) }
-    }
-
-    /// `+` steps Counter's focused stepper: view input on B's lane, render, frame, one write.
-    func pressPlus() async {
-        app.handleNow(.key(.character("+")))
-        await app.laneOperationsReturned()
-        app.draw()
     }
 
     func tearDown() async {
@@ -53,35 +94,11 @@ final class LaneFixture {
     }
 }
 
-@MainActor var laneFixture: LaneFixture?
-
 func registerLaneBenchmarks() {
-    let perIteration = Benchmark.Configuration(
-        metrics: [.wallClock, .processCPU], warmupIterations: 5,
-        scalingFactor: .one, maxDuration: .seconds(10), maxIterations: 2_000
-    ).tuned(countedIterations: 20)
-
-    for busy in [true, false] {
-        let name = busy ? "key press on screen B while plugin A is inside an action (lanes)" : "the same key press with plugin A idle"
-        Benchmark(name, configuration: perIteration) { benchmark in
-            onMainActorAsync(with: benchmark) { benchmark in
-                guard let lanes = laneFixture else { fatalError("setup did not run") }
-                if busy { await lanes.waitUntilPluginAIsBusy() }
-                await measure(benchmark) {
-                    for _ in benchmark.scaledIterations { await lanes.pressPlus() }
-                }
-            }
-        } setup: {
-            try onMainActor {
-                let lanes = try LaneFixture()
-                if busy { lanes.keepPluginABusy() }
-                laneFixture = lanes
-            }
-        } teardown: {
-            onMainActorAsync {
-                await laneFixture?.tearDown()
-                laneFixture = nil
-            }
-        }
+    registerKeyPressBenchmarks(busy: "key press on screen B while plugin A is inside an action (lanes)",
+                               idle: "the same key press with plugin A idle") { busy in
+        let lanes = try LaneFixture()
+        if busy { lanes.keepPluginABusy() }
+        return lanes
     }
 }

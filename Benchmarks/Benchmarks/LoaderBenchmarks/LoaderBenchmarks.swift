@@ -363,6 +363,8 @@ let benchmarks: @Sendable () -> Void = {
     registerResolveBenchmarks()
     registerTerminalUIBenchmarks()
     registerLaneBenchmarks()
+    registerRenderLaneBenchmarks()
+    registerReloadLaneBenchmarks()
     registerBusyPluginBenchmarks()
     registerContractBenchmarks()
     registerHopBenchmarks()

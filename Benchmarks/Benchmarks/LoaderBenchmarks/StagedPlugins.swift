@@ -64,6 +64,8 @@ struct ExamplePlugin: Sendable {
     var id: String
     var library: String
     var entry: String
+    /// The manifest itself, for a test fixture that has no file in manifests/.
+    var inlineManifest: String? = nil
 
     static let greeter = ExamplePlugin(
         manifestFile: "greeter.json", id: "com.example.greeter", library: "libGreeter.so", entry: "berth_greeter_entry_v1"
@@ -108,7 +110,11 @@ final class StagedPlugins: Sendable {
             let folder = (plugins as NSString).appendingPathComponent(plugin.id)
             try fileManager.createDirectory(atPath: folder, withIntermediateDirectories: true)
             let manifest = (folder as NSString).appendingPathComponent("plugin.json")
-            try fileManager.copyItem(atPath: BuildProducts.manifest(plugin.manifestFile), toPath: manifest)
+            if let inline = plugin.inlineManifest {
+                try Data(inline.utf8).write(to: URL(fileURLWithPath: manifest))
+            } else {
+                try fileManager.copyItem(atPath: BuildProducts.manifest(plugin.manifestFile), toPath: manifest)
+            }
             if let group {
                 var object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifest))) as? [String: Any] ?? [:]
                 object["isolation"] = ["group": group]

@@ -60,6 +60,12 @@ package protocol PluginConnection: AnyObject {
     /// returns. With `state`, as `action(_:name:payload:renderingAfterwards:)`.
     func actionOnLane(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage?,
                       as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError)
+    /// One render pass on the plugin's lane: the plugin renders there, and its tree is
+    /// decoded and limit-checked there too (a 150,000-view JSON tree takes seconds); the
+    /// caller, on the main actor, only commits it (`StateStorage.commit`). `state`'s slots
+    /// go with it as with `render`.
+    func renderOnLane(_ instance: PluginInstanceID, state: StateStorage, as running: RunningPluginCall.Call,
+                      in context: LaneCallContext) async throws(PluginCallError) -> CheckedRender
 }
 
 /// An instance as the plugin knows it: the `berth_instance *` in process, a token in a

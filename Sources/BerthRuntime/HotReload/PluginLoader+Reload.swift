@@ -1,3 +1,5 @@
+import Foundation
+
 /// Reloading a plugin: validate its folder again, then a `ReloadTransaction` takes its
 /// screens out, loads the new generation and reopens them (or rolls back).
 extension PluginLoader {
@@ -7,18 +9,56 @@ extension PluginLoader {
     /// Reloads `id` from its folder (see `BerthHost.reload`).
     @discardableResult
     func reload(_ id: String, keepState: Bool) throws(LoaderError) -> PluginGeneration {
+        guard let (record, old) = try replaced(id) else { return try loadAfresh(id) }
+        let started = ContinuousClock.now
+        let validation = PluginValidator.validate(path: record.source.folder, signatures: configuration.signatures)
+        return try replace(record, old, with: validation, keepState: keepState, started: started)
+    }
+
+    /// `reload`, with the validation and the new generation's shadow copy (reading and
+    /// hashing the library) on a thread of their own: the main actor goes on meanwhile, and
+    /// then only swaps the generations (`replace`). `validated`: the folder as a watcher
+    /// already validated it off the main actor.
+    @discardableResult
+    func reloadOffMain(_ id: String, keepState: Bool, validated: ValidatedPlugin? = nil) async throws(LoaderError) -> PluginGeneration {
+        guard let (record, _) = try replaced(id) else { return try loadAfresh(id) }
+        let started = ContinuousClock.now
+        let (folder, signatures, directory) = (record.source.folder, configuration.signatures, generations.runtimeDirectory)
+        let number = registry.peekNextGenerationNumber(of: id)
+        let validation = await Self.onThreadOfItsOwn { () -> Result<ValidatedPlugin, PluginValidationFailure> in
+            let validation = validated.map { .success($0) } ?? PluginValidator.validate(path: folder, signatures: signatures)
+            if case .success(let plugin) = validation, plugin.manifest.id == id { directory.prepareShadowCopy(of: plugin, generation: number) }
+            return validation
+        }
+        // The plugin may have been reloaded, unloaded or made busy meanwhile: asked again.
+        guard let (current, old) = try replaced(id) else { return try loadAfresh(id) }
+        return try replace(current, old, with: validation, keepState: keepState, started: started)
+    }
+
+    /// The record and generation a reload of `id` replaces. Nil when it is loaded afresh
+    /// instead (its worker crashed or failed); refused when it is not loaded or busy.
+    private func replaced(_ id: String) throws(LoaderError) -> (PluginRecord, PluginGeneration)? {
         guard let record = registry[id], let old = record.generation else {
-            // A plugin whose worker crashed (or failed) is loaded afresh.
-            if let record = registry[id], record.state != .discovered {
-                record.clearCrashes()
-                return try load(id)
-            }
+            if let record = registry[id], record.state != .discovered { return nil }
             throw LoaderError(.notLoaded, plugin: id, registry[id] == nil ? "no plugin has this id" : "not loaded")
         }
         try Self.refuseWhileBusy(old, "reload")
+        return (record, old)
+    }
+
+    /// A plugin whose worker crashed (or failed) is loaded afresh.
+    private func loadAfresh(_ id: String) throws(LoaderError) -> PluginGeneration {
+        registry[id]?.clearCrashes()
+        return try load(id)
+    }
+
+    /// Replaces `old` with a generation of the validated folder: a `ReloadTransaction` takes
+    /// its screens out, loads the new generation and reopens them (or rolls back).
+    private func replace(_ record: PluginRecord, _ old: PluginGeneration, with validation: Result<ValidatedPlugin, PluginValidationFailure>,
+                         keepState: Bool, started: ContinuousClock.Instant) throws(LoaderError) -> PluginGeneration {
+        let id = old.pluginID
         let previousSource = record.source
-        let started = ContinuousClock.now
-        switch PluginValidator.validate(path: record.source.folder, signatures: configuration.signatures) {
+        switch validation {
         case .success(let plugin):
             guard plugin.manifest.id == id else {
                 throw LoaderError(.invalid, plugin: id, "reload failed at validate: the manifest now says id '\(plugin.manifest.id)'; generation \(old.number) stays loaded")
@@ -45,6 +85,14 @@ extension PluginLoader {
                         reloadTimings: timings)
             generations.end(old)
             return fresh
+        }
+    }
+
+    /// Runs `work` on a new thread and returns its result; the caller is suspended, not
+    /// blocked (file reads and hashing must not hold a thread of Swift concurrency's pool).
+    private static func onThreadOfItsOwn<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: work()) }
         }
     }
 }

@@ -9,6 +9,9 @@ protocol PluginFolderLoader: AnyObject {
     func loadFolder(_ path: String) throws(LoaderError) -> PluginGeneration
     @discardableResult
     func reload(_ id: String, keepState: Bool) throws(LoaderError) -> PluginGeneration
+    /// A reload of the folder as the watcher validated it, its copy made off the main actor.
+    @discardableResult
+    func reloadOffMain(_ id: String, keepState: Bool, validated: ValidatedPlugin?) async throws(LoaderError) -> PluginGeneration
     func unload(_ id: String) throws(LoaderError)
     func forget(_ id: String)
 }
@@ -191,7 +194,7 @@ final class PluginWatcher {
             let changed = plugin.librarySHA256 != generation.source.librarySHA256 || plugin.manifestSHA256 != generation.source.manifestSHA256
             guard changed else { return }
             events.emit(.event, .watcher, "\(id) changed on disk: reloading")
-            do { try loader.reload(id, keepState: keepState) } catch { events.emit(.failed, .plugin(id), "watch: \(error.message)") }
+            do { try await loader.reloadOffMain(id, keepState: keepState, validated: plugin) } catch { events.emit(.failed, .plugin(id), "watch: \(error.message)") }
         } else {
             events.emit(.event, .watcher, "\(folder) appeared: loading \(id)")
             do { try loader.loadFolder(folder) } catch { events.emit(.failed, .plugin(id), "watch: \(error.message)") }

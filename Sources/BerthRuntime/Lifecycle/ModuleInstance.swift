@@ -1,3 +1,4 @@
+import Foundation
 
 /// What a `berth_screen_handle *` points to: the way back from a plugin's call to the
 /// screen it is about. Only touched on the main actor. Valid from `create` until `destroy`
@@ -364,21 +365,73 @@ public final class ModuleInstance {
     @discardableResult
     func render() throws(ScreenError) -> ViewTree? {
         guard !lifecycle.isReleased, canRender else { return nil }
-        renderPasses += 1
-        stateStorage.beginRenderPass()
+        beginRender()
         let instance = live
         let storage = stateStorage
         let output: RenderedTree
         do {
             output = try call(request: false, "render") { () throws(PluginCallError) in try plugin.render(instance, state: storage) }
         } catch {
-            stateStorage.abandonRenderPass()
-            activity.rendered(self)
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) render failed: \(error.message)", pluginStatus: PluginStatus(code: error.status))
+            throw renderFailed(error)
         }
+        return try commitRender { () throws(ViewTreeError) in try storage.endRenderPass(with: output) }
+    }
+
+    /// `render()` on the plugin's lane: the plugin renders there and its tree is decoded and
+    /// limit-checked there; the main actor, free meanwhile, only commits the checked tree.
+    /// Refused while the lane is in another call; nil when the screen closed meanwhile.
+    /// The commit counts as an operation's render: the operation that ends the call (its
+    /// caller runs one next, with no suspension between) need not render it again.
+    func renderOnLane(held: HeldRequests) async throws(ScreenError) -> ViewTree? {
+        guard !lifecycle.isReleased, canRender else { return nil }
+        let connection = plugin
+        if let busy = connection.busyCall {
+            throw ScreenError(.busy, screen: id, PluginCallError.busy(pluginID, busy).message)
+        }
+        beginRender()
+        activity.pluginCallBegan()
+        let instance = live
+        let storage = stateStorage
+        let context = LaneCallContext(screen: screenScope, request: nil, held: held)
+        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: "render")
+        let result: Result<CheckedRender, PluginCallError>
+        do throws(PluginCallError) {
+            result = .success(try await connection.renderOnLane(instance, state: storage, as: running, in: context))
+        } catch {
+            result = .failure(error)
+        }
+        activity.operationBegan()
+        defer { activity.operationEnded() }
+        guard !lifecycle.isReleased else { return nil }
+        let checked: CheckedRender
+        do { checked = try result.get() } catch { throw renderFailed(error) }
+        let previous = lastTree
+        let tree = try commitRender { () throws(ViewTreeError) in try storage.commit(checked) }
+        // The tree it replaced is freed off the main actor too: freeing 150,000 views
+        // takes milliseconds.
+        if let previous { DispatchQueue.global(qos: .utility).async { withExtendedLifetime(previous) {} } }
+        return tree
+    }
+
+    private func beginRender() {
+        renderPasses += 1
+        stateStorage.beginRenderPass()
+    }
+
+    /// The plugin's render failed: the pass ends without collecting, and the failure stands
+    /// as the operation's render.
+    private func renderFailed(_ error: PluginCallError) -> ScreenError {
+        stateStorage.abandonRenderPass()
+        activity.rendered(self)
+        return ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) render failed: \(error.message)", pluginStatus: PluginStatus(code: error.status))
+    }
+
+    /// Ends the pass with the plugin's tree (`end` commits it to the state storage): a
+    /// switched `if` drops its old branch's state, and the tree becomes the last.
+    private func commitRender(_ end: () throws(ViewTreeError) -> ViewTree?) throws(ScreenError) -> ViewTree? {
         let tree: ViewTree?
         do {
-            tree = try stateStorage.endRenderPass(with: output)
+            tree = try end()
         } catch {
             stateStorage.abandonRenderPass()
             // A failed render stands too: the operation's end would only fail it again

@@ -152,6 +152,11 @@ final class PluginRegistry {
     }
 
     /// The next generation number of `id` (1 for its first load in this process).
+    /// The number `nextGenerationNumber` would give `id` now, without taking it.
+    func peekNextGenerationNumber(of id: String) -> Int {
+        (generationCounters[id] ?? 0) + 1
+    }
+
     func nextGenerationNumber(of id: String) -> Int {
         let number = (generationCounters[id] ?? 0) + 1
         generationCounters[id] = number

@@ -18,6 +18,15 @@ package final class RuntimeDirectory: Sendable {
     /// Per plugin, its library's validated bytes in sealed memory, from which each
     /// generation's shadow copy is written while the validated digest stays the same.
     private let sealedLibraries = Locked(SealedLibraries())
+    /// Shadow copies made ahead, off the main actor (`prepareShadowCopy`), by plugin id.
+    private let preparedCopies = Locked<[String: PreparedCopy]>([:])
+
+    /// A shadow copy written ahead for one generation of one digest.
+    private struct PreparedCopy: Sendable {
+        let generation: Int
+        let digest: String
+        let path: String
+    }
 
     /// Creates the folder for this process, sweeping folders of processes that are gone.
     package init(base: String? = nil) throws(LoaderError) {
@@ -56,6 +65,10 @@ package final class RuntimeDirectory: Sendable {
     /// reload of an unchanged library neither reads nor hashes it again.
     func verifiedShadowCopy(of plugin: ValidatedPlugin, generation: Int) throws(LoaderError) -> String {
         let id = plugin.manifest.id
+        if let ready = preparedCopies.withLock({ $0.removeValue(forKey: id) }) {
+            if ready.generation == generation, ready.digest == plugin.librarySHA256 { return ready.path }
+            discard(shadowCopy: ready.path)
+        }
         let folder = folder(of: id)
         // The file name by hand: NSString's path methods bridge the string both ways. The
         // library path is a resolved one: absolute, no trailing slash.
@@ -75,6 +88,17 @@ package final class RuntimeDirectory: Sendable {
             throw LoaderError(.changedSinceValidation, plugin: id, path: plugin.libraryPath)
         }
         return target
+    }
+
+    /// Writes generation `generation`'s shadow copy now, on the calling thread (a reload's,
+    /// off the main actor: it may read and hash the whole library), for the
+    /// `verifiedShadowCopy` of that generation to take. A failure is left for that call to
+    /// meet and report.
+    func prepareShadowCopy(of plugin: ValidatedPlugin, generation: Int) {
+        guard let path = try? verifiedShadowCopy(of: plugin, generation: generation) else { return }
+        let ready = PreparedCopy(generation: generation, digest: plugin.librarySHA256, path: path)
+        let earlier = preparedCopies.withLock { $0.updateValue(ready, forKey: plugin.manifest.id) }
+        if let earlier, earlier.path != path { discard(shadowCopy: earlier.path) }
     }
 
     /// `plugin`'s validated bytes in sealed memory: kept from an earlier load of the same

@@ -352,7 +352,35 @@ package final class Navigator {
         } catch {
             outcome = .failure(error)
         }
+        var failedRender: ScreenError?
+        if renderFollows, case .success(true) = outcome {
+            do { try await renderAfterLaneCall(module, held) } catch { failedRender = error }
+        }
         let _: Void? = try finishLaneCall(held, outcome)
+        if let failedRender { events.emit(.failed, .screen(id), failedRender.message) }
+    }
+
+    /// The render after an action on a lane, on the lane too (`ModuleInstance.renderOnLane`),
+    /// unless the plugin asked the host for work during the action: that runs first, and
+    /// the operation that ends the call renders after it, as after any operation.
+    private func renderAfterLaneCall(_ module: ModuleInstance, _ held: HeldRequests) async throws(ScreenError) {
+        guard held.work.isEmpty, module.isActive, module.canRender, !module.isBusy else { return }
+        _ = try await module.renderOnLane(held: held)
+    }
+
+    /// `render` on the screen's plugin's lane (see `ModuleInstance.renderOnLane`).
+    package func renderOnLane(screen id: Int?) async throws(ScreenError) -> ViewTree? {
+        guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
+            throw ScreenError(.noSuchScreen, screen: id, id.map { "no open screen \($0)" } ?? "no screen is open")
+        }
+        let held = HeldRequests()
+        let outcome: Result<ViewTree?, ScreenError>
+        do throws(ScreenError) {
+            outcome = .success(try await module.renderOnLane(held: held))
+        } catch {
+            outcome = .failure(error)
+        }
+        return try finishLaneCall(held, outcome.map { _ in true }) { () throws(ScreenError) -> ViewTree? in try outcome.get() }
     }
 
     /// `input` on its plugin's lane (see `sendOnLane`); returns the screen's tree after it,
@@ -368,8 +396,14 @@ package final class Navigator {
         } catch {
             outcome = .failure(error)
         }
+        var rendered: Result<Void, ScreenError> = .success(())
+        if case .success(true) = outcome {
+            do throws(ScreenError) { try await renderAfterLaneCall(module, held) } catch { rendered = .failure(error) }
+        }
         return try finishLaneCall(held, outcome) { () throws(ScreenError) -> ViewTree? in
-            module.isActive ? try module.render() : nil
+            try rendered.get()
+            guard module.isActive else { return nil }
+            return activity.freshlyRendered === module ? module.lastTree : try module.render()
         }
     }
 
@@ -440,7 +474,8 @@ package final class Navigator {
     /// Renders the visible screen once an operation is over, as a UI refreshes what it
     /// shows: its state GC runs and its `.routerContext` observers stay current.
     private func refreshVisibleScreen() {
-        guard let router = visibleRouter, let module = router.module, module.isActive, module.canRender,
+        // A busy screen renders when its call returns (the operation that ends it).
+        guard let router = visibleRouter, let module = router.module, module.isActive, module.canRender, !module.isBusy,
               activity.freshlyRendered !== module
         else { return }
         activity.operationBegan()

@@ -12,6 +12,15 @@ extension BerthHost {
         }
     }
 
+    /// `render(screen:)` on the plugin's lane: the plugin renders there, and its tree is
+    /// decoded and limit-checked there too; the main actor, free meanwhile for every other
+    /// screen, only commits the checked tree. Refused with `.busy` while the plugin is in
+    /// another call; nil when the screen closed meanwhile.
+    @discardableResult
+    public func renderOnLane(screen id: Int? = nil) async throws(ScreenError) -> ViewTree? {
+        try await navigator.renderOnLane(screen: id)
+    }
+
     /// Delivers `input` to the view at `viewID` (a node's `id`, its identity path, from the
     /// last render) of screen `id` (the visible screen when nil), then renders again so the
     /// tree and the state are current.

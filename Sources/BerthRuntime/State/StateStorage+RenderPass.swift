@@ -23,19 +23,50 @@ extension StateStorage {
     /// keeps the slots its `state_read` calls marked. Throws, dropping nothing, when the
     /// tree is not valid.
     func endRenderPass(with output: RenderedTree) throws(ViewTreeError) -> ViewTree? {
+        try commit(Self.check(output, identityPaths: identityPaths))
+    }
+
+    /// Decodes and limit-checks a render's output against the identities defined so far:
+    /// the costly part of a pass, on any thread (a plugin's lane), touching no storage.
+    nonisolated static func check(_ output: RenderedTree, identityPaths: [String]) throws(ViewTreeError) -> CheckedRender {
         switch output {
         case .json(let bytes):
-            let root = try LegacyJSONTree.parse(bytes)
+            return CheckedRender(output: output, basePaths: identityPaths, kind: .json(try LegacyJSONTree.parse(bytes)))
+        case .binary(let bytes):
+            guard !bytes.isEmpty else { return CheckedRender(output: output, basePaths: identityPaths, kind: .empty) }
+            let header = try BinaryViewTree.header(bytes)
+            let paths = try Self.paths(definedBy: header, after: identityPaths)
+            let tree = try BinaryViewTree(bytes: bytes, header: header, paths: paths)
+            return CheckedRender(output: output, basePaths: identityPaths, kind: .binary(header, paths: paths, tree: tree))
+        }
+    }
+
+    /// `check`, its failure kept for the commit (on the lane: the main actor throws it).
+    nonisolated static func checked(_ output: RenderedTree, identityPaths: [String]) -> CheckedRender {
+        do {
+            return try check(output, identityPaths: identityPaths)
+        } catch {
+            return CheckedRender(output: output, basePaths: identityPaths, kind: .invalid(error))
+        }
+    }
+
+    /// Ends the pass with a checked tree (on the main actor: only the cheap part). Checked
+    /// again first when the identities it was checked against have changed since.
+    func commit(_ checked: CheckedRender) throws(ViewTreeError) -> ViewTree? {
+        // Equal buffers compare at once: the usual case, nothing rendered in between.
+        guard checked.basePaths == identityPaths else {
+            return try commit(Self.check(checked.output, identityPaths: identityPaths))
+        }
+        switch checked.kind {
+        case .invalid(let error):
+            throw error
+        case .json(let root):
             endRenderPass()
             return root.map(ViewTree.init(root:))
-        case .binary(let bytes):
-            guard !bytes.isEmpty else {
-                endRenderPass(alive: [])
-                return nil
-            }
-            let header = try BinaryViewTree.header(bytes)
-            let paths = try identityPaths(definedBy: header)
-            let tree = try BinaryViewTree(bytes: bytes, header: header, paths: paths)
+        case .empty:
+            endRenderPass(alive: [])
+            return nil
+        case .binary(let header, let paths, let tree):
             takeDefinitions(of: header, paths: paths)
             endRenderPass(alive: header.alive)
             return tree.nodeCount > 0 ? ViewTree(binary: tree) : nil
@@ -48,10 +79,10 @@ extension StateStorage {
     func takeDefinitions(of bytes: [UInt8]) throws(ViewTreeError) {
         guard !bytes.isEmpty else { return }
         let header = try BinaryViewTree.header(bytes)
-        takeDefinitions(of: header, paths: try identityPaths(definedBy: header))
+        takeDefinitions(of: header, paths: try Self.paths(definedBy: header, after: identityPaths))
     }
 
-    private func identityPaths(definedBy header: BinaryViewTree.Header) throws(ViewTreeError) -> [String] {
+    private nonisolated static func paths(definedBy header: BinaryViewTree.Header, after identityPaths: [String]) throws(ViewTreeError) -> [String] {
         var paths = header.reset ? [] : identityPaths
         guard header.definitions.isEmpty || Int(header.firstDefinition) == paths.count else {
             throw ViewTreeError("its first new identity is \(header.firstDefinition), but \(paths.count) are defined")
@@ -87,6 +118,23 @@ extension StateStorage {
         batchKeys.removeAll(keepingCapacity: true)
         return dropped.sorted()
     }
+}
+
+/// A render's output decoded and limit-checked off the main actor, for
+/// `StateStorage.commit(_:)` on it.
+package struct CheckedRender: Sendable {
+    enum Kind: Sendable {
+        /// Not a valid tree: the commit throws this.
+        case invalid(ViewTreeError)
+        case json(ViewNode?)
+        case empty
+        case binary(BinaryViewTree.Header, paths: [String], tree: BinaryViewTree)
+    }
+    /// What the plugin wrote (checked again when the identities changed before the commit).
+    let output: RenderedTree
+    /// The identity paths it was checked against.
+    let basePaths: [String]
+    let kind: Kind
 }
 
 /// A render pass's result, as the plugin wrote it.

@@ -50,7 +50,7 @@ public struct TerminalCommands {
                 case "send":
                     guard let router = host.visibleRouter else { return Outcome(errors: ["no screen is open"]) }
                     try await host.send(screen: router.id, action: argument, payload: Array(words.dropFirst(2).joined(separator: " ").utf8))
-                case "reload": try host.reload(argument, keepState: words.contains("--keep-state"))
+                case "reload": try await host.reloadOffMain(argument, keepState: words.contains("--keep-state"))
                 case "quit", "exit": return Outcome(quit: true)
                 default: return Outcome(errors: ["unknown command '\(command)' (\(names.joined(separator: ", ")))"])
                 }

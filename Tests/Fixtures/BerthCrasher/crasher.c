@@ -6,6 +6,11 @@
  * Exports crash the same ways when called.
  *
  * HOW "slow" does not fail: it sleeps 1.5 s there, then goes on (a plugin busy with honest work).
+ * HOW "gate" does not fail either: it waits there, provably inside the call, until the test
+ * lets it go. The screen's argument (given to create) is a folder: entering, it logs
+ * "entered WHEN" through the host and creates FOLDER/entered-WHEN, then returns once
+ * FOLDER/leave-WHEN exists (at most 600 s). "gate-render" lets the screen's first render
+ * (the one every screen makes when it opens) through and waits in the later ones.
  * The action "wait-for" (payload: a file's path) returns once that file exists (at most
  * 600 s), logging "waited" through the host first: a busy plugin the tests release by hand.
  *
@@ -42,6 +47,9 @@ typedef struct crasher_instance {
     berth_screen_handle *screen;
     char how[16];
     char when[16];
+    /* HOW "gate": the folder of its marker and its release file; renders made so far. */
+    char gate[3072];
+    long renders;
 } crasher_instance;
 
 static volatile int sink;
@@ -67,8 +75,40 @@ static void fail_now(const char *how) {
     if (strcmp(how, "hang") == 0) for (;;) pause();
 }
 
+static int file_exists_within(const char *path, long seconds) {
+    /* A deadline, not a count of sleeps: a signal cuts a sleep short. */
+    struct timespec now, deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += seconds;
+    do {
+        if (access(path, F_OK) == 0) return 1;
+        usleep(10 * 1000);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (now.tv_sec < deadline.tv_sec);
+    return 0;
+}
+
+/* HOW "gate": says it entered (a log line and a marker file), then waits to be let go. */
+static void wait_at_gate(const crasher_instance *instance, const char *when) {
+    char line[64], path[4096];
+    snprintf(line, sizeof line, "entered %s", when);
+    host_table->log(plugin_handle, BERTH_LOG_INFO, line);
+    snprintf(path, sizeof path, "%s/entered-%s", instance->gate, when);
+    FILE *marker = fopen(path, "w");
+    if (marker != NULL) fclose(marker);
+    snprintf(path, sizeof path, "%s/leave-%s", instance->gate, when);
+    file_exists_within(path, 600);
+    snprintf(line, sizeof line, "left %s", when);
+    host_table->log(plugin_handle, BERTH_LOG_INFO, line);
+}
+
 static void maybe_fail(const crasher_instance *instance, const char *when) {
-    if (strcmp(instance->when, when) == 0) fail_now(instance->how);
+    if (strcmp(instance->when, when) != 0) return;
+    if (strcmp(instance->how, "gate") == 0) {
+        wait_at_gate(instance, when);
+        return;
+    }
+    fail_now(instance->how);
 }
 
 static void task_run(void *context, berth_task_handle *task) {
@@ -78,13 +118,17 @@ static void task_run(void *context, berth_task_handle *task) {
 
 static berth_status crasher_create(berth_screen_handle *screen, const char *route, berth_bytes argument,
                                    berth_instance **out, berth_error *error) {
-    (void)argument; (void)error;
+    (void)error;
     crasher_instance *instance = calloc(1, sizeof(crasher_instance));
     instance->screen = screen;
     const char *dash = strchr(route, '-');
     if (dash != NULL && (size_t)(dash - route) < sizeof(instance->how)) {
         memcpy(instance->how, route, (size_t)(dash - route));
         strncpy(instance->when, dash + 1, sizeof(instance->when) - 1);
+    }
+    if (argument.data != NULL) {
+        size_t length = argument.length < sizeof(instance->gate) - 1 ? (size_t)argument.length : sizeof(instance->gate) - 1;
+        memcpy(instance->gate, argument.data, length);
     }
     maybe_fail(instance, "create");
     *out = instance;
@@ -165,15 +209,7 @@ static berth_status wait_for_file(berth_bytes payload) {
     size_t length = payload.length < sizeof(path) - 1 ? payload.length : sizeof(path) - 1;
     memcpy(path, payload.data, length);
     path[length] = 0;
-    /* A deadline, not a count of sleeps: a signal cuts a sleep short. */
-    struct timespec now, deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += 600;
-    do {
-        if (access(path, F_OK) == 0) break;
-        usleep(10 * 1000);
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    } while (now.tv_sec < deadline.tv_sec);
+    file_exists_within(path, 600);
     host_table->log(plugin_handle, BERTH_LOG_INFO, "waited");
     return BERTH_OK;
 }
@@ -186,9 +222,12 @@ static berth_status crasher_action(berth_instance *opaque, const char *name, ber
     return BERTH_OK;
 }
 
-static berth_status crasher_render(berth_instance *instance, const berth_sink *out, berth_error *error) {
+static berth_status crasher_render(berth_instance *opaque, const berth_sink *out, berth_error *error) {
     (void)error;
-    maybe_fail(instance, "render");
+    crasher_instance *instance = opaque;
+    /* A gate lets the first render (the one made when the screen opens) through. */
+    if (strcmp(instance->how, "gate") != 0 || instance->renders > 0) maybe_fail(instance, "render");
+    instance->renders += 1;
     static const char tree[] = "{\"type\":\"Text\",\"id\":\"Text\",\"text\":\"still here\"}";
     return out->write(out->context, (const uint8_t *)tree, sizeof(tree) - 1);
 }

@@ -60,14 +60,14 @@ extension PluginImage {
 
     /// The view tree by the table's best function: `render_tree` with the screen's `slots`
     /// in one batch (read only when it has one), else a v1.0 `render`.
-    func render(_ instance: UnsafeMutableRawPointer?, slots: () -> [RenderSlot]) throws(PluginCallError) -> RenderedTree {
+    nonisolated func render(_ instance: UnsafeMutableRawPointer?, slots: () -> [RenderSlot]) throws(PluginCallError) -> RenderedTree {
         guard functions.contains(.renderTree) else { return .json(try render(instance)) }
         return .binary(try renderTree(instance, slots: slots()))
     }
 
     /// One v1.0 `render` (its slots are read through `state_read`): UTF-8 JSON, empty when
     /// the table has no `render` (the screen draws nothing).
-    func render(_ instance: UnsafeMutableRawPointer?) throws(PluginCallError) -> [UInt8] {
+    nonisolated func render(_ instance: UnsafeMutableRawPointer?) throws(PluginCallError) -> [UInt8] {
         guard let render = table.table.render else { return [] }
         let collected = SinkBuffer()
         try Self.check { error in collected.withSink { render(instance, $0, error) } }
@@ -76,7 +76,7 @@ extension PluginImage {
 
     /// One `render_tree` over the screen's `slots`: the binary view tree. Refused when the
     /// table has none (ask `render(_:slots:)`, which falls back to `render`).
-    func renderTree(_ instance: UnsafeMutableRawPointer?, slots: [RenderSlot]) throws(PluginCallError) -> [UInt8] {
+    nonisolated func renderTree(_ instance: UnsafeMutableRawPointer?, slots: [RenderSlot]) throws(PluginCallError) -> [UInt8] {
         guard let renderTree = table.table.render_tree else {
             throw PluginCallError(status: Int32(BERTH_ERR_UNSUPPORTED), message: "\(pluginID) has no render_tree")
         }

@@ -100,7 +100,7 @@ final class PluginImage {
     nonisolated var pluginID: String { manifest.id }
 
     /// The optional functions the table has.
-    var functions: PluginHandshake.Functions { table.handshake.functions }
+    nonisolated var functions: PluginHandshake.Functions { table.handshake.functions }
 
     /// The export's prepared libffi call; nil once unloaded or when the manifest has none.
     func exportFunction(_ symbol: String) -> ForeignFunction? { exports[symbol] }

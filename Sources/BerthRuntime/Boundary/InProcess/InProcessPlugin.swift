@@ -156,6 +156,27 @@ final class InProcessPlugin: PluginConnection {
         try result.get()
     }
 
+    /// The render on the plugin's own thread (a v1.0 `render`'s `state_read` calls are
+    /// answered by the main actor meanwhile), its tree decoded and checked there.
+    func renderOnLane(_ instance: PluginInstanceID, state: StateStorage, as running: RunningPluginCall.Call,
+                      in context: LaneCallContext) async throws(PluginCallError) -> CheckedRender {
+        try callable()
+        let call = LaneImageCall(image: image, instance: instance)
+        let slots = handshake.functions.contains(.renderTree) ? state.renderSlots() : []
+        let paths = state.identityPaths
+        let result = await lane.run(running, in: context) { () -> Result<CheckedRender, PluginCallError> in
+            let output = HostCall.run { () -> Result<RenderedTree, PluginCallError> in
+                do throws(PluginCallError) {
+                    return .success(try call.image.render(Self.pointer(call.instance)) { slots })
+                } catch {
+                    return .failure(error)
+                }
+            }
+            return output.map { StateStorage.checked($0, identityPaths: paths) }
+        }
+        return try result.get()
+    }
+
     /// `create` on the plugin's own thread; its calls back (observers registered from its
     /// initializer) are answered by the main actor meanwhile.
     func createOnLane(route: String, argument: [UInt8], screen: ScreenHandle, as running: RunningPluginCall.Call,

@@ -213,9 +213,15 @@ final class IsolatedPlugin: PluginConnection {
     }
 
     private func callOnLane(_ request: IsolationRequest, as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) -> IsolationReply {
+        try await callOnLane(request, as: running, in: context) { $0 }
+    }
+
+    /// A round trip on the lane, with `then` run there on the reply.
+    private func callOnLane<T: Sendable>(_ request: IsolationRequest, as running: RunningPluginCall.Call, in context: LaneCallContext,
+                                         then: @escaping @Sendable (IsolationReply) -> T) async throws(PluginCallError) -> T {
         try callable()
         do {
-            return try await group.callOnLane(request, as: running, in: context)
+            return try await group.callOnLane(request, as: running, in: context, then: then)
         } catch {
             let failure = self.failure ?? group.fail(error).naming(pluginID)
             throw PluginCallError(status: Int32(BERTH_ERR_FAILED), message: failure.message)
@@ -259,26 +265,65 @@ final class IsolatedPlugin: PluginConnection {
     /// One round trip: the instance's slots go with the request; the reply says which were
     /// read (they stay alive in this pass) and what was written.
     func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> RenderedTree {
-        if let ready = prerendered, ready.instance == instance, ready.storage === state, ready.version == state.version,
-           ready.callsMade == group.callsMade {
-            prerendered = nil
-            renderTreesTakenFromActions += 1
-            state.batchKeys = ready.batchKeys
-            guard ready.result.status.isOK else { throw Self.failure(ready.result.status) }
-            return .binary(ready.result.tree)
-        }
+        if let ready = takePrerendered(instance, state: state) { return try ready.get() }
         discardPrerenderedTree()
+        let request = renderRequest(instance, state: state)
+        return try rendered(call(request.request), slots: request.slots, state: state)
+    }
+
+    /// The render on the worker's lane: the round trip, then the tree's decode and limit
+    /// checks on the lane's thread; a render made with the last action is decoded there too.
+    func renderOnLane(_ instance: PluginInstanceID, state: StateStorage, as running: RunningPluginCall.Call,
+                      in context: LaneCallContext) async throws(PluginCallError) -> CheckedRender {
+        let paths = state.identityPaths
+        if let busy = group.lane.busy { throw PluginCallError.busy(pluginID, busy) }
+        if let ready = takePrerendered(instance, state: state) {
+            let output = try ready.get()
+            return await group.lane.run(running, in: context) { StateStorage.checked(output, identityPaths: paths) }
+        }
+        let request = renderRequest(instance, state: state)
+        let json = request.slots != nil
+        let checked = try await callOnLane(request.request, as: running, in: context) { reply -> (reply: IsolationReply, tree: CheckedRender?) in
+            guard case .rendered(let result) = reply, result.status.isOK else { return (reply, nil) }
+            return (reply, StateStorage.checked(json ? .json(result.tree) : .binary(result.tree), identityPaths: paths))
+        }
+        _ = try rendered(checked.reply, slots: request.slots, state: state)
+        guard let tree = checked.tree else { throw Self.failure(checked.reply.status) }
+        return tree
+    }
+
+    /// The render the worker made with the last action, when nothing changed since: its tree,
+    /// or its failure.
+    private func takePrerendered(_ instance: PluginInstanceID, state: StateStorage) -> Result<RenderedTree, PluginCallError>? {
+        guard let ready = prerendered, ready.instance == instance, ready.storage === state, ready.version == state.version,
+              ready.callsMade == group.callsMade else { return nil }
+        prerendered = nil
+        renderTreesTakenFromActions += 1
+        state.batchKeys = ready.batchKeys
+        guard ready.result.status.isOK else { return .failure(Self.failure(ready.result.status)) }
+        return .success(.binary(ready.result.tree))
+    }
+
+    /// A render's request: `render_tree` with the slots in a batch, or a v1.0 `render` with
+    /// every slot (`slots`: what its reply's read indices name).
+    private func renderRequest(_ instance: PluginInstanceID, state: StateStorage) -> (request: IsolationRequest, slots: [IsolationStateSlot]?) {
         if handshake.functions.contains(.renderTree) {
-            let reply = try call(.renderTree(instance: UInt64(instance.rawValue), slots: state.renderSlots()))
-            guard case .rendered(let result) = reply else { throw Self.failure(reply.status) }
-            guard result.status.isOK else { throw Self.failure(result.status) }
-            return .binary(result.tree)
+            return (.renderTree(instance: UInt64(instance.rawValue), slots: state.renderSlots()), nil)
         }
         let slots = state.snapshot.map { key, slot in
             IsolationStateSlot(identity: key.identity, index: key.index, fingerprint: slot.fingerprint, bytes: slot.bytes)
         }
-        let reply = try call(.render(instance: UInt64(instance.rawValue), slots: slots))
+        return (.render(instance: UInt64(instance.rawValue), slots: slots), slots)
+    }
+
+    /// A render's reply: a v1.0 render's reads and writes go to `state` (its reads keep
+    /// their slots alive in this pass), then its tree or its failure.
+    private func rendered(_ reply: IsolationReply, slots: [IsolationStateSlot]?, state: StateStorage) throws(PluginCallError) -> RenderedTree {
         guard case .rendered(let result) = reply else { throw Self.failure(reply.status) }
+        guard let slots else {
+            guard result.status.isOK else { throw Self.failure(result.status) }
+            return .binary(result.tree)
+        }
         for index in result.readSlots where Int(index) < slots.count {
             let slot = slots[Int(index)]
             _ = state.read(identity: slot.key.identity, index: slot.key.index, fingerprint: slot.fingerprint)

@@ -152,13 +152,20 @@ final class WorkerGroup {
     /// One round trip on the worker's lane: the main actor is free until the reply, and the
     /// worker's calls back into the host are answered there meanwhile (`LaneHop`).
     func callOnLane(_ request: IsolationRequest, as call: RunningPluginCall.Call, in context: LaneCallContext) async throws(ChannelError) -> IsolationReply {
+        try await callOnLane(request, as: call, in: context) { $0 }
+    }
+
+    /// `callOnLane`, with `then` run on the lane on the reply before the main actor sees it
+    /// (a render's decode and limit checks).
+    func callOnLane<T: Sendable>(_ request: IsolationRequest, as call: RunningPluginCall.Call, in context: LaneCallContext,
+                                 then: @escaping @Sendable (IsolationReply) -> T) async throws(ChannelError) -> T {
         if endedOffMain.withLock({ !$0.isEmpty }) { releaseEndedOffMain() }
         // The worker's requests during this call act only for the member it runs.
         router.enter(request)
         defer { router.leave() }
         let channel = worker.channel
-        let result = await lane.run(call, in: context, { () -> Result<IsolationReply, ChannelError> in
-            do throws(ChannelError) { return .success(try channel.call(request)) } catch { return .failure(error) }
+        let result = await lane.run(call, in: context, { () -> Result<T, ChannelError> in
+            do throws(ChannelError) { return .success(then(try channel.call(request))) } catch { return .failure(error) }
         }, returned: { [self] result in
             if case .failure(let error) = result { fail(error) }
             if servePending {
