@@ -29,11 +29,15 @@ struct PluginTestKitTests {
         let package = workspace.root + "/hello"
         let manifest = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
         #expect(manifest.contains(".package(path: \"../") && !manifest.contains("path: \"/"), "Package.swift names the SDK by a relative path:\n\(manifest)")
+        // A golden frame in Frames/ is no source SwiftPM warns about, and the folder exists.
+        let frames = package + "/Tests/HelloTests/Frames"
+        try "a golden frame\n".write(toFile: frames + "/waved.txt", atomically: true, encoding: .utf8)
 
         let started = Date()
         let (passed, log) = try ToolProcess.run("/usr/bin/env", ["swift", "test", "--package-path", package], in: workspace.root)
         print("first swift test of a berth new package: \(Int(Date().timeIntervalSince(started))) s")
         #expect(passed == 0, "swift test of the new package failed:\n\(log)")
+        #expect(!log.contains("unhandled") && !log.contains("Invalid Exclude"), "SwiftPM warned about the test target's files:\n\(log)")
         #expect(log.contains("\"Wave counts the waves, by its label and by Enter\" with 2 test cases passed"), "\(log)")
         for mode in ["in-process", "worker"] {
             #expect(log.contains("isolation → \(mode)"), "no run with the plugin \(mode):\n\(log)")
