@@ -65,7 +65,8 @@ struct PluginTemplate {
         case .swift:
             // No manifest: `berth pack` writes it from what the code states.
             [("Package.swift", swiftPackage), ("Sources/\(name)/\(name).swift", swiftSource),
-             ("Tests/\(name)Tests/\(name)Tests.swift", swiftTest), ("README.md", readme)]
+             ("Tests/\(name)Tests/\(name)Tests.swift", swiftTest), ("Tests/\(name)Tests/Frames/README.md", framesReadme),
+             ("README.md", readme)]
         case .c:
             [("Makefile", makefile), ("\(name.lowercased()).c", cSource), ("plugin.json", manifest), ("README.md", readme)]
         }
@@ -117,7 +118,9 @@ struct PluginTemplate {
             targets: [
                 .target(name: "\(name)", dependencies: [.product(name: "BerthSDK", package: "\(Self.sdkIdentity)")]),
                 // The test kit drives the plugin through `berth`: the test compiles no runtime.
-                .testTarget(name: "\(name)Tests", dependencies: [.product(name: "BerthTesting", package: "\(Self.sdkIdentity)")]),
+                // Frames/ holds its golden frames, which are not sources.
+                .testTarget(name: "\(name)Tests", dependencies: [.product(name: "BerthTesting", package: "\(Self.sdkIdentity)")],
+                            exclude: ["Frames"]),
             ]
         )
 
@@ -143,6 +146,21 @@ struct PluginTemplate {
                 #expect(plugin.text.contains("Waved 2 time(s)"))
             }
         }
+
+        """
+    }
+
+    /// The golden frames' folder exists from the start: SwiftPM warns about an excluded
+    /// folder that is missing as it warns about files in a target it was not told of.
+    private var framesReadme: String {
+        """
+        # Golden frames
+
+        `try plugin.expectFrame("NAME")` in a test beside this folder compares the terminal's
+        frame with `NAME.txt` here, and writes the file when it is missing (the check then fails
+        once: look at it, then run again). `BERTH_UPDATE_FRAMES=1 swift test` rewrites them.
+        Package.swift excludes this folder from the test target. The format: testing-plugins.md
+        in the Berth checkout's Docs/.
 
         """
     }

@@ -29,11 +29,15 @@ struct PluginTestKitTests {
         let package = workspace.root + "/hello"
         let manifest = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
         #expect(manifest.contains(".package(path: \"../") && !manifest.contains("path: \"/"), "Package.swift names the SDK by a relative path:\n\(manifest)")
+        // A golden frame in Frames/ is no source SwiftPM warns about, and the folder exists.
+        let frames = package + "/Tests/HelloTests/Frames"
+        try "a golden frame\n".write(toFile: frames + "/waved.txt", atomically: true, encoding: .utf8)
 
         let started = Date()
         let (passed, log) = try ToolProcess.run("/usr/bin/env", ["swift", "test", "--package-path", package], in: workspace.root)
         print("first swift test of a berth new package: \(Int(Date().timeIntervalSince(started))) s")
         #expect(passed == 0, "swift test of the new package failed:\n\(log)")
+        #expect(!log.contains("unhandled") && !log.contains("Invalid Exclude"), "SwiftPM warned about the test target's files:\n\(log)")
         #expect(log.contains("\"Wave counts the waves, by its label and by Enter\" with 2 test cases passed"), "\(log)")
         for mode in ["in-process", "worker"] {
             #expect(log.contains("isolation → \(mode)"), "no run with the plugin \(mode):\n\(log)")
@@ -42,14 +46,34 @@ struct PluginTestKitTests {
         let source = package + "/Sources/Hello/Hello.swift"
         let original = try String(contentsOfFile: source, encoding: .utf8)
         try original.replacingOccurrences(of: "Button(\"Wave\")", with: "Button(\"Hi\")").write(toFile: source, atomically: true, encoding: .utf8)
+        // A golden frame that differs: its failure names the line of the expectFrame call.
+        let frameTest = """
+            import BerthTesting
+            import Testing
+
+            @Test func opened() async throws {
+                let plugin = try await PluginUnderTest(isolation: .inProcess)
+                try await plugin.open("hello")
+                try plugin.expectFrame("waved")
+            }
+
+            """
+        try frameTest.write(toFile: package + "/Tests/HelloTests/FrameTests.swift", atomically: true, encoding: .utf8)
         let (failed, failedLog) = try ToolProcess.run("/usr/bin/env", ["swift", "test", "--package-path", package], in: workspace.root)
         #expect(failed != 0, "the test still passed with the label changed:\n\(failedLog)")
+        // The failure names the line of the failing call, not only the @Test's.
+        let test = try String(contentsOfFile: package + "/Tests/HelloTests/HelloTests.swift", encoding: .utf8)
+        let tapLine = try #require(test.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.contains("plugin.tap(\"Wave\")") }) + 1
         for mode in ["in-process", "worker"] {
             let failure = failedLog.split(separator: "\n").contains { line in
-                line.contains("isolation → \(mode) at HelloTests.swift") && line.contains("no control labelled 'Wave' on the screen; its labels: 'Hi'")
+                line.contains("isolation → \(mode) at HelloTests.swift")
+                    && line.contains("HelloTests.swift:\(tapLine): no control labelled 'Wave' on the screen; its labels: 'Hi'")
             }
-            #expect(failure, "no failure naming the label with the plugin \(mode):\n\(failedLog)")
+            #expect(failure, "no failure naming the label and the tap's line \(tapLine) with the plugin \(mode):\n\(failedLog)")
         }
+        #expect(failedLog.contains("FrameTests.swift:7: the frame differs from Frames/waved.txt, line 1: expected 'a golden frame', got ' berth"),
+                "no failure naming the expectFrame line:\n\(failedLog)")
+        try FileManager.default.removeItem(atPath: package + "/Tests/HelloTests/FrameTests.swift")
 
         // A trap in the button's closure ends a host that runs the plugin in its process:
         // the failure names the line of Hello.swift that trapped, not the SDK's.
@@ -59,7 +83,7 @@ struct PluginTestKitTests {
         let (crashed, crashLog) = try ToolProcess.run("/usr/bin/env", ["swift", "test", "--package-path", package], in: workspace.root)
         #expect(crashed != 0, "the test passed with a trap in the button:\n\(crashLog)")
         let named = crashLog.split(separator: "\n").contains { reported in
-            reported.contains("isolation → in-process at HelloTests.swift") && reported.contains("berth test-host ended during 'tap'")
+            reported.contains("isolation → in-process at HelloTests.swift") && reported.contains("HelloTests.swift:\(tapLine): berth test-host ended during 'tap'")
                 && reported.contains(", at Sources/Hello/Hello.swift:\(line) in ") && reported.contains("Fatal error: Index out of range")
         }
         #expect(named, "no in-process failure naming Hello.swift:\(line):\n\(crashLog)")

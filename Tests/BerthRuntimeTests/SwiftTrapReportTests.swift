@@ -33,7 +33,9 @@ struct SwiftTrapReportTests {
         }
         if opened != nil, place == "button" {
             let button = try #require(try host.render()?.allNodes.first { $0.type == "Button" })
-            #expect(throws: ScreenError.self) { try host.inputBlocking(.tap, view: button.id) }
+            let failure = try #require(throws: ScreenError.self) { try host.inputBlocking(.tap, view: button.id) }
+            // Named as the person's tap, not as berth.h's action (`berth.tap`).
+            #expect(failure.message.hasPrefix("org.berth.stress/trap tap on the Button 'Trap' failed: "), "\(failure.message)")
         }
         await eventuallyAsync { host.events.contains { $0.kind == .crashed } }
         let crash = try #require(host.events.first { $0.kind == .crashed }, "\(host.events.suffix(10).map(\.description))")

@@ -44,14 +44,26 @@ struct ViewInputTests {
         }
     }
 
-    @Test("input of a kind the view does not take is refused by the plugin, naming the view and the kind")
+    @Test("input of a kind the view does not take is refused by the plugin, naming the view and the kind, as a person gave it")
     func wrongKind() async throws {
         let plugins = try await ExamplePlugins()
         try plugins.host.push("counter")
-        let stepper = try node(try plugins.host.render(), "Stepper").id
-        #expect { try plugins.host.inputBlocking(.toggle, view: stepper) } throws: { error in
-            (error as? ScreenError)?.message.contains("\(stepper) does not take toggle") == true
-        }
+        let stepper = try node(try plugins.host.render(), "Stepper")
+        let refusal = try #require(throws: ScreenError.self) { try plugins.host.inputBlocking(.toggle, view: stepper.id) }
+        // berth.h's action name (`berth.toggle`) is the plugin's business, not the reader's.
+        let label = try #require(stepper.fields["label"])
+        #expect(refusal.message.hasPrefix("com.example.counter/counter toggle on the Stepper '\(label)' failed: "), "\(refusal.message)")
+        #expect(refusal.message.contains("\(stepper.id) does not take toggle") && !refusal.message.contains("berth."), "\(refusal.message)")
+    }
+
+    @Test("an input is described by the shell's word and the view's type and label, or its identity without one")
+    func describedAsGiven() {
+        let button = ViewNode(type: "Button", id: "S/VStack.1/Button", fields: ["label": "Wave"], children: [])
+        let field = ViewNode(type: "TextField", id: "S/VStack.2/TextField", fields: ["label": "", "text": "x"], children: [])
+        #expect(ViewInput.tap.described(on: button) == "tap on the Button 'Wave'")
+        #expect(ViewInput.step(.down).described(on: button) == "step - on the Button 'Wave'")
+        #expect(ViewInput.select(2).described(on: button) == "select 2 on the Button 'Wave'")
+        #expect(ViewInput.type("secret words").described(on: field) == "type into the TextField S/VStack.2/TextField")
     }
 
     @Test("each input's action name and payload are berth.h's, and berth_input_split gives back the view and the value")

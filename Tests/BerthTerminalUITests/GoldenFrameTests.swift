@@ -39,6 +39,15 @@ struct GoldenFrameTests {
         #expect(front.terminal.text.contains("✖ build failed (swift build): 12 errors"))
         #expect(front.terminal.text.contains("… 4 more lines (F2 inspector)"))
         #expect(front.terminal.text.contains("Sources/Counter/Counter.swift:11:5: error: cannot find 'count1' in scope"))
+        // A line wider than the terminal ends in an ellipsis where it is cut; one that fits does not.
+        let long = "Sources/Counter/Counter.swift:40:17: error: cannot convert value of type 'String' to expected argument type 'Int' in call"
+        let fits = "Sources/Counter/Counter.swift:41:5: error: missing return"
+        front.terminal.app.showProblems(["build failed (swift build): 2 errors", long, fits])
+        front.terminal.settle()
+        let rows = front.terminal.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let cut = try #require(rows.first { $0.hasPrefix("  Sources/Counter/Counter.swift:40:17") }, "\(front.terminal.text)")
+        #expect(cut.count == 80 && cut.hasSuffix("…") && long.hasPrefix(cut.dropFirst(2).dropLast()), "\(cut)")
+        #expect(rows.contains("  " + fits), "\(front.terminal.text)")
         front.terminal.app.showProblems(nil)
         front.terminal.settle()
         #expect(front.terminal.text == before)

@@ -4,10 +4,13 @@ import Foundation
 /// format (the text, `--- styles`, the style mask).
 struct GoldenFrame {
     let path: String
+    /// The path as an error names it, from the test file's folder (the error names the test
+    /// file and line first).
+    let shown: String
 
     init(name: String, besides testFile: String) {
-        let folder = ((testFile as NSString).deletingLastPathComponent as NSString).appendingPathComponent("Frames")
-        path = (folder as NSString).appendingPathComponent("\(name).txt")
+        shown = "Frames/\(name).txt"
+        path = ((testFile as NSString).deletingLastPathComponent as NSString).appendingPathComponent(shown)
     }
 
     /// Passes when `frame` matches the file; else throws naming the first line that differs.
@@ -21,7 +24,7 @@ struct GoldenFrame {
             } catch {
                 throw BerthTestingError("\(path): cannot write the golden frame: \(error)")
             }
-            throw BerthTestingError("\(path): recorded this frame (\(recording ? "BERTH_UPDATE_FRAMES=1" : "there was none")); look at it, then run again")
+            throw BerthTestingError("recorded this frame in \(shown) (\(recording ? "BERTH_UPDATE_FRAMES=1" : "there was none")); look at it, then run again")
         }
         guard stored != frame.golden else { return }
         let expected = stored.components(separatedBy: "\n")
@@ -29,6 +32,6 @@ struct GoldenFrame {
         let line = (0..<min(expected.count, actual.count)).first { expected[$0] != actual[$0] } ?? min(expected.count, actual.count)
         let want = expected.indices.contains(line) ? expected[line] : "(end of file)"
         let got = actual.indices.contains(line) ? actual[line] : "(end of frame)"
-        throw BerthTestingError("\(path):\(line + 1): the frame differs: expected '\(want)', got '\(got)' (BERTH_UPDATE_FRAMES=1 rewrites it)")
+        throw BerthTestingError("the frame differs from \(shown), line \(line + 1): expected '\(want)', got '\(got)' (BERTH_UPDATE_FRAMES=1 rewrites it)")
     }
 }

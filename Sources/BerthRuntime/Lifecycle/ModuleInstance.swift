@@ -247,7 +247,9 @@ public final class ModuleInstance {
     /// interactor call into the instance.
     /// `renderFollows`: the host renders this instance when the operation ends (it is the
     /// visible screen), so the connection may render it along with the action.
-    func handle(action: String, payload: [UInt8], renderFollows: Bool = false) throws(ScreenError) {
+    /// `description` names it in a failure, as the person gave it ("tap on the Button
+    /// 'Wave'"; `action 'NAME'` when nil).
+    func handle(action: String, payload: [UInt8], renderFollows: Bool = false, describedAs description: String? = nil) throws(ScreenError) {
         guard lifecycle.isActive else {
             throw ScreenError(.lifecycle, screen: id, "screen \(id) is \(state.rawValue); actions go to active screens only")
         }
@@ -256,7 +258,8 @@ public final class ModuleInstance {
         }
         let instance = live
         let storage = renderFollows && canRender ? stateStorage : nil
-        try deliver("action '\(action)' failed", "action '\(action)'") { () throws(PluginCallError) in
+        let what = description ?? "action '\(action)'"
+        try deliver("\(what) failed", what) { () throws(PluginCallError) in
             if let storage {
                 try plugin.action(instance, name: action, payload: payload, renderingAfterwards: storage)
             } else {
@@ -269,7 +272,8 @@ public final class ModuleInstance {
     /// until the plugin returns. Refused while the lane is in another call (the screen is
     /// busy). Returns false when the screen was closed meanwhile: the action's result is
     /// dropped, and its close sequence ran on the lane after the action.
-    func handleOnLane(action: String, payload: [UInt8], renderFollows: Bool, held: HeldRequests) async throws(ScreenError) -> Bool {
+    func handleOnLane(action: String, payload: [UInt8], renderFollows: Bool, held: HeldRequests,
+                      describedAs description: String? = nil) async throws(ScreenError) -> Bool {
         guard lifecycle.isActive else {
             throw ScreenError(.lifecycle, screen: id, "screen \(id) is \(state.rawValue); actions go to active screens only")
         }
@@ -286,12 +290,13 @@ public final class ModuleInstance {
         let request = scopes.makeRequestScope(owner: "screen \(id)")
         defer { request.end() }
         let context = LaneCallContext(screen: screenScope, request: request, held: held)
-        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: "action '\(action)'")
+        let what = description ?? "action '\(action)'"
+        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: what)
         do {
             try await connection.actionOnLane(instance, name: action, payload: payload, renderingAfterwards: storage, as: running, in: context)
         } catch {
             // A failure is reported even when it closed the screen (a crashed worker).
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) action '\(action)' failed: \(error.message)",
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) \(what) failed: \(error.message)",
                               pluginStatus: PluginStatus(code: error.status))
         }
         return lifecycle.isActive

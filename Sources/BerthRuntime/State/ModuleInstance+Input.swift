@@ -11,7 +11,7 @@ extension ModuleInstance {
         guard node.isInteractive else {
             throw ScreenError(.takesNoInput, screen: id, "\(viewID) is a \(node.type); it takes no input")
         }
-        try handle(action: input.actionName, payload: input.payload(view: viewID))
+        try handle(action: input.actionName, payload: input.payload(view: viewID), describedAs: input.described(on: node))
         return try render()
     }
 
@@ -25,6 +25,7 @@ extension ModuleInstance {
         guard node.isInteractive else {
             throw ScreenError(.takesNoInput, screen: id, "\(viewID) is a \(node.type); it takes no input")
         }
-        return try await handleOnLane(action: input.actionName, payload: input.payload(view: viewID), renderFollows: true, held: held)
+        return try await handleOnLane(action: input.actionName, payload: input.payload(view: viewID), renderFollows: true, held: held,
+                                      describedAs: input.described(on: node))
     }
 }

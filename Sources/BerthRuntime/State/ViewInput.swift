@@ -35,6 +35,22 @@ public enum ViewInput: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// The input in a person's words, for messages: a view input's action name (`berth.tap`) is
+/// berth.h's, and means nothing to whoever tapped.
+extension ViewInput {
+    /// What was done to `node`, as the shell's command and the view: "tap on the Button
+    /// 'Wave'", "type into the TextField 'Name'", "step + on the Stepper 'Count'"; the view's
+    /// identity when it has no label.
+    func described(on node: ViewNode) -> String {
+        let verb = switch self {
+        case .type: "type into"
+        case .tap, .toggle, .step, .select: "\(self) on"
+        }
+        let label = node.fields["label"].flatMap { $0.isEmpty ? nil : "'\($0)'" } ?? node.id
+        return "\(verb) the \(node.type) \(label)"
+    }
+}
+
 /// The input as berth.h defines it on the plugin's `action` entry point (one encoding for
 /// plugins in process and in workers alike: both get it through `ModuleInstance.handle`).
 extension ViewInput {

@@ -168,7 +168,9 @@ public enum Renderer {
         let hidden = problems.count - rows
         for index in 0..<rows {
             let isLastShown = index == rows - 1 && hidden > 0
-            let text = index == 0 ? "✖ " + problems[0] : isLastShown ? "… \(hidden + 1) more lines (F2 inspector)" : "  " + problems[index]
+            let line = index == 0 ? "✖ " + problems[0] : isLastShown ? "… \(hidden + 1) more lines (F2 inspector)" : "  " + problems[index]
+            // A compiler's line is often wider than the terminal: say where it was cut.
+            let text = line.count > width ? line.prefix(max(width - 1, 0)) + "…" : line
             let style = index == 0 ? CellStyle(bold: true, colour: .red) : isLastShown ? .faint : .plain
             if index == 0 { frame.clear(column: 0, row: first, width: width, height: 1, style: style) }
             frame.put(text, column: 0, row: first + index, style: style, limit: width)
