@@ -2,7 +2,9 @@ import Foundation
 private import CBerthSystem
 
 /// The worker confining itself (Docs/security.md), in this order: the OOM killer's
-/// preference; a user namespace of its own; its limits (`WorkerLimits`: cgroups, rlimits);
+/// preference; a user namespace of its own; a PID namespace of its own (the process the
+/// host spawned waits outside it and ends as the worker ends, `berth_enter_pid_namespace`);
+/// its limits (`WorkerLimits`: cgroups, rlimits);
 /// IPC, network (unless `network`) and mount namespaces with a root of its own holding only
 /// what it needs (`berth_make_root`); no_new_privs; every capability dropped (the bounding
 /// set cleared and securebits locked); a Landlock ruleset (read the system's library
@@ -40,7 +42,14 @@ enum WorkerSandbox {
         var missing: [String] = []
         let userNamespace = berth_enter_user_namespace()
         if userNamespace != 0 { missing.append("no user namespace (\(errnoText(userNamespace)))") }
-        missing += try WorkerLimits.apply(policy, ownUserNamespace: userNamespace == 0)
+        // From here on this is the process in the new PID namespace (pid_namespace.c): the one
+        // the host spawned waits outside it, and its init is PID 1.
+        var reason = [CChar](repeating: 0, count: 256)
+        let pidNamespace = berth_enter_pid_namespace(&reason, reason.count)
+        if pidNamespace != 0 {
+            missing.append("no PID namespace (\(text(reason))): other processes are kept out by the filter's own-pid rules and Landlock's /proc grant alone")
+        }
+        missing += try WorkerLimits.apply(policy, ownUserNamespace: userNamespace == 0, helperProcesses: pidNamespace == 0 ? 2 : 0)
         missing += try enterNamespaces(policy)
         let noNewPrivileges = berth_set_no_new_privs()
         guard noNewPrivileges == 0 else { throw Failure(message: "prctl(PR_SET_NO_NEW_PRIVS) failed: \(errnoText(noNewPrivileges))") }
