@@ -5,7 +5,8 @@
  *
  *   waiter  the process the host spawned (the host's pid for the worker). It clones
  *           `init` into a new PID namespace, then waits, holding no descriptor of the
- *           worker's, and ends exactly as the worker ended: the same exit status, or the
+ *           worker's and no share of its memory (`shed_memory`), and ends exactly as the
+ *           worker ended: the same exit status, or the
  *           same signal raised with its default action.
  *   init    PID 1 of the namespace: mounts a /proc of the namespace in a mount namespace of
  *           its own (a probe: where that is refused, nothing is made and the waiter goes on
@@ -31,6 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -90,31 +92,167 @@ static void close_all_but(int keep) {
     syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0U);
 }
 
+/* The kernel's struct sigaction (rt_sigaction), without a restorer: only SIG_DFL is set. */
+struct kernel_action {
+    uintptr_t handler;
+    unsigned long flags;
+    uintptr_t restorer;
+    uint64_t mask;
+};
+
+/* After `shed_memory` only libc's syscall(), this file's code, the stack and the thread's
+ * own block (errno, the stack guard, rseq) are left: everything below calls syscall alone. */
+static long waited(pid_t pid, int *status) {
+    long result;
+    do {
+        result = syscall(SYS_wait4, pid, status, 0, NULL);
+    } while (result < 0 && errno == EINTR);
+    return result;
+}
+
+static int transfer(int descriptor, void *bytes, size_t length, int writing) {
+    char *cursor = bytes;
+    while (length > 0) {
+        long done = syscall(writing ? SYS_write : SYS_read, descriptor, cursor, length);
+        if (done < 0 && errno == EINTR) continue;
+        if (done <= 0) return -1;
+        cursor += done;
+        length -= (size_t)done;
+    }
+    return 0;
+}
+
+static _Noreturn void leave(int code) {
+    for (;;) syscall(SYS_exit_group, code);
+}
+
+/* Every handler back to its default: a handler's code may be unmapped by shed_memory. */
+static void default_handlers(void) {
+    for (int number = 1; number < 65; number++) {
+        if (number == SIGKILL || number == SIGSTOP) continue;
+        struct kernel_action current;
+        if (syscall(SYS_rt_sigaction, number, NULL, &current, sizeof current.mask) != 0) continue;
+        if (current.handler == (uintptr_t)SIG_DFL || current.handler == (uintptr_t)SIG_IGN) continue;
+        struct kernel_action fresh = {(uintptr_t)SIG_DFL, 0, 0, 0};
+        syscall(SYS_rt_sigaction, number, &fresh, NULL, sizeof fresh.mask);
+    }
+}
+
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+static const char *parse_hex(const char *cursor, uint64_t *value) {
+    *value = 0;
+    for (int digit; (digit = hex_digit(*cursor)) >= 0; cursor++) *value = *value << 4 | (uint64_t)digit;
+    return cursor;
+}
+
+static const char *skip_field(const char *cursor, const char *end) {
+    while (cursor < end && *cursor != ' ' && *cursor != '\n') cursor++;
+    while (cursor < end && *cursor == ' ') cursor++;
+    return cursor;
+}
+
+/* One line of /proc/self/maps: its range, its device and inode, and whether it is one of the
+ * kernel's own ([vdso], [vvar], [vsyscall]). */
+struct mapping {
+    uint64_t start, end, inode;
+    char device[16];
+    int kernel, writable;
+};
+
+static const char *parse_mapping(const char *cursor, const char *end, struct mapping *out) {
+    memset(out, 0, sizeof *out);
+    cursor = parse_hex(cursor, &out->start);
+    if (*cursor == '-') cursor = parse_hex(cursor + 1, &out->end);
+    cursor = skip_field(cursor, end);  /* to the permissions */
+    out->writable = cursor + 1 < end && cursor[1] == 'w';
+    cursor = skip_field(cursor, end);  /* to the offset */
+    cursor = skip_field(cursor, end);  /* to the device */
+    size_t length = 0;
+    while (cursor < end && *cursor != ' ' && length + 1 < sizeof out->device) out->device[length++] = *cursor++;
+    cursor = skip_field(cursor, end);
+    while (cursor < end && *cursor >= '0' && *cursor <= '9') out->inode = out->inode * 10 + (uint64_t)(*cursor++ - '0');
+    while (cursor < end && *cursor == ' ') cursor++;
+    out->kernel = cursor + 2 < end && cursor[0] == '[' && cursor[1] == 'v';
+    while (cursor < end && *cursor != '\n') cursor++;
+    return cursor < end ? cursor + 1 : end;
+}
+
+static int contains(const struct mapping *m, uintptr_t address) { return address >= m->start && address < m->end; }
+
+/*
+ * Unmaps what a process that only waits does not need, so the waiter and init hold no share
+ * of the worker's memory: a copy-on-write page the worker changes is not kept twice, and
+ * their PSS is a few pages. Kept: the files holding this code and libc's syscall() (the
+ * executable, libc; their read-only parts dropped from memory, to fault in as used), the stack, the mapping holding the thread's own block (errno, the
+ * stack guard, glibc's rseq area the kernel writes), and the kernel's own mappings.
+ * Reads /proc/self/maps into the stack first.
+ */
+static void shed_memory(void) {
+    default_handlers();
+    char text[192 * 1024];
+    size_t length = 0;
+    int maps = (int)syscall(SYS_open, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (maps < 0) return;
+    for (long got; length < sizeof text && (got = syscall(SYS_read, maps, text + length, sizeof text - length)) > 0;) length += (size_t)got;
+    syscall(SYS_close, maps);
+    /* Only whole lines. */
+    while (length > 0 && text[length - 1] != '\n') length--;
+    uintptr_t code = (uintptr_t)&shed_memory, call = (uintptr_t)&syscall, stack = (uintptr_t)__builtin_frame_address(0), thread = 0;
+    syscall(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, &thread);
+    struct mapping keep[2];
+    int kept = 0;
+    for (const char *cursor = text, *end = text + length; cursor < end && kept < 2;) {
+        struct mapping m;
+        cursor = parse_mapping(cursor, end, &m);
+        if (m.inode != 0 && (contains(&m, code) || contains(&m, call))) keep[kept++] = m;
+    }
+    if (kept == 0) return;
+    for (const char *cursor = text, *end = text + length; cursor < end;) {
+        struct mapping m;
+        cursor = parse_mapping(cursor, end, &m);
+        if (m.kernel || contains(&m, stack) || contains(&m, thread) || (uintptr_t)text >= m.start && (uintptr_t)text < m.end) continue;
+        int same_file = 0;
+        for (int index = 0; index < kept; index++) {
+            if (m.inode == keep[index].inode && strcmp(m.device, keep[index].device) == 0) same_file = 1;
+        }
+        if (!same_file) {
+            syscall(SYS_munmap, (void *)(uintptr_t)m.start, (size_t)(m.end - m.start));
+        } else if (!m.writable) {
+            /* Code and read-only data stay mapped but not resident here: the few pages still
+             * run fault in again. (Writable ones hold relocations: they stay as they are.) */
+            syscall(SYS_madvise, (void *)(uintptr_t)m.start, (size_t)(m.end - m.start), MADV_DONTNEED);
+        }
+    }
+}
+
 static _Noreturn void end_like(int status) {
-    if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+    if (WIFEXITED(status)) leave(WEXITSTATUS(status));
     int signal_number = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
     /* The worker's core (if it left one) is the one that matters; this one adds nothing. */
     if (!WCOREDUMP(status)) {
-        struct rlimit none = {0, 0};
-        setrlimit(RLIMIT_CORE, &none);
+        uint64_t none[2] = {0, 0};
+        syscall(SYS_prlimit64, 0, RLIMIT_CORE, none, NULL);
     }
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = SIG_DFL;
-    sigaction(signal_number, &action, NULL);
-    sigset_t only;
-    sigemptyset(&only);
-    sigaddset(&only, signal_number);
-    sigprocmask(SIG_UNBLOCK, &only, NULL);
-    raise(signal_number);
+    struct kernel_action fresh = {(uintptr_t)SIG_DFL, 0, 0, 0};
+    syscall(SYS_rt_sigaction, signal_number, &fresh, NULL, sizeof fresh.mask);
+    uint64_t only = 1ULL << (signal_number - 1);
+    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &only, NULL, sizeof only);
+    syscall(SYS_tgkill, syscall(SYS_getpid), syscall(SYS_gettid), signal_number);
     /* A signal whose default is to be ignored cannot have ended the worker; be safe. */
-    _exit(128 + signal_number);
+    leave(128 + signal_number);
 }
 
 /* Init's part; returns in the worker only. */
 static void run_init(int report, pid_t worker_pid, uint64_t robust_head, uint64_t robust_length) {
     struct start_report start = {0, ""};
     /* Named for `ps` and for the host, which finds the worker beneath it (WorkerProcess.pluginPID). */
+    char name[16] = "";
+    prctl(PR_GET_NAME, name);
     prctl(PR_SET_NAME, "berth-ns-init");
     /* Dies with the waiter; if the waiter is gone already, the report pipe says so. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -145,6 +283,7 @@ static void run_init(int report, pid_t worker_pid, uint64_t robust_head, uint64_
             /* The worker: glibc's robust-mutex list again (a new process starts without
              * one; glibc's fork would register it), then back to its caller. */
             if (robust_length != 0) syscall(SYS_set_robust_list, (void *)(uintptr_t)robust_head, (size_t)robust_length);
+            prctl(PR_SET_NAME, name);
             close(report);
             return;
         }
@@ -156,19 +295,19 @@ static void run_init(int report, pid_t worker_pid, uint64_t robust_head, uint64_
     write_all(report, &start, sizeof start);
     if (start.failure != 0) _exit(1);
     close_all_but(report);
+    shed_memory();
     int status = 0;
     for (;;) {
         int ended = 0;
-        pid_t reaped = waitpid(-1, &ended, 0);
-        if (reaped < 0 && errno == EINTR) continue;
+        long reaped = waited(-1, &ended);
         if (reaped < 0) break;
         if (reaped == worker) {
             status = ended;
             break;
         }
     }
-    write_all(report, &status, sizeof status);
-    _exit(0);
+    transfer(report, &status, sizeof status, 1);
+    leave(0);
 }
 
 int berth_enter_pid_namespace(char *message, size_t size) {
@@ -212,10 +351,11 @@ int berth_enter_pid_namespace(char *message, size_t size) {
     /* The waiter, from here on; the host knows it by this name (WorkerProcess.pluginPID). */
     prctl(PR_SET_NAME, BERTH_PID_NAMESPACE_WAITER_NAME);
     close_all_but(report[0]);
+    shed_memory();
     int worker_status;
-    int reported = read_all(report[0], &worker_status, sizeof worker_status);
+    int reported = transfer(report[0], &worker_status, sizeof worker_status, 0);
     int init_status = 0;
-    while (waitpid(init, &init_status, 0) < 0 && errno == EINTR) {}
+    waited(init, &init_status);
     /* Without a report init was killed (SIGKILL from the host): end as it did. */
     end_like(reported == 0 ? worker_status : init_status);
 }
