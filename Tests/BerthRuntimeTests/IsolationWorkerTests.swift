@@ -327,6 +327,40 @@ struct IsolationWorkerTests {
         if !ended() { kill(worker, SIGKILL) }
     }
 
+    @Test("a sandboxed worker's whole PID namespace dies with the process that spawned it (PR_SET_PDEATHSIG, then init's end)")
+    func namespaceDiesWithItsParent() throws {
+        let scripts = try ScriptFolder()
+        let shell = try scripts.spawn("intermediate", "\"$BERTH_TEST_WORKER\" --fd 3 --parent $$ &\necho \"worker $!\" >&2\nwait\n",
+                                      environment: ["BERTH_TEST_WORKER": LaunchedWorker.executable])
+        eventually { shell.standardErrorTail.contains { $0.hasPrefix("worker ") } }
+        let spawned = try #require(shell.standardErrorTail.first { $0.hasPrefix("worker ") }.flatMap { Int32($0.dropFirst(7)) })
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("berth-pidns-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let (manifest, problems) = PluginManifest.load(path: BuildProducts.manifest("greeter.json"))
+        let loaded = try #require(manifest, "\(problems)")
+        let library = BuildProducts.library(loaded.library)
+        let policy = SandboxPolicy(readPaths: [ParentPath.of(library)], writePaths: [data], dataFolder: data, network: false)
+        // Greeter's entry registers a service: a host in the test answers.
+        let recorder = RecordingHost()
+        shell.channel.handler = recorder
+        let reply = try shell.channel.call(.hello(WorkerHello(manifest: loaded, libraryPath: library, sandbox: policy)), timeout: .seconds(60))
+        guard case .hello = reply else { throw TestFailure("the sandboxed hello failed: \(reply)") }
+        // The spawned worker waits outside; its init's child serves the channel.
+        let initPID = try #require(ProcessTable.children(of: spawned).first)
+        let inside = try #require(ProcessTable.children(of: initPID).first)
+        #expect((try? String(contentsOfFile: "/proc/\(spawned)/comm", encoding: .utf8)) == "berth-ns-wait\n")
+        #expect(shell.kill())
+        #expect(shell.waitForExit().signalName == "SIGKILL")
+        #expect { try shell.channel.call(.unload(), timeout: .seconds(10)) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
+        func ended(_ pid: Int32) -> Bool {
+            kill(pid, 0) != 0 || (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.contains(") Z ") == true
+        }
+        #expect(eventually { ended(spawned) && ended(initPID) && ended(inside) }, "a process of the worker outlived its parent")
+        for pid in [inside, initPID, spawned] where !ended(pid) { kill(pid, SIGKILL) }
+        withExtendedLifetime(recorder) {}
+    }
+
     @Test("the spawner keeps a crashing process's fatal line and names its signal")
     func fatalLine() throws {
         let scripts = try ScriptFolder()
