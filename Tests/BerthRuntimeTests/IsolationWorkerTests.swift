@@ -305,15 +305,19 @@ struct IsolationWorkerTests {
         #expect(worker.process.waitForExit(timeout: .seconds(10)) == .exited(status: IsolationWorker.ExitStatus.hostGone.rawValue))
     }
 
-    @Test("a worker dies with the process that spawned it (PR_SET_PDEATHSIG)")
-    func diesWithItsParent() throws {
-        let scripts = try ScriptFolder()
-        // A shell in the host's place: it starts the worker on the channel it was given as
-        // descriptor 3, says the worker's pid, and waits until it is killed.
+    /// A shell in the host's place: it starts the worker on the channel it was given as
+    /// descriptor 3, says the worker's pid, and waits until it is killed. The shell, and the worker's pid.
+    static func workerBehindAShell(_ scripts: ScriptFolder) throws -> (WorkerProcess, Int32) {
         let shell = try scripts.spawn("intermediate", "\"$BERTH_TEST_WORKER\" --fd 3 --parent $$ &\necho \"worker $!\" >&2\nwait\n",
                                       environment: ["BERTH_TEST_WORKER": LaunchedWorker.executable])
         eventually { shell.standardErrorTail.contains { $0.hasPrefix("worker ") } }
-        let worker = try #require(shell.standardErrorTail.first { $0.hasPrefix("worker ") }.flatMap { Int32($0.dropFirst(7)) })
+        return (shell, try #require(shell.standardErrorTail.first { $0.hasPrefix("worker ") }.flatMap { Int32($0.dropFirst(7)) }))
+    }
+
+    @Test("a worker dies with the process that spawned it (PR_SET_PDEATHSIG)")
+    func diesWithItsParent() throws {
+        let scripts = try ScriptFolder()
+        let (shell, worker) = try Self.workerBehindAShell(scripts)
         #expect(try shell.channel.call(.unload(), timeout: .seconds(10)).status.code == 4, "the worker serves (nothing loaded yet)")
         #expect(shell.kill())
         #expect(shell.waitForExit().signalName == "SIGKILL")
@@ -330,10 +334,7 @@ struct IsolationWorkerTests {
     @Test("a sandboxed worker's whole PID namespace dies with the process that spawned it (PR_SET_PDEATHSIG, then init's end)")
     func namespaceDiesWithItsParent() throws {
         let scripts = try ScriptFolder()
-        let shell = try scripts.spawn("intermediate", "\"$BERTH_TEST_WORKER\" --fd 3 --parent $$ &\necho \"worker $!\" >&2\nwait\n",
-                                      environment: ["BERTH_TEST_WORKER": LaunchedWorker.executable])
-        eventually { shell.standardErrorTail.contains { $0.hasPrefix("worker ") } }
-        let spawned = try #require(shell.standardErrorTail.first { $0.hasPrefix("worker ") }.flatMap { Int32($0.dropFirst(7)) })
+        let (shell, spawned) = try Self.workerBehindAShell(scripts)
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("berth-pidns-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: data) }
