@@ -8,9 +8,7 @@
  *           worker's and no share of its memory (`shed_memory`), and ends exactly as the
  *           worker ended: the same exit status, or the
  *           same signal raised with its default action.
- *   init    PID 1 of the namespace: mounts a /proc of the namespace in a mount namespace of
- *           its own (a probe: where that is refused, nothing is made and the waiter goes on
- *           as the worker, unchanged), starts the worker, reaps whatever ends in the
+ *   init    PID 1 of the namespace: starts the worker, reaps whatever ends in the
  *           namespace, and reports the worker's wait status to the waiter. When it ends, the
  *           kernel kills everything left in the namespace; it dies with the waiter
  *           (PR_SET_PDEATHSIG), and the waiter dies with the host.
@@ -18,7 +16,10 @@
  *           clone3's set_tid so that, in the namespace, its pid is the waiter's pid (and its
  *           one thread's id the waiter's thread id). Every pid and thread id cached before
  *           the copy (glibc's, libdispatch's thread-bound main queue and its lock owners)
- *           stays true inside, and no fork handler runs.
+ *           stays true inside, and no fork handler runs. It first makes a mount namespace
+ *           of its own with a /proc of the namespace (a probe: where that is refused, it
+ *           says so and ends, and the waiter goes on as the worker, unchanged). Init keeps
+ *           the host's mount namespace, so its end tears down no mount tree of its own.
  *
  * No glibc fork is used: its fork handlers (libdispatch's) would poison a process that has
  * used dispatch. All of it runs while the process has one thread, before any plugin code.
@@ -57,7 +58,8 @@ struct berth_clone_args {
     uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size;
 };
 
-/* What init tells the waiter first: the worker runs (0), or why nothing was made. */
+/* What the waiter is told first, by the worker (its /proc is mounted: 0) or by init (the
+ * worker could not be started): 0, or errno and why nothing was made. */
 struct start_report {
     int32_t failure;
     char what[96];
@@ -258,42 +260,42 @@ static void run_init(int report, pid_t worker_pid, uint64_t robust_head, uint64_
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     struct pollfd peer = {report, 0, 0};
     if (poll(&peer, 1, 0) == 1 && (peer.revents & (POLLERR | POLLHUP))) _exit(1);
-    /* The worker builds its root with a /proc of this namespace; where a user namespace may
-     * not mount one (a /proc with parts mounted over), say so before anything is made. */
-    if (unshare(CLONE_NEWNS) != 0) {
-        start.failure = errno;
-        snprintf(start.what, sizeof start.what, "unshare(CLONE_NEWNS) in its init");
-    } else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
-        start.failure = errno;
-        snprintf(start.what, sizeof start.what, "making / private in its init");
-    } else if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
-        start.failure = errno;
-        snprintf(start.what, sizeof start.what, "cannot mount a /proc of its own");
-    }
-    pid_t worker = -1;
-    if (start.failure == 0) {
-        struct berth_clone_args arguments;
-        memset(&arguments, 0, sizeof arguments);
-        arguments.exit_signal = SIGCHLD;
-        uint64_t wanted = (uint64_t)worker_pid;
-        arguments.set_tid = (uint64_t)(uintptr_t)&wanted;
-        arguments.set_tid_size = 1;
-        worker = (pid_t)syscall(SYS_clone3, &arguments, sizeof arguments);
-        if (worker == 0) {
-            /* The worker: glibc's robust-mutex list again (a new process starts without
-             * one; glibc's fork would register it), then back to its caller. */
-            if (robust_length != 0) syscall(SYS_set_robust_list, (void *)(uintptr_t)robust_head, (size_t)robust_length);
-            prctl(PR_SET_NAME, name);
-            close(report);
-            return;
-        }
-        if (worker < 0) {
+    struct berth_clone_args arguments;
+    memset(&arguments, 0, sizeof arguments);
+    arguments.exit_signal = SIGCHLD;
+    uint64_t wanted = (uint64_t)worker_pid;
+    arguments.set_tid = (uint64_t)(uintptr_t)&wanted;
+    arguments.set_tid_size = 1;
+    pid_t worker = (pid_t)syscall(SYS_clone3, &arguments, sizeof arguments);
+    if (worker == 0) {
+        /* The worker: glibc's robust-mutex list again (a new process starts without one;
+         * glibc's fork would register it), and its own name. */
+        if (robust_length != 0) syscall(SYS_set_robust_list, (void *)(uintptr_t)robust_head, (size_t)robust_length);
+        prctl(PR_SET_NAME, name);
+        /* Its root will hold a /proc of this namespace: a mount namespace of its own with one
+         * mounted, now, as a probe. Where a user namespace may not mount one (a /proc with
+         * parts mounted over), it says so and ends, and the waiter goes on as the worker. */
+        if (unshare(CLONE_NEWNS) != 0) {
             start.failure = errno;
-            snprintf(start.what, sizeof start.what, "clone3 of the worker with its pid");
+            snprintf(start.what, sizeof start.what, "unshare(CLONE_NEWNS)");
+        } else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+            start.failure = errno;
+            snprintf(start.what, sizeof start.what, "making / private");
+        } else if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+            start.failure = errno;
+            snprintf(start.what, sizeof start.what, "cannot mount a /proc of its own");
         }
+        write_all(report, &start, sizeof start);
+        close(report);
+        if (start.failure != 0) _exit(1);
+        return;
     }
-    write_all(report, &start, sizeof start);
-    if (start.failure != 0) _exit(1);
+    if (worker < 0) {
+        start.failure = errno;
+        snprintf(start.what, sizeof start.what, "clone3 of the worker with its pid");
+        write_all(report, &start, sizeof start);
+        _exit(1);
+    }
     close_all_but(report);
     shed_memory();
     int status = 0;

@@ -50,7 +50,7 @@ enum WorkerSandbox {
             missing.append("no PID namespace (\(text(reason))): other processes are kept out by the filter's own-pid rules and Landlock's /proc grant alone")
         }
         missing += try WorkerLimits.apply(policy, ownUserNamespace: userNamespace == 0, helperProcesses: pidNamespace == 0 ? 2 : 0)
-        missing += try enterNamespaces(policy)
+        missing += try enterNamespaces(policy, mountNamespaceMade: pidNamespace == 0)
         let noNewPrivileges = berth_set_no_new_privs()
         guard noNewPrivileges == 0 else { throw Failure(message: "prctl(PR_SET_NO_NEW_PRIVS) failed: \(errnoText(noNewPrivileges))") }
         let dropped = berth_drop_capabilities()
@@ -71,14 +71,15 @@ enum WorkerSandbox {
 
     /// IPC, network (unless `network`) and mount namespaces, and the root of its own; what
     /// could not be made, one phrase each. A root that fails half-way stops the load.
-    private static func enterNamespaces(_ policy: SandboxPolicy) throws(Failure) -> [String] {
+    /// `mountNamespaceMade`: the PID namespace's step made the mount namespace already.
+    private static func enterNamespaces(_ policy: SandboxPolicy, mountNamespaceMade: Bool) throws(Failure) -> [String] {
         var missing: [String] = []
         let kinds: [(Int32, String)] = [(Int32(BERTH_NAMESPACE_IPC), "IPC"), (Int32(BERTH_NAMESPACE_NETWORK), "network")].filter { !(policy.network && $0.1 == "network") }
         for (kind, name) in kinds {
             let status = berth_enter_namespace(kind)
             if status != 0 { missing.append("no \(name) namespace (\(errnoText(status)))") }
         }
-        let mountNamespace = berth_enter_namespace(Int32(BERTH_NAMESPACE_MOUNT))
+        let mountNamespace = mountNamespaceMade ? 0 : berth_enter_namespace(Int32(BERTH_NAMESPACE_MOUNT))
         guard mountNamespace == 0 else {
             return missing + ["no mount namespace (\(errnoText(mountNamespace))): files outside the grants are kept by Landlock alone"]
         }
