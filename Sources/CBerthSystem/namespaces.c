@@ -125,9 +125,15 @@ static int bind(const char *path, int writable, char *message, size_t size) {
         if (S_ISDIR(status.st_mode)) {
             failure = make_folders(target);
         } else {
-            int fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-            if (fd < 0 && errno != EEXIST && errno != EROFS) failure = errno;
-            if (fd >= 0) close(fd);
+            /* A mount point, made only where none is (a file inside an earlier bind, such as
+             * the worker executable in a granted build folder, is one already: opening it
+             * for writing would fail with ETXTBSY). */
+            struct stat existing;
+            if (lstat(target, &existing) != 0) {
+                int fd = open(target, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+                if (fd < 0 && errno != EEXIST && errno != EROFS) failure = errno;
+                if (fd >= 0) close(fd);
+            }
         }
     }
     if (failure == 0 && mount(source, target, NULL, MS_BIND | MS_REC, NULL) != 0) failure = errno;

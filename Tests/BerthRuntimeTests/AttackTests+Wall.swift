@@ -147,3 +147,34 @@ extension AttackTests {
         #expect(try attack(generation, "attack_thread") == 0)
     }
 }
+
+extension AttackTests {
+    @Test("the worker runs in a PID namespace of its own: its parent is the namespace's init, /proc lists no other process, the host's pid is out of reach, and nothing of it outlives its unload")
+    func ownPIDNamespace() async throws {
+        let (host, generation) = try attacker()
+        #expect(generation.workerSandboxGaps?.contains("PID") != true, "\(generation.workerSandboxGaps ?? "")")
+        let spawned = try #require(generation.workerPID)
+        let inside = try #require(generation.workerPluginPID)
+        // The worker keeps the pid the host spawned, inside its namespace; outside, it is another process.
+        #expect(try attack(generation, "attack_own_pid") == spawned)
+        #expect(inside != spawned)
+        #expect(try attack(generation, "attack_parent_pid") == 1)
+        // Its /proc is its namespace's: its init and itself, not the host.
+        #expect(try attack(generation, "attack_process_exists", .int32(1)) == 0)
+        #expect(try attack(generation, "attack_process_exists", .int32(spawned)) == 0)
+        #expect(try attack(generation, "attack_process_exists", .int32(getpid())) == ENOENT, "the host is in the worker's /proc")
+        let status = (try? String(contentsOfFile: "/proc/\(inside)/status", encoding: .utf8)) ?? ""
+        let numbers = status.split(separator: "\n").first { $0.hasPrefix("NSpid:") }?.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst()
+        #expect(numbers.map(Array.init) == ["\(inside)", "\(spawned)"], "\(status)")
+        // The host's own pid, by number: refused (the filter), and not in its namespace anyway.
+        #expect(try attack(generation, "attack_kill", .int32(getpid()), .int32(0)) != 0)
+        // Memory and processor time are read where the plugin runs, not from the waiter.
+        let usage = try #require(generation.workerUsage())
+        #expect((usage.threads ?? 0) >= 1)
+        try host.unload("org.berth.attacker")
+        func ended(_ pid: Int32) -> Bool {
+            kill(pid, 0) != 0 || (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.contains(") Z ") == true
+        }
+        #expect(await eventuallyAsync { ended(inside) && ended(spawned) }, "a process of the worker outlived its unload")
+    }
+}

@@ -31,6 +31,7 @@ struct AttackTests {
             ("attack_list_unix_sockets", ["string"]), ("attack_chmod", ["string"]), ("attack_fchmod", ["string"]),
             ("attack_utimensat", ["string"]), ("attack_setxattr", ["string"]), ("attack_keyring", []), ("attack_threads", ["int32"]),
             ("attack_shared_memory", ["int32"]), ("attack_fallocate", ["int32"]), ("attack_read", ["string"]),
+            ("attack_own_pid", []), ("attack_parent_pid", []), ("attack_process_exists", ["int32"]),
         ]
         workspace.write(manifest: [
             "id": "org.berth.attacker", "name": "Attacker", "version": "1.0.0", "abi": "1.0", "library": "libBerthAttacker.so",
@@ -62,6 +63,10 @@ struct AttackTests {
         }
         #expect(try attack(generation, "attack_getenv", .string("BERTH_PLUGIN_DATA")) == 0)
         #expect(try attack(generation, "attack_own_session") == 1, "the worker shares the host's session")
+        // Seen from the host: the process it spawned leads a session, and the plugin's process is in it.
+        let spawned = try #require(generation.workerPID)
+        #expect(getsid(spawned) == spawned)
+        #expect(getsid(try #require(generation.workerPluginPID)) == spawned)
         #expect(try attack(generation, "attack_descriptor_open", .string("left-open-by-the-host")) == ENOENT)
         #expect(try attack(generation, "attack_tiocsti") == EPERM)
     }

@@ -305,15 +305,19 @@ struct IsolationWorkerTests {
         #expect(worker.process.waitForExit(timeout: .seconds(10)) == .exited(status: IsolationWorker.ExitStatus.hostGone.rawValue))
     }
 
-    @Test("a worker dies with the process that spawned it (PR_SET_PDEATHSIG)")
-    func diesWithItsParent() throws {
-        let scripts = try ScriptFolder()
-        // A shell in the host's place: it starts the worker on the channel it was given as
-        // descriptor 3, says the worker's pid, and waits until it is killed.
+    /// A shell in the host's place: it starts the worker on the channel it was given as
+    /// descriptor 3, says the worker's pid, and waits until it is killed. The shell, and the worker's pid.
+    static func workerBehindAShell(_ scripts: ScriptFolder) throws -> (WorkerProcess, Int32) {
         let shell = try scripts.spawn("intermediate", "\"$BERTH_TEST_WORKER\" --fd 3 --parent $$ &\necho \"worker $!\" >&2\nwait\n",
                                       environment: ["BERTH_TEST_WORKER": LaunchedWorker.executable])
         eventually { shell.standardErrorTail.contains { $0.hasPrefix("worker ") } }
-        let worker = try #require(shell.standardErrorTail.first { $0.hasPrefix("worker ") }.flatMap { Int32($0.dropFirst(7)) })
+        return (shell, try #require(shell.standardErrorTail.first { $0.hasPrefix("worker ") }.flatMap { Int32($0.dropFirst(7)) }))
+    }
+
+    @Test("a worker dies with the process that spawned it (PR_SET_PDEATHSIG)")
+    func diesWithItsParent() throws {
+        let scripts = try ScriptFolder()
+        let (shell, worker) = try Self.workerBehindAShell(scripts)
         #expect(try shell.channel.call(.unload(), timeout: .seconds(10)).status.code == 4, "the worker serves (nothing loaded yet)")
         #expect(shell.kill())
         #expect(shell.waitForExit().signalName == "SIGKILL")
@@ -325,6 +329,37 @@ struct IsolationWorkerTests {
         }
         #expect(eventually { ended() }, "the worker outlived its parent")
         if !ended() { kill(worker, SIGKILL) }
+    }
+
+    @Test("a sandboxed worker's whole PID namespace dies with the process that spawned it (PR_SET_PDEATHSIG, then init's end)")
+    func namespaceDiesWithItsParent() throws {
+        let scripts = try ScriptFolder()
+        let (shell, spawned) = try Self.workerBehindAShell(scripts)
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("berth-pidns-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let (manifest, problems) = PluginManifest.load(path: BuildProducts.manifest("greeter.json"))
+        let loaded = try #require(manifest, "\(problems)")
+        let library = BuildProducts.library(loaded.library)
+        let policy = SandboxPolicy(readPaths: [ParentPath.of(library)], writePaths: [data], dataFolder: data, network: false)
+        // Greeter's entry registers a service: a host in the test answers.
+        let recorder = RecordingHost()
+        shell.channel.handler = recorder
+        let reply = try shell.channel.call(.hello(WorkerHello(manifest: loaded, libraryPath: library, sandbox: policy)), timeout: .seconds(60))
+        guard case .hello = reply else { throw TestFailure("the sandboxed hello failed: \(reply)") }
+        // The spawned worker waits outside; its init's child serves the channel.
+        let initPID = try #require(ProcessTable.children(of: spawned).first)
+        let inside = try #require(ProcessTable.children(of: initPID).first)
+        #expect((try? String(contentsOfFile: "/proc/\(spawned)/comm", encoding: .utf8)) == "berth-ns-wait\n")
+        #expect(shell.kill())
+        #expect(shell.waitForExit().signalName == "SIGKILL")
+        #expect { try shell.channel.call(.unload(), timeout: .seconds(10)) } throws: { ($0 as? ChannelError)?.code == .peerClosed }
+        func ended(_ pid: Int32) -> Bool {
+            kill(pid, 0) != 0 || (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.contains(") Z ") == true
+        }
+        #expect(eventually { ended(spawned) && ended(initPID) && ended(inside) }, "a process of the worker outlived its parent")
+        for pid in [inside, initPID, spawned] where !ended(pid) { kill(pid, SIGKILL) }
+        withExtendedLifetime(recorder) {}
     }
 
     @Test("the spawner keeps a crashing process's fatal line and names its signal")

@@ -108,7 +108,8 @@ struct SandboxTests {
         #expect(try errno(generation, "probe_read", .string("/proc/thread-self/stat")) == 0)
         for entry in ["stat", "cmdline", "environ", "maps", "mem", "auxv", "fd/0"] {
             let code = try errno(generation, "probe_read", .string("/proc/\(getpid())/\(entry)"))
-            #expect(code == EACCES, "/proc/<host>/\(entry): \(String(cString: strerror(code)))")
+            // Not there at all in the worker's own PID namespace (ENOENT); refused by Landlock where it has none.
+            #expect(code == ENOENT || code == EACCES, "/proc/<host>/\(entry): \(String(cString: strerror(code)))")
         }
         #expect(try errno(generation, "probe_write", .string("/proc/self/comm")) == EACCES)
     }

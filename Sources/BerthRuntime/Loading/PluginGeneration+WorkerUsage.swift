@@ -34,7 +34,7 @@ extension PluginGeneration {
     /// Its worker's use against its limits, memory capped by `hostMemoryCeiling` (the host's
     /// `IsolationSettings.maxPluginMemory`, 1 GiB by default); nil in process (nothing is limited there).
     public func workerUsage(hostMemoryCeiling: UInt64 = 1 << 30) -> WorkerUsage? {
-        guard let pid = workerPID else { return nil }
+        guard let pid = workerPluginPID else { return nil }
         let limits = manifest.limits
         let cgroup = (connection as? IsolatedPlugin)?.group.worker.cgroup?.usage
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""

@@ -37,6 +37,10 @@ public final class PluginGeneration {
     public let isolation: IsolationMode
     /// The worker's process id, for an isolated generation.
     public var workerPID: Int32? { (connection as? IsolatedPlugin)?.workerPID }
+    /// The process its code runs in, for an isolated generation: `workerPID`, or inside the
+    /// worker's own PID namespace the process there (`WorkerProcess.pluginPID`); its
+    /// `/proc` entry holds the worker's memory and processor time.
+    public var workerPluginPID: Int32? { (connection as? IsolatedPlugin)?.group.worker.pluginPID }
     /// The processor time its worker has used so far (user + system; shared with the other
     /// plugins of a worker group), for an isolated generation whose worker runs.
     public var workerProcessorTime: Duration? { (connection as? IsolatedPlugin)?.group.worker.processorTime }

@@ -12,7 +12,10 @@ private import CBerthSystem
 ///   worker's threads.
 enum WorkerLimits {
     /// What the worker could not enforce, one phrase each ("processor time (no writable cgroup)").
-    static func apply(_ policy: SandboxPolicy, ownUserNamespace: Bool) throws(WorkerSandbox.Failure) -> [String] {
+    /// `helperProcesses`: processes of the worker's that are not the plugin's (the waiter and
+    /// init of its PID namespace), counted by the pids cgroup and RLIMIT_NPROC alike, so the
+    /// plugin still gets `threads` of its own.
+    static func apply(_ policy: SandboxPolicy, ownUserNamespace: Bool, helperProcesses: UInt32 = 0) throws(WorkerSandbox.Failure) -> [String] {
         var unenforced: [String] = []
         if policy.memoryLimit > 0 {
             let limited = berth_set_memory_limit(policy.memoryLimit)
@@ -25,9 +28,10 @@ enum WorkerLimits {
         let cgroups = CgroupFiles.own
         let memory = policy.memoryLimit > 0 ? cgroups.write(memory: policy.memoryLimit) : true
         if !memory { unenforced.append("shared memory beyond RLIMIT_DATA (no writable memory cgroup; shared anonymous mappings are refused by the filter)") }
-        var threads = cgroups.write(threads: policy.threadLimit)
+        let threadLimit = policy.threadLimit + helperProcesses
+        var threads = cgroups.write(threads: threadLimit)
         if !threads, ownUserNamespace {
-            threads = berth_set_thread_limit(UInt64(policy.threadLimit)) == 0
+            threads = berth_set_thread_limit(UInt64(threadLimit)) == 0
         }
         if !threads { unenforced.append("threads (no writable pids cgroup, no user namespace)") }
         if !cgroups.write(cpuPercent: policy.cpuPercent) { unenforced.append("processor time (no writable cpu cgroup)") }

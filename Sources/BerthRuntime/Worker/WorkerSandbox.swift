@@ -2,7 +2,9 @@ import Foundation
 private import CBerthSystem
 
 /// The worker confining itself (Docs/security.md), in this order: the OOM killer's
-/// preference; a user namespace of its own; its limits (`WorkerLimits`: cgroups, rlimits);
+/// preference; a user namespace of its own; a PID namespace of its own (the process the
+/// host spawned waits outside it and ends as the worker ends, `berth_enter_pid_namespace`);
+/// its limits (`WorkerLimits`: cgroups, rlimits);
 /// IPC, network (unless `network`) and mount namespaces with a root of its own holding only
 /// what it needs (`berth_make_root`); no_new_privs; every capability dropped (the bounding
 /// set cleared and securebits locked); a Landlock ruleset (read the system's library
@@ -40,8 +42,15 @@ enum WorkerSandbox {
         var missing: [String] = []
         let userNamespace = berth_enter_user_namespace()
         if userNamespace != 0 { missing.append("no user namespace (\(errnoText(userNamespace)))") }
-        missing += try WorkerLimits.apply(policy, ownUserNamespace: userNamespace == 0)
-        missing += try enterNamespaces(policy)
+        // From here on this is the process in the new PID namespace (pid_namespace.c): the one
+        // the host spawned waits outside it, and its init is PID 1.
+        var reason = [CChar](repeating: 0, count: 256)
+        let pidNamespace = berth_enter_pid_namespace(&reason, reason.count)
+        if pidNamespace != 0 {
+            missing.append("no PID namespace (\(text(reason))): other processes are kept out by the filter's own-pid rules and Landlock's /proc grant alone")
+        }
+        missing += try WorkerLimits.apply(policy, ownUserNamespace: userNamespace == 0, helperProcesses: pidNamespace == 0 ? 2 : 0)
+        missing += try enterNamespaces(policy, mountNamespaceMade: pidNamespace == 0)
         let noNewPrivileges = berth_set_no_new_privs()
         guard noNewPrivileges == 0 else { throw Failure(message: "prctl(PR_SET_NO_NEW_PRIVS) failed: \(errnoText(noNewPrivileges))") }
         let dropped = berth_drop_capabilities()
@@ -62,14 +71,15 @@ enum WorkerSandbox {
 
     /// IPC, network (unless `network`) and mount namespaces, and the root of its own; what
     /// could not be made, one phrase each. A root that fails half-way stops the load.
-    private static func enterNamespaces(_ policy: SandboxPolicy) throws(Failure) -> [String] {
+    /// `mountNamespaceMade`: the PID namespace's step made the mount namespace already.
+    private static func enterNamespaces(_ policy: SandboxPolicy, mountNamespaceMade: Bool) throws(Failure) -> [String] {
         var missing: [String] = []
         let kinds: [(Int32, String)] = [(Int32(BERTH_NAMESPACE_IPC), "IPC"), (Int32(BERTH_NAMESPACE_NETWORK), "network")].filter { !(policy.network && $0.1 == "network") }
         for (kind, name) in kinds {
             let status = berth_enter_namespace(kind)
             if status != 0 { missing.append("no \(name) namespace (\(errnoText(status)))") }
         }
-        let mountNamespace = berth_enter_namespace(Int32(BERTH_NAMESPACE_MOUNT))
+        let mountNamespace = mountNamespaceMade ? 0 : berth_enter_namespace(Int32(BERTH_NAMESPACE_MOUNT))
         guard mountNamespace == 0 else {
             return missing + ["no mount namespace (\(errnoText(mountNamespace))): files outside the grants are kept by Landlock alone"]
         }

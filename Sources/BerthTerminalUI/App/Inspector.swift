@@ -81,8 +81,10 @@ struct Inspector {
                 var runs = generation.isolation.rawValue
                 if let pid = generation.workerPID {
                     runs += " · pid \(pid)"
-                    if let memory = Self.residentMemory(pid) { runs += " · \(memory)" }
-                    if let cpu = Self.processorTime(pid) { runs += " · cpu \(cpu)" }
+                    // Read where its code runs (inside the worker's PID namespace, another pid).
+                    let inside = generation.workerPluginPID ?? pid
+                    if let memory = Self.residentMemory(inside) { runs += " · \(memory)" }
+                    if let cpu = Self.processorTime(inside) { runs += " · cpu \(cpu)" }
                 }
                 detail.append(runs)
                 if let usage = generation.workerUsage(hostMemoryCeiling: isolation.maxPluginMemory) { detail.append(usage.text) }

@@ -83,6 +83,21 @@ int berth_thread_count(void);
  */
 int berth_enter_user_namespace(void);
 
+/**
+ * Moves the worker into a PID namespace of its own (pid_namespace.c): the calling process
+ * (the one the host spawned) starts the namespace's init, which starts a copy of the caller
+ * whose pid inside the namespace is the caller's pid; this call returns 0 in that copy, which
+ * goes on as the worker, already in a mount namespace of its own (private, with the new
+ * namespace's /proc mounted on /proc). The caller never returns then: it waits, and ends as the worker ends
+ * (its exit status, or its signal). When no namespace can be made (or its /proc cannot be
+ * mounted) it returns errno in the caller, unchanged, with a one-line reason in `message`.
+ * Call inside the worker's own user namespace, with one thread.
+ */
+int berth_enter_pid_namespace(char *message, size_t size);
+
+/** The name (/proc/<pid>/comm) the process the host spawned takes while it waits outside the worker's PID namespace. */
+#define BERTH_PID_NAMESPACE_WAITER_NAME "berth-ns-wait"
+
 /** The namespaces berth_enter_namespace makes (the CLONE_NEW* values, which Swift's Glibc does not show). */
 enum {
     BERTH_NAMESPACE_MOUNT = 0x00020000,   /* CLONE_NEWNS */

@@ -168,9 +168,13 @@ int32_t attack_tiocsti(void) {
     return ioctl(STDOUT_FILENO, TIOCSTI, &byte) == 0 ? 0 : errno;
 }
 
-/* 1 when the worker leads a session of its own (so it has no controlling terminal of the host's). */
+/* 1 when the worker leads a session of its own (so it has no controlling terminal of the
+ * host's), or its session's leader is outside its PID namespace (getsid answers 0): the
+ * process the host spawned, which leads a session of its own (the test checks that from
+ * the host's side). */
 int32_t attack_own_session(void) {
-    return getsid(0) == getpid() ? 1 : 0;
+    pid_t session = getsid(0);
+    return session == getpid() || session == 0 ? 1 : 0;
 }
 
 int32_t attack_getenv(const char *name) {
@@ -510,4 +514,21 @@ int32_t attack_read(const char *path) {
     if (fd < 0) return errno;
     close(fd);
     return 0;
+}
+
+/* ---- Its own PID namespace ---------------------------------------------------------- */
+
+/* This process's pid, as it sees it. */
+int32_t attack_own_pid(void) { return (int32_t)getpid(); }
+
+/* Its parent's pid, as it sees it (1: the init of a PID namespace of its own). */
+int32_t attack_parent_pid(void) { return (int32_t)getppid(); }
+
+/* Whether /proc has an entry for process `pid` (stat, which Landlock does not refuse):
+ * 0 when it has, else errno (ENOENT: no such process in its PID namespace). */
+int32_t attack_process_exists(int32_t pid) {
+    char path[32];
+    snprintf(path, sizeof path, "/proc/%d", (int)pid);
+    struct stat status;
+    return stat(path, &status) == 0 ? 0 : errno;
 }

@@ -38,5 +38,8 @@ int32_t attack_threads(int32_t count);
 int32_t attack_shared_memory(int32_t mebibytes);
 int32_t attack_fallocate(int32_t mebibytes);
 int32_t attack_read(const char *path);
+int32_t attack_own_pid(void);
+int32_t attack_parent_pid(void);
+int32_t attack_process_exists(int32_t pid);
 
 #endif

@@ -27,6 +27,8 @@ package final class WorkerProcess: Sendable {
     /// Held while the worker is reaped (a blocking `waitid` runs under it), so two threads
     /// never reap the same pid.
     private let reaping = Locked(())
+    /// The process the plugin runs in, once found inside the worker's PID namespace.
+    private let namespacedPID = Locked<Int32?>(nil)
 
     private init(pid: Int32, channel: IsolationChannel, executable: String, plugin: String, cgroup: WorkerCgroup?, standardError: StandardErrorTail) {
         self.pid = pid
@@ -182,11 +184,26 @@ package final class WorkerProcess: Sendable {
         return reap()
     }
 
+    /// The process the plugin's code runs in, by the host's numbering: `pid` itself, or,
+    /// once the worker made a PID namespace of its own (Docs/worker-sandbox.md), the process
+    /// its init started there, while `pid` only waits outside (named `berth-ns-wait`). Its
+    /// `/proc` entry is where the worker's memory and processor time are read; signals and
+    /// `waitpid` still go to `pid`, which ends as the worker ends.
+    package var pluginPID: Int32 {
+        if let known = namespacedPID.withLock({ $0 }) { return known }
+        guard reaped.withLock({ $0 }) == nil,
+              (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "berth-ns-wait\n",
+              let initPID = ProcessTable.children(of: pid).first,
+              let worker = ProcessTable.children(of: initPID).first else { return pid }
+        namespacedPID.withLock { $0 = worker }
+        return worker
+    }
+
     /// The processor time the worker has used so far (user + system, from
-    /// `/proc/<pid>/stat`); nil once it was reaped or when that cannot be read.
+    /// `/proc/<pluginPID>/stat`); nil once it was reaped or when that cannot be read.
     package var processorTime: Duration? {
         guard reaped.withLock({ $0 }) == nil,
-              let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let text = try? String(contentsOfFile: "/proc/\(pluginPID)/stat", encoding: .utf8),
               let commandEnd = text.lastIndex(of: ")") else { return nil }
         // After "pid (command) ": state is field 3, utime 14 and stime 15, in clock ticks.
         let fields = text[text.index(after: commandEnd)...].split(separator: " ")
