@@ -149,6 +149,33 @@ struct HotReloadTests {
         #expect(events.contains("generation 1 → 2"))
     }
 
+    /// Issue 29, item 11: invalid new content leaves the running generation and its screens
+    /// alone, also when the new manifest names another id. (It ran in the test process before,
+    /// where the watcher's turns waited for the main actor every suite shares: twice, on a
+    /// loaded machine, past 420 s.)
+    @Test("a manifest switched to an id the library does not answer to leaves the running plugin and its open screen alone")
+    func invalidNewID() throws {
+        let workspace = PluginWorkspace()
+        let folder = workspace.stageProbe()
+        let host = try RunningHost(workspace)
+        try host.wait(for: "org.berth.probe: generation 1 loaded", in: ["events"], timeout: 120)
+        let opened = try host.command(["open", "org.berth.probe/probe"])
+        #expect(opened.contains("screen 1"), "\(opened)")
+        // The same library under a manifest that now says another id: it validates, but the
+        // library's table says org.berth.probe, so it cannot load.
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/plugin.json"))
+        var manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        manifest["id"] = "org.berth.renamed"
+        workspace.write(manifest: manifest, in: folder)
+        let events = try host.wait(for: "org.berth.probe generation 1 stays", in: ["events"], timeout: 120)
+        #expect(events.contains("now holds org.berth.renamed, which did not load"), "\(events)")
+        let plugins = RunningHost.squeezed(try host.command(["plugins"]))
+        #expect(plugins.contains("org.berth.probe 1.0.0 c loaded 1"), "\(plugins)")
+        #expect(!plugins.contains("org.berth.renamed"), "\(plugins)")
+        let screens = RunningHost.squeezed(try host.command(["screens"]))
+        #expect(screens.contains("1 probe org.berth.probe 1"), "the open screen stays: \(screens)")
+    }
+
     @Test("a removed folder is unloaded, its screens closed first")
     func removedFolder() throws {
         let workspace = PluginWorkspace()
