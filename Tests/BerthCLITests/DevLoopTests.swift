@@ -32,6 +32,22 @@ struct DevLoopTests {
         #expect(try dev.command(["screen"]).contains("\"Edited 1 time(s)\""))
     }
 
+    @Test("berth dev using a host that is already running ends, saying so, when that host quits")
+    func endsWithItsHost() throws {
+        let workspace = PluginWorkspace()
+        let created = try BerthProcess.run(["new", "Hello", "--path", "hello"], in: workspace.root)
+        try #require(created.status == 0, "\(created.standardError)")
+        let host = try RunningHost(workspace)
+        let dev = try DevProcess(workspace, package: "hello")
+        defer { dev.stop() }
+        try dev.wait(for: "dev: using the host at", timeout: 60)
+        try dev.wait(for: "dev: build ", timeout: 600)
+        _ = try host.command(["quit"])
+        try dev.wait(for: "has quit; dev stops too", timeout: 60)
+        #expect(eventually(timeout: .seconds(60)) { !dev.process.isRunning }, "dev still runs: \(dev.log)")
+        #expect(dev.process.terminationStatus == 0)
+    }
+
     @Test("berth dev over a plugin packed before opens its first route; berth restart brings the dev host back with its screen")
     func packedBeforeAndRestart() throws {
         let workspace = PluginWorkspace()

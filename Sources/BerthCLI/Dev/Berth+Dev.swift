@@ -67,6 +67,15 @@ extension Berth {
                                problems: problems)
             if running {
                 emitLine("dev: using the host at \(socketPath); watching \(sources)")
+                // That host may quit first (`quit`, a signal): dev ends with it, saying so,
+                // rather than failing at the next save.
+                let hostWatch = Thread {
+                    try? ControlClient.follow(socket: socketPath) { _ in }
+                    emitLine("dev: the host at \(socketPath) has quit; dev stops too")
+                    Foundation.exit(0)
+                }
+                hostWatch.name = "berth.dev-host"
+                hostWatch.start()
                 loop.run(build: build, watcher: watcher)
             }
             emitLine("dev: watching \(sources); a host runs here (type host commands, quit to leave)")
