@@ -113,17 +113,32 @@ extension IsolationWorkerTests {
             far.waitUntilStopped()
         }
 
-        @Test("the call budget is the peer's time: answering its request slowly does not use it up; the peer's own time does")
+        @Test("the call budget is the peer's time: answering its request slowly does not use it up; the peer's own time does, also inside a call back to it")
         func budgetCountsThePeersTime() throws {
             let (near, far) = try ChannelPair.make { request, channel in
                 // The far side (a worker): "slow" asks the near side (the host) once and
-                // answers; "spin" works past the budget itself.
+                // answers; "spin" works past the budget itself; "nested" asks the host, which
+                // calls it back ("work"), and it works past the budget there.
                 guard case .action(_, let name, _) = request else { return .status(.ok) }
                 if name == "spin" { Thread.sleep(forTimeInterval: 2.5) }
-                let reply = (try? channel.call(.host(.navigate(kind: 1, route: "up", argument: []), caller: 1))) ?? .status(IsolationStatus(code: 5))
+                if name == "work" {
+                    // 3 s of its own, with a quick request to the host in the middle.
+                    Thread.sleep(forTimeInterval: 1.5)
+                    _ = try? channel.call(.host(.navigate(kind: 1, route: "tick", argument: []), caller: 1))
+                    Thread.sleep(forTimeInterval: 1.5)
+                    return .status(IsolationStatus(code: 0, message: "worked"))
+                }
+                let route = name == "nested" ? "nest" : "up"
+                let reply = (try? channel.call(.host(.navigate(kind: 1, route: route, argument: []), caller: 1))) ?? .status(IsolationStatus(code: 5))
                 return .status(IsolationStatus(code: 0, message: "answered: \(reply.status.message)"))
             }
-            let host = ClosureHandler { _, _ in
+            let host = ClosureHandler { request, channel in
+                guard case .host(.navigate(_, let route, _), _) = request else { return .status(.ok) }
+                if route == "tick" { return .status(IsolationStatus(code: 0, message: "tick")) }
+                if route == "nest" {
+                    let worked = try? channel.call(.action(instance: 1, name: "work", payload: []), timeout: .seconds(60))
+                    return .status(IsolationStatus(code: 0, message: worked?.status.message ?? "cut"))
+                }
                 // The host answering its plugin slowly: longer than the plugin's whole budget.
                 Thread.sleep(forTimeInterval: 2.5)
                 return .status(IsolationStatus(code: 0, message: "the host"))
@@ -132,9 +147,15 @@ extension IsolationWorkerTests {
             near.callBudget = CallBudget(maximumNestedRequests: 10, maximumDuration: .seconds(2))
             let answered = try near.call(.action(instance: 1, name: "slow", payload: []), timeout: .seconds(60))
             #expect(answered.status.message == "answered: the host")
-            #expect { try near.call(.action(instance: 1, name: "spin", payload: []), timeout: .seconds(60)) } throws: { error in
+            func pastBudget(_ error: any Error) -> Bool {
                 (error as? ChannelError)?.code == .timedOut && (error as? ChannelError)?.message.contains("ran past its budget") == true
             }
+            // The worker's time in the host's call back to it counts: that call is cut.
+            switch Result(catching: { try near.call(.action(instance: 1, name: "nested", payload: []), timeout: .seconds(60)) }) {
+            case .success(let reply): #expect(reply.status.message == "answered: cut")
+            case .failure(let error): #expect(pastBudget(error), "\(error)")
+            }
+            #expect { try near.call(.action(instance: 1, name: "spin", payload: []), timeout: .seconds(60)) } throws: { pastBudget($0) }
             near.close()
             far.waitUntilStopped()
         }

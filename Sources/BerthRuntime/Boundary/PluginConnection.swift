@@ -50,6 +50,9 @@ package protocol PluginConnection: AnyObject {
     /// The call its lane is running now: the plugin's screens are busy until it returns.
     /// Nil when the lane is free.
     var busyCall: RunningPluginCall.Call? { get }
+    /// The call a synchronous call made now would be refused for: `busyCall`, unless the
+    /// caller runs nested on the plugin's lane (a plugin's call back into the host).
+    var refusingCall: RunningPluginCall.Call? { get }
     /// Runs `work` on the main actor now when the lane is free, else once its call returned.
     func whenFree(_ work: @escaping () -> Void)
     /// `create` on the plugin's lane: the caller is suspended, the main actor free, until the

@@ -9,6 +9,7 @@ extension PluginLoader {
     /// Reloads `id` from its folder (see `BerthHost.reload`).
     @discardableResult
     func reload(_ id: String, keepState: Bool) throws(LoaderError) -> PluginGeneration {
+        try refuseWhilePreparing(id)
         guard let (record, old) = try replaced(id) else { return try loadAfresh(id) }
         let started = ContinuousClock.now
         let validation = PluginValidator.validate(path: record.source.folder, signatures: configuration.signatures)
@@ -21,7 +22,10 @@ extension PluginLoader {
     /// already validated it off the main actor.
     @discardableResult
     func reloadOffMain(_ id: String, keepState: Bool, validated: ValidatedPlugin? = nil) async throws(LoaderError) -> PluginGeneration {
-        guard let (record, _) = try replaced(id) else { return try loadAfresh(id) }
+        try refuseWhilePreparing(id)
+        guard let (record, before) = try replaced(id) else { return try loadAfresh(id) }
+        reloadsPreparing.insert(id)
+        defer { reloadsPreparing.remove(id) }
         let started = ContinuousClock.now
         let (folder, signatures, directory) = (record.source.folder, configuration.signatures, generations.runtimeDirectory)
         let number = registry.peekNextGenerationNumber(of: id)
@@ -30,9 +34,21 @@ extension PluginLoader {
             if case .success(let plugin) = validation, plugin.manifest.id == id { directory.prepareShadowCopy(of: plugin, generation: number) }
             return validation
         }
-        // The plugin may have been reloaded, unloaded or made busy meanwhile: asked again.
+        // The plugin may have been reloaded, unloaded or made busy meanwhile: asked again. A
+        // generation other than the one this validation was made for is not replaced by it
+        // (its shadow copy was made for the number that generation then took).
         guard let (current, old) = try replaced(id) else { return try loadAfresh(id) }
+        guard old === before, registry.peekNextGenerationNumber(of: id) == number else {
+            throw LoaderError(.lifecycle, plugin: id, "changed while its reload was prepared (generation \(old.number) now); reload it again")
+        }
         return try replace(current, old, with: validation, keepState: keepState, started: started)
+    }
+
+    /// One reload at a time: another one's shadow copy of the same next generation is being
+    /// written off the main actor.
+    private func refuseWhilePreparing(_ id: String) throws(LoaderError) {
+        guard reloadsPreparing.contains(id) else { return }
+        throw LoaderError(.lifecycle, plugin: id, "is being reloaded already; reload it once that reload ends")
     }
 
     /// The record and generation a reload of `id` replaces. Nil when it is loaded afresh

@@ -370,6 +370,10 @@ public final class ModuleInstance {
     @discardableResult
     func render() throws(ScreenError) -> ViewTree? {
         guard !lifecycle.isReleased, canRender else { return nil }
+        // Refused before the pass begins: a render running on the lane owns the marks.
+        if let busy = plugin.refusingCall {
+            throw ScreenError(.busy, screen: id, PluginCallError.busy(pluginID, busy).message)
+        }
         beginRender()
         let instance = live
         let storage = stateStorage

@@ -19,6 +19,9 @@ final class PluginLoader {
     var lastReloadTimings: ReloadTimings?
     /// The unprovided contracts already warned of: a later discovery repeats none.
     private var warnedContracts: Set<UnprovidedContract> = []
+    /// Plugins whose reload is being prepared off the main actor (`reloadOffMain`): one at a
+    /// time each, since both would write the same next generation's shadow copy.
+    var reloadsPreparing: Set<String> = []
 
     init(configuration: BerthHost.Configuration, registry: PluginRegistry, generations: GenerationMaker, navigator: Navigator,
          events: EventLog, runtimeDirectory: RuntimeDirectory) {

@@ -131,6 +131,14 @@ package final class IsolationChannel: @unchecked Sendable {
             answeringTime = .zero
             answeringSince = nil
         }
+        // A call made while answering the peer (this side calling it back) is the peer's
+        // time again: the answering clock stops until it returns.
+        let pausedAnswer = answeringSince
+        if let since = pausedAnswer {
+            answeringTime += ContinuousClock.now - since
+            answeringSince = nil
+        }
+        defer { if pausedAnswer != nil { answeringSince = .now } }
         var budgetEnd = budgetEndNow()
         var deadline = earliest(limit.map { ContinuousClock.now + $0 }, budgetEnd)
         let frame = Frame.encode(kind: .request, op: request.op, callID: callID, reservingCapacity: request.encodedSizeHint) {

@@ -134,6 +134,7 @@ final class InProcessPlugin: PluginConnection {
     // MARK: On the lane
 
     var busyCall: RunningPluginCall.Call? { lane.busy }
+    var refusingCall: RunningPluginCall.Call? { lane.isAvailable ? nil : lane.busy }
 
     func whenFree(_ work: @escaping () -> Void) { lane.whenFree(work) }
 

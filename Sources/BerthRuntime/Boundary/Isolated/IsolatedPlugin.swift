@@ -172,6 +172,7 @@ final class IsolatedPlugin: PluginConnection {
     // MARK: On the lane
 
     var busyCall: RunningPluginCall.Call? { group.lane.busy }
+    var refusingCall: RunningPluginCall.Call? { group.lane.isAvailable ? nil : group.lane.busy }
 
     func whenFree(_ work: @escaping () -> Void) { group.lane.whenFree(work) }
 
