@@ -1,13 +1,25 @@
 import Foundation
 
-/// The host's view of its processes' parents, from `/proc/<pid>/stat` (Linux has no cheap
-/// list of a process's children without CONFIG_PROC_CHILDREN).
+/// The host's view of its processes' children: the kernel's list of a thread's children
+/// (`/proc/<pid>/task/<pid>/children`, CONFIG_PROC_CHILDREN), else every process's
+/// `/proc/<pid>/stat`.
 enum ProcessTable {
-    /// The processes whose parent is `parent`, lowest pid first. Reads every process's
-    /// `stat` once: for an occasional lookup (`WorkerProcess.pluginPID` caches its answer).
+    /// The processes whose parent is `parent` (a single-threaded one, as a worker's waiter
+    /// and its init are), lowest pid first.
     static func children(of parent: Int32) -> [Int32] {
+        if let listed = try? String(contentsOfFile: "/proc/\(parent)/task/\(parent)/children", encoding: .utf8) {
+            return listed.split(whereSeparator: \.isWhitespace).compactMap { Int32($0) }.sorted()
+        }
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { Int32($0) }.filter { parentOf($0) == parent }.sorted()
+    }
+
+    /// The pid `pid` has in the innermost PID namespace it is in (the last field of `NSpid`
+    /// in its status), or nil.
+    static func innermostPID(of pid: Int32) -> Int32? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("NSpid:") }) else { return nil }
+        return line.split(whereSeparator: \.isWhitespace).last.flatMap { Int32($0) }
     }
 
     /// The parent of `pid` (field 4 of its stat, after the parenthesized command), or nil.

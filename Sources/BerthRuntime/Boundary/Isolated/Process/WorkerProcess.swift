@@ -194,7 +194,9 @@ package final class WorkerProcess: Sendable {
         guard reaped.withLock({ $0 }) == nil,
               (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "berth-ns-wait\n",
               let initPID = ProcessTable.children(of: pid).first,
-              let worker = ProcessTable.children(of: initPID).first else { return pid }
+              // The worker has the waiter's pid inside the namespace (`clone3`'s `set_tid`);
+              // another child of init (an orphan of the plugin's) has not.
+              let worker = ProcessTable.children(of: initPID).first(where: { ProcessTable.innermostPID(of: $0) == pid }) else { return pid }
         namespacedPID.withLock { $0 = worker }
         return worker
     }
