@@ -207,7 +207,7 @@ struct ConformanceTests {
     }
 }
 
-@Suite("Plugin author path: new, build, pack, load", .serialized, .blocking)
+@Suite("Plugin author path: new, build, pack, load", .serialized, .blocking, .buildsPackages)
 struct AuthorPathTests {
     @Test("berth new for C: make, pack, load into a host, open the screen, send its action")
     func cPlugin() throws {

@@ -3,7 +3,7 @@ import Testing
 import BerthTestSupport
 
 /// `berth dev`: one command from a save to the screen showing it.
-@Suite("berth dev: build, pack, reload and show on every save", .serialized, .blocking)
+@Suite("berth dev: build, pack, reload and show on every save", .serialized, .blocking, .buildsPackages)
 struct DevLoopTests {
     @Test("berth dev on a berth new package shows an edited label in the open screen, keeping its state; a broken build changes nothing")
     func editedLabelShows() throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// `berth dev --tui`, the real binary in a pseudo-terminal: a save is seen on the frame
 /// with no key pressed (issue 32's "done when").
-@Suite("berth dev --tui in a terminal", .serialized, .blocking)
+@Suite("berth dev --tui in a terminal", .serialized, .blocking, .buildsPackages)
 struct DevTerminalUITests {
     private func screenText(_ bytes: [UInt8]) -> String {
         var emulator = ScreenEmulator(width: 120, height: 40)

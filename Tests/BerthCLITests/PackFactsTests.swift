@@ -6,7 +6,7 @@ import BerthRuntime
 
 /// `berth pack` on a Swift package writes every fact its code states, whatever branch the
 /// code sits in, and warns about what the code uses that its capabilities do not grant.
-@Suite("berth pack: facts from every branch, capability warnings", .serialized, .blocking)
+@Suite("berth pack: facts from every branch, capability warnings", .serialized, .blocking, .buildsPackages)
 struct PackFactsTests {
     /// A screen whose persisted keys sit where the describe render never goes: in a view
     /// behind `if` (its condition false at first) and in a `ForEach` row (no rows at first).

@@ -6,7 +6,7 @@ import BerthTestSupport
 /// BerthTesting, `swift test` there builds and passes it (in both isolation modes, on the
 /// library that run built), and the same test fails once the label it taps changes.
 /// Slow (a cold build of the SDK, the kit and the plugin): CI runs it once, not per mode.
-@Suite("BerthTesting: the test berth new writes", .serialized, .blocking)
+@Suite("BerthTesting: the test berth new writes", .serialized, .blocking, .buildsPackages)
 struct PluginTestKitTests {
     @Test("first-plugin.md shows the Package.swift, source and test berth new writes (the SDK's path aside)")
     func tutorialShowsWhatBerthNewWrites() throws {

@@ -7,7 +7,7 @@ import BerthTestSupport
 /// script; every other line must appear in the output, in order, except `…`, which stands
 /// for lines left out. GROUP's `file=` blocks (see `TutorialTests`) are built, one package
 /// per `Sources/<Target>/`, and each library is packed into one plugins folder first.
-@Suite("Docs transcripts replayed against the built berth", .serialized, .blocking)
+@Suite("Docs transcripts replayed against the built berth", .serialized, .blocking, .buildsPackages)
 struct TranscriptTests {
     @Test("every transcript block of the tutorial pages prints what the page shows", arguments: TranscriptBlocks.groups)
     func transcriptHolds(_ group: String) throws {

@@ -21,7 +21,7 @@ import BerthTestSupport
 ///
 /// The group `hello-world` is the tutorial's minimal plugin; it must stay within 25
 /// non-blank lines, its entry function included.
-@Suite("Docs/first-plugin.md and common-tasks.md: the tutorial's sources build", .serialized, .blocking)
+@Suite("Docs/first-plugin.md and common-tasks.md: the tutorial's sources build", .serialized, .blocking, .buildsPackages)
 struct TutorialTests {
     @Test("the tutorial has a Swift package, the two-plugin app, a C file, the hello world and the common tasks")
     func tutorialHasItsSamples() throws {

@@ -32,3 +32,30 @@ final class ThreadPerJobExecutor: TaskExecutor {
         Thread { job.runSynchronously(on: executor) }.start()
     }
 }
+
+/// For suites whose tests build Swift packages (`berth new` packages, the tutorial's, `berth
+/// dev`): at most two such tests run at once in the whole run. Each build compiles BerthSDK
+/// from scratch; six at once on a two-core machine (a fresh-clone CI, load 35) slowed every
+/// other suite past its deadlines.
+public struct PackageBuildsTrait: SuiteTrait, TestTrait, TestScoping {
+    public var isRecursive: Bool { true }
+    private static let slots = DispatchSemaphore(value: 2)
+
+    public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        // Only a test's run takes a slot (never its suite's, which would hold one for all).
+        guard testCase != nil else { return try await function() }
+        await withCheckedContinuation { (resumed: CheckedContinuation<Void, Never>) in
+            Thread {
+                Self.slots.wait()
+                resumed.resume()
+            }.start()
+        }
+        defer { Self.slots.signal() }
+        try await function()
+    }
+}
+
+extension Trait where Self == PackageBuildsTrait {
+    /// The suite's tests build Swift packages: at most two such tests at once in the run.
+    public static var buildsPackages: Self { PackageBuildsTrait() }
+}

@@ -29,7 +29,8 @@ public final class RunningHost {
         try process.run()
         // Ready once it announced its socket: that line comes after the first discovery and
         // after the watch is armed (the socket file itself can appear before both).
-        eventually(every: .milliseconds(20)) { FileManager.default.fileExists(atPath: socket) && self.log.contains("control socket: ") }
+        // A deadline, not a timing (a fresh-clone CI at load 35 saw more than 10 s).
+        eventually(timeout: .seconds(120), every: .milliseconds(20)) { FileManager.default.fileExists(atPath: socket) && self.log.contains("control socket: ") }
         guard FileManager.default.fileExists(atPath: socket) else { throw RunningHostError("the host did not open \(socket): \(self.log)") }
     }
 
