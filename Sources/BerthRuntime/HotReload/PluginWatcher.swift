@@ -156,6 +156,10 @@ final class PluginWatcher {
             waitingFor[folder] = writers
             pluginFolderChanged(folder)
             return
+        case .noManifest:
+            // A folder being filled: its manifest's arrival is a change of its own.
+            waitingFor[folder] = nil
+            return
         case .validated(let result):
             waitingFor[folder] = nil
             validation = result
@@ -163,7 +167,6 @@ final class PluginWatcher {
         switch validation {
         case .success(let valid): plugin = valid
         case .failure(let failure):
-            guard FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(PluginValidator.manifestFileName)) else { return }
             let kept = owner?.generation.map { "; generation \($0.number) stays" } ?? ""
             events.emit(.failed, .watcher, "\(folder): not loaded: \(failure.firstError?.description ?? "invalid")\(kept)")
             return
@@ -207,6 +210,10 @@ final class PluginWatcher {
         case changing
         /// These processes may still write one of its files.
         case writers([Int32])
+        /// It had no manifest when it was validated: not yet a plugin, so not an error
+        /// (judged by what validation saw, not by a later look on the main actor, when a
+        /// manifest written meanwhile would make the stale failure look like the answer).
+        case noManifest
         /// Its files held still and nobody writes them: the validation's outcome.
         case validated(Result<ValidatedPlugin, PluginValidationFailure>)
     }
@@ -228,6 +235,7 @@ final class PluginWatcher {
         guard fileStamps(in: folder) == before else { return .changing }
         let writers = before.keys.sorted().map { (folder as NSString).appendingPathComponent($0) }.flatMap(OpenWriters.of)
         guard writers.isEmpty else { return .writers(writers) }
+        guard before[PluginValidator.manifestFileName] != nil else { return .noManifest }
         return .validated(validation)
     }
 
