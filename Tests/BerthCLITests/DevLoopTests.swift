@@ -98,6 +98,34 @@ struct DevLoopTests {
         #expect(!dev.log.contains("changed: rebuilding"), "\(dev.log)")
     }
 
+    @Test("a build still running when berth dev is killed (SIGKILL) ends with it")
+    func buildEndsWithDev() throws {
+        let workspace = PluginWorkspace()
+        let created = try BerthProcess.run(["new", "Hello", "--lang", "c", "--path", "hello"], in: workspace.root)
+        try #require(created.status == 0, "\(created.standardError)")
+        // The build writes its pid and then waits far longer than the test.
+        let makefile = workspace.root + "/hello/Makefile"
+        let original = try String(contentsOfFile: makefile, encoding: .utf8)
+        try original.replacingOccurrences(of: "libhello.so: hello.c\n", with: "libhello.so: hello.c\n\t@echo $$$$ > build.pid; exec sleep 3600\n")
+            .write(toFile: makefile, atomically: true, encoding: .utf8)
+        let dev = try DevProcess(workspace, package: "hello")
+        defer { dev.stop() }
+        let pidFile = workspace.root + "/hello/build.pid"
+        var builder: pid_t = 0
+        let started = eventually(timeout: .seconds(300), every: .milliseconds(50)) {
+            builder = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+            return builder > 0
+        }
+        try #require(started, "the build never started; berth dev printed:\n\(dev.log)")
+        #expect(kill(builder, 0) == 0, "the build runs")
+        kill(dev.process.processIdentifier, SIGKILL)
+        dev.process.waitUntilExit()
+        // The sleeping recipe is make's child: make's SIGTERM (its parent-death signal) ends it.
+        let ended = eventually(timeout: .seconds(60), every: .milliseconds(50)) { kill(builder, 0) != 0 }
+        if !ended { kill(builder, SIGKILL) }
+        #expect(ended, "process \(builder) of the build outlived berth dev")
+    }
+
     @Test("berth dev's REPL in a terminal: what the dev loop prints while the prompt is up goes above it, never onto the prompt's line")
     func devOutputAbovePrompt() throws {
         let workspace = PluginWorkspace()

@@ -37,8 +37,17 @@ struct PackageBuild {
     func run() -> Outcome {
         let started = ContinuousClock.now
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = commandLine
+        // The build ends with `berth dev`, however dev ends (a SIGKILL included): util-linux's
+        // setpriv gives it a parent-death signal. Without it, a stopped dev's `swift build`
+        // went on compiling in a folder that was gone.
+        let setpriv = "/usr/bin/setpriv"
+        if FileManager.default.isExecutableFile(atPath: setpriv) {
+            process.executableURL = URL(fileURLWithPath: setpriv)
+            process.arguments = ["--pdeathsig", "TERM", "--", "/usr/bin/env"] + commandLine
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = commandLine
+        }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
