@@ -76,17 +76,10 @@ struct DevLoopTests {
 
     @Test("a build that fails because a source was saved while it ran is built again quietly: only the final result is shown")
     func saveDuringBuildRebuildsQuietly() throws {
-        let workspace = PluginWorkspace()
-        let created = try BerthProcess.run(["new", "Hello", "--lang", "c", "--path", "hello"], in: workspace.root)
-        try #require(created.status == 0, "\(created.standardError)")
         // The first make saves hello.c while it "builds" and fails as swift build does then;
         // the next one builds. Deterministic: the save happens inside the build.
-        let makefile = workspace.root + "/hello/Makefile"
-        let original = try String(contentsOfFile: makefile, encoding: .utf8)
-        let racing = "\t@if [ ! -e raced.marker ]; then touch raced.marker; echo '/* saved */' >> hello.c; " +
-            "echo \"error: input file '$(CURDIR)/hello.c' was modified during the build\"; exit 1; fi\n"
-        try original.replacingOccurrences(of: "libhello.so: hello.c\n", with: "libhello.so: hello.c\n" + racing)
-            .write(toFile: makefile, atomically: true, encoding: .utf8)
+        let workspace = try Self.cPackage(firstRecipeLine: "\t@if [ ! -e raced.marker ]; then touch raced.marker; echo '/* saved */' >> hello.c; " +
+            "echo \"error: input file '$(CURDIR)/hello.c' was modified during the build\"; exit 1; fi\n")
         let dev = try DevProcess(workspace, package: "hello")
         defer { dev.stop() }
 
@@ -100,14 +93,8 @@ struct DevLoopTests {
 
     @Test("a build still running when berth dev is killed (SIGKILL) ends with it")
     func buildEndsWithDev() throws {
-        let workspace = PluginWorkspace()
-        let created = try BerthProcess.run(["new", "Hello", "--lang", "c", "--path", "hello"], in: workspace.root)
-        try #require(created.status == 0, "\(created.standardError)")
         // The build writes its pid and then waits far longer than the test.
-        let makefile = workspace.root + "/hello/Makefile"
-        let original = try String(contentsOfFile: makefile, encoding: .utf8)
-        try original.replacingOccurrences(of: "libhello.so: hello.c\n", with: "libhello.so: hello.c\n\t@echo $$$$ > build.pid; exec sleep 3600\n")
-            .write(toFile: makefile, atomically: true, encoding: .utf8)
+        let workspace = try Self.cPackage(firstRecipeLine: "\t@echo $$$$ > build.pid; exec sleep 3600\n")
         let dev = try DevProcess(workspace, package: "hello")
         defer { dev.stop() }
         let pidFile = workspace.root + "/hello/build.pid"
@@ -124,6 +111,18 @@ struct DevLoopTests {
         let ended = eventually(timeout: .seconds(60), every: .milliseconds(50)) { kill(builder, 0) != 0 }
         if !ended { kill(builder, SIGKILL) }
         #expect(ended, "process \(builder) of the build outlived berth dev")
+    }
+
+    /// A workspace with `berth new`'s C package `hello`, whose make runs `line` first.
+    static func cPackage(firstRecipeLine line: String) throws -> PluginWorkspace {
+        let workspace = PluginWorkspace()
+        let created = try BerthProcess.run(["new", "Hello", "--lang", "c", "--path", "hello"], in: workspace.root)
+        try #require(created.status == 0, "\(created.standardError)")
+        let makefile = workspace.root + "/hello/Makefile"
+        let original = try String(contentsOfFile: makefile, encoding: .utf8)
+        try original.replacingOccurrences(of: "libhello.so: hello.c\n", with: "libhello.so: hello.c\n" + line)
+            .write(toFile: makefile, atomically: true, encoding: .utf8)
+        return workspace
     }
 
     @Test("berth dev's REPL in a terminal: what the dev loop prints while the prompt is up goes above it, never onto the prompt's line")
