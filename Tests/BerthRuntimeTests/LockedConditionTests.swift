@@ -51,6 +51,23 @@ struct LockedConditionTests {
         #expect(gate.withLock { $0.through } == 1)
     }
 
+    @Test("a change made outside the lock and signalled between a look and the sleep wakes the waiter")
+    func changeOutsideTheLockBetweenLookAndSleep() {
+        // A lane's wait for the main actor's answer: the answer is in a `Locked` of its own,
+        // which the look reads. Here the "other thread" acts inside the look itself, after it
+        // found nothing: the latest moment its change and signal can come before the sleep.
+        let answer = Locked(false)
+        let condition = LockedCondition(0)
+        let outcome = condition.wait { _, timedOut -> LockedCondition<Int>.Decision<String> in
+            if timedOut { return .finish("slept past the answer") }
+            if answer.withLock({ $0 }) { return .finish("answered") }
+            answer.withLock { $0 = true }
+            condition.broadcast()
+            return .waitUntil(.now + .seconds(120))
+        }
+        #expect(outcome == "answered")
+    }
+
     @Test("one broadcast wakes every waiter")
     func broadcastWakesAll() {
         let gate = LockedCondition(Gate())

@@ -11,9 +11,13 @@ internal import CBerthSystem
 /// then looks again.
 ///
 /// No second mutex: the value sits in a `Locked`, and the sleep is a futex on a sequence
-/// word that `signal` and `broadcast` bump. A waiter reads the sequence with the lock held,
-/// releases it and sleeps only while the sequence is still what it read, so a change made
-/// under the lock and signalled after its look cannot be missed.
+/// word that `signal` and `broadcast` bump. A waiter reads the sequence before each look and
+/// sleeps only while it is still what it read, so a change signalled after the read cannot
+/// be missed: the look sees it, or the sleep returns at once. That holds for a change made
+/// outside the lock too (a lane's answer, kept in a `Locked` of its own, which its look
+/// reads): read after the look, as it once was, the sequence could already hold that
+/// change's bump, and the waiter slept for good with the answer in (a hang seen in a lane
+/// waiting for the main actor's answer, no thread running).
 ///
 /// `@unchecked Sendable`: the value is in a `Locked`; the sequence is an `Atomic`.
 /// `package`: a helper the CLI shares; not part of the embedding API.
@@ -47,8 +51,12 @@ package final class LockedCondition<Value: Sendable>: @unchecked Sendable {
     package func wait<Result>(_ look: (inout Value, _ timedOut: Bool) -> Decision<Result>) -> Result {
         var timedOut = false
         while true {
-            // Relaxed is enough: the lock orders this read before a later holder's bump.
-            let (decision, seen) = locked.withLock { value in (look(&value, timedOut), sequence.load(ordering: .relaxed)) }
+            // Read before the look, acquiring: a bump seen here comes with the change made
+            // before it, so the look sees that change; a later bump ends the sleep.
+            let (decision, seen) = locked.withLock { value in
+                let seen = sequence.load(ordering: .acquiring)
+                return (look(&value, timedOut), seen)
+            }
             switch decision {
             case .finish(let result):
                 return result
@@ -69,13 +77,13 @@ package final class LockedCondition<Value: Sendable>: @unchecked Sendable {
 
     /// Wakes one waiter.
     package func signal() {
-        sequence.wrappingAdd(1, ordering: .relaxed)
+        sequence.wrappingAdd(1, ordering: .releasing)
         withSequenceWord { berth_futex_wake_one($0) }
     }
 
     /// Wakes every waiter.
     package func broadcast() {
-        sequence.wrappingAdd(1, ordering: .relaxed)
+        sequence.wrappingAdd(1, ordering: .releasing)
         withSequenceWord { berth_futex_wake_all($0) }
     }
 
