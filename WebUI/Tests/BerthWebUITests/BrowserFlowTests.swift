@@ -73,6 +73,29 @@ struct BrowserFlowTests {
         #expect(field == "Note|hello|5")
     }
 
+    @Test("a note being typed shows a text the host got from elsewhere (not one the page sent) at once", arguments: isolationModes)
+    func hostTextWinsOverTyping(isolation: String) async throws {
+        let page = try await WebSessionFixture(isolation: isolation)
+        defer { page.close() }
+        try await page.browser.click("[data-focus-key='route:com.example.counter/counter']")
+        try await page.expectText("Total: 0")
+        try await page.browser.click(".toggle input")
+        try await page.expectText("Notes are kept while details stay open.")
+        try await page.browser.type("he", into: "input[aria-label='Note']")
+        #expect(try await page.browser.waitUntil("return JSON.stringify(window.berthPage.state().screens[0].tree).includes('\"text\":\"he\"');"))
+        // Another client types into the same field (the probe's send is not the field's own):
+        // the host's text is then one this page never sent.
+        try await page.browser.run("""
+            const s = window.berthPage.state().screens[0];
+            const find = (n) => n.type === 'TextField' ? n : (n.children || []).map(find).find((f) => f) || null;
+            const note = find(s.tree.root || s.tree);
+            document.querySelector("input[aria-label='Note']").focus();
+            window.berthPage.send({ op: 'input', screen: s.id, view: note.id, input: 'type', value: 'xyz' });
+            """)
+        #expect(try await page.browser.waitUntil("return document.activeElement.getAttribute('aria-label') === 'Note' && document.activeElement.value === 'xyz';"),
+                "the focused note shows the host's text")
+    }
+
     @Test("Inbox's compose is a modal over the inbox; its delegate action reaches the inbox live", arguments: isolationModes)
     func inboxModal(isolation: String) async throws {
         let page = try await WebSessionFixture(isolation: isolation)

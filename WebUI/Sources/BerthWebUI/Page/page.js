@@ -186,10 +186,31 @@
     return { value: field.value, start: field.selectionStart, end: field.selectionEnd };
   }
 
+  // ... but only while the host's text is one the page itself sent for that field: a text it
+  // never sent is the host's own change (another client typed, a reload reset the state),
+  // and the field shows it.
   function keepTyped(field, typed) {
     if (!typed || field.tagName !== "INPUT" || field.type !== "text") return;
+    if (hostChangedText(field.dataset.focusKey, field.value)) return;
     field.value = typed.value;
     field.setSelectionRange(typed.start, typed.end);
+  }
+
+  // The texts the page sent for each text field (by focus key) since the host last showed
+  // the field's latest one.
+  const sentTexts = new Map();
+  function noteSent(key, text) {
+    const sent = sentTexts.get(key) || [];
+    sent.push(text);
+    if (sent.length > 500) sent.shift();
+    sentTexts.set(key, sent);
+  }
+  function hostChangedText(key, hostText) {
+    const sent = sentTexts.get(key);
+    if (!sent || sent.length === 0) return true;
+    // The host caught up with the last key: nothing older is still on its way.
+    if (sent[sent.length - 1] === hostText) { sentTexts.set(key, [hostText]); return false; }
+    return !sent.includes(hostText);
   }
 
   let shownScreenUnchanged = true;
@@ -300,7 +321,7 @@
       }
       case "TextField": {
         const field = element("input", { type: "text", value: f.text || "", "data-focus-key": key, "aria-label": f.label || node.id,
-          on: { input: (event) => input(screen, node, "type", event.target.value), blur: (event) => { const n = currentNode(screen, node.id); if (n && event.target.value !== (n.fields.text || "")) event.target.value = n.fields.text || ""; } } });
+          on: { input: (event) => { noteSent(key, event.target.value); input(screen, node, "type", event.target.value); }, blur: (event) => { const n = currentNode(screen, node.id); if (n && event.target.value !== (n.fields.text || "")) event.target.value = n.fields.text || ""; } } });
         el = element("label", { className: "field" }, [element("span", { className: "label", text: f.label || "" }), field]);
         break;
       }
@@ -361,6 +382,9 @@
     if (!old) { renderScreens(); return; }
     if (node.type === "TextField" && old.contains(document.activeElement)) {
       old.querySelector(".label").textContent = node.fields.label || "";
+      const field = document.activeElement;
+      const text = node.fields.text || "";
+      if (field.value !== text && hostChangedText(field.dataset.focusKey, text)) field.value = text;
       return;
     }
     const active = document.activeElement;
