@@ -54,16 +54,21 @@ struct BrowserFlowTests {
         try await page.expectText("Open a screen")
     }
 
-    @Test("a note being typed keeps its text and caret when the whole screen is drawn again from a state older than the last key", arguments: isolationModes)
-    func typingSurvivesRedraw(isolation: String) async throws {
-        let page = try await WebSessionFixture(isolation: isolation)
-        defer { page.close() }
+    /// Opens Counter, shows its note and types `text` into it, until the host has it.
+    static func typeNote(_ text: String, on page: WebSessionFixture) async throws {
         try await page.browser.click("[data-focus-key='route:com.example.counter/counter']")
         try await page.expectText("Total: 0")
         try await page.browser.click(".toggle input")
         try await page.expectText("Notes are kept while details stay open.")
-        try await page.browser.type("he", into: "input[aria-label='Note']")
-        #expect(try await page.browser.waitUntil("return JSON.stringify(window.berthPage.state().screens[0].tree).includes('\"text\":\"he\"');"))
+        try await page.browser.type(text, into: "input[aria-label='Note']")
+        #expect(try await page.browser.waitUntil("return JSON.stringify(window.berthPage.state().screens[0].tree).includes('\"text\":\"\(text)\"');"))
+    }
+
+    @Test("a note being typed keeps its text and caret when the whole screen is drawn again from a state older than the last key", arguments: isolationModes)
+    func typingSurvivesRedraw(isolation: String) async throws {
+        let page = try await WebSessionFixture(isolation: isolation)
+        defer { page.close() }
+        try await Self.typeNote("he", on: page)
         // Keys the host has not seen yet are in the field; then the page reconnects and
         // draws the whole screen from the host's state, which still says "he".
         try await page.browser.run("const f = document.querySelector(\"input[aria-label='Note']\"); f.focus(); f.value = 'hello'; f.setSelectionRange(5, 5);")
@@ -77,12 +82,7 @@ struct BrowserFlowTests {
     func hostTextWinsOverTyping(isolation: String) async throws {
         let page = try await WebSessionFixture(isolation: isolation)
         defer { page.close() }
-        try await page.browser.click("[data-focus-key='route:com.example.counter/counter']")
-        try await page.expectText("Total: 0")
-        try await page.browser.click(".toggle input")
-        try await page.expectText("Notes are kept while details stay open.")
-        try await page.browser.type("he", into: "input[aria-label='Note']")
-        #expect(try await page.browser.waitUntil("return JSON.stringify(window.berthPage.state().screens[0].tree).includes('\"text\":\"he\"');"))
+        try await Self.typeNote("he", on: page)
         // Another client types into the same field (the probe's send is not the field's own):
         // the host's text is then one this page never sent.
         try await page.browser.run("""
