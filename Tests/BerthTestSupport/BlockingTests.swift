@@ -34,12 +34,14 @@ final class ThreadPerJobExecutor: TaskExecutor {
 }
 
 /// For suites whose tests build Swift packages (`berth new` packages, the tutorial's, `berth
-/// dev`): at most two such tests run at once in the whole run. Each build compiles BerthSDK
-/// from scratch; six at once on a two-core machine (a fresh-clone CI, load 35) slowed every
-/// other suite past its deadlines.
+/// dev`): one such test at a time in the whole run (`BERTH_TEST_BUILDS` sets another number).
+/// Each build compiles BerthSDK from scratch: six at once on a two-core machine (a
+/// fresh-clone CI, load 35) slowed every other suite past its deadlines, and two at once
+/// (two compilers each) took the run past 1 GiB of memory, where the kernel killed workers
+/// and the test process itself.
 public struct PackageBuildsTrait: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
-    private static let slots = DispatchSemaphore(value: 2)
+    private static let slots = DispatchSemaphore(value: ProcessInfo.processInfo.environment["BERTH_TEST_BUILDS"].flatMap { Int($0) }.map { max(1, $0) } ?? 1)
 
     public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
         // Only a test's run takes a slot (never its suite's, which would hold one for all).
@@ -56,6 +58,6 @@ public struct PackageBuildsTrait: SuiteTrait, TestTrait, TestScoping {
 }
 
 extension Trait where Self == PackageBuildsTrait {
-    /// The suite's tests build Swift packages: at most two such tests at once in the run.
+    /// The suite's tests build Swift packages: one such test at a time in the run.
     public static var buildsPackages: Self { PackageBuildsTrait() }
 }
