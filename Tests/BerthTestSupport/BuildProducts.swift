@@ -5,6 +5,7 @@ import Foundation
 public enum BuildProducts {
     /// The build folder (`.build/<triple>/debug`).
     public static let directory: String = {
+        TestProcess.prepared
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var folder = (executable as NSString).deletingLastPathComponent
         // The test runner may sit inside a `.xctest` bundle folder.

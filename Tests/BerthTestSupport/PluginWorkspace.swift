@@ -12,6 +12,7 @@ public final class PluginWorkspace {
     public let runtimeBase: String
 
     public init() {
+        TestProcess.prepared
         root = (NSTemporaryDirectory() as NSString).appendingPathComponent("berth-test-\(UUID().uuidString.prefix(8))")
         plugins = (root as NSString).appendingPathComponent("plugins")
         runtimeBase = (root as NSString).appendingPathComponent("run")
