@@ -109,6 +109,8 @@ public final class BerthHost {
     public let persistenceStatus: PersistenceStatus
     /// Scoped services and the scopes alive now.
     public let scopes = ScopeRegistry()
+    /// The `changes` sequences being iterated, ended at shutdown.
+    let changeFeeds = HostChangeFeeds()
 
     /// A host over `configuration`, with its runtime folder made and its state database open (persistence stays off, with the reason in `persistenceStatus`, when the database cannot be opened). Nothing is discovered or loaded yet: call `discover()`, then `load(_:)` or `activateDiscovered(lazy:)`.
     public init(configuration: Configuration) throws(LoaderError) {
@@ -231,6 +233,7 @@ public final class BerthHost {
         }
         generations.workerPool.drain()
         runtimeDirectory.remove()
+        changeFeeds.endAll()
     }
 
     // MARK: Events
