@@ -107,8 +107,9 @@ public final class BerthHost {
     let persistentStore: PersistentStore?
     /// Whether values persist, and if not, why.
     public let persistenceStatus: PersistenceStatus
-    /// Scoped services and the scopes alive now.
-    public let scopes = ScopeRegistry()
+    /// Scoped services and the scopes alive now. `package`: the CLI and the inspector read it;
+    /// an application sees plugins and screens as values.
+    package let scopes = ScopeRegistry()
     /// The `changes` sequences being iterated, ended at shutdown.
     let changeFeeds = HostChangeFeeds()
 

@@ -1,7 +1,7 @@
 import BerthTestSupport
 import Foundation
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 /// The embedding API of values (Docs/embedding.md): screen and plugin snapshots read after
 /// each operation on real example plugins (in process, or in workers under
