@@ -253,12 +253,12 @@ public final class BerthHost {
 
     /// Subscribes to events, the host's one event stream: `observer` is called with each new
     /// event, after those who subscribed before it; returns a token for `removeEventObserver`.
-    public func addEventObserver(_ observer: @escaping (HostEvent) -> Void) -> Int {
+    package func addEventObserver(_ observer: @escaping (HostEvent) -> Void) -> Int {
         eventLog.addObserver(observer)
     }
 
     /// Ends the subscription `token` names.
-    public func removeEventObserver(_ token: Int) {
+    package func removeEventObserver(_ token: Int) {
         eventLog.removeObserver(token)
     }
 
