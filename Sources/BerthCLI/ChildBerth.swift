@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import Foundation
 
 /// This `berth` run again as a child process, for work that runs a plugin's code (a

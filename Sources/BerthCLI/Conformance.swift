@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import CBerthSystem
 import Foundation
 import Logging

@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 extension HostShell {
     /// `actions [#SCREEN] [--json]`: the actions the visible screen (or screen N) declares,

@@ -1,5 +1,5 @@
 import Foundation
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 /// The host's command language: one command per line, from a terminal, a script file or
 /// the control socket. Output goes to stdout, errors to stderr; a failed command

@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 /// The host's data as the CLI shows it: one line per item, and the next step where one helps.
 @MainActor

@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 /// The router tree as text: each screen with its plugin, generation, state and live
 /// managed tasks; modal flows marked `presented`, the visible screen marked `◀ visible`.

@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 /// The visible screen rendered as text, for showing a screen again after its plugin was
 /// reloaded (by `reload`, by `--watch`, or by `berth dev`).

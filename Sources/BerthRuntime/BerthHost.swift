@@ -107,8 +107,11 @@ public final class BerthHost {
     let persistentStore: PersistentStore?
     /// Whether values persist, and if not, why.
     public let persistenceStatus: PersistenceStatus
-    /// Scoped services and the scopes alive now.
-    public let scopes = ScopeRegistry()
+    /// Scoped services and the scopes alive now. `package`: the CLI and the inspector read it;
+    /// an application sees plugins and screens as values.
+    package let scopes = ScopeRegistry()
+    /// The `changes` sequences being iterated, ended at shutdown.
+    let changeFeeds = HostChangeFeeds()
 
     /// A host over `configuration`, with its runtime folder made and its state database open (persistence stays off, with the reason in `persistenceStatus`, when the database cannot be opened). Nothing is discovered or loaded yet: call `discover()`, then `load(_:)` or `activateDiscovered(lazy:)`.
     public init(configuration: Configuration) throws(LoaderError) {
@@ -231,6 +234,7 @@ public final class BerthHost {
         }
         generations.workerPool.drain()
         runtimeDirectory.remove()
+        changeFeeds.endAll()
     }
 
     // MARK: Events
@@ -249,12 +253,12 @@ public final class BerthHost {
 
     /// Subscribes to events, the host's one event stream: `observer` is called with each new
     /// event, after those who subscribed before it; returns a token for `removeEventObserver`.
-    public func addEventObserver(_ observer: @escaping (HostEvent) -> Void) -> Int {
+    package func addEventObserver(_ observer: @escaping (HostEvent) -> Void) -> Int {
         eventLog.addObserver(observer)
     }
 
     /// Ends the subscription `token` names.
-    public func removeEventObserver(_ token: Int) {
+    package func removeEventObserver(_ token: Int) {
         eventLog.removeObserver(token)
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BerthTestSupport
 @testable import BerthCLI
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 /// Contracts as facts written once (issue 41): `pack` writes the contracts a Swift plugin's
 /// code provides and consumes into its manifest, `check` finds a hand-written manifest that

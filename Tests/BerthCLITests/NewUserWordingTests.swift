@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BerthTestSupport
 @testable import BerthCLI
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 /// Messages a new plugin author met on their first day (the walkthrough of issue 30), as the
 /// real `berth` binary prints them.

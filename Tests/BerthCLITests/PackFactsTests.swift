@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BerthTestSupport
 @testable import BerthCLI
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 /// `berth pack` on a Swift package writes every fact its code states, whatever branch the
 /// code sits in, and warns about what the code uses that its capabilities do not grant.

@@ -1,7 +1,7 @@
 import CBerth
 import Foundation
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 /// berth.h defines the status codes, capability names and view-input actions once; every

@@ -1,5 +1,5 @@
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 /// An action sent to an isolated plugin's visible screen and the render the host makes

@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import BerthTestSupport
 import Foundation
 import Glibc

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 /// The Foundation issue's "done when": a folder holding broken plugins gives one clear

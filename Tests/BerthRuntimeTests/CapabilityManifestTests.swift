@@ -1,4 +1,4 @@
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import Foundation
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 /// What a peer can make the channel hold (Docs/security.md, "Bounded input").
 extension IsolationWorkerTests.Channel {

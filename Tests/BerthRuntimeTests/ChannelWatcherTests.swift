@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 @Suite("Channel watcher: one thread watches every idle worker channel")

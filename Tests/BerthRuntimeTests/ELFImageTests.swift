@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 /// Tests of the ELF reader against a real system library, damaged copies of it, and small
 /// synthetic images that each break one rule.

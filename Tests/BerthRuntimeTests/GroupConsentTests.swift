@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 /// Worker groups only by consent (Docs/isolation.md, "Worker groups"): a plugin shares a

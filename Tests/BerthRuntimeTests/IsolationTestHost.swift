@@ -1,5 +1,5 @@
 import Foundation
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 /// A small host for the isolation tests: answers a worker's requests like a host would

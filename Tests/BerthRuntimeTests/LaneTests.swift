@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 /// Lanes (Docs/lanes.md): an action runs on its plugin's lane while the main actor goes on.

@@ -1,5 +1,5 @@
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 /// Test-only leak detector: tracks routers, interactors, module instances and managed

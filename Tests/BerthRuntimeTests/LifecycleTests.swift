@@ -1,5 +1,5 @@
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 @Suite("Lifecycle state machines")

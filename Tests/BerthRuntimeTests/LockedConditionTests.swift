@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 /// `LockedCondition`, the one condition variable: a `Locked` value and a futex sequence
 /// word. A lost wake leaves a thread asleep for good; each test then fails at its (long)

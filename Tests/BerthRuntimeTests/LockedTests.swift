@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 /// `Locked`, the one lock: mutual exclusion and the sleep of a contended thread (a lost
 /// wake would leave a thread asleep for good, and the test would hang).

@@ -1,5 +1,5 @@
 import Testing
-@_spi(Hops) @testable import BerthRuntime
+@_spi(Hops) @_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 /// Hops onto the main actor are counted by their owner: cancelled with the owner, no longer

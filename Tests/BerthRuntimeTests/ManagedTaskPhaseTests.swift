@@ -1,5 +1,5 @@
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 @Suite("A managed task's phase: cancelled once, returned once, released once")
 struct ManagedTaskPhaseTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 /// The manifest's name rules on their own (ManifestTests checks the errors that name them).
 @Suite("Manifest names: ids, symbols, routes, groups and environment variables")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 @Suite("ParentPath: the folder part of a path")
 struct ParentPathTests {

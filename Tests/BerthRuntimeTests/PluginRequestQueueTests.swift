@@ -1,5 +1,5 @@
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 /// The queue of work plugins ask for during a call, drained at top level.
 @Suite("Plugin request queue: order, re-entry and the budget") @MainActor

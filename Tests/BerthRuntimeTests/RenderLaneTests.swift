@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 /// Renders on lanes (Docs/lanes.md): a render runs on its plugin's lane, and its tree's

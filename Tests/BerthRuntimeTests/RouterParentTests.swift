@@ -1,5 +1,5 @@
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 /// A router's parent link (unowned, so routers keep no weak-reference side table) is set
 /// exactly while it can be read safely: attach sets it; detach, the parent's release and

@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 /// A family of distinct types (each `Tagged<Tag>` has its own metadata) for the slot table.
 final class Tagged<Tag>: Sendable {}

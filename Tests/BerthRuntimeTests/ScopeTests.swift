@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 /// Records the order instances were released in (deinit), across threads. A `Locked`, not

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 /// Tests of semantic version parsing and ordering, and of version ranges.
 @Suite("Semantic versions and ranges")

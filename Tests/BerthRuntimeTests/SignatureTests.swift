@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 /// Signed plugins (Docs/signing.md): real key pairs made in the test, real built libraries

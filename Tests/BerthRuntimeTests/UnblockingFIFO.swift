@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 /// Runs `body` on a thread of its own and returns what it returned. Code that opens a FIFO
 /// to read it blocks until a writer comes: if `body` has not returned within 10 s, the

@@ -1,7 +1,7 @@
 import BerthTestSupport
 import CBerth
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 
 /// `ViewInput`: every kind of input reaches a real Swift plugin's views through berth.h's
 /// view-input action (in process, or in a worker under `BERTH_TEST_ISOLATION=process`),

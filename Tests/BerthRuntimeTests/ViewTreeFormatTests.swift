@@ -1,5 +1,5 @@
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import CBerth
 
 /// berth.h's binary view tree and the v1.0 JSON tree, read by the host (no plugin).

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BerthRuntime
+@_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
 
 /// A plugin reads the host's state storage as it is now, in both modes: a worker keeps no

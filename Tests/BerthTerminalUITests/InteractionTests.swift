@@ -1,5 +1,5 @@
 import Foundation
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 @testable import BerthTerminalUI
 import BerthTestSupport
 import Testing

@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 @testable import BerthTerminalUI
 import BerthTestSupport
 import Testing

@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import Logging
 
 /// Collects the log lines plugins write through the host (`[plugin#gen] message`), so a

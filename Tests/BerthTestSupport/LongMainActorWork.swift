@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 /// Long work on the main actor, which every main-actor test shares (loading several plugins
 /// in a setup, a loop of loads): one test at a time does such work, and in slices. `begin()`

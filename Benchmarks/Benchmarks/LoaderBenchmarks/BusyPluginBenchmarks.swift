@@ -1,5 +1,5 @@
 import Benchmark
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import Foundation
 
 // Lanes (issue 39), two more rows.

@@ -1,5 +1,5 @@
 import Benchmark
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import Foundation
 
 // Contract calls (Docs/scopes.md#across-plugins) with the C fixtures of

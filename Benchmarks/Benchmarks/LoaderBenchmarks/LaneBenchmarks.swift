@@ -1,5 +1,5 @@
 import Benchmark
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import BerthTerminalUI
 import Foundation
 
@@ -83,7 +83,7 @@ final class LaneFixture: KeyPressFixture {
 
     /// Waits until A is inside an action.
     func waitUntilPluginAIsBusy() async {
-        while fixture.host.router(busyScreen)?.module?.isBusy != true { try? await Task.sleep(for: .milliseconds(1)) }
+        while fixture.host.screen(busyScreen)?.busy != true { try? await Task.sleep(for: .milliseconds(1)) }
     }
 
     func tearDown() async {

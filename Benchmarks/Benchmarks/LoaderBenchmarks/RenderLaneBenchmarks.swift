@@ -1,5 +1,5 @@
 import Benchmark
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import BerthTerminalUI
 import Foundation
 
@@ -54,7 +54,7 @@ final class RenderLaneFixture: KeyPressFixture {
 
     /// Waits until A is inside a render (so the measured key press overlaps it).
     func waitUntilPluginAIsBusy() async {
-        while fixture.host.router(bigScreen)?.module?.busyCall?.function != "render" { try? await Task.sleep(for: .milliseconds(1)) }
+        while fixture.host.screen(bigScreen)?.busyCall?.function != "render" { try? await Task.sleep(for: .milliseconds(1)) }
     }
 
     func tearDown() async {

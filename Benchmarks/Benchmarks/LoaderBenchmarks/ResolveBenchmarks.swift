@@ -1,5 +1,5 @@
 import Benchmark
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import Foundation
 
 // A plugin's own cached resolves (Stress's "resolve" screen resolves N times in one action,

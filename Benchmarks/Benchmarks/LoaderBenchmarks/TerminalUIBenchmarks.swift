@@ -1,5 +1,5 @@
 import Benchmark
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import BerthTerminalUI
 import Foundation
 
@@ -39,7 +39,7 @@ final class FrontEndFixture {
         screen = CountingScreen(width: width, height: height)
         app = TerminalApp(host: fixture.host, screen: screen)
         app.draw()
-        guard let first = fixture.host.visibleRouter?.module?.lastTree?.firstNode(where: { $0.type == "Button" })?.id else {
+        guard let first = fixture.host.visibleScreen?.tree?.firstNode(where: { $0.type == "Button" })?.id else {
             fatalError("the grid rendered no button")
         }
         firstRow = first

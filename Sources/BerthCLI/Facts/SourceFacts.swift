@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import Foundation
 
 /// The `@Persisted` keys a Swift package's sources state, read from the text.

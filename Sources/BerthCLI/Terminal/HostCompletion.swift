@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 /// What Tab offers at the REPL: command names for the first word, then what the command
 /// takes there — routes, plugin ids, export symbols, screen ids, declared actions, flags —

@@ -8,30 +8,30 @@ extension BerthHost {
     var routeContext: RouteContextDispatcher { RouteContextDispatcher(navigator: navigator, events: eventLog) }
 
     /// Registers a host-side observer of `type` on `router` (for example the embedding app).
-    public func addContextObserver(_ type: String, on router: Router, _ handler: @escaping (String, [UInt8]) -> Void) {
+    @_spi(Engine) public func addContextObserver(_ type: String, on router: Router, _ handler: @escaping (String, [UInt8]) -> Void) {
         routeContext.addHostObserver(type, on: router, handler)
     }
 
     /// Removes every observer of `type` on `router`; a no-op when there is none.
-    public func removeContextObservers(_ type: String, on router: Router) {
+    package func removeContextObservers(_ type: String, on router: Router) {
         routeContext.removeObservers(type, on: router)
     }
 
     /// Dispatches a context from `sender` to its ancestors' observers, nearest first, then
     /// the sender's own; navigation does not change.
     @discardableResult
-    public func sendContext(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery {
+    @_spi(Engine) public func sendContext(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery {
         routeContext.send(type, payload: payload, from: sender)
     }
 
     /// Dispatches, then pops to the nearest anchor, else dismisses, else goes back one.
     @discardableResult
-    public func terminate(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery {
+    @_spi(Engine) public func terminate(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery {
         routeContext.terminate(type, payload: payload, from: sender)
     }
 
     /// Whether `terminate(type)` from `sender` would find an observer.
-    public func canTerminate(_ type: String, from sender: Router) -> Bool {
+    package func canTerminate(_ type: String, from sender: Router) -> Bool {
         routeContext.canTerminate(type, from: sender)
     }
 }

@@ -9,9 +9,9 @@ internal import CBerth
 /// interactor call into the module instance (actions, posted results, context and
 /// delegate deliveries); only the screen events of its removal and `destroy` remain.
 @MainActor
-public final class Interactor {
+package final class Interactor {
     /// The module instance this interactor drives.
-    public let module: ModuleInstance
+    package let module: ModuleInstance
     private var tasks: [String: ManagedTask] = [:]
     /// What its tasks' threads hand to the main actor (a body returned, an action posted);
     /// cancelled with the tasks.
@@ -22,9 +22,9 @@ public final class Interactor {
     }
 
     /// Whether the screen is active (wired to the runtime, receiving input).
-    public var isActive: Bool { module.isActive }
+    package var isActive: Bool { module.isActive }
     /// Managed tasks currently running for this screen.
-    public var liveTaskCount: Int { tasks.count + module.workerTasks.count }
+    package var liveTaskCount: Int { tasks.count + module.workerTasks.count }
     /// The running tasks themselves (leak checks hold them weakly).
     var runningTasks: [ManagedTask] { Array(tasks.values) }
 

@@ -51,13 +51,13 @@ struct ScreenContext {
 /// One module instance: a plugin's screen for one route, created through the plugin's
 /// table and driven through `created → active ⇄ inactive → released`.
 @MainActor
-public final class ModuleInstance {
+package final class ModuleInstance {
     /// Host-wide screen id (never reused in a host process).
-    public let id: Int
+    package let id: Int
     /// The route's name within its plugin.
-    public let route: String
+    package let route: String
     /// The generation that created it; a reload makes new instances from the new one.
-    public let generation: PluginGeneration
+    package let generation: PluginGeneration
     private var plugin: any PluginConnection { generation.connection }
     /// Unchecked exclusivity: read by every context dispatch at each screen it reaches;
     /// its changes are state transitions that call out to nothing.
@@ -80,24 +80,24 @@ public final class ModuleInstance {
     /// Whether the screen has appeared in its container (for `isPresentedInitially`).
     var hasAppeared = false
     /// Screen events delivered so far, in order (the `events` log and tests read it).
-    public private(set) var deliveredEvents: [ScreenLifecycleEvent] = []
+    package private(set) var deliveredEvents: [ScreenLifecycleEvent] = []
     /// How many render passes the plugin made for this instance; for tests.
     private(set) var renderPasses = 0
     /// The `@State` of this instance's views; dropped with the instance.
     package let stateStorage = StateStorage()
     /// The tree of the last render pass.
-    public private(set) var lastTree: ViewTree?
+    package private(set) var lastTree: ViewTree?
     /// This screen's scope: current while the host calls into it, ended on release.
-    public let screenScope: Scope
+    package let screenScope: Scope
 
     /// Where it is in `created → active ⇄ inactive → released`.
-    public var state: ScreenState { lifecycle.current }
+    package var state: ScreenState { lifecycle.current }
     /// True while active (wired to the runtime, receiving input).
-    public var isActive: Bool { lifecycle.isActive }
+    package var isActive: Bool { lifecycle.isActive }
     /// True once released: the plugin's instance is destroyed.
-    public var isReleased: Bool { lifecycle.isReleased }
+    package var isReleased: Bool { lifecycle.isReleased }
     /// The id of the plugin whose screen it is.
-    public var pluginID: String { generation.pluginID }
+    package var pluginID: String { generation.pluginID }
 
     /// What an instance needs before its plugin creates it: its screen scope, and the handle
     /// the plugin's calls about it name.
@@ -303,9 +303,9 @@ public final class ModuleInstance {
     }
 
     /// True while the screen's plugin is in a call on its lane (its screens wait).
-    public var isBusy: Bool { plugin.busyCall != nil }
+    package var isBusy: Bool { plugin.busyCall != nil }
     /// The call its plugin's lane is in now (what, for which screen, since when), if any.
-    public var busyCall: BusyCall? {
+    package var busyCall: BusyCall? {
         plugin.busyCall.map { BusyCall(plugin: $0.plugin, screen: $0.screen, function: $0.function, started: $0.started) }
     }
 
@@ -363,7 +363,7 @@ public final class ModuleInstance {
     }
 
     /// True when the plugin can render this screen.
-    public var canRender: Bool { !generation.handshake.functions.isDisjoint(with: [.render, .renderTree]) }
+    package var canRender: Bool { !generation.handshake.functions.isDisjoint(with: [.render, .renderTree]) }
 
     /// One render pass: the plugin writes its view tree while its `@State` reads mark the
     /// slots alive; the pass ends with the GC, and a switched `if` drops its old branch.

@@ -1,4 +1,6 @@
 /// Telling a front end that what it shows may have changed, so it redraws instead of polling.
+/// `package`: the terminal front end redraws from these synchronous observers; an application
+/// reads `changes` (Embedding/BerthHost+Snapshots.swift), built on them.
 extension BerthHost {
     /// Calls `observer` on the main actor each time an outermost host operation ends: a
     /// navigation, an input, a managed task's posted result, a delegate action or route
@@ -6,12 +8,12 @@ extension BerthHost {
     /// screen's last render (`module.lastTree`, rendered again by then) may have changed.
     /// The observer must not start a host operation itself (that would end in another
     /// call): it schedules its work. Returns a token for `removeChangeObserver`.
-    public func addChangeObserver(_ observer: @escaping () -> Void) -> Int {
+    package func addChangeObserver(_ observer: @escaping () -> Void) -> Int {
         navigator.addChangeObserver(observer)
     }
 
     /// Stops calling the observer `token` names.
-    public func removeChangeObserver(_ token: Int) {
+    package func removeChangeObserver(_ token: Int) {
         navigator.removeChangeObserver(token)
     }
 }

@@ -1,18 +1,20 @@
-/// Navigation as the host's users see it: the public operations of `Navigator`, which owns
-/// the router tree and the work queue.
+/// Navigation as the host's users see it: the operations of `Navigator`, which owns the
+/// router tree and the work queue. Those that hand out a `Router` are `package` (the CLI,
+/// the terminal front end, tests); an application opens and closes screens by value
+/// (`openScreen`, `closeScreen`, Embedding/BerthHost+Snapshots.swift).
 extension BerthHost {
     /// The root of the router tree, retained for the host's whole life.
-    public var launchRouter: Router { navigator.launchRouter }
+    package var launchRouter: Router { navigator.launchRouter }
     /// The screen the user sees (see `Navigator.visibleRouter`).
-    public var visibleRouter: Router? { navigator.visibleRouter }
+    @_spi(Engine) public var visibleRouter: Router? { navigator.visibleRouter }
     /// Every open screen's router, in tree order.
-    public var openRouters: [Router] { navigator.openRouters }
+    package var openRouters: [Router] { navigator.openRouters }
     /// The open screen with router id `id`.
-    public func router(_ id: Int) -> Router? { navigator.router(id) }
+    @_spi(Engine) public func router(_ id: Int) -> Router? { navigator.router(id) }
 
     /// Pushes `route` (a plugin's route, or a bare route one loaded plugin provides) on the visible stack, handing the screen `argument`; on an empty launch stack it becomes the root screen. `onRelease` runs once when the screen is released.
     @discardableResult
-    public func push(_ route: Route, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
+    @_spi(Engine) public func push(_ route: Route, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
         try navigator.push(route, argument: argument, onRelease: onRelease)
     }
 
@@ -21,18 +23,18 @@ extension BerthHost {
     /// screen exists; it then goes on whatever is visible. Refused as busy while the plugin
     /// is in another call.
     @discardableResult
-    public func open(_ route: Route, argument: [UInt8] = [], presented: Bool = false) async throws(ScreenError) -> Router {
+    package func open(_ route: Route, argument: [UInt8] = [], presented: Bool = false) async throws(ScreenError) -> Router {
         try await navigator.openOnLane(route, argument: argument, presented: presented)
     }
 
     /// Presents `route` modally from the visible screen, with a stack of its own (see `push` for the arguments).
     @discardableResult
-    public func present(_ route: Route, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
+    package func present(_ route: Route, argument: [UInt8] = [], onRelease: (() -> Void)? = nil) throws(ScreenError) -> Router {
         try navigator.present(route, argument: argument, onRelease: onRelease)
     }
 
     /// Closes `router`'s screen: dismisses it when it is the root of a presented stack, else pops it and every screen above it.
-    public func close(_ router: Router) { navigator.close(router) }
+    @_spi(Engine) public func close(_ router: Router) { navigator.close(router) }
     /// Pops the visible stack back to its root screen.
     public func popToRoot() throws(ScreenError) { try navigator.popToRoot() }
     /// The user went back (as a swipe-back would): the visible screen is popped.
@@ -55,7 +57,7 @@ extension BerthHost {
     }
 
     /// Observes `child`'s delegate actions from the host side (for example the CLI).
-    public func observeDelegate(of child: Router, _ handler: @escaping (String, [UInt8]) -> Void) {
+    package func observeDelegate(of child: Router, _ handler: @escaping (String, [UInt8]) -> Void) {
         navigator.observeDelegate(of: child, handler)
     }
 

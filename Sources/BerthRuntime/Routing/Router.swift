@@ -3,10 +3,13 @@
 /// screen); every other router holds one open screen: an interactor and its module
 /// instance. Routers attach and detach children; the host's navigation container decides
 /// what is visible.
+/// `@_spi(Engine) public` where the benchmarks (a package of their own, which cannot see
+/// `package` declarations) use it, else `package`: not part of the embedding API, which
+/// shows screens and plugins as values (Docs/embedding.md).
 @MainActor
-public final class Router {
+@_spi(Engine) public final class Router {
     /// Whether a router is the tree's root or holds a screen.
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         /// The root, retained by the host for its whole life.
         case launch
         /// A screen pushed on a stack, or the root of a presented stack.
@@ -14,21 +17,21 @@ public final class Router {
     }
 
     /// Router id (the screen's number in host commands). Never reused in a host process.
-    public let id: Int
+    @_spi(Engine) public let id: Int
     /// The launch router or a screen's router.
-    public let kind: Kind
+    package let kind: Kind
     /// The plugin and route of the screen (empty for the launch router).
-    public let pluginID: String
+    package let pluginID: String
     /// The route's name within its plugin.
-    public let route: String
+    package let route: String
     /// The screen's route with its plugin named (`PLUGIN.ID/ROUTE`): push it to open the
     /// same screen again.
-    public var qualifiedRoute: Route { Route(plugin: pluginID, name: route) }
+    package var qualifiedRoute: Route { Route(plugin: pluginID, name: route) }
     /// The screen's interactor; replaced in place when its plugin reloads. The instance it
     /// lets go of forgets this router. Unchecked exclusivity, as `parent`: read at every
     /// level a context dispatch walks (a tenth of it was this dynamic check), and only ever
     /// assigned whole.
-    @exclusivity(unchecked) public internal(set) var interactor: Interactor? {
+    @exclusivity(unchecked) package internal(set) var interactor: Interactor? {
         didSet { if oldValue !== interactor { oldValue?.module.routerLetGo() } }
     }
     /// The router this one is attached under. `unowned`, not `weak`: a weak reference gives
@@ -38,9 +41,9 @@ public final class Router {
     /// deinit (a tree dropped without release), each for the parent's children. Unchecked
     /// exclusivity, as `contextObservers`: main-actor state read on every step of a context
     /// dispatch, and only ever assigned whole, never modified in place across a call.
-    @exclusivity(unchecked) public private(set) unowned(safe) var parent: Router?
+    @exclusivity(unchecked) package private(set) unowned(safe) var parent: Router?
     /// The routers attached under this one, in attach order (pushed screens, presented roots).
-    public private(set) var children: [Router] = []
+    package private(set) var children: [Router] = []
     /// The stack holding this router (nil for the launch router).
     weak var stack: NavigationStack?
     /// The modal stack presented from this router, if any. Unchecked exclusivity, as
@@ -50,7 +53,7 @@ public final class Router {
     /// Runs once when this router is released, whichever path closed it.
     var onRelease: (() -> Void)?
     /// True once the screen is closed and released; a released router is not in the tree.
-    public private(set) var isReleased = false
+    package private(set) var isReleased = false
     /// Observers of this screen's delegate actions.
     var delegateObservers: [DelegateObserver] = []
     /// Route-context observers registered on this router, in registration order. Unchecked
@@ -74,12 +77,12 @@ public final class Router {
     }
 
     /// True when this router is the root of a stack presented by `presenter`.
-    public func isPresented(from presenter: Router) -> Bool {
+    package func isPresented(from presenter: Router) -> Bool {
         presenter.presentedStack != nil && presenter.presentedStack === stack && stack?.routers.first === self
     }
 
     /// The module instance of the screen, if any.
-    public var module: ModuleInstance? { interactor?.module }
+    package var module: ModuleInstance? { interactor?.module }
 
     /// Attaches `child`. Idempotent by identity: a second attach of the same router does
     /// nothing and returns false.

@@ -6,7 +6,10 @@ import Foundation
 /// other's instances: child tasks inherit it, detached tasks do not. (The seed kept one
 /// process-wide "current id" per kind, so concurrent requests overwrote each other.)
 /// Resolution and registration are thread-safe, and no lock is held while a factory runs.
-public final class ScopeRegistry: @unchecked Sendable {
+/// `@_spi(Engine) public` where the benchmarks (a package of their own, which cannot see
+/// `package` declarations) use it, else `package`: not part of the embedding API, which
+/// shows screens and plugins as values (Docs/embedding.md).
+@_spi(Engine) public final class ScopeRegistry: @unchecked Sendable {
     /// How a key's instances are made and released. A class: every instance a scope keeps
     /// names its registration with one reference, not copies of its strings and closures.
     final class Registration: Sendable {
@@ -104,7 +107,7 @@ public final class ScopeRegistry: @unchecked Sendable {
     /// Every scope's `onEnd` (made once): runs inside the shared lock.
     private let untrackLockHeld: @Sendable (Scope) -> Void
     /// The host-lifetime scope.
-    public let singleton: Scope
+    package let singleton: Scope
 
     /// The request scope of the running task, if any.
     @TaskLocal static var currentRequest: Scope?
@@ -112,7 +115,7 @@ public final class ScopeRegistry: @unchecked Sendable {
     @TaskLocal static var currentScreen: Scope?
 
     /// An empty registry with its singleton scope; no session is open.
-    public init() {
+    @_spi(Engine) public init() {
         singleton = Scope(kind: .singleton, name: .text("host"), owner: "host", lock: lock)
         untrackLockHeld = { [live] ended in live.removeLockHeld(ended) }
         track(singleton)
@@ -148,14 +151,14 @@ public final class ScopeRegistry: @unchecked Sendable {
     }
 
     /// Registers a Swift type for the host (an embedding app): `key` defaults to the type.
-    public func registerScoped<T: AnyObject & Sendable>(_ type: T.Type, scope: ScopeKind, key: String? = nil,
+    @_spi(Engine) public func registerScoped<T: AnyObject & Sendable>(_ type: T.Type, scope: ScopeKind, key: String? = nil,
                                                         factory: @escaping @Sendable () throws -> T) throws(ScopeError) {
         try register(Registration(key: key ?? Self.key(for: type), type: key == nil ? ObjectIdentifier(type) : nil,
                                   kind: scope, plugin: "host", generation: 0, make: .sync { .object(try factory()) }, release: { _ in }))
     }
 
     /// Registers a Swift type with an async factory; resolves in one scope share one call.
-    public func registerAsyncScoped<T: AnyObject & Sendable>(_ type: T.Type, scope: ScopeKind, key: String? = nil,
+    package func registerAsyncScoped<T: AnyObject & Sendable>(_ type: T.Type, scope: ScopeKind, key: String? = nil,
                                                              factory: @escaping @Sendable () async throws -> T) throws(ScopeError) {
         try register(Registration(key: key ?? Self.key(for: type), type: key == nil ? ObjectIdentifier(type) : nil,
                                   kind: scope, plugin: "host", generation: 0, make: .async { .object(try await factory()) }, release: { _ in }))
@@ -174,7 +177,7 @@ public final class ScopeRegistry: @unchecked Sendable {
     /// An instance already made is found under the one lock by the type's slot (one
     /// multiply, one probe, one array read): no string is built, nothing is hashed or
     /// allocated and, for a type key, no dynamic cast is made.
-    public func resolve<T: AnyObject>(_ type: T.Type, key: String? = nil, screen: Scope? = nil) throws(ScopeError) -> T {
+    @_spi(Engine) public func resolve<T: AnyObject>(_ type: T.Type, key: String? = nil, screen: Scope? = nil) throws(ScopeError) -> T {
         if key == nil, let cached = cachedObject(of: ObjectIdentifier(type), screen: screen) {
             // A type key's factory was registered for exactly `T` (registerScoped).
             return unsafeDowncast(cached, to: T.self)
@@ -213,7 +216,7 @@ public final class ScopeRegistry: @unchecked Sendable {
     }
 
     /// Async form: works for sync and async factories; async ones are single-flight.
-    public func resolveAsync<T: AnyObject>(_ type: T.Type, key: String? = nil, screen: Scope? = nil) async throws -> T {
+    package func resolveAsync<T: AnyObject>(_ type: T.Type, key: String? = nil, screen: Scope? = nil) async throws -> T {
         let serviceKey = key.map(ServiceKey.named) ?? .type(type)
         let value: ScopedValue
         switch try lookup(serviceKey, name: key ?? Self.key(for: type), screen: screen) {
@@ -345,14 +348,14 @@ public final class ScopeRegistry: @unchecked Sendable {
     // MARK: Scopes
 
     /// Runs `body` in a new request scope, then ends it (releasing its instances).
-    public func withRequestScope<T>(owner: String = "host", _ body: () throws -> T) rethrows -> T {
+    @_spi(Engine) public func withRequestScope<T>(owner: String = "host", _ body: () throws -> T) rethrows -> T {
         let scope = makeRequestScope(owner: owner)
         defer { scope.end() }
         return try Self.$currentRequest.withValue(scope, operation: body)
     }
 
     /// Async form: child tasks of `body` inherit the scope; detached tasks do not.
-    public func withRequestScope<T>(owner: String = "host", _ body: () async throws -> T) async rethrows -> T {
+    package func withRequestScope<T>(owner: String = "host", _ body: () async throws -> T) async rethrows -> T {
         let scope = makeRequestScope(owner: owner)
         defer { scope.end() }
         return try await Self.$currentRequest.withValue(scope, operation: body)
@@ -376,7 +379,7 @@ public final class ScopeRegistry: @unchecked Sendable {
     }
 
     /// Begins session `id`, ending the current one first (its instances released).
-    public func beginSession(_ id: String) {
+    @_spi(Engine) public func beginSession(_ id: String) {
         let scope = Scope(kind: .session, name: .text(id), owner: "host", lock: lock, onEnd: untrackLockHeld)
         let previous = withLock { state in
             live.insertLockHeld(scope)
@@ -388,7 +391,7 @@ public final class ScopeRegistry: @unchecked Sendable {
 
     /// Ends the current session, releasing every session instance. Returns its id.
     @discardableResult
-    public func endSession() -> String? {
+    package func endSession() -> String? {
         let ended = withLock { state in
             defer { state.session = nil }
             return state.session
@@ -398,15 +401,15 @@ public final class ScopeRegistry: @unchecked Sendable {
     }
 
     /// The open session scope, if any.
-    public var currentSession: Scope? { withLock { $0.session } }
+    package var currentSession: Scope? { withLock { $0.session } }
 
     /// Every scope alive now (the `scopes` command; the memory checks).
-    public var liveScopes: [Scope] {
+    package var liveScopes: [Scope] {
         withLock { _ in live.allLockHeld }
     }
 
     /// Keys registered, with kind and provider.
-    public var registrations: [(key: String, kind: ScopeKind, provider: String)] {
+    package var registrations: [(key: String, kind: ScopeKind, provider: String)] {
         withLock { $0.registrations.compactMap(\.last).map { ($0.key, $0.kind, $0.provider) } }.sorted { $0.key < $1.key }
     }
 

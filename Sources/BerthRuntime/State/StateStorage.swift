@@ -5,10 +5,11 @@
 /// or written is marked; the end drops the slots of views that were not rendered.
 /// Releasing the module instance drops everything (reopen-reset).
 ///
-/// Public for its `read` and `write` only, which the benchmarks measure (a slot's cost
-/// against a plain dictionary); the render-pass machinery is `package`.
+/// `@_spi(Engine) public` for its `read` and `write` only, which the benchmarks (a package of
+/// their own, which cannot see `package` declarations) measure against a plain dictionary;
+/// else `package`. Not part of the embedding API (Docs/embedding.md).
 @MainActor
-public final class StateStorage {
+@_spi(Engine) public final class StateStorage {
     package struct Key: Hashable, Sendable, Comparable {
         package let identity: String
         package let index: UInt32
@@ -41,7 +42,7 @@ public final class StateStorage {
     package var budget: StateBudget?
 
     /// Empty storage.
-    public init() {}
+    @_spi(Engine) public init() {}
 
     /// Every change to a slot passes here, so the budget always matches what is held.
     func put(_ key: Key, _ slot: Slot?) {
@@ -56,7 +57,7 @@ public final class StateStorage {
 
     /// The value at (identity, index) when its fingerprint matches; a slot of another type
     /// reads as empty so the view starts from its default.
-    public func read(identity: String, index: UInt32, fingerprint: UInt64) -> [UInt8]? {
+    @_spi(Engine) public func read(identity: String, index: UInt32, fingerprint: UInt64) -> [UInt8]? {
         let key = Key(identity: identity, index: index)
         marked?.insert(key)
         guard let slot = slots[key], slot.fingerprint == fingerprint else { return nil }
@@ -66,7 +67,7 @@ public final class StateStorage {
     /// Stores `bytes` at (identity, index) with the type fingerprint of the value. Returns
     /// false, storing nothing, when the plugin's budget cannot hold it.
     @discardableResult
-    public func write(identity: String, index: UInt32, fingerprint: UInt64, bytes: [UInt8]) -> Bool {
+    @_spi(Engine) public func write(identity: String, index: UInt32, fingerprint: UInt64, bytes: [UInt8]) -> Bool {
         let key = Key(identity: identity, index: index)
         if let budget {
             let old = slots[key].map { StateBudget.cost(identity: identity, value: $0.bytes.count) }

@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import Foundation
 
 /// What the inspector reads from the host; `BerthHost` is one.

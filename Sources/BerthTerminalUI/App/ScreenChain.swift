@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 /// The screens from the launch root to the visible one. A presented screen starts a new
 /// layer; the front layer is drawn over the screen under it (the backdrop).

@@ -1,5 +1,5 @@
 import Foundation
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 /// Keys, paste and the mouse: focus moves in render order, the focused control takes the
 /// key, the rest are the front end's own (back, command line, inspector, quit).

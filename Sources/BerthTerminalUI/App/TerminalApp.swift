@@ -1,4 +1,4 @@
-public import BerthRuntime
+@_spi(Engine) public import BerthRuntime
 
 /// The full-screen front end over a host: draws the visible screen as controls, moves
 /// focus, turns keys and clicks into view input and navigation, and redraws when the host
@@ -54,7 +54,7 @@ public final class TerminalApp {
         // that did not load is the banner (its line went by under the full screen).
         let earlier = host.events
         for event in earlier { appendLog("\(event.sequence). \(event.subject): \(event.message)") }
-        banner = StartupProblems(events: earlier) { host.plugins[$0]?.generation != nil }.banner
+        banner = StartupProblems(events: earlier) { host.pluginSnapshot($0)?.generation != nil }.banner
     }
 
     /// Stops listening to the host (the front end is done).
@@ -249,9 +249,7 @@ public final class TerminalApp {
             scene.backdrop = chain.backdrop.map(content(of:))
             scene.back = chain.back
         } else {
-            let routes = host.plugins.keys.sorted().flatMap { id -> [Route] in
-                host.plugins[id].map { record in record.source.manifest.routes.map { Route(plugin: id, name: $0) } } ?? []
-            }
+            let routes = host.pluginSnapshots().flatMap(\.routes)
             scene = Scene(title: "no screen open", crumbs: [], content: ScreenContent(startWith: routes), status: "")
         }
         scene.focus = places.focus[key]

@@ -43,13 +43,13 @@ public struct TerminalCommands {
             let argument = words.dropFirst().first ?? ""
             do {
                 switch command {
-                case "open": try await host.open(try Route(parsing: argument))
-                case "present": try await host.open(try Route(parsing: argument), presented: true)
+                case "open": try await host.openScreen(try Route(parsing: argument))
+                case "present": try await host.openScreen(try Route(parsing: argument), presented: true)
                 case "back": try host.userBack()
                 case "dismiss": try host.userDismiss()
                 case "send":
-                    guard let router = host.visibleRouter else { return Outcome(errors: ["no screen is open"]) }
-                    try await host.send(screen: router.id, action: argument, payload: Array(words.dropFirst(2).joined(separator: " ").utf8))
+                    guard let screen = host.visibleScreen else { return Outcome(errors: ["no screen is open"]) }
+                    try await host.send(screen: screen.id, action: argument, payload: Array(words.dropFirst(2).joined(separator: " ").utf8))
                 case "reload": try await host.reloadOffMain(argument, keepState: words.contains("--keep-state"))
                 case "quit", "exit": return Outcome(quit: true)
                 default: return Outcome(errors: ["unknown command '\(command)' (\(names.joined(separator: ", ")))"])
@@ -62,10 +62,9 @@ public struct TerminalCommands {
             guard let command = before.first else { return names.filter { $0.hasPrefix(word) } }
             switch command {
             case "open", "present":
-                return host.plugins.values.flatMap { record in record.source.manifest.routes.map { "\(record.source.manifest.id)/\($0)" } }
-                    .filter { $0.hasPrefix(word) }.sorted()
-            case "reload": return host.plugins.keys.filter { $0.hasPrefix(word) }.sorted()
-            case "send": return host.visibleRouter.map { host.declaredActions(of: $0).map(\.name).filter { $0.hasPrefix(word) } } ?? []
+                return host.pluginSnapshots().flatMap { $0.routes.map(\.description) }.filter { $0.hasPrefix(word) }.sorted()
+            case "reload": return host.pluginSnapshots().map(\.id).filter { $0.hasPrefix(word) }
+            case "send": return host.visibleScreen?.actions.map(\.name).filter { $0.hasPrefix(word) } ?? []
             default: return []
             }
         })

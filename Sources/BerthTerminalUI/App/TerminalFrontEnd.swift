@@ -1,4 +1,4 @@
-public import BerthRuntime
+@_spi(Engine) public import BerthRuntime
 import Foundation
 
 /// Runs the front end on the process's terminal until the person quits, a command quits,

@@ -3,14 +3,14 @@ import Foundation
 
 /// The one place the web front end talks to the host: it turns the host into the page's
 /// values (`WebState`) and a page's typed commands (`WebCommand`) into host calls. Every
-/// call into BerthRuntime the web front end makes is in this file, so that moving to the
-/// host's value API (snapshots, async operations, one sequence of changes) changes this
-/// file only. Its operations are `async` already for that reason.
+/// call into BerthRuntime the web front end makes is in this file, and each is the host's
+/// value API (Docs/embedding.md): snapshots of screens and plugins, operations by screen
+/// number, and the one sequence of changes and events.
 @MainActor
 public final class WebHostAdapter {
     private let host: BerthHost
-    private var changeToken: Int?
-    private var eventToken: Int?
+    /// The task reading `host.changes`, while observing.
+    private var feed: Task<Void, Never>?
 
     /// An adapter over `host`; nothing is observed until `observe(changes:events:)`.
     public init(host: BerthHost) {
@@ -18,20 +18,25 @@ public final class WebHostAdapter {
     }
 
     /// Calls `changed` after every outermost host operation (a task's tick, a delegate
-    /// action, a route context, a reload, a crash) and `event` for each new event, until
-    /// `stopObserving()`. Neither may call the host from inside: schedule the work.
+    /// action, a route context, a reload, a crash) and `event` for each new event, in the
+    /// host's order, from `host.changes`, until `stopObserving()` or the host's shutdown.
     func observe(changes changed: @escaping @MainActor () -> Void, events event: @escaping @MainActor (WebEvent) -> Void) {
         stopObserving()
-        changeToken = host.addChangeObserver { changed() }
-        eventToken = host.addEventObserver { hostEvent in event(Self.webEvent(hostEvent)) }
+        let changes = host.changes
+        feed = Task { @MainActor in
+            for await change in changes {
+                switch change {
+                case .changed: changed()
+                case .event(let hostEvent): event(Self.webEvent(hostEvent))
+                }
+            }
+        }
     }
 
-    /// Stops the observers `observe` installed.
+    /// Stops reading the sequence `observe` started.
     func stopObserving() {
-        if let changeToken { host.removeChangeObserver(changeToken) }
-        if let eventToken { host.removeEventObserver(eventToken) }
-        changeToken = nil
-        eventToken = nil
+        feed?.cancel()
+        feed = nil
     }
 
     /// The events so far (the newest `WebState.eventLimit`).
@@ -46,7 +51,7 @@ public final class WebHostAdapter {
         let problems = host.events.filter { event in
             guard event.kind == .failed || event.kind == .rejected else { return false }
             switch event.subject {
-            case .plugin(let id): return host.plugins[id]?.generation == nil && seen.insert(id).inserted
+            case .plugin(let id): return host.pluginSnapshot(id)?.generation == nil && seen.insert(id).inserted
             case .folder(let path): return seen.insert(path).inserted
             default: return false
             }
@@ -65,59 +70,47 @@ public final class WebHostAdapter {
     /// `refreshFigures` reads the workers' memory and processor time again.
     func snapshot(refreshFigures: Bool = false) async -> WebState {
         var state = WebState()
-        var chain: [Router] = []
-        var current = host.visibleRouter
-        while let router = current, router.kind == .screen {
-            chain.append(router)
-            current = router.parent
-        }
-        chain.reverse()
+        var chain = host.visibleScreens
         // A screen reopened under a modal (by a reload) has no tree until it renders once.
-        for router in chain where router !== host.visibleRouter {
-            if let module = router.module, module.canRender, module.isActive, module.lastTree == nil {
-                _ = try? host.render(screen: router.id)
-            }
-        }
-        state.screens = chain.enumerated().map { index, router in
-            let presented = index > 0 && router.isPresented(from: chain[index - 1])
-            let tree = router.module.flatMap { $0.canRender ? $0.lastTree : nil }
-            return WebScreen(
-                id: router.id, route: router.qualifiedRoute.description, plugin: router.pluginID,
-                title: tree?.screenTitle, presented: presented, state: router.module?.state.rawValue ?? "closed",
+        let unrendered = chain.dropLast().filter { $0.rendersViews && $0.state == .active && $0.tree == nil }
+        for screen in unrendered { _ = try? host.render(screen: screen.id) }
+        if !unrendered.isEmpty { chain = host.visibleScreens }
+        state.screens = chain.map { screen in
+            WebScreen(
+                id: screen.id, route: screen.route.description, plugin: screen.plugin, title: screen.title, presented: screen.presented,
+                state: screen.state.rawValue,
                 // Its plugin is in a call on its lane (Docs/lanes.md): input waits.
-                busy: router.module?.isBusy ?? false,
-                tree: tree?.root.map(Self.webNode), actions: host.declaredActions(of: router).map { WebAction(name: $0.name, summary: $0.summary) }
+                busy: screen.busy, tree: screen.tree.map(Self.webNode), actions: screen.actions.map { WebAction(name: $0.name, summary: $0.summary) }
             )
         }
         if !chain.isEmpty {
             let frontStart = chain.indices.last { state.screens[$0].presented } ?? 0
             state.back = chain.count - frontStart > 1 ? "back" : frontStart > 0 ? "dismiss" : "close"
         }
-        state.routes = host.plugins.keys.sorted().flatMap { id in
-            host.plugins[id].map { record in record.source.manifest.routes.map { Route(plugin: id, name: $0).description } } ?? []
-        }
+        let plugins = host.pluginSnapshots()
+        state.routes = plugins.flatMap { $0.routes.map(\.description) }
         let isolation = host.configuration.isolation
-        state.plugins = host.plugins.keys.sorted().compactMap { id in
-            guard let record = host.plugins[id] else { return nil }
-            let manifest = record.source.manifest
-            var plugin = WebPlugin(id: id, version: manifest.version.description, state: record.stateName)
-            if let generation = record.generation {
-                plugin.generation = generation.number
-                plugin.runs = generation.isolation.rawValue
-                plugin.pid = generation.workerPID
-                if let pid = generation.workerPID {
-                    if refreshFigures || figures[pid] == nil {
-                        figures[pid] = (ProcessFigures.residentBytes(pid), generation.workerProcessorTime.map(ProcessFigures.milliseconds))
-                    }
-                    plugin.memory = figures[pid]?.memory
-                    plugin.cpuMilliseconds = figures[pid]?.cpuMilliseconds
-                    let hostLimit = isolation.maxPluginMemory
-                    let limits = [manifest.limits.memory, hostLimit == 0 ? nil : hostLimit].compactMap { $0 }
-                    plugin.memoryLimit = limits.min()
+        state.plugins = plugins.map { snapshot in
+            var plugin = WebPlugin(id: snapshot.id, version: snapshot.version.description, state: snapshot.state)
+            plugin.generation = snapshot.generation
+            switch snapshot.placement {
+            case .inProcess?:
+                plugin.runs = IsolationMode.inProcess.rawValue
+            case .worker(let pid, _)?:
+                plugin.runs = IsolationMode.process.rawValue
+                plugin.pid = pid
+                if refreshFigures || figures[pid] == nil, let measured = host.pluginSnapshot(snapshot.id, measuringUse: true) {
+                    figures[pid] = (measured.use?.memoryBytes.map { Int($0) }, measured.processorTime.map(ProcessFigures.milliseconds))
                 }
+                plugin.memory = figures[pid]?.memory
+                plugin.cpuMilliseconds = figures[pid]?.cpuMilliseconds
+                let hostLimit = isolation.maxPluginMemory
+                plugin.memoryLimit = [snapshot.limits.memory, hostLimit == 0 ? nil : hostLimit].compactMap { $0 }.min()
+            case nil:
+                break
             }
-            if isolation.mode(for: manifest) == .process {
-                plugin.crashes = record.crashes(within: isolation.crashWindow)
+            if snapshot.isolation == .process {
+                plugin.crashes = snapshot.crashes
                 plugin.crashLimit = isolation.crashLimit
                 plugin.crashWindowSeconds = Int(isolation.crashWindow.components.seconds)
             }
@@ -135,21 +128,21 @@ public final class WebHostAdapter {
     func perform(_ command: WebCommand) async throws(WebCommandError) {
         do {
             switch command {
-            case .open(let route, let argument): try await host.open(route, argument: Array(argument.utf8))
-            case .present(let route): try await host.open(route, presented: true)
+            case .open(let route, let argument): try await host.openScreen(route, argument: Array(argument.utf8))
+            case .present(let route): try await host.openScreen(route, presented: true)
             case .back: try host.userBack()
             case .dismiss: try host.userDismiss()
             case .close:
-                guard let router = host.visibleRouter else { throw WebCommandError("no screen is open") }
-                host.close(router)
+                guard let screen = host.visibleScreen else { throw WebCommandError("no screen is open") }
+                try host.closeScreen(screen.id)
             case .input(let screen, let view, let input):
-                guard host.router(screen)?.module != nil else { throw WebCommandError("screen \(screen) is not open") }
+                guard host.screen(screen) != nil else { throw WebCommandError("screen \(screen) is not open") }
                 _ = try await host.input(input, view: view, screen: screen)
             case .action(let screen, let name, let text):
-                guard host.router(screen)?.module != nil else { throw WebCommandError("screen \(screen) is not open") }
+                guard host.screen(screen) != nil else { throw WebCommandError("screen \(screen) is not open") }
                 try await host.send(screen: screen, action: name, payload: Array(text.utf8))
             case .reload(let plugin):
-                _ = try host.reload(plugin, keepState: true)
+                _ = try await host.reloadOffMain(plugin, keepState: true)
             case .dismissBanner:
                 break
             }
@@ -169,16 +162,8 @@ public final class WebHostAdapter {
     }
 }
 
-/// A worker's figures from /proc.
+/// Durations as the page shows them.
 enum ProcessFigures {
-    /// Resident memory in bytes (`/proc/PID/statm`).
-    static func residentBytes(_ pid: Int32) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8) else { return nil }
-        let fields = text.split(separator: " ")
-        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-
     static func milliseconds(_ duration: Duration) -> Int {
         Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000)
     }

@@ -49,8 +49,9 @@ struct W2BenchmarkTests {
             defer { host.shutdown() }
             host.discover()
             _ = try host.load("org.berth.stress")
-            try host.push(Route(plugin: "org.berth.stress", name: "grid"), argument: Array(Self.rows.utf8))
-            let first = try #require(host.visibleRouter?.module?.lastTree?.firstNode { $0.type == "Button" }?.id)
+            try await host.openScreen(Route(plugin: "org.berth.stress", name: "grid"), argument: Array(Self.rows.utf8))
+            try await host.renderOnLane()
+            let first = try #require(host.visibleScreen?.tree?.firstNode { $0.type == "Button" }?.id)
             var samples: [Double] = []
             for _ in 0..<Self.taps {
                 let start = ContinuousClock.now

@@ -4,7 +4,8 @@ import Foundation
 
 /// `EmbeddingApp [PLUGINS-FOLDER] [ROUTE]`: a host over the folder (default `plugins`),
 /// every valid plugin loaded, ROUTE (or the first route found) opened, and the terminal
-/// front end until the person quits (Ctrl-C, or `:quit`).
+/// front end until the person quits (Ctrl-C, or `:quit`). It reads the host only through its
+/// value API (here `pluginSnapshots()`; Docs/embedding.md lists the rest).
 @main
 struct EmbeddingApp {
     static func main() async {
@@ -41,10 +42,8 @@ struct EmbeddingApp {
                 exit(2)
             }
         } else {
-            route = await MainActor.run {
-                host.plugins.keys.sorted().lazy
-                    .compactMap { id in host.plugins[id]?.source.manifest.routes.first.map { Route(plugin: id, name: $0) } }.first
-            }
+            // The plugins as values (`PluginSnapshot`), sorted by id: the first route found.
+            route = await MainActor.run { host.pluginSnapshots().lazy.compactMap(\.routes.first).first }
         }
         var options = TerminalFrontEnd.Options()
         options.initialRoute = route
