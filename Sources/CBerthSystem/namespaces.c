@@ -2,7 +2,7 @@
  * The worker's namespaces (Docs/worker-sandbox.md), made by the worker itself while it is
  * still one thread, before Landlock and the filter: a user namespace (its own uid and gid
  * mapped to themselves, so it works as root and as an ordinary user), then IPC, network
- * (unless `network`) and mount namespaces, and a root of its own built as bubblewrap does:
+ * (unless `network`: the host's one empty network namespace, joined) and mount namespaces, and a root of its own built as bubblewrap does:
  * a small tmpfs holding read-only binds of the system libraries and the Swift runtime,
  * read-write binds of its data folder and write grants, a private /tmp, /proc, and
  * /dev/null, /dev/zero, /dev/urandom; then pivot_root into it, the old root detached.
@@ -11,12 +11,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "berth_system.h"
@@ -63,6 +65,85 @@ int berth_enter_user_namespace(void) {
     if ((failure = write_file("/proc/self/uid_map", map)) != 0) return failure;
     snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
     return write_file("/proc/self/gid_map", map);
+}
+
+/*
+ * One empty network namespace for every worker without `network` (Docs/worker-sandbox.md):
+ * making a network namespace, and above all tearing one down, is among the slowest things a
+ * worker's start and end asked of the kernel, so the host makes one once and each worker
+ * joins it. It holds only a loopback that is down, and no worker in it can make a socket
+ * (the filter), so what one worker could reach there another cannot reach either.
+ *
+ * The host has many threads and cannot unshare; a short-lived child made with a raw clone in
+ * a new user and network namespace does: the host maps its own uid and gid there (as
+ * unshare's caller does in berth_enter_user_namespace), opens both namespaces through
+ * /proc/<child>/ns, and lets the child end. The descriptors keep the namespaces alive.
+ */
+int berth_make_shared_network_namespace(int *user, int *network, char *message, size_t size) {
+    *user = *network = -1;
+    int gate[2];
+    if (pipe2(gate, O_CLOEXEC) != 0) {
+        snprintf(message, size, "pipe2: %s", strerror(errno));
+        return errno;
+    }
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    /* The child only waits for the gate to close: raw system calls alone, no glibc fork. */
+    pid_t child = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, NULL);
+    if (child == 0) {
+        char byte;
+        syscall(SYS_close, gate[1]);
+        syscall(SYS_read, gate[0], &byte, 1);
+        for (;;) syscall(SYS_exit_group, 0);
+    }
+    int failure = 0;
+    if (child < 0) {
+        failure = errno;
+        snprintf(message, size, "clone(CLONE_NEWUSER | CLONE_NEWNET): %s", strerror(failure));
+    } else {
+        char path[64], map[64];
+        snprintf(path, sizeof path, "/proc/%d/setgroups", (int)child);
+        failure = write_file(path, "deny");
+        if (failure == ENOENT) failure = 0;
+        if (failure == 0) {
+            snprintf(path, sizeof path, "/proc/%d/uid_map", (int)child);
+            snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+            failure = write_file(path, map);
+        }
+        if (failure == 0) {
+            snprintf(path, sizeof path, "/proc/%d/gid_map", (int)child);
+            snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+            failure = write_file(path, map);
+        }
+        if (failure != 0) snprintf(message, size, "writing %s: %s", path, strerror(failure));
+        if (failure == 0) {
+            snprintf(path, sizeof path, "/proc/%d/ns/user", (int)child);
+            *user = open(path, O_RDONLY | O_CLOEXEC);
+            snprintf(path, sizeof path, "/proc/%d/ns/net", (int)child);
+            *network = *user < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+            if (*network < 0) {
+                failure = errno;
+                snprintf(message, size, "opening %s: %s", path, strerror(failure));
+            }
+        }
+    }
+    close(gate[0]);
+    close(gate[1]);
+    if (child > 0) {
+        int status;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+    }
+    if (failure != 0) {
+        if (*user >= 0) close(*user);
+        if (*network >= 0) close(*network);
+        *user = *network = -1;
+    }
+    return failure;
+}
+
+int berth_join_network_namespace(int user, int network) {
+    if (setns(user, CLONE_NEWUSER) != 0) return errno;
+    return setns(network, CLONE_NEWNET) == 0 ? 0 : errno;
 }
 
 int berth_enter_namespace(int kind) {

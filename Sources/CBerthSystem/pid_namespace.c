@@ -230,6 +230,9 @@ static void shed_memory(void) {
             syscall(SYS_madvise, (void *)(uintptr_t)m.start, (size_t)(m.end - m.start), MADV_DONTNEED);
         }
     }
+    /* The copy of /proc/self/maps is read: its stack pages go too (about 15 of them). */
+    uintptr_t first = ((uintptr_t)text + 4095) & ~(uintptr_t)4095, last = ((uintptr_t)text + sizeof text) & ~(uintptr_t)4095;
+    if (last > first) syscall(SYS_madvise, (void *)first, (size_t)(last - first), MADV_DONTNEED);
 }
 
 static _Noreturn void end_like(int status) {

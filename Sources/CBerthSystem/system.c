@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <malloc.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -78,4 +79,21 @@ void berth_drain_main_queue(void) {
     ssize_t ignored = read(_dispatch_get_main_queue_handle_4CF(), &pending, sizeof pending);
     (void)ignored;
     _dispatch_main_queue_callback_4CF(NULL);
+}
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+int berth_wait_for_process_end(int pid, int milliseconds) {
+    int descriptor = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (descriptor < 0) return -errno;
+    struct pollfd ended = {descriptor, POLLIN, 0};
+    int ready;
+    do {
+        ready = poll(&ended, 1, milliseconds);
+    } while (ready < 0 && errno == EINTR);
+    int failure = ready < 0 ? -errno : 0;
+    close(descriptor);
+    return failure != 0 ? failure : ready > 0;
 }

@@ -74,6 +74,30 @@ struct SandboxTests {
         #expect([EROFS, EACCES].contains(try errno(generation, "probe_write", .string((home as NSString).appendingPathComponent("y")))))
     }
 
+    @Test("workers without network share the host's one empty network namespace; a worker with network keeps the host's")
+    func sharedNetworkNamespace() throws {
+        func namespace(_ pid: Int32?) throws -> String {
+            let pid = try #require(pid)
+            return try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/net")
+        }
+        let hostNamespace = try namespace(getpid())
+        workspace.stageProbe { $0["isolation"] = "process"; $0["capabilities"] = [String]() }
+        workspace.stageProbe(other: true) { $0["isolation"] = "process"; $0["capabilities"] = ["network"] }
+        let host = try workspace.makeHost()
+        let first = try host.load("org.berth.probe")
+        let firstNamespace = try namespace(first.workerPluginPID)
+        #expect(firstNamespace != hostNamespace)
+        // A later worker joins the same one: one namespace made, none per worker.
+        try host.unload("org.berth.probe")
+        let second = try host.load("org.berth.probe")
+        #expect(try namespace(second.workerPluginPID) == firstNamespace)
+        // Still nothing reachable there: no socket opens without network.
+        let listener = try LoopbackListener()
+        #expect(try errno(second, "probe_connect", .int32(Int32(listener.port))) == EPERM)
+        let networked = try host.load("org.berth.probe-other")
+        #expect(try namespace(networked.workerPluginPID) == hostNamespace)
+    }
+
     @Test("a sandboxed worker cannot run a program or signal the host, whatever it declares")
     func noExecNoSignals() throws {
         let (_, generation) = try probe(["files.read", "files.write", "network"], files: ["read": ["/usr/bin"]])

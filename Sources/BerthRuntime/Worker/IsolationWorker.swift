@@ -29,14 +29,16 @@ package enum IsolationWorker {
         var remaining = arguments[...]
         while let option = remaining.popFirst() {
             guard let value = remaining.popFirst().flatMap({ Int32($0) }) else {
-                report("\(option) needs a number; usage: berth-worker --fd N [--parent PID]")
+                report("\(option) needs a number; usage: berth-worker --fd N [--parent PID] [--network-namespace N]")
                 return .usage
             }
             switch option {
             case "--fd": descriptor = value
             case "--parent": parent = value
+            // The host's shared network namespace: its user namespace at N, itself at N + 1.
+            case "--network-namespace": WorkerSandbox.sharedNetwork = (value, value + 1)
             default:
-                report("unknown option \(option); usage: berth-worker --fd N [--parent PID]")
+                report("unknown option \(option); usage: berth-worker --fd N [--parent PID] [--network-namespace N]")
                 return .usage
             }
         }

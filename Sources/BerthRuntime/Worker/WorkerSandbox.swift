@@ -5,7 +5,8 @@ private import CBerthSystem
 /// preference; a user namespace of its own; a PID namespace of its own (the process the
 /// host spawned waits outside it and ends as the worker ends, `berth_enter_pid_namespace`);
 /// its limits (`WorkerLimits`: cgroups, rlimits);
-/// IPC, network (unless `network`) and mount namespaces with a root of its own holding only
+/// IPC, network (unless `network`; the host's shared empty one, `SharedNetworkNamespace`,
+/// where it has one) and mount namespaces with a root of its own holding only
 /// what it needs (`berth_make_root`); no_new_privs; every capability dropped (the bounding
 /// set cleared and securebits locked); a Landlock ruleset (read the system's library
 /// folders, the Swift runtime, the worker executable and the policy's read paths; write
@@ -19,6 +20,18 @@ enum WorkerSandbox {
     /// Where a failed confinement stops the load.
     struct Failure: Error {
         var message: String
+    }
+
+    /// The host's shared network namespace (`--network-namespace`, `SharedNetworkNamespace`):
+    /// descriptors of its user namespace and of itself, until confining joins or closes them.
+    nonisolated(unsafe) static var sharedNetwork: (user: Int32, network: Int32)?
+
+    /// Closes the shared network namespace's descriptors: no plugin code finds them open.
+    static func closeSharedNetwork() {
+        guard let shared = sharedNetwork else { return }
+        sharedNetwork = nil
+        close(shared.user)
+        close(shared.network)
     }
 
     /// Library folders every worker reads (those that exist).
@@ -40,6 +53,13 @@ enum WorkerSandbox {
         // Written while /proc/self is still writable; failing only costs the preference.
         _ = berth_set_oom_score_adjustment(outOfMemoryScoreAdjustment)
         var missing: [String] = []
+        // Without `network`: the host's one empty network namespace, joined before the user
+        // namespace of its own is made (as its child), instead of a new one.
+        var joinedNetwork = false
+        if let shared = sharedNetwork, !policy.network {
+            joinedNetwork = berth_join_network_namespace(shared.user, shared.network) == 0
+        }
+        closeSharedNetwork()
         let userNamespace = berth_enter_user_namespace()
         if userNamespace != 0 { missing.append("no user namespace (\(errnoText(userNamespace)))") }
         // From here on this is the process in the new PID namespace (pid_namespace.c): the one
@@ -50,7 +70,7 @@ enum WorkerSandbox {
             missing.append("no PID namespace (\(text(reason))): other processes are kept out by the filter's own-pid rules and Landlock's /proc grant alone")
         }
         missing += try WorkerLimits.apply(policy, ownUserNamespace: userNamespace == 0, helperProcesses: pidNamespace == 0 ? 2 : 0)
-        missing += try enterNamespaces(policy, mountNamespaceMade: pidNamespace == 0)
+        missing += try enterNamespaces(policy, mountNamespaceMade: pidNamespace == 0, networkJoined: joinedNetwork)
         let noNewPrivileges = berth_set_no_new_privs()
         guard noNewPrivileges == 0 else { throw Failure(message: "prctl(PR_SET_NO_NEW_PRIVS) failed: \(errnoText(noNewPrivileges))") }
         let dropped = berth_drop_capabilities()
@@ -69,12 +89,15 @@ enum WorkerSandbox {
         return status
     }
 
-    /// IPC, network (unless `network`) and mount namespaces, and the root of its own; what
+    /// IPC, network (unless `network`; the host's shared empty one, `SharedNetworkNamespace`,
+/// where it has one) and mount namespaces, and the root of its own; what
     /// could not be made, one phrase each. A root that fails half-way stops the load.
-    /// `mountNamespaceMade`: the PID namespace's step made the mount namespace already.
-    private static func enterNamespaces(_ policy: SandboxPolicy, mountNamespaceMade: Bool) throws(Failure) -> [String] {
+    /// `mountNamespaceMade`: the PID namespace's step made the mount namespace already;
+    /// `networkJoined`: the worker is in the host's shared network namespace already.
+    private static func enterNamespaces(_ policy: SandboxPolicy, mountNamespaceMade: Bool, networkJoined: Bool) throws(Failure) -> [String] {
         var missing: [String] = []
-        let kinds: [(Int32, String)] = [(Int32(BERTH_NAMESPACE_IPC), "IPC"), (Int32(BERTH_NAMESPACE_NETWORK), "network")].filter { !(policy.network && $0.1 == "network") }
+        let kinds: [(Int32, String)] = [(Int32(BERTH_NAMESPACE_IPC), "IPC"), (Int32(BERTH_NAMESPACE_NETWORK), "network")]
+            .filter { !((policy.network || networkJoined) && $0.1 == "network") }
         for (kind, name) in kinds {
             let status = berth_enter_namespace(kind)
             if status != 0 { missing.append("no \(name) namespace (\(errnoText(status)))") }

@@ -132,6 +132,8 @@ final class WorkerSession: IsolationChannelHandler {
         // later members join the sandbox the first hello set up (the union of their policies).
         if sandbox == nil {
             sandbox = .off
+            // Unconfined, the shared network namespace's descriptors are not needed.
+            if hello.sandbox == nil { WorkerSandbox.closeSharedNetwork() }
             if let policy = hello.sandbox {
                 do throws(WorkerSandbox.Failure) {
                     sandbox = try WorkerSandbox.apply(policy)

@@ -8,6 +8,13 @@
 /** The peer of a connected Unix socket: its uid and pid (SO_PEERCRED). 0 on success, else errno. */
 int berth_peer_credentials(int socket_fd, uint32_t *out_uid, int32_t *out_pid);
 
+/**
+ * Waits up to `milliseconds` for process `pid` (a child) to end, woken by its pidfd rather
+ * than by polling: 1 when it has ended (not reaped), 0 on timeout, -errno when no pidfd
+ * can be opened (before Linux 5.3: ENOSYS).
+ */
+int berth_wait_for_process_end(int pid, int milliseconds);
+
 /** A non-blocking, close-on-exec eventfd: written to wake a thread that polls it. The descriptor, or -1 with errno set. */
 int berth_wake_descriptor(void);
 
@@ -107,6 +114,21 @@ enum {
 
 /** unshare(`kind`), a BERTH_NAMESPACE_*. 0 or errno. */
 int berth_enter_namespace(int kind);
+
+/**
+ * The host's side: makes one empty network namespace (only a loopback, down) in a user
+ * namespace of its own that maps the host's uid and gid to themselves, for every worker
+ * without `network` to join instead of making one each. Sets `user` and `network` to
+ * descriptors of both (close-on-exec). 0, or errno with a one-line reason in `message`.
+ */
+int berth_make_shared_network_namespace(int *user, int *network, char *message, size_t size);
+
+/**
+ * The worker's side, while it has one thread and before berth_enter_user_namespace: joins
+ * the user namespace `user` (whose child its own becomes) and the network namespace
+ * `network`. 0 or errno (after a failure it may have joined the user namespace only).
+ */
+int berth_join_network_namespace(int user, int network);
 
 /**
  * In a new mount namespace: makes a root of its own holding `paths` (absolute; read-only

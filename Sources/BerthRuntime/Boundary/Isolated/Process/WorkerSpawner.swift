@@ -11,8 +11,10 @@ enum WorkerSpawner {
     /// Starts the worker with `channel` as its descriptor 3 and a new pipe as its stdout and
     /// stderr, in a session of its own (no controlling terminal, so nothing it does reaches
     /// the host's terminal), with every other descriptor closed. Returns its pid and the
-    /// read end of that pipe (close-on-exec).
-    static func spawn(executable: String, arguments: [String], environment: [String], channel: Int32) -> Result<(pid: Int32, standardError: Int32), Failure> {
+    /// read end of that pipe (close-on-exec). `namespaces`: the shared network namespace's
+    /// two descriptors (`SharedNetworkNamespace`), given to the worker as descriptors 4 and 5.
+    static func spawn(executable: String, arguments: [String], environment: [String], channel: Int32,
+                      namespaces: (user: Int32, network: Int32)? = nil) -> Result<(pid: Int32, standardError: Int32), Failure> {
         // The stderr pipe is made here, on the spawn thread, and marked close-on-exec at
         // once: no worker spawned meanwhile can inherit it (Swift cannot reach pipe2).
         var pipeEnds: [Int32] = [-1, -1]
@@ -39,8 +41,15 @@ enum WorkerSpawner {
         posix_spawn_file_actions_adddup2(&actions, childError, 1)
         posix_spawn_file_actions_adddup2(&actions, childError, 2)
         posix_spawn_file_actions_adddup2(&actions, childChannel, 3)
+        var firstClosed: Int32 = 4
+        if let namespaces {
+            // Held close-on-exec by the host (never below 4, so no dup2 above overlaps them).
+            posix_spawn_file_actions_adddup2(&actions, namespaces.user, SharedNetworkNamespace.firstWorkerDescriptor)
+            posix_spawn_file_actions_adddup2(&actions, namespaces.network, SharedNetworkNamespace.firstWorkerDescriptor + 1)
+            firstClosed = SharedNetworkNamespace.firstWorkerDescriptor + 2
+        }
         // Whatever the host opened without close-on-exec (a library's, a test's) stays here.
-        let closing = berth_spawn_close_from(&actions, 4)
+        let closing = berth_spawn_close_from(&actions, firstClosed)
         guard closing == 0 else {
             close(pipeEnds[0])
             return .failure(Failure(code: .descriptorsFailed, errnoText: errnoText(closing)))
