@@ -34,7 +34,9 @@ struct PluginTestKitTests {
         try "a golden frame\n".write(toFile: frames + "/waved.txt", atomically: true, encoding: .utf8)
 
         let started = Date()
-        let (passed, log) = try ToolProcess.run("/usr/bin/env", ["swift", "test", "--package-path", package], in: workspace.root)
+        // One compiler at a time (-j 1): two at once beside the rest of the suite took a run
+        // with 1 GiB of memory past it, and the kernel killed one (signal 9).
+        let (passed, log) = try ToolProcess.run("/usr/bin/env", ["swift", "test", "-j", "1", "--package-path", package], in: workspace.root)
         print("first swift test of a berth new package: \(Int(Date().timeIntervalSince(started))) s")
         #expect(passed == 0, "swift test of the new package failed:\n\(log)")
         #expect(!log.contains("unhandled") && !log.contains("Invalid Exclude"), "SwiftPM warned about the test target's files:\n\(log)")
@@ -59,7 +61,7 @@ struct PluginTestKitTests {
 
             """
         try frameTest.write(toFile: package + "/Tests/HelloTests/FrameTests.swift", atomically: true, encoding: .utf8)
-        let (failed, failedLog) = try ToolProcess.run("/usr/bin/env", ["swift", "test", "--package-path", package], in: workspace.root)
+        let (failed, failedLog) = try ToolProcess.run("/usr/bin/env", ["swift", "test", "-j", "1", "--package-path", package], in: workspace.root)
         #expect(failed != 0, "the test still passed with the label changed:\n\(failedLog)")
         // The failure names the line of the failing call, not only the @Test's.
         let test = try String(contentsOfFile: package + "/Tests/HelloTests/HelloTests.swift", encoding: .utf8)
@@ -80,7 +82,7 @@ struct PluginTestKitTests {
         let crashing = original.replacingOccurrences(of: "waves += 1", with: "waves += [1][waves + 1]")
         try crashing.write(toFile: source, atomically: true, encoding: .utf8)
         let line = try #require(crashing.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.contains("[1][waves + 1]") }) + 1
-        let (crashed, crashLog) = try ToolProcess.run("/usr/bin/env", ["swift", "test", "--package-path", package], in: workspace.root)
+        let (crashed, crashLog) = try ToolProcess.run("/usr/bin/env", ["swift", "test", "-j", "1", "--package-path", package], in: workspace.root)
         #expect(crashed != 0, "the test passed with a trap in the button:\n\(crashLog)")
         let named = crashLog.split(separator: "\n").contains { reported in
             reported.contains("isolation → in-process at HelloTests.swift") && reported.contains("HelloTests.swift:\(tapLine): berth test-host ended during 'tap'")
