@@ -171,13 +171,17 @@ struct SwiftContractTests {
         let habits = screens[0]
         try await call(host, habits, "begin", "alice")
         let first = try await call(host, habits, "generation")
-        async let slow = call(host, habits, "slow", "1500")
-        #expect(await eventuallyAsync { !recorder.matching("sleeps 1500 ms").isEmpty }, "the provider runs the call")
+        // The call stays in flight until the test makes this file (in the provider's own
+        // folder, which its worker may read): no deadline decides whether the reload meets it.
+        let release = (workspace.plugins as NSString).appendingPathComponent("org.berth.reminders/release")
+        async let held = call(host, habits, "hold", release)
+        #expect(await eventuallyAsync { !recorder.matching("holds").isEmpty }, "the provider runs the call")
         #expect { try host.reload("org.berth.reminders") } throws: { error in
             "\(error)".contains("org.berth.reminders: is busy: contract call 'org.berth.reminders.ReminderClock'")
                 && "\(error)".contains("reload it once it returns")
         }
-        #expect(try await slow == "slept 1500", "answered by the old generation")
+        #expect(FileManager.default.createFile(atPath: release, contents: Data()))
+        #expect(try await held == "released", "answered by the old generation")
         #expect(try await call(host, habits, "generation") == first)
         _ = try host.reload("org.berth.reminders")
         let second = try await call(host, habits, "generation")

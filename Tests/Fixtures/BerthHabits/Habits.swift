@@ -13,6 +13,7 @@ final class HabitsScreen: Screen {
         ScreenAction("fail", summary: "A call the provider fails with the payload"),
         ScreenAction("crash", summary: "A call that crashes the provider"),
         ScreenAction("slow", summary: "A call the provider sleeps through (payload: milliseconds)"),
+        ScreenAction("hold", summary: "A call the provider holds until a file exists (payload: its path)"),
         ScreenAction("instance", summary: "The session's clock instance and its call count"),
         ScreenAction("generation", summary: "The provider generation's token"),
         ScreenAction("tally", summary: "Adds 1 twice to this action's own tally"),
@@ -73,6 +74,7 @@ final class HabitsScreen: Screen {
                 try await clock.crash()
                 return "survived"
             case "slow": return "slept \(try await clock.sleep(milliseconds: Int(text) ?? 0))"
+            case "hold": return try await clock.hold(untilFileAt: text)
             case "instance": return try await clock.instance()
             case "generation": return try await clock.generation()
             default: throw BerthError(code: .notFound, message: "habits has no action '\(action)'")

@@ -34,6 +34,14 @@ final class SystemClock: ReminderClock {
         return milliseconds
     }
 
+    func hold(untilFileAt path: String) async throws -> String {
+        Plugin.log("clock #\(number) holds")
+        for _ in 0..<12_000 where !FileManager.default.fileExists(atPath: path) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return FileManager.default.fileExists(atPath: path) ? "released" : "never released"
+    }
+
     func instance() async throws -> String {
         let count = calls.withLock { calls in
             calls += 1

@@ -15,6 +15,9 @@ public protocol ReminderClock {
     func crash() async throws
     /// Sleeps `milliseconds` on the provider's lane, then answers them.
     func sleep(milliseconds: Int) async throws -> Int
+    /// Waits on the provider's lane until a file exists at `path` (at most two minutes), then
+    /// answers "released": a call that stays in flight for as long as a test needs.
+    func hold(untilFileAt path: String) async throws -> String
     /// The number of this instance (counted per provider generation) and how many calls it
     /// has answered, this one included: "#N call C".
     func instance() async throws -> String
@@ -32,6 +35,7 @@ public enum ReminderClockContract: ServiceContract {
         case "fail": try call.reply(await service.fail(reason: call.argument()))
         case "crash": call.reply(try await service.crash())
         case "sleep": try call.reply(await service.sleep(milliseconds: call.argument()))
+        case "hold": try call.reply(await service.hold(untilFileAt: call.argument()))
         case "instance": try call.reply(await service.instance())
         case "generation": try call.reply(await service.generation())
         default: throw call.unknownMethod()
@@ -44,6 +48,7 @@ public enum ReminderClockContract: ServiceContract {
         func fail(reason: String) async throws -> Int { try await link.call("fail", reason) }
         func crash() async throws { try await link.call("crash") }
         func sleep(milliseconds: Int) async throws -> Int { try await link.call("sleep", milliseconds) }
+        func hold(untilFileAt path: String) async throws -> String { try await link.call("hold", path) }
         func instance() async throws -> String { try await link.call("instance") }
         func generation() async throws -> String { try await link.call("generation") }
     }
