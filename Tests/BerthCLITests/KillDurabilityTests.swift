@@ -61,15 +61,17 @@ struct KillDurabilityTests {
         var resumedAt: Int? { resumed.withLock { $0 } }
         var hasFinished: Bool { finished.withLock { $0 } }
 
-        /// Waits until `condition` holds or the host ends; false on a timeout.
-        func wait(seconds: Int = 20, until condition: () -> Bool) -> Bool {
+        /// Waits until `condition` holds or the host ends; false on a timeout (a deadline for
+        /// a loaded machine, where a host and its worker have taken over 30 s to start).
+        func wait(seconds: Int = 300, until condition: () -> Bool) -> Bool {
             eventually(timeout: .seconds(seconds), every: .microseconds(500)) { condition() || hasFinished } && condition()
         }
 
         func killNow() {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            _ = wait(seconds: 5) { false }
+            // Until its output closes: every line it wrote is read before the check.
+            _ = wait(seconds: 120) { false }
         }
     }
 

@@ -107,6 +107,9 @@ struct TerminalUICLITests {
         terminal.type(":open org.berth.crasher/hang-action\r")
         #expect(waitForScreen(terminal, "org.berth.crasher/hang-action · screen 1"))
         terminal.type(":send go\r")
+        // The signal goes once the action runs (its busy mark is up): sent at once, it could
+        // reach the front end before the typed command.
+        #expect(waitForScreen(terminal, "⧗ busy"))
         kill(terminal.pid, SIGTERM)
         #expect(terminal.waitForExit() == 1)
         try expectRestored(terminal)

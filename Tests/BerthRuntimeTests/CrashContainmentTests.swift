@@ -25,8 +25,10 @@ struct CrashContainmentTests {
         init(crashLimit: Int = 3) async throws {
             workspace.stage("greeter.json")
             workspace.stageCrasher(isolation: "process")
-            // Short enough for the hang cases, long enough for a crash on a busy machine.
-            var settings = TestIsolation.settings(.manifest(default: .inProcess), unresponsive: .milliseconds(1000))
+            // A budget no healthy call on a loaded machine comes near (a crash is seen when the
+            // worker's end of the channel closes); a hang case shortens it just before the step
+            // that hangs (`shortenHangBudget`).
+            var settings = TestIsolation.settings(.manifest(default: .inProcess), unresponsive: .seconds(300))
             settings.crashLimit = crashLimit
             var work = await LongMainActorWork.begin()
             defer { work.end() }
@@ -36,6 +38,13 @@ struct CrashContainmentTests {
             try host.load("org.berth.crasher")
             await work.pause()
             hello = try host.push("hello")
+        }
+
+        /// The crasher's worker is judged hung after 3 s of silence from now on (the product's
+        /// default budget), for the step that must hang.
+        func shortenHangBudget() throws {
+            let plugin = try #require(host.generation(of: "org.berth.crasher")?.connection as? IsolatedPlugin)
+            plugin.group.worker.channel.replyTimeout = .seconds(3)
         }
 
         /// Waits (serving the main actor) until the crasher has crashed `count` times.
@@ -59,6 +68,8 @@ struct CrashContainmentTests {
         // fails while it is made cannot open; a task that crashes may take the worker down
         // before or after the push returns.
         let opened: Router?
+        // A hang while the screen is made or shown hangs the push itself.
+        if how == "hang", !["action", "task"].contains(when) { try setup.shortenHangBudget() }
         switch when {
         case "action":
             opened = try host.push(Route(name: "\(how)-\(when)"))
@@ -72,10 +83,14 @@ struct CrashContainmentTests {
         }
         if when == "action" {
             let screen = try #require(opened).id
+            if how == "hang" { try setup.shortenHangBudget() }
             #expect(throws: ScreenError.self) { try host.sendBlocking(screen: screen, action: "poke", payload: []) }
         }
         // A task that hangs keeps the worker answering until deactivation awaits it.
-        if how == "hang", when == "task" { host.close(try #require(opened)) }
+        if how == "hang", when == "task" {
+            try setup.shortenHangBudget()
+            host.close(try #require(opened))
+        }
         try await setup.waitForCrashes(1)
         let crashed = host.events.filter { $0.kind == .crashed }
         #expect(crashed.count == 1, "\(host.events.suffix(10).map(\.description))")

@@ -311,7 +311,8 @@ struct PersistedStateTests {
         let first = try BerthProcess.run(["run", "--plugins", "plugins", "--state-dir", "state", "--script", "-"], in: workspace.root, input: script)
         #expect(first.status == 0, "\(first.standardError)")
         #expect(first.standardError.contains("total 2"))
-        let second = try BerthProcess.run(["run", "--plugins", "plugins", "--state-dir", "state", "--script", "-"], in: workspace.root, input: "load com.example.counter\nopen counter\nsend report\n")
+        // Ticks an hour apart: "ticks 0" must not depend on how soon the report follows the open.
+        let second = try BerthProcess.run(["run", "--plugins", "plugins", "--state-dir", "state", "--script", "-"], in: workspace.root, input: "load com.example.counter\nopen counter 3600000\nsend report\n")
         #expect(second.standardError.contains("count 0, ticks 0, total 2"), "\(second.standardError)")
     }
 

@@ -174,6 +174,7 @@ struct SwiftContractTests {
         // The call stays in flight until the test makes this file (in the provider's own
         // folder, which its worker may read): no deadline decides whether the reload meets it.
         let release = (workspace.plugins as NSString).appendingPathComponent("org.berth.reminders/release")
+        defer { FileManager.default.createFile(atPath: release, contents: Data()) }
         async let held = call(host, habits, "hold", release)
         #expect(await eventuallyAsync { !recorder.matching("holds").isEmpty }, "the provider runs the call")
         #expect { try host.reload("org.berth.reminders") } throws: { error in

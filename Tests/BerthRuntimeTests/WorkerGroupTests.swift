@@ -86,7 +86,7 @@ struct WorkerGroupTests {
         try join(workspace.stageFixture(folder: "scoped", entry: "fixture_entry_scoped", id: "org.berth.scoped") { $0["routes"] = ["scoped"] },
                  group: "crashers")
         workspace.stage("counter.json")
-        let host = try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings(.manifest(default: .process), unresponsive: .seconds(2)),
+        let host = try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings(.manifest(default: .process), unresponsive: .seconds(300)),
                                           groups: ["crashers": ["org.berth.crasher", "org.berth.scoped"]])
         #expect(host.loadAll().isEmpty)
         #expect(host.generation(of: "org.berth.crasher")?.workerPID == host.generation(of: "org.berth.scoped")?.workerPID)

@@ -15,7 +15,7 @@ import Glibc
 /// ``eventuallyAsync(timeout:every:isolation:_:)``, and a blocking wait on it is an issue.
 @discardableResult
 public func eventually(
-    timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(1), _ condition: () throws -> Bool
+    timeout: Duration = .seconds(120), every interval: Duration = .milliseconds(1), _ condition: () throws -> Bool
 ) rethrows -> Bool {
     if MainQueue.isCurrent {
         Issue.record("eventually() blocks the main actor, which every main-actor test shares: wait with eventuallyAsync()")

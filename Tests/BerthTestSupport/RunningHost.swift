@@ -58,7 +58,7 @@ public final class RunningHost {
     /// Polls `args` until its reply contains `text` (or the deadline passes). Runs of spaces
     /// count as one, so table column widths do not matter.
     @discardableResult
-    public func wait(for text: String, in args: [String] = ["plugins"], timeout: Double = 10) throws -> String {
+    public func wait(for text: String, in args: [String] = ["plugins"], timeout: Double = 120) throws -> String {
         var last = ""
         let shown = eventually(timeout: .milliseconds(Int(timeout * 1_000)), every: .milliseconds(50)) {
             last = (try? command(args)) ?? ""

@@ -79,7 +79,7 @@ public final class TerminalSession {
 
     /// Reads the terminal until its text since `mark` contains `text`; false on timeout.
     @discardableResult
-    public func waitFor(_ text: String, since mark: Int = 0, timeout: Duration = .seconds(20)) -> Bool {
+    public func waitFor(_ text: String, since mark: Int = 0, timeout: Duration = .seconds(120)) -> Bool {
         eventually(timeout: timeout, every: .zero) {
             if self.text(since: mark).contains(text) { return true }
             readAvailable(waiting: 100)
@@ -124,7 +124,7 @@ public final class TerminalSession {
 
     /// Reads the terminal until `condition` holds for everything written so far; false on timeout.
     @discardableResult
-    public func waitUntil(timeout: Duration = .seconds(20), _ condition: ([UInt8]) -> Bool) -> Bool {
+    public func waitUntil(timeout: Duration = .seconds(120), _ condition: ([UInt8]) -> Bool) -> Bool {
         eventually(timeout: timeout, every: .zero) {
             if condition(bytes) { return true }
             readAvailable(waiting: 100)

@@ -176,7 +176,9 @@ enum ContractCalls {
         PluginCallError(status: Int32(BERTH_ERR_UNAVAILABLE), message: "\(contract): \(why)")
     }
 
+    /// The consumer's own wait ran out: worded as a worker provider's timed-out channel is,
+    /// so one prefix tells a consumer its call timed out, whichever deadline came first.
     static func timedOut(provider: String, contract: String, after timeout: Duration) -> PluginCallError {
-        PluginCallError(status: Int32(BERTH_ERR_TIMED_OUT), message: "\(contract): its provider \(provider) did not answer within \(timeout)")
+        PluginCallError(status: Int32(BERTH_ERR_TIMED_OUT), message: "\(contract): its provider \(provider) did not answer in time (waited \(timeout))")
     }
 }

@@ -36,7 +36,7 @@ final class SystemClock: ReminderClock {
 
     func hold(untilFileAt path: String) async throws -> String {
         Plugin.log("clock #\(number) holds")
-        for _ in 0..<12_000 where !FileManager.default.fileExists(atPath: path) {
+        for _ in 0..<60_000 where !FileManager.default.fileExists(atPath: path) {
             try await Task.sleep(for: .milliseconds(10))
         }
         return FileManager.default.fileExists(atPath: path) ? "released" : "never released"

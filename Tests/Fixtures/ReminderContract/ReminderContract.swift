@@ -15,7 +15,7 @@ public protocol ReminderClock {
     func crash() async throws
     /// Sleeps `milliseconds` on the provider's lane, then answers them.
     func sleep(milliseconds: Int) async throws -> Int
-    /// Waits on the provider's lane until a file exists at `path` (at most two minutes), then
+    /// Waits on the provider's lane until a file exists at `path` (at most ten minutes), then
     /// answers "released": a call that stays in flight for as long as a test needs.
     func hold(untilFileAt path: String) async throws -> String
     /// The number of this instance (counted per provider generation) and how many calls it
