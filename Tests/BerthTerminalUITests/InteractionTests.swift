@@ -180,8 +180,9 @@ struct InteractionTests {
         // and written; so is a change of the front end's own (focus).
         try front.host.sendBlocking(screen: try #require(front.host.visibleRouter?.id), action: "tick", payload: [])
         // The run loop would be woken: the change's element in `host.changes` asks for a frame.
-        let asked = ContinuousClock.now + .seconds(10)
-        while !terminal.app.schedule.isPending && ContinuousClock.now < asked { try await Task.sleep(for: .milliseconds(5)) }
+        // Counted in turns of the main actor, not by the clock: other tests in this process
+        // block it for seconds (a hung worker's watchdog), and the element is read on a turn.
+        for _ in 0..<1_000 where !terminal.app.schedule.isPending { try await Task.sleep(for: .milliseconds(10)) }
         #expect(terminal.app.schedule.isPending, "the tick's .changed asked for no frame")
         #expect(await terminal.waitFor("ticks 1"))
         #expect(terminal.app.schedule.framesLaidOut > laidOut && terminal.writes.count > writes)
