@@ -67,7 +67,10 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .target(name: "BerthTerminalUI", dependencies: ["BerthRuntime"]),
+        // The terminal front end sees BerthRuntime as an application does: its public value
+        // API alone. Without package access, BerthRuntime's `package` declarations are hidden
+        // from it; TerminalUIBoundaryTests fails on an `@_spi` or `@testable` import there.
+        .target(name: "BerthTerminalUI", dependencies: ["BerthRuntime"], packageAccess: false),
         .target(
             name: "BerthCLI",
             dependencies: [

@@ -20,6 +20,7 @@ struct HostValueAPITests {
         #expect(counter.route == Route(plugin: "com.example.counter", name: "counter") && counter.plugin == "com.example.counter")
         #expect(counter.state == .active && counter.parent == nil && !counter.presented && counter.rendersViews && !counter.busy)
         #expect(counter.actions == host.declaredActions(screen: counter.id) && counter.actions.contains { $0.name == "report" })
+        #expect(counter.generation != nil && counter.generation == host.pluginSnapshot("com.example.counter")?.generation)
         try host.render(screen: counter.id)
         let drawn = try #require(host.visibleScreen)
         #expect(drawn.id == counter.id && drawn.tree != nil && drawn.title == drawn.tree?.screenTitle)
@@ -50,6 +51,7 @@ struct HostValueAPITests {
         #expect(host.pluginSnapshot("com.example.counter")?.generation == before + 1)
         let reopened = try #require(host.visibleScreen)
         #expect(reopened.id == counter.id && reopened.route == counter.route && reopened.state == .active)
+        #expect(reopened.generation == before + 1, "the reopened screen's instance is the new generation's")
 
         try host.closeScreen(counter.id)
         #expect(host.screens.isEmpty && host.visibleScreen == nil)
@@ -69,19 +71,24 @@ struct HostValueAPITests {
             #expect(snapshot.version == record.source.manifest.version && snapshot.limits == record.source.manifest.limits)
             #expect(snapshot.routes == record.source.manifest.routes.map { Route(plugin: snapshot.id, name: $0) })
             #expect(snapshot.isolation == (processMode ? .process : .inProcess))
+            #expect(snapshot.loadTimings == record.generation?.loadTimings && snapshot.loadedAt == record.generation?.loadedAt)
+            #expect(snapshot.loadTimings?.total ?? .zero > .zero && snapshot.loadedAt.map { $0 >= host.startedAt } == true)
             if processMode {
                 let pid = try #require(record.generation?.workerPID)
                 let group: String? = snapshot.id == "com.example.greeter" ? "greeter-family" : nil
                 #expect(snapshot.placement == .worker(pid: pid, group: group), "\(snapshot.id)")
                 #expect(snapshot.use?.memoryBytes ?? 0 > 0 && snapshot.processorTime != nil, "\(snapshot.id)")
+                #expect(snapshot.residentMemory ?? 0 > 0, "\(snapshot.id)")
             } else {
                 #expect(snapshot.placement == .inProcess && snapshot.use == nil && snapshot.processorTime == nil, "\(snapshot.id)")
+                #expect(snapshot.residentMemory == nil, "\(snapshot.id)")
             }
         }
-        #expect(host.pluginSnapshots().allSatisfy { $0.use == nil && $0.processorTime == nil })
+        #expect(host.pluginSnapshots().allSatisfy { $0.use == nil && $0.processorTime == nil && $0.residentMemory == nil })
         try host.unload("com.example.inbox")
         let unloaded = try #require(host.pluginSnapshot("com.example.inbox"))
         #expect(unloaded.state == "discovered" && unloaded.generation == nil && unloaded.placement == nil)
+        #expect(unloaded.loadTimings == nil && unloaded.loadedAt == nil)
         #expect(host.pluginSnapshot("org.example.absent") == nil)
     }
 
@@ -90,6 +97,7 @@ struct HostValueAPITests {
         let plugins = try await ExamplePlugins()
         let host = plugins.host
         let first = host.events.last?.sequence ?? 0
+        let changedBefore = host.changeCount
         let consumers = [host.changes, host.changes].map { stream in
             Task { @MainActor in
                 var seen: [HostChange] = []
@@ -112,6 +120,9 @@ struct HostValueAPITests {
             })
             #expect(seen[activated...].contains { if case .changed = $0 { true } else { false } })
             #expect(events.contains { $0.kind == .reloaded && $0.subject == .plugin("com.example.inbox") })
+            // `changeCount` counts the `.changed` elements sent.
+            let changed = seen.filter { if case .changed = $0 { true } else { false } }.count
+            #expect(changed > 0 && changed == host.changeCount - changedBefore, "\(changed) of \(host.changeCount - changedBefore)")
         }
         #expect(host.changeFeeds.count == 0)
         var afterShutdown = 0

@@ -179,6 +179,11 @@ struct InteractionTests {
         // A change the host reports (a tick sent from outside the front end) is laid out
         // and written; so is a change of the front end's own (focus).
         try front.host.sendBlocking(screen: try #require(front.host.visibleRouter?.id), action: "tick", payload: [])
+        // The run loop would be woken: the change's element in `host.changes` asks for a frame.
+        // Counted in turns of the main actor, not by the clock: other tests in this process
+        // block it for seconds (a hung worker's watchdog), and the element is read on a turn.
+        for _ in 0..<1_000 where !terminal.app.schedule.isPending { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(terminal.app.schedule.isPending, "the tick's .changed asked for no frame")
         #expect(await terminal.waitFor("ticks 1"))
         #expect(terminal.app.schedule.framesLaidOut > laidOut && terminal.writes.count > writes)
         let (laidOutAfterTick, writesAfterTick) = (terminal.app.schedule.framesLaidOut, terminal.writes.count)
@@ -209,6 +214,9 @@ struct InteractionTests {
         terminal.settle()
         #expect(terminal.text.contains("last reload: com.example.counter in "))
         #expect(terminal.text.contains("validate ") && terminal.text.contains("reopen "), "the reload's phases: \(terminal.text)")
+        // The event log: the reload's event, read from `host.changes`, is its newest line.
+        let reloaded = try #require(front.host.events.last { $0.kind == .reloaded })
+        #expect(await terminal.waitFor("\(reloaded.sequence). \(reloaded.subject): "), "\(terminal.text)")
         await terminal.press(.function(2))
         #expect(!terminal.text.contains("Inspector"))
     }

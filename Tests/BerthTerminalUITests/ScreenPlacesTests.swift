@@ -57,35 +57,36 @@ struct ScreenPlacesTests {
         #expect(places.caret(of: "name", on: 1) == nil && places.carets[1] == [:])
     }
 
-    @Test("requests coalesce; the front end's own operation asks for no frame; an unchanged frame is not laid out")
+    @Test("requests coalesce; a host change already drawn asks for no frame; an unchanged frame is not laid out")
     func schedule() {
         var schedule = RedrawSchedule()
         let first = schedule.request(), second = schedule.request()
         #expect(first && !second && schedule.isPending)
         schedule.startDrawing()
         #expect(!schedule.isPending)
+        #expect(schedule.showsOlder(than: 0), "before the first frame every host change is new")
         let key = FrameKey(size: (80, 24), screen: 0, places: ScreenPlaces(), banner: nil, message: nil, commandLine: nil, inspector: false)
-        let step1 = schedule.shouldLayOut(key, terminalShowsLast: false, always: false)
+        let step1 = schedule.shouldLayOut(key, hostChange: 3, terminalShowsLast: false, always: false)
         #expect(step1)
-        schedule.laidOut(key)
-        let step2 = schedule.shouldLayOut(key, terminalShowsLast: true, always: false)
+        schedule.laidOut(key, hostChange: 3)
+        let step2 = schedule.shouldLayOut(key, hostChange: 3, terminalShowsLast: true, always: false)
         #expect(!step2)
-        let step3 = schedule.shouldLayOut(key, terminalShowsLast: false, always: false)
+        let step3 = schedule.shouldLayOut(key, hostChange: 3, terminalShowsLast: false, always: false)
         #expect(step3)
-        let step4 = schedule.shouldLayOut(key, terminalShowsLast: true, always: true)
+        let step4 = schedule.shouldLayOut(key, hostChange: 3, terminalShowsLast: true, always: true)
         #expect(step4)
         var moved = key
         moved.message = "hello"
-        let step5 = schedule.shouldLayOut(moved, terminalShowsLast: true, always: false)
+        let step5 = schedule.shouldLayOut(moved, hostChange: 3, terminalShowsLast: true, always: false)
         #expect(step5)
-        schedule.operating = true
-        let step6 = schedule.noteHostChange()
-        #expect(!step6)
-        schedule.operating = false
-        let step7 = schedule.shouldLayOut(key, terminalShowsLast: true, always: false)
-        #expect(step7)
-        let step8 = schedule.noteHostChange()
-        #expect(step8)
+        // The front end's own operation ended (change 4) and its frame was drawn: the
+        // `.changed` read afterwards finds the frame current.
+        let step6 = schedule.shouldLayOut(key, hostChange: 4, terminalShowsLast: true, always: false)
+        #expect(step6)
+        schedule.laidOut(key, hostChange: 4)
+        #expect(!schedule.showsOlder(than: 4))
+        // A change from elsewhere (a tick) is newer than the frame.
+        #expect(schedule.showsOlder(than: 5))
         #expect(schedule.framesLaidOut == 5)
     }
 }

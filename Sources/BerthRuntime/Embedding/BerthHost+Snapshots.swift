@@ -56,6 +56,11 @@ extension BerthHost {
         close(router)
     }
 
+    /// How many `.changed` elements the host has sent so far (one each time an outermost
+    /// operation ends). A front end that notes it when it draws knows, reading it again,
+    /// whether what it shows is still current, before the sequence's element arrives.
+    public var changeCount: Int { navigator.changesReported }
+
     /// What changes, as one sequence: each event as it is logged, and `.changed` after every
     /// outermost host operation (redraw then, reading the snapshots again). Every call gives
     /// a sequence of its own, from now on; any number may be iterated at once. Each ends

@@ -7,6 +7,8 @@ public struct ScreenSnapshot: Sendable, Equatable, Identifiable {
     public var route: Route
     /// The id of the plugin it belongs to.
     public var plugin: String
+    /// The number of the plugin generation its instance was made by; nil while it has none.
+    public var generation: Int?
     /// Where it stands: created, active, inactive (covered or leaving), released.
     public var state: ScreenState
     /// The screen under it (the one it was pushed on or presented from); nil for the root of
@@ -35,7 +37,8 @@ extension ScreenSnapshot {
     init(_ router: Router, actions: [DeclaredAction]) {
         let module = router.module
         let tree = module.flatMap { $0.canRender ? $0.lastTree : nil }
-        self.init(id: router.id, route: router.qualifiedRoute, plugin: router.pluginID, state: module?.state ?? .released,
+        self.init(id: router.id, route: router.qualifiedRoute, plugin: router.pluginID, generation: module?.generation.number,
+                  state: module?.state ?? .released,
                   parent: router.parent.flatMap { $0.kind == .screen ? $0.id : nil },
                   presented: router.parent.map { router.isPresented(from: $0) } ?? false,
                   rendersViews: module?.canRender ?? false, title: tree?.screenTitle, tree: tree?.root,

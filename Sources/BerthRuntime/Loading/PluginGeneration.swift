@@ -40,16 +40,16 @@ public final class PluginGeneration {
     /// The process its code runs in, for an isolated generation: `workerPID`, or inside the
     /// worker's own PID namespace the process there (`WorkerProcess.pluginPID`); its
     /// `/proc` entry holds the worker's memory and processor time.
-    public var workerPluginPID: Int32? { (connection as? IsolatedPlugin)?.group.worker.pluginPID }
+    package var workerPluginPID: Int32? { (connection as? IsolatedPlugin)?.group.worker.pluginPID }
     /// The processor time its worker has used so far (user + system; shared with the other
     /// plugins of a worker group), for an isolated generation whose worker runs.
     public var workerProcessorTime: Duration? { (connection as? IsolatedPlugin)?.group.worker.processorTime }
 
     /// What its load cost, phase by phase.
-    public var loadTimings: LoadTimings { connection.loadTimings }
+    package var loadTimings: LoadTimings { connection.loadTimings }
     /// When it was loaded (its plugin's activation, for a first generation: at start, or
     /// at first use for a lazy plugin).
-    public let loadedAt = ContinuousClock.now
+    package let loadedAt = ContinuousClock.now
 
     /// The plugin side of the seam.
     let connection: any PluginConnection

@@ -1,6 +1,6 @@
 /// Telling a front end that what it shows may have changed, so it redraws instead of polling.
-/// `package`: the terminal front end redraws from these synchronous observers; an application
-/// reads `changes` (Embedding/BerthHost+Snapshots.swift), built on them.
+/// `package`: `changes` (Embedding/BerthHost+Snapshots.swift), which applications and both
+/// front ends read, is built on them.
 extension BerthHost {
     /// Calls `observer` on the main actor each time an outermost host operation ends: a
     /// navigation, an input, a managed task's posted result, a delegate action or route

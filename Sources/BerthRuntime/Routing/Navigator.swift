@@ -23,6 +23,8 @@ package final class Navigator {
     /// over a copy, so one that subscribes or unsubscribes overlaps no access.
     @exclusivity(unchecked) private var changeObservers: [Int: () -> Void] = [:]
     private var nextChangeToken = 1
+    /// How many outermost operations have ended (each told the change observers once).
+    private(set) var changesReported = 0
 
     init(events: EventLog, activity: ScreenActivity, screens: ScreenMaker, stackDepth: Int) {
         self.events = events
@@ -465,6 +467,7 @@ package final class Navigator {
                 drainPendingWork()
                 refreshVisibleScreen()
                 activity.forgetRender()
+                changesReported += 1
                 for observer in changeObservers.values { observer() }
             }
         }

@@ -1,23 +1,9 @@
-@_spi(Engine) import BerthRuntime
+import BerthRuntime
 import Foundation
 
-/// What the inspector reads from the host; `BerthHost` is one.
-@MainActor
-protocol InspectedHost: AnyObject {
-    var launchRouter: Router { get }
-    var visibleRouter: Router? { get }
-    var stateSlots: [StateSlotInfo] { get }
-    var configuration: BerthHost.Configuration { get }
-    var plugins: [String: PluginRecord] { get }
-    var startedAt: ContinuousClock.Instant { get }
-    var events: [HostEvent] { get }
-    var scopes: ScopeRegistry { get }
-}
-
-extension BerthHost: InspectedHost {}
-
-/// The inspector beside the app (F2): the router tree, the focused view's identity and
-/// state slots, the plugins and their workers, and the recent events and output.
+/// The inspector beside the app (F2): the screen tree, the focused view's identity and
+/// state slots, the plugins and their workers, and the recent events and output, all read
+/// from the host's value API (snapshots of screens, plugins and contracts, and its events).
 struct Inspector {
     /// Whether it is shown.
     var isShown = false
@@ -34,29 +20,29 @@ struct Inspector {
     /// The inspector's lines for a panel `rows` × `columns`: the newest events fill what is
     /// left; longer lines are cut, except the last reload's phases, which wrap.
     @MainActor
-    func lines(rows: Int, columns: Int, host: some InspectedHost, focus: FocusTarget?) -> [String] {
-        var lines = ["Inspector (F2 closes)", "", "Routers"]
-        func visit(_ router: Router, depth: Int) {
+    func lines(rows: Int, columns: Int, host: BerthHost, focus: FocusTarget?) -> [String] {
+        var lines = ["Inspector (F2 closes)", "", "Routers", "  launch"]
+        let visibleID = host.visibleScreen?.id
+        // `screens` is in tree order, each screen after the one it was pushed on or presented
+        // from: its depth is one more than that screen's (the launch stack's root: 2).
+        var depths: [Int: Int] = [:]
+        for screen in host.screens {
+            let depth = screen.parent.flatMap { depths[$0] }.map { $0 + 1 } ?? 2
+            depths[screen.id] = depth
             let indent = String(repeating: "  ", count: depth)
-            if router.kind == .launch {
-                lines.append("\(indent)launch")
-            } else {
-                let module = router.module
-                let generation = module.map { "g\($0.generation.number)" } ?? "-"
-                let presented = router.parent.map { router.isPresented(from: $0) } == true ? " ⧉" : ""
-                let visible = router === host.visibleRouter ? " ◀" : ""
-                lines.append("\(indent)#\(router.id) \(router.route)\(presented) \(generation) \(module?.state.rawValue ?? "-")\(visible)")
-            }
-            for child in router.children { visit(child, depth: depth + 1) }
+            let generation = screen.generation.map { "g\($0)" } ?? "-"
+            let state = screen.generation == nil ? "-" : screen.state.rawValue
+            let presented = screen.presented ? " ⧉" : ""
+            let visible = screen.id == visibleID ? " ◀" : ""
+            lines.append("\(indent)#\(screen.id) \(screen.route.name)\(presented) \(generation) \(state)\(visible)")
         }
-        visit(host.launchRouter, depth: 1)
 
         lines += ["", "Focus"]
         switch focus {
         case .view(let id)?:
             lines.append("  view \(id)")
-            if let router = host.visibleRouter {
-                let slots = host.stateSlots.filter { $0.identity.instance == router.id && id.hasPrefix($0.identity.path) }
+            if let visibleID {
+                let slots = host.stateSlots.filter { $0.identity.instance == visibleID && id.hasPrefix($0.identity.path) }
                 for slot in slots.suffix(6) {
                     lines.append("  @State \(slot.identity.path)#\(slot.index) = \(Self.slotText(slot.bytes))")
                 }
@@ -68,33 +54,38 @@ struct Inspector {
 
         lines += ["", "Plugins"]
         let isolation = host.configuration.isolation
-        for id in host.plugins.keys.sorted() {
-            guard let record = host.plugins[id] else { continue }
-            var line = "  \(id) \(record.stateName)"
-            if let generation = record.generation { line += " g\(generation.number)" }
+        // Measured: its worker's memory and processor time, read from the kernel.
+        for plugin in host.pluginSnapshots(measuringUse: true) {
+            var line = "  \(plugin.id) \(plugin.state)"
+            if let generation = plugin.generation { line += " g\(generation)" }
             lines.append(line)
             // Under it: where it runs (its worker's pid, memory and processor time), what its
             // load cost, when it was activated, and its crash budget; wrapped, so a narrow
             // panel shows them all.
             var detail: [String] = []
-            if let generation = record.generation {
-                var runs = generation.isolation.rawValue
-                if let pid = generation.workerPID {
-                    runs += " · pid \(pid)"
-                    // Read where its code runs (inside the worker's PID namespace, another pid).
-                    let inside = generation.workerPluginPID ?? pid
-                    if let memory = Self.residentMemory(inside) { runs += " · \(memory)" }
-                    if let cpu = Self.processorTime(inside) { runs += " · cpu \(cpu)" }
+            if let placement = plugin.placement {
+                switch placement {
+                case .inProcess:
+                    detail.append(IsolationMode.inProcess.rawValue)
+                case .worker(let pid, _):
+                    // Memory and processor time are those of where its code runs (inside the
+                    // worker's PID namespace, another pid).
+                    var runs = IsolationMode.process.rawValue + " · pid \(pid)"
+                    if let memory = plugin.residentMemory { runs += " · \(Self.megabytes(memory))" }
+                    if let cpu = plugin.processorTime { runs += " · cpu \(Self.seconds(cpu))" }
+                    detail.append(runs)
                 }
-                detail.append(runs)
-                if let usage = generation.workerUsage(hostMemoryCeiling: isolation.maxPluginMemory) { detail.append(usage.text) }
-                let load = generation.loadTimings
+                if let usage = plugin.use { detail.append(usage.text) }
+            }
+            if let load = plugin.loadTimings {
                 detail.append("load \(Self.milliseconds(load.total)) ms (copy+hash \(Self.milliseconds(load.copyAndHash)) · "
                     + "dlopen \(Self.milliseconds(load.dlopen)) · handshake \(Self.milliseconds(load.handshake)))")
-                detail.append("activated \(Self.milliseconds(generation.loadedAt - host.startedAt)) ms after start")
             }
-            if isolation.mode(for: record.source.manifest) == .process {
-                detail.append("crashes \(record.crashes(within: isolation.crashWindow)) of \(isolation.crashLimit) in \(isolation.crashWindow)")
+            if let loadedAt = plugin.loadedAt {
+                detail.append("activated \(Self.milliseconds(loadedAt - host.startedAt)) ms after start")
+            }
+            if plugin.isolation == .process {
+                detail.append("crashes \(plugin.crashes) of \(isolation.crashLimit) in \(isolation.crashWindow)")
             }
             for item in detail { lines += Self.wrapped(item, columns: columns) }
         }
@@ -119,7 +110,7 @@ struct Inspector {
             }
         }
         // Contracts: who provides each, and who called it.
-        let contracts = host.scopes.contracts
+        let contracts = host.contracts
         if !contracts.isEmpty {
             lines += ["", "Services"]
             for contract in contracts {
@@ -153,24 +144,17 @@ struct Inspector {
         return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
     }
 
-    /// A process's processor time so far, user and system (`/proc/PID/stat`), as `1.23 s`.
-    static func processorTime(_ pid: Int32) -> String? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let afterName = text.lastIndex(of: ")") else { return nil }
-        // After the command name: state is field 3; utime and stime are fields 14 and 15.
-        let fields = text[text.index(after: afterName)...].split(separator: " ")
-        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
-        let hundredths = (user + system) * 100 / Int(sysconf(Int32(_SC_CLK_TCK)))
+    /// Processor time in seconds with two decimals, cut not rounded (`1.23 s`).
+    static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let hundredths = max(Int(seconds) * 100 + Int(attoseconds / 10_000_000_000_000_000), 0)
         return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) s"
     }
 
-    /// A process's resident memory (`/proc/PID/statm`), as `12.3 MB`.
-    static func residentMemory(_ pid: Int32) -> String? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8) else { return nil }
-        let fields = text.split(separator: " ")
-        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
-        let bytes = pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-        return "\(bytes / (1024 * 1024)).\(bytes % (1024 * 1024) * 10 / (1024 * 1024)) MB"
+    /// Bytes in mebibytes with one decimal, cut not rounded (`12.3 MB`).
+    static func megabytes(_ bytes: UInt64) -> String {
+        let mebibyte: UInt64 = 1024 * 1024
+        return "\(bytes / mebibyte).\(bytes % mebibyte * 10 / mebibyte) MB"
     }
 }
 

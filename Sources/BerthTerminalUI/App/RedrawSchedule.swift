@@ -1,24 +1,21 @@
 /// When the front end lays out a frame. Host changes and the front end's own requests
-/// coalesce into one pending frame; a change made by the front end's own operation asks for
-/// none (the frame after the input is drawn anyway); and with no host change since the last
-/// frame and the same `FrameKey`, the next frame would be the same, so it is not laid out.
+/// coalesce into one pending frame; a frame remembers the host's `changeCount` it showed,
+/// so a `.changed` element read after that frame (the front end's own operation, drawn at
+/// once) asks for none; and with the host unchanged since the last frame and the same
+/// `FrameKey`, the next frame would be the same, so it is not laid out.
 struct RedrawSchedule {
     /// Whether a frame was asked for and not drawn yet.
     private(set) var isPending = false
     /// Frames laid out so far (an unchanged one is skipped before layout).
     private(set) var framesLaidOut = 0
-    /// Set while the front end itself calls the host.
-    var operating = false
-    /// Whether the host reported a change (any outermost operation ended, the front end's
-    /// own included) since the last frame was laid out.
-    private var hostChanged = true
+    /// The host's `changeCount` when the last frame was laid out (nil before the first).
+    private var drawnChange: Int?
     /// The front end's own part of the last frame laid out.
     private var drawnKey: FrameKey?
 
-    /// The host reported a change; true when a frame should be asked for.
-    mutating func noteHostChange() -> Bool {
-        hostChanged = true
-        return !operating
+    /// Whether the last frame laid out showed the host before its change number `change`.
+    func showsOlder(than change: Int) -> Bool {
+        drawnChange != change
     }
 
     /// Asks for a frame; true when none was pending yet (the loop is to be woken).
@@ -33,18 +30,18 @@ struct RedrawSchedule {
         isPending = false
     }
 
-    /// Whether the frame for `key` is to be laid out: not when nothing changed since the
-    /// last one and the terminal still shows it, unless `always` (an inspector whose figures
-    /// move on their own).
-    mutating func shouldLayOut(_ key: FrameKey, terminalShowsLast: Bool, always: Bool) -> Bool {
-        if !hostChanged, terminalShowsLast, !always, key == drawnKey { return false }
+    /// Whether the frame for `key` of the host at `hostChange` is to be laid out: not when
+    /// the last one showed the same, and the terminal still shows it, unless `always` (an
+    /// inspector whose figures move on their own).
+    mutating func shouldLayOut(_ key: FrameKey, hostChange: Int, terminalShowsLast: Bool, always: Bool) -> Bool {
+        if drawnChange == hostChange, terminalShowsLast, !always, key == drawnKey { return false }
         framesLaidOut += 1
         return true
     }
 
-    /// The frame laid out showed the host as it is now, and the front end's `key`.
-    mutating func laidOut(_ key: FrameKey) {
-        hostChanged = false
+    /// The frame laid out showed the host at `hostChange`, and the front end's `key`.
+    mutating func laidOut(_ key: FrameKey, hostChange: Int) {
+        drawnChange = hostChange
         drawnKey = key
     }
 }

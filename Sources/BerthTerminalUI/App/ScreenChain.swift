@@ -1,31 +1,25 @@
-@_spi(Engine) import BerthRuntime
+import BerthRuntime
 
-/// The screens from the launch root to the visible one. A presented screen starts a new
-/// layer; the front layer is drawn over the screen under it (the backdrop).
-@MainActor
+/// The screens from the launch root to the visible one (`BerthHost.visibleScreens`). A
+/// presented screen starts a new layer; the front layer is drawn over the screen under it
+/// (the backdrop).
 struct ScreenChain {
-    /// The screens, the launch root's first child first.
-    let screens: [Router]
+    /// The screens, the launch stack's root first.
+    let screens: [ScreenSnapshot]
     /// Where the front layer starts in `screens`: the last presented screen, else 0.
     let frontStart: Int
 
-    /// The chain ending at `visible` (empty when nothing is open).
-    init(visible: Router?) {
-        var screens: [Router] = []
-        var current = visible
-        while let router = current, router.kind == .screen {
-            screens.append(router)
-            current = router.parent
-        }
-        self.screens = screens.reversed()
-        frontStart = Self.presentedIndices(self.screens).max() ?? 0
+    /// The chain `visibleScreens` lists (empty when nothing is open).
+    init(_ visibleScreens: [ScreenSnapshot]) {
+        screens = visibleScreens
+        frontStart = Self.presentedIndices(screens).max() ?? 0
     }
 
     /// The screen in front.
-    var visible: Router? { screens.last }
+    var visible: ScreenSnapshot? { screens.last }
 
     /// The screen under the front layer, when the front layer is presented.
-    var backdrop: Router? { frontStart > 0 ? screens[frontStart - 1] : nil }
+    var backdrop: ScreenSnapshot? { frontStart > 0 ? screens[frontStart - 1] : nil }
 
     /// Indices of presented screens (each starts a layer).
     var modalStarts: Set<Int> { Set(Self.presentedIndices(screens)) }
@@ -36,21 +30,19 @@ struct ScreenChain {
         screens.count - frontStart > 1 ? .back : frontStart > 0 ? .dismiss : .close
     }
 
-    private static func presentedIndices(_ screens: [Router]) -> [Int] {
-        screens.indices.dropFirst().filter { screens[$0].isPresented(from: screens[$0 - 1]) }
+    private static func presentedIndices(_ screens: [ScreenSnapshot]) -> [Int] {
+        // The chain's first screen is the launch stack's root: never presented.
+        screens.indices.dropFirst().filter { screens[$0].presented }
     }
 }
 
 extension ScreenContent {
     /// A screen's part of a scene: its last tree and title when it renders views, else a
     /// note; the actions it declares below.
-    @MainActor
-    init(screen router: Router, actions: [DeclaredAction]) {
-        self.init(heading: "\(router.pluginID)/\(router.route) · screen \(router.id)", actions: actions)
-        if let module = router.module, module.canRender {
-            tree = module.lastTree?.root
-            title = module.lastTree?.screenTitle
-        }
+    init(screen: ScreenSnapshot) {
+        self.init(heading: "\(screen.plugin)/\(screen.route.name) · screen \(screen.id)", actions: screen.actions)
+        tree = screen.tree
+        title = screen.title
         if tree == nil {
             note = actions.isEmpty ? "This screen shows no views." : "This screen shows no views; its actions are below."
         }

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Engine) import BerthRuntime
+import BerthRuntime
 
 /// Keys, paste and the mouse: focus moves in render order, the focused control takes the
 /// key, the rest are the front end's own (back, command line, inspector, quit).
@@ -93,7 +93,7 @@ extension TerminalApp {
     /// The focused view's node in the visible screen's last render.
     func focusedNode(_ target: FocusTarget) -> ViewNode? {
         guard case .view(let id) = target else { return nil }
-        return host.visibleRouter?.module?.lastTree?.firstNode { $0.id == id }
+        return host.visibleScreen?.tree?.firstNode { $0.id == id }
     }
 
     func setFocus(_ target: FocusTarget) {
@@ -119,16 +119,16 @@ extension TerminalApp {
             default: break
             }
         case .action(let name):
-            guard let router = host.visibleRouter else { return }
+            guard let screen = host.visibleScreen else { return }
             // An action that takes text opens the command line to type it.
-            if let declared = host.declaredActions(of: router).first(where: { $0.name == name }), declared.summary?.contains("TEXT") == true {
+            if let declared = screen.actions.first(where: { $0.name == name }), declared.summary?.contains("TEXT") == true {
                 commandLine = CommandLineEntry(text: "send \(name) ")
                 message = declared.summary
                 return
             }
-            performOnLane { [host] in try await host.send(screen: router.id, action: name, payload: []) }
+            performOnLane { [host] in try await host.send(screen: screen.id, action: name, payload: []) }
         case .route(let route):
-            performOnLane { [host] in try await host.open(route) }
+            performOnLane { [host] in try await host.openScreen(route) }
         case .back:
             goBack()
         case .option(let id, let index):
@@ -139,19 +139,19 @@ extension TerminalApp {
     /// Esc or the header's affordance: back on a stack, dismiss a modal's root, close the
     /// launch stack's root (back to the start screen).
     func goBack() {
-        let chain = ScreenChain(visible: host.visibleRouter)
+        let chain = ScreenChain(host.visibleScreens)
         guard let visible = chain.visible else { return }
         switch chain.back {
         case .back: perform { try host.userBack() }
         case .dismiss: perform { try host.userDismiss() }
-        case .close: perform { host.close(visible) }
+        case .close: perform { try host.closeScreen(visible.id) }
         }
     }
 
     func input(_ input: ViewInput, view: String? = nil) {
-        guard let router = host.visibleRouter else { return }
+        guard let screen = host.visibleScreen?.id else { return }
         guard let id = view ?? { if case .view(let id)? = places.focus[visibleKey] { return id } else { return nil } }() else { return }
-        performOnLane { [host] in try await host.input(input, view: id, screen: router.id) }
+        performOnLane { [host] in try await host.input(input, view: id, screen: screen) }
     }
 
     // MARK: Text fields and the command line

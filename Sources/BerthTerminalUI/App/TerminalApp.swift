@@ -1,8 +1,10 @@
-@_spi(Engine) public import BerthRuntime
+public import BerthRuntime
 
 /// The full-screen front end over a host: draws the visible screen as controls, moves
 /// focus, turns keys and clicks into view input and navigation, and redraws when the host
-/// says something changed (never on a timer). Runs on the main actor, like the host.
+/// says something changed (never on a timer). Runs on the main actor, like the host, and
+/// reads it through its value API alone (Docs/embedding.md): snapshots of screens and
+/// plugins, operations by screen number, and `changes`.
 @MainActor
 public final class TerminalApp {
     /// The host whose screens are shown.
@@ -33,12 +35,13 @@ public final class TerminalApp {
     /// Backdrops rendered once by the front end (screen/generation), so one that renders
     /// nothing is not asked again on every frame.
     private var renderedBackdrops: Set<String> = []
-    private var changeToken: Int?
-    private var eventToken: Int?
+    /// The task reading `host.changes` until `detach()`.
+    private var feed: Task<Void, Never>?
     /// Told when a redraw is wanted (the run loop wakes up; a headless driver notes it).
     var wake: () -> Void = {}
-    /// Whether a frame was asked for and not drawn yet.
-    public var redrawPending: Bool { schedule.isPending }
+    /// Whether a frame was asked for and not drawn yet, or the host changed since the last
+    /// one (`changeCount`; its element in `changes` may not have been read yet).
+    public var redrawPending: Bool { schedule.isPending || schedule.showsOlder(than: host.changeCount) }
 
     static let help = "Tab move · Enter press · +/- step · Esc back · : command · F2 inspect · ^C quit"
 
@@ -48,21 +51,28 @@ public final class TerminalApp {
         self.screen = screen
         self.commands = commands ?? .basic(host: host)
         output = TerminalOutput(colours: colours)
-        changeToken = host.addChangeObserver { [weak self] in self?.hostChanged() }
-        eventToken = host.addEventObserver { [weak self] event in self?.noteEvent(event) }
-        // What the host said before now: the inspector's log starts with it, and a plugin
-        // that did not load is the banner (its line went by under the full screen).
+        // The sequence starts now, and the log with what the host said before now: no
+        // event is missed or shown twice. A plugin that did not load is the banner (its
+        // line went by under the full screen).
+        let changes = host.changes
         let earlier = host.events
         for event in earlier { appendLog("\(event.sequence). \(event.subject): \(event.message)") }
         banner = StartupProblems(events: earlier) { host.pluginSnapshot($0)?.generation != nil }.banner
+        feed = Task { @MainActor [weak self] in
+            for await change in changes {
+                guard let self else { return }
+                switch change {
+                case .changed: hostChanged()
+                case .event(let event): noteEvent(event)
+                }
+            }
+        }
     }
 
     /// Stops listening to the host (the front end is done).
     public func detach() {
-        if let changeToken { host.removeChangeObserver(changeToken) }
-        if let eventToken { host.removeEventObserver(eventToken) }
-        changeToken = nil
-        eventToken = nil
+        feed?.cancel()
+        feed = nil
     }
 
     /// The front end leaves at the next turn of its loop.
@@ -71,8 +81,10 @@ public final class TerminalApp {
         wake()
     }
 
+    /// A `.changed` element: a frame, unless the one drawn since shows the host as it is
+    /// (the front end's own operation, drawn at once, or an earlier element's frame).
     private func hostChanged() {
-        if schedule.noteHostChange() { requestRedraw() }
+        if schedule.showsOlder(than: host.changeCount) { requestRedraw() }
     }
 
     /// Asks for a frame at the next turn (coalesced: many changes, one frame).
@@ -86,10 +98,10 @@ public final class TerminalApp {
         case .crashed:
             banner = event.message.contains(event.subject.description) ? event.message : "\(event.subject) crashed: \(event.message)"
             requestRedraw()
-        case .failed, .rejected, .denied:
+        case .failed, .rejected, .denied, .reloaded:
+            // Read after the operation that logged it, which may have been drawn already.
             message = "\(event.subject): \(event.message)"
-        case .reloaded:
-            message = "\(event.subject): \(event.message)"
+            requestRedraw()
         default:
             break
         }
@@ -125,7 +137,7 @@ public final class TerminalApp {
         // The inspector's figures (CPU, memory) move on their own, so a frame with it open is always made.
         let size = screen.size
         let key = frameKey(size: size)
-        guard schedule.shouldLayOut(key, terminalShowsLast: output.showsLastFrame, always: showsInspector) else { return }
+        guard schedule.shouldLayOut(key, hostChange: host.changeCount, terminalShowsLast: output.showsLastFrame, always: showsInspector) else { return }
         var scene = makeScene()
         var frame = Renderer.render(scene, width: size.width, height: size.height)
         let screenKey = key.screen
@@ -137,7 +149,7 @@ public final class TerminalApp {
         }
         places.noteDrawn(on: screenKey, order: frame.focusOrder, scroll: frame.scroll)
         rendered = frame
-        schedule.laidOut(frameKey(size: size))
+        schedule.laidOut(frameKey(size: size), hostChange: host.changeCount)
         let bytes = output.update(to: frame)
         if !bytes.isEmpty { screen.write(bytes) }
     }
@@ -157,17 +169,17 @@ public final class TerminalApp {
     /// The screen under a modal that has no tree yet (reopened there by a reload, say) is
     /// rendered once; the visible screen is rendered by the host after every operation.
     private func renderVisibleIfNeeded() {
-        guard let router = ScreenChain(visible: host.visibleRouter).backdrop, let module = router.module, module.canRender, module.lastTree == nil, module.isActive else { return }
-        let key = "\(router.id)/\(module.generation.number)"
+        guard let backdrop = ScreenChain(host.visibleScreens).backdrop, backdrop.rendersViews, backdrop.tree == nil, backdrop.state == .active,
+              let generation = backdrop.generation else { return }
+        let key = "\(backdrop.id)/\(generation)"
         guard !renderedBackdrops.contains(key) else { return }
         renderedBackdrops.insert(key)
-        perform { try host.render(screen: router.id) }
+        perform { try host.render(screen: backdrop.id) }
     }
 
-    /// Runs a host call as the front end's own operation; an error becomes the message.
     /// Runs an operation whose plugin call goes to the plugin's lane, without waiting for it:
-    /// keys, other screens and their ticks go on meanwhile. Its end redraws (the host's
-    /// change observers); a call that outlasts `busyMarkDelay` shows its screen's busy mark.
+    /// keys, other screens and their ticks go on meanwhile; an error becomes the message.
+    /// Its end redraws; a call that outlasts `busyMarkDelay` shows its screen's busy mark.
     func performOnLane(_ body: @escaping @MainActor () async throws -> Void) {
         laneOperations += 1
         Task { @MainActor [weak self] in
@@ -218,16 +230,16 @@ public final class TerminalApp {
     /// Whether the visible screen's plugin has been in a call on its lane for at least
     /// `busyMarkDelay` (a shorter call shows no mark, so quick actions do not flicker).
     var visibleIsBusy: Bool {
-        guard let module = host.visibleRouter?.module, let call = module.busyCall else { return false }
+        guard let call = host.visibleScreen?.busyCall else { return false }
         return call.elapsed >= Self.busyMarkDelay
     }
 
     /// How long a plugin's call runs before its screen shows as busy.
     static let busyMarkDelay: Duration = .milliseconds(100)
 
+    /// Runs a host call that needs no lane as the front end's own operation; an error
+    /// becomes the message. The frame after it is drawn by the caller.
     func perform(_ body: () throws -> Void) {
-        schedule.operating = true
-        defer { schedule.operating = false }
         do {
             try body()
         } catch {
@@ -235,18 +247,19 @@ public final class TerminalApp {
         }
     }
 
-    /// The key of the screen in front (its router id; 0 for the start screen).
-    var visibleKey: Int { host.visibleRouter?.id ?? 0 }
+    /// The key of the screen in front (its screen number; 0 for the start screen).
+    var visibleKey: Int { host.visibleScreen?.id ?? 0 }
 
     func makeScene() -> Scene {
-        let chain = ScreenChain(visible: host.visibleRouter)
+        let chain = ScreenChain(host.visibleScreens)
         let key = visibleKey
         var scene: Scene
         if let visible = chain.visible {
-            scene = Scene(title: "\(visible.pluginID)/\(visible.route)" + (visibleIsBusy ? "  ⧗ busy" : ""), crumbs: chain.screens.map(\.route), content: content(of: visible), status: "")
+            scene = Scene(title: "\(visible.plugin)/\(visible.route.name)" + (visibleIsBusy ? "  ⧗ busy" : ""), crumbs: chain.screens.map(\.route.name),
+                          content: ScreenContent(screen: visible), status: "")
             scene.modalStarts = chain.modalStarts
             scene.isModal = chain.frontStart > 0
-            scene.backdrop = chain.backdrop.map(content(of:))
+            scene.backdrop = chain.backdrop.map(ScreenContent.init(screen:))
             scene.back = chain.back
         } else {
             let routes = host.pluginSnapshots().flatMap(\.routes)
@@ -264,9 +277,5 @@ public final class TerminalApp {
             ? inspector.lines(rows: screen.size.height - 2, columns: Renderer.inspectorWidth(forWidth: screen.size.width) - 2,
                               host: host, focus: places.focus[key]) : nil
         return scene
-    }
-
-    func content(of router: Router) -> ScreenContent {
-        ScreenContent(screen: router, actions: host.declaredActions(of: router))
     }
 }

@@ -1,4 +1,4 @@
-@_spi(Engine) public import BerthRuntime
+public import BerthRuntime
 import Foundation
 
 /// Runs the front end on the process's terminal until the person quits, a command quits,
@@ -71,8 +71,13 @@ public final class TerminalFrontEnd {
             device.restore()
             onFinish?(captured)
         }
-        if let route = options.initialRoute, host.visibleRouter == nil {
-            app.perform { try host.push(route) }
+        if let route = options.initialRoute, host.visibleScreen == nil {
+            // Its plugin's `create` runs on its lane; the first frame shows the screen.
+            do {
+                try await host.openScreen(route)
+            } catch {
+                app.showMessage("\(error)")
+            }
         }
         let arrivals = device.arrivals
         app.wake = { [weak device] in device?.wakeUp() }

@@ -84,8 +84,9 @@ public final class HeadlessTerminal: TerminalScreen {
         app.draw()
     }
 
-    /// Draws what the host changed since the last frame (what the run loop does when the
-    /// host's change observer wakes it); false when nothing asked for a frame.
+    /// Draws what the host changed since the last frame (what the run loop does when an
+    /// element of `host.changes` wakes it; here at once, by the host's `changeCount`, without
+    /// waiting for the element); false when nothing asked for a frame.
     @discardableResult
     public func settle() -> Bool {
         guard app.redrawPending else { return false }
