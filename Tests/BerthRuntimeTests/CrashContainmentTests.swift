@@ -62,7 +62,9 @@ struct CrashContainmentTests {
         // The worker is not PID 1 of its own PID namespace (its init is), so even abort()'s
         // SIGABRT ends it; the process the host spawned ends the same way.
         let generation = try #require(host.generation(of: "org.berth.crasher"))
-        #expect(generation.workerPluginPID != generation.workerPID, "the crasher's worker has no PID namespace of its own")
+        // Looked for again until seen: the kernel's list of a process's children
+        // (`/proc/PID/task/TID/children`) may miss one while processes start and end around it.
+        #expect(await eventuallyAsync { generation.workerPluginPID != generation.workerPID }, "the crasher's worker has no PID namespace of its own")
         // A screen whose plugin fails in an action, or whose task hangs, opens first: its push
         // must succeed (a check skipped because the push failed would pass by luck). One that
         // fails while it is made cannot open; a task that crashes may take the worker down
