@@ -14,7 +14,7 @@ struct ContractCallTests {
     private let recorder = LogRecorder()
 
     private func host(provider isolation: String? = nil, consumerCapabilities: [String] = ["services.consume", "session"],
-                      callTimeout: Duration = .seconds(10), crashLimit: Int? = nil) throws -> (BerthHost, alarm: Router) {
+                      callTimeout: Duration = .seconds(300), crashLimit: Int? = nil) throws -> (BerthHost, alarm: Router) {
         workspace.stageFixture(folder: "clock", entry: "fixture_entry_clock", id: "org.berth.clock") { manifest in
             manifest["routes"] = ["clock"]
             manifest["capabilities"] = ["services.provide"]

@@ -30,9 +30,11 @@ struct SwiftContractTests {
     private let recorder = LogRecorder()
 
     /// Stages the provider (`isolation` nil: the mode's default) and the consumers, loads
-    /// them, and opens one Habits screen per consumer.
+    /// them, and opens one Habits screen per consumer. `callTimeout`: a contract call's
+    /// deadline, by default one no healthy call comes near while other suites hold the main
+    /// actor for seconds (a held call ran past 10 s in a loaded CI); the timeout tests give 500 ms.
     private func host(provider: String?, consumer: String?, otherConsumer: Bool = false, loadProvider: Bool = true,
-                      callTimeout: Duration = .seconds(10)) throws -> (BerthHost, [Router]) {
+                      callTimeout: Duration = .seconds(300)) throws -> (BerthHost, [Router]) {
         workspace.stageReminders(isolation: provider)
         var consumers = ["org.berth.habits"]
         workspace.stageHabits(isolation: consumer)
