@@ -229,9 +229,12 @@ public final class TerminalApp {
 
     /// Whether the visible screen's plugin has been in a call on its lane for at least
     /// `busyMarkDelay` (a shorter call shows no mark, so quick actions do not flicker).
-    var visibleIsBusy: Bool {
-        guard let call = host.visibleScreen?.busyCall else { return false }
-        return call.elapsed >= Self.busyMarkDelay
+    var visibleIsBusy: Bool { Self.showsBusyMark(host.visibleScreen) }
+
+    /// Whether `screen`'s plugin has been in a call for at least `busyMarkDelay`.
+    private static func showsBusyMark(_ screen: ScreenSnapshot?) -> Bool {
+        guard let call = screen?.busyCall else { return false }
+        return call.elapsed >= busyMarkDelay
     }
 
     /// How long a plugin's call runs before its screen shows as busy.
@@ -251,11 +254,12 @@ public final class TerminalApp {
     var visibleKey: Int { host.visibleScreen?.id ?? 0 }
 
     func makeScene() -> Scene {
+        // One snapshot of the chain per scene: its front screen gives the key and the mark.
         let chain = ScreenChain(host.visibleScreens)
-        let key = visibleKey
+        let key = chain.visible?.id ?? 0
         var scene: Scene
         if let visible = chain.visible {
-            scene = Scene(title: "\(visible.plugin)/\(visible.route.name)" + (visibleIsBusy ? "  ⧗ busy" : ""), crumbs: chain.screens.map(\.route.name),
+            scene = Scene(title: "\(visible.plugin)/\(visible.route.name)" + (Self.showsBusyMark(visible) ? "  ⧗ busy" : ""), crumbs: chain.screens.map(\.route.name),
                           content: ScreenContent(screen: visible), status: "")
             scene.modalStarts = chain.modalStarts
             scene.isModal = chain.frontStart > 0
