@@ -1,5 +1,5 @@
 import ArgumentParser
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 extension Berth {
     /// `berth call PLUGIN SYMBOL ARGS…`: call a C export through libffi.

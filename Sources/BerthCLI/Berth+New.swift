@@ -1,5 +1,5 @@
 import ArgumentParser
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import Foundation
 
 extension Berth {

@@ -1,4 +1,4 @@
-@_spi(Hops) import BerthRuntime
+@_spi(Hops) @_spi(Engine) import BerthRuntime
 import BerthTerminalUI
 import Foundation
 

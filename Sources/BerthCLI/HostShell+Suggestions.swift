@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 extension HostShell {
     /// The line a failed command prints: the error and, for a route or a plugin id nobody

@@ -128,7 +128,7 @@ final class HostShell {
         case "unload": try host.unload(try argument(arguments, 0, "unload ID"))
         case "reload":
             let id = try argument(arguments.filter { !$0.hasPrefix("--") }, 0, "reload ID [--keep-state] [--json]")
-            let generation = try await host.reloadOffMain(id, keepState: arguments.contains("--keep-state"))
+            let generation = try await host.reloadGenerationOffMain(id, keepState: arguments.contains("--keep-state"))
             if arguments.contains("--json"), let timings = host.lastReloadTimings {
                 emitLine(try JSONText.encode(ReloadReport(generation: generation, timings: timings)))
             }

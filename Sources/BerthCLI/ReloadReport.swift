@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 /// `reload ID --json`: what the reload made and where its time went, in milliseconds.
 struct ReloadReport: Encodable {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 
 /// What the shell completion scripts (`berth --generate-completion-script bash|zsh|fish`)
 /// offer beyond options: plugin ids and routes read from the plugins folders named on the

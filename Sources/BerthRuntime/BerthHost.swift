@@ -62,7 +62,7 @@ public final class BerthHost {
     /// Plugins found so far, by id (loaded or not).
     let registry = PluginRegistry()
     /// Every plugin the host knows, by id; each record says whether it is loaded.
-    public var plugins: [String: PluginRecord] { registry.records }
+    package var plugins: [String: PluginRecord] { registry.records }
     /// Folders rejected by the last discovery.
     public var rejected: [RejectedPlugin] { registry.rejected }
     /// Swift generations retired (still mapped).
@@ -141,14 +141,16 @@ public final class BerthHost {
     @discardableResult
     public func discover() -> DiscoveryResult { loader.discover() }
 
-    /// The loaded generation of `id`, if any.
-    public func generation(of id: String) -> PluginGeneration? {
+    /// The loaded generation of `id`, if any. `@_spi(Engine) public` for the benchmarks (a
+    /// package of their own); an application reads `pluginSnapshot(_:)` and calls exports
+    /// with `call(_:of:arguments:)`.
+    @_spi(Engine) public func generation(of id: String) -> PluginGeneration? {
         plugins[id]?.generation
     }
 
     /// The generation to use for `id` now: a plugin whose worker crashed is started again
     /// on its next use; one past its crash budget is refused until it is loaded again.
-    public func generationForUse(of id: String) throws(LoaderError) -> PluginGeneration? {
+    package func generationForUse(of id: String) throws(LoaderError) -> PluginGeneration? {
         try loader.generationForUse(of: id)
     }
 
@@ -171,7 +173,8 @@ public final class BerthHost {
 
     /// Loads `id` and, first, everything it requires. A plugin already loaded is left as is.
     @discardableResult
-    public func load(_ id: String) throws(LoaderError) -> PluginGeneration { try loader.load(id) }
+    /// `@_spi(Engine) public` for the benchmarks; an application uses `activateDiscovered`.
+    @_spi(Engine) public func load(_ id: String) throws(LoaderError) -> PluginGeneration { try loader.load(id) }
 
     /// Loads every discovered plugin; returns the errors of those that failed.
     public func loadAll() -> [LoaderError] { loader.loadAll() }
@@ -198,7 +201,8 @@ public final class BerthHost {
     /// its fingerprint no longer matches. Without it, state resets by the reopen rules and
     /// only persisted values remain.
     @discardableResult
-    public func reload(_ id: String, keepState: Bool = false) throws(LoaderError) -> PluginGeneration {
+    /// `@_spi(Engine) public` for the benchmarks; an application uses `reloadOffMain`.
+    @_spi(Engine) public func reload(_ id: String, keepState: Bool = false) throws(LoaderError) -> PluginGeneration {
         try loader.reload(id, keepState: keepState)
     }
 
@@ -206,21 +210,27 @@ public final class BerthHost {
     /// library read and hashed) on a thread of their own: the host goes on meanwhile (other
     /// plugins' screens, keys, commands), and the main actor then only swaps the generations
     /// (the transaction, the new image's open and handshake, the reopened screens).
+    /// The new generation's number and state are in `pluginSnapshot(id)`.
+    public func reloadOffMain(_ id: String, keepState: Bool = false) async throws(LoaderError) {
+        try await reloadGenerationOffMain(id, keepState: keepState)
+    }
+
+    /// `reloadOffMain`, returning the new generation (for `berth`'s `reload --json`).
     @discardableResult
-    public func reloadOffMain(_ id: String, keepState: Bool = false) async throws(LoaderError) -> PluginGeneration {
+    package func reloadGenerationOffMain(_ id: String, keepState: Bool = false) async throws(LoaderError) -> PluginGeneration {
         try await loader.reloadOffMain(id, keepState: keepState)
     }
 
     /// Validates the plugin folder at `path` (anywhere on disk), adds it, and loads it.
     @discardableResult
-    public func loadFolder(_ path: String) throws(LoaderError) -> PluginGeneration { try loader.loadFolder(path) }
+    package func loadFolder(_ path: String) throws(LoaderError) -> PluginGeneration { try loader.loadFolder(path) }
 
     /// Forgets a plugin that is not loaded (its folder was removed).
     public func forget(_ id: String) { loader.forget(id) }
 
     /// Adds an already validated plugin without loading it.
     /// The plugin under test replaces any same-id plugin found beside it. `package`: for
-    /// `berth conformance-check`; an application adds a folder with `loadFolder`.
+    /// `berth conformance-check`; an application puts the folder in `pluginFolders`.
     package func adopt(_ plugin: ValidatedPlugin) {
         registry.add(plugin)
     }

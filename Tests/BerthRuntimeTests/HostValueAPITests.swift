@@ -92,6 +92,22 @@ struct HostValueAPITests {
         #expect(host.pluginSnapshot("org.example.absent") == nil)
     }
 
+    @Test("call(_:of:arguments:) calls a C export by plugin id and names what it cannot call")
+    func callExportByPluginID() async throws {
+        let plugins = try await ExamplePlugins()
+        let host = plugins.host
+        #expect(try host.call("greeter_add", of: "com.example.greeter", arguments: [.int32(2), .int32(40)]) == .int32(42))
+        #expect(try host.call("greeter_greet", of: "com.example.greeter", arguments: [.string("Ada")]).description.contains("Ada"))
+        let unknownSymbol = try #require(throws: FFIError.self) {
+            try host.call("greeter_missing", of: "com.example.greeter", arguments: [])
+        }
+        #expect(unknownSymbol.code == .unknownSymbol && unknownSymbol.message.contains("greeter_add"))
+        let arity = try #require(throws: FFIError.self) { try host.call("greeter_add", of: "com.example.greeter", arguments: [.int32(1)]) }
+        #expect(arity.code == .arity)
+        let notLoaded = try #require(throws: FFIError.self) { try host.call("greeter_add", of: "com.example.nowhere", arguments: []) }
+        #expect(notLoaded.code == .pluginFailed && notLoaded.message == "com.example.nowhere is not loaded; nothing is called")
+    }
+
     @Test("changes gives every event in log order and a change after each operation, to each consumer, and ends at shutdown")
     func changesInOrder() async throws {
         let plugins = try await ExamplePlugins()

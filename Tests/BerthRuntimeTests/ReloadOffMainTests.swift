@@ -29,7 +29,7 @@ struct ReloadOffMainTests {
         try await host.send(screen: counter.id, action: "increment", payload: [])
         let mark = host.events.count
 
-        let fresh = try await host.reloadOffMain("com.example.counter", keepState: true)
+        let fresh = try await host.reloadGenerationOffMain("com.example.counter", keepState: true)
         #expect(fresh.number == 2)
         #expect(counter.module?.generation === fresh && over.module?.generation === fresh)
         let order = host.events[mark...].compactMap { event -> String? in
@@ -59,7 +59,7 @@ struct ReloadOffMainTests {
         }
         #expect(screen.module?.generation.number == 1 && screen.module?.isActive == true)
         try good.write(to: URL(fileURLWithPath: manifest))
-        let fresh = try await host.reloadOffMain("org.berth.crasher")
+        let fresh = try await host.reloadGenerationOffMain("org.berth.crasher")
         #expect(fresh.number == 2)
         #expect(screen.module?.generation === fresh && screen.module?.isActive == true)
         #expect(shadowCopies(of: "org.berth.crasher").count == 1, "\(shadowCopies(of: "org.berth.crasher"))")
@@ -82,6 +82,6 @@ struct ReloadOffMainTests {
         }
         #expect(FileManager.default.createFile(atPath: gate, contents: nil))
         try await action.value
-        #expect(try await host.reloadOffMain("org.berth.crasher").number == 2)
+        #expect(try await host.reloadGenerationOffMain("org.berth.crasher").number == 2)
     }
 }

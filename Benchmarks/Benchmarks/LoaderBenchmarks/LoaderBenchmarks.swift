@@ -1,5 +1,5 @@
 import Benchmark
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import Foundation
 import RawFFI
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import Foundation
 import Logging
 

@@ -1,4 +1,4 @@
-import BerthRuntime
+@_spi(Engine) import BerthRuntime
 import Foundation
 
 /// `berth dev`'s loop: build the package, pack it into the plugins folder, and have the

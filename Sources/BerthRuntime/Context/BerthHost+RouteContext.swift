@@ -3,7 +3,7 @@
 /// never looks inside the payload.
 extension BerthHost {
     /// Who observes what, where, in tree order.
-    public var contextObservations: [ContextObservation] { routeContext.observations }
+    package var contextObservations: [ContextObservation] { routeContext.observations }
 
     var routeContext: RouteContextDispatcher { RouteContextDispatcher(navigator: navigator, events: eventLog) }
 

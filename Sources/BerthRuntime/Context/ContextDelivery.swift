@@ -1,20 +1,20 @@
 /// What a `context` or `terminate` did.
-public struct ContextDelivery: Sendable, Equatable {
+@_spi(Engine) public struct ContextDelivery: Sendable, Equatable {
     /// Observers that received the value (screens and host handlers), in order.
-    public var receivers: [Int] {
+    package var receivers: [Int] {
         get { Array(receiverIDs) }
         set { receiverIDs = ContextReceivers(newValue) }
     }
     /// The same, kept inline: a dispatch to a few observers allocates nothing.
     var receiverIDs: ContextReceivers
     /// Screens removed by `terminate`'s navigation.
-    public var closed: [Int]
+    package var closed: [Int]
     /// Which rule `terminate` applied.
-    public var navigation: TerminateNavigation
+    package var navigation: TerminateNavigation
 }
 
 /// The navigation step of `terminate`.
-public enum TerminateNavigation: String, Sendable, Equatable {
+@_spi(Engine) public enum TerminateNavigation: String, Sendable, Equatable {
     /// `context` only, or terminate on an empty, non-presented stack.
     case none
     /// Popped back to the nearest earlier screen of the stack observing the type.

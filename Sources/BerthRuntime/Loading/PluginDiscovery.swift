@@ -4,7 +4,7 @@ import Foundation
 /// failed validation with every problem.
 public struct DiscoveryResult: Sendable {
     /// The folders that validated, one plugin each.
-    public var plugins: [ValidatedPlugin] = []
+    package var plugins: [ValidatedPlugin] = []
     /// The folders that did not validate, with their problems.
     public var rejected: [RejectedPlugin] = []
     /// Trusted-key files or revocation lines that could not be read.

@@ -29,11 +29,11 @@ public struct WorkerUsage: Sendable, Equatable {
 extension PluginGeneration {
     /// What its worker's sandbox lacks on this machine, in one line ("no user namespace
     /// (…)"; Landlock missing), or nil when the whole wall stands (and in process).
-    public var workerSandboxGaps: String? { (connection as? IsolatedPlugin)?.sandbox.unconfinedBecause }
+    package var workerSandboxGaps: String? { (connection as? IsolatedPlugin)?.sandbox.unconfinedBecause }
 
     /// Its worker's use against its limits, memory capped by `hostMemoryCeiling` (the host's
     /// `IsolationSettings.maxPluginMemory`, 1 GiB by default); nil in process (nothing is limited there).
-    public func workerUsage(hostMemoryCeiling: UInt64 = 1 << 30) -> WorkerUsage? {
+    package func workerUsage(hostMemoryCeiling: UInt64 = 1 << 30) -> WorkerUsage? {
         guard let pid = workerPluginPID else { return nil }
         let limits = manifest.limits
         let cgroup = (connection as? IsolatedPlugin)?.group.worker.cgroup?.usage

@@ -4,9 +4,9 @@ import Logging
 /// from which validated files, and the connection through which every call reaches its
 /// code. A reload makes a new generation; the old one ends.
 @MainActor
-public final class PluginGeneration {
+@_spi(Engine) public final class PluginGeneration {
     /// Where a generation is in its life.
-    public enum State: String, Sendable {
+    package enum State: String, Sendable {
         /// Its code is mapped and callable.
         case loaded
         /// A Swift image that stays mapped (never unmapped in process).
@@ -16,34 +16,34 @@ public final class PluginGeneration {
     }
 
     /// The plugin's id.
-    public let pluginID: String
+    package let pluginID: String
     /// 1 for the first load in this host process, then +1 for every reload.
-    public let number: Int
+    package let number: Int
     /// The manifest it was loaded with.
-    public let manifest: PluginManifest
+    package let manifest: PluginManifest
     /// The validated plugin folder this generation came from.
-    public let source: ValidatedPlugin
+    package let source: ValidatedPlugin
     /// Where the image was loaded from (the shadow copy).
-    public var shadowPath: String { connection.imagePath }
+    package var shadowPath: String { connection.imagePath }
     /// Bytes of the image file (what a retired Swift generation keeps mapped).
-    public var imageBytes: Int { source.librarySize }
+    package var imageBytes: Int { source.librarySize }
     /// Unchecked exclusivity: read on every typed export call, and only ever read or
     /// assigned whole, on the main actor, so no access can overlap another.
-    @exclusivity(unchecked) public private(set) var state: State = .loaded
+    @exclusivity(unchecked) package private(set) var state: State = .loaded
     /// True while the generation is loaded: its code mapped and callable.
-    public var isLoaded: Bool { state == .loaded }
+    package var isLoaded: Bool { state == .loaded }
 
     /// Where its code runs.
-    public let isolation: IsolationMode
+    package let isolation: IsolationMode
     /// The worker's process id, for an isolated generation.
-    public var workerPID: Int32? { (connection as? IsolatedPlugin)?.workerPID }
+    package var workerPID: Int32? { (connection as? IsolatedPlugin)?.workerPID }
     /// The process its code runs in, for an isolated generation: `workerPID`, or inside the
     /// worker's own PID namespace the process there (`WorkerProcess.pluginPID`); its
     /// `/proc` entry holds the worker's memory and processor time.
     package var workerPluginPID: Int32? { (connection as? IsolatedPlugin)?.group.worker.pluginPID }
     /// The processor time its worker has used so far (user + system; shared with the other
     /// plugins of a worker group), for an isolated generation whose worker runs.
-    public var workerProcessorTime: Duration? { (connection as? IsolatedPlugin)?.group.worker.processorTime }
+    package var workerProcessorTime: Duration? { (connection as? IsolatedPlugin)?.group.worker.processorTime }
 
     /// What its load cost, phase by phase.
     package var loadTimings: LoadTimings { connection.loadTimings }
@@ -54,7 +54,7 @@ public final class PluginGeneration {
     /// The plugin side of the seam.
     let connection: any PluginConnection
     /// The state the host holds for this generation's screens, against `limits.state`.
-    public let stateBudget: StateBudget
+    package let stateBudget: StateBudget
 
     init(source: ValidatedPlugin, number: Int, connection: any PluginConnection, isolation: IsolationMode = .inProcess) {
         self.pluginID = source.manifest.id
@@ -88,7 +88,7 @@ public final class PluginGeneration {
     }
 
     /// Calls an export through the connection (libffi in process).
-    public func call(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue {
+    @_spi(Engine) public func call(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue {
         guard isLoaded else {
             throw FFIError(.unknownSymbol, "\(pluginID)#\(number) is \(state.rawValue); nothing is called")
         }
@@ -101,7 +101,7 @@ public final class PluginGeneration {
     }
 
     /// Calls an export with arguments given as text, converted by the manifest's signature.
-    public func call(_ symbol: String, textArguments: [String]) throws(FFIError) -> FFIValue {
+    package func call(_ symbol: String, textArguments: [String]) throws(FFIError) -> FFIValue {
         guard let signature = manifest.export(named: symbol) else {
             return try call(symbol, arguments: []) // reports the unknown symbol
         }

@@ -1,8 +1,8 @@
 /// A discovered plugin and its current generation.
 @MainActor
-public final class PluginRecord {
+package final class PluginRecord {
     /// Whether a discovered plugin is loaded, and if not, why.
-    public enum State: Sendable, Equatable {
+    package enum State: Sendable, Equatable {
         /// Valid, not loaded.
         case discovered
         /// Loaded: a generation is in place.
@@ -13,7 +13,7 @@ public final class PluginRecord {
         case failed(CrashBudgetSpent)
 
         /// One word, as `plugins` shows it.
-        public var name: String {
+        package var name: String {
             switch self {
             case .discovered: "discovered"
             case .loaded: "loaded"
@@ -24,7 +24,7 @@ public final class PluginRecord {
     }
 
     /// The validated folder (refreshed by discovery and reload).
-    public internal(set) var source: ValidatedPlugin
+    package internal(set) var source: ValidatedPlugin
 
     /// Where the plugin stands, each case with what only it has: a loaded plugin always has
     /// its generation, a failed one its reason, and only one that is not loaded waits for
@@ -47,25 +47,25 @@ public final class PluginRecord {
     }
 
     /// The loaded generation, nil when not loaded.
-    public var generation: PluginGeneration? {
+    package var generation: PluginGeneration? {
         guard case .loaded(let generation) = stage else { return nil }
         return generation
     }
 
     /// Lazy activation: valid and not loaded yet; its first use (a route opened, an export
     /// called) loads it. Cleared by any load.
-    public var deferred: Bool {
+    package var deferred: Bool {
         guard case .discovered(lazy: true) = stage else { return false }
         return true
     }
 
     /// The state as `plugins` shows it: `discovered (lazy)` for a deferred plugin.
-    public var stateName: String {
+    package var stateName: String {
         deferred ? "discovered (lazy)" : state.name
     }
 
     /// Where the plugin stands: loaded, discovered, crashed (within its crash budget) or failed.
-    public var state: State {
+    package var state: State {
         switch stage {
         case .discovered: .discovered
         case .loaded: .loaded
@@ -76,7 +76,7 @@ public final class PluginRecord {
 
     /// Worker crashes within the last `window` (the crash budget spends `crashLimit` of them
     /// in `crashWindow`: `IsolationSettings`); for an inspector.
-    public func crashes(within window: Duration) -> Int {
+    package func crashes(within window: Duration) -> Int {
         let now = ContinuousClock.now
         return crashes.times.filter { now - $0 <= window }.count
     }
@@ -120,14 +120,14 @@ public final class PluginRecord {
 }
 
 /// Why a plugin failed: its worker crashed `crashes` times within `window`, its crash budget.
-public struct CrashBudgetSpent: Sendable, Equatable, CustomStringConvertible {
+package struct CrashBudgetSpent: Sendable, Equatable, CustomStringConvertible {
     /// The crashes that spent the budget (the configured limit).
-    public var crashes: Int
+    package var crashes: Int
     /// The window they fell within.
-    public var window: Duration
+    package var window: Duration
 
     /// `crashed 3 times in 300.0 seconds`.
-    public var description: String { "crashed \(crashes) times in \(window)" }
+    package var description: String { "crashed \(crashes) times in \(window)" }
 }
 
 /// The plugins a host knows, their dependency order, and the numbering of generations.

@@ -3,19 +3,19 @@
 /// services plugins provide through the ABI.
 extension BerthHost {
     /// Runs a host command (or any operation) in its own request scope.
-    public func inRequestScope<T>(_ owner: String, _ body: () throws -> T) rethrows -> T {
+    package func inRequestScope<T>(_ owner: String, _ body: () throws -> T) rethrows -> T {
         try scopes.withRequestScope(owner: owner, body)
     }
 
     /// `inRequestScope` for work that awaits (a command whose action runs on a plugin's lane).
-    public func inRequestScope<T>(_ owner: String, _ body: () async throws -> T) async rethrows -> T {
+    package func inRequestScope<T>(_ owner: String, _ body: () async throws -> T) async rethrows -> T {
         let scope = scopes.makeRequestScope(owner: owner)
         defer { scope.end() }
         return try await ScopeRegistry.$currentRequest.withValue(scope) { try await body() }
     }
 
     /// Begins session `id` (ending the current one, releasing its instances).
-    public func beginSession(_ id: String) {
+    package func beginSession(_ id: String) {
         if let current = scopes.currentSession { emit(.event, .session, "session \(current.id) ended (\(current.keys.count) instance(s) released)") }
         scopes.beginSession(id)
         emit(.event, .session, "session \(id) began")
@@ -23,7 +23,7 @@ extension BerthHost {
 
     /// Ends the current session, releasing every session instance.
     @discardableResult
-    public func endSession() -> String? {
+    package func endSession() -> String? {
         let count = scopes.currentSession?.keys.count ?? 0
         guard let id = scopes.endSession() else { return nil }
         emit(.event, .session, "session \(id) ended (\(count) instance(s) released)")

@@ -5,16 +5,16 @@ import Foundation
 ///
 /// Ending a scope releases its instances in reverse creation order (their deinit runs, or
 /// their C release callback) and refuses later resolves. Nothing of it is kept afterwards.
-public final class Scope: @unchecked Sendable, CustomStringConvertible {
+@_spi(Engine) public final class Scope: @unchecked Sendable, CustomStringConvertible {
     // @unchecked: `state` is only read or written while `lock` (the registry's) is held.
     /// How long it lives: singleton, screen, session or request.
-    public let kind: ScopeKind
+    package let kind: ScopeKind
     private let name: Name
     /// Who it belongs to (`host`, a screen, a plugin).
-    public let owner: String
+    package let owner: String
 
     /// A name for people (`session alice`, `screen 7`, `request 12`).
-    public var id: String {
+    package var id: String {
         switch name {
         case .text(let text): text
         case .number(let number): String(number)
@@ -103,10 +103,10 @@ public final class Scope: @unchecked Sendable, CustomStringConvertible {
     public var description: String { "\(kind) \(id)" }
 
     /// True once ended: its instances are released and resolves in it are refused.
-    public var isEnded: Bool { withLock { $0.ended } }
+    package var isEnded: Bool { withLock { $0.ended } }
 
     /// The keys of the instances held now, in creation order.
-    public var keys: [String] { withLock { $0.entries.map(\.name) } }
+    package var keys: [String] { withLock { $0.entries.map(\.name) } }
 
     @inline(__always)
     private func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {

@@ -37,9 +37,9 @@ public enum ScopeKind: String, Sendable, CaseIterable, CustomStringConvertible {
 
 /// Why a scoped service could not be resolved or registered. Says which key, which scope
 /// kind, and what to do.
-public struct ScopeError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(Engine) public struct ScopeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Which rule was broken: no registration for the key, no scope of its kind open, the scope ended, the provider unloaded, the factory failed, the instance has another type, a second registration.
-    public enum Code: Sendable, Equatable {
+    package enum Code: Sendable, Equatable {
         /// No registration for the key; no scope of its kind is current; the scope has ended; the providing plugin was unloaded; the factory failed; the instance is not of the asked type; the key is registered already.
         case notRegistered, noCurrentScope, scopeEnded, providerUnloaded, factoryFailed, wrongType, duplicate
         /// The provider's instances live in another process than the one resolving.
@@ -50,16 +50,16 @@ public struct ScopeError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Which rule was broken.
-    public var code: Code
+    package var code: Code
     /// The service key involved.
-    public var key: String
+    package var key: String
     /// What happened and what to do.
-    public var message: String
+    package var message: String
     /// For `denied`: the capability refusal the host reports.
     package var denial: CapabilityDenial?
 
     /// An error of `code` about `key`, explained by `message`.
-    public init(_ code: Code, key: String, _ message: String) {
+    package init(_ code: Code, key: String, _ message: String) {
         self.code = code
         self.key = key
         self.message = message

@@ -3,19 +3,19 @@
 /// needs no capability, so without it a plugin could grow the host without end. A slot
 /// costs its value, its identity path and `slotOverhead` (a flood of empty slots costs too).
 @MainActor
-public final class StateBudget {
+package final class StateBudget {
     /// The plugin whose state it counts.
-    public let pluginID: String
+    package let pluginID: String
     /// The most bytes its slots may hold.
-    public let byteLimit: Int
+    package let byteLimit: Int
     /// The most slots it may have.
-    public let slotLimit: Int
+    package let slotLimit: Int
     /// Bytes its slots hold now.
-    public private(set) var bytes = 0
+    package private(set) var bytes = 0
     /// Slots it has now.
-    public private(set) var slots = 0
+    package private(set) var slots = 0
     /// Writes refused so far.
-    public private(set) var refusedWrites = 0
+    package private(set) var refusedWrites = 0
 
     /// The bytes a slot costs beyond its value and identity (its key and table entry).
     static let slotOverhead = 64
@@ -57,7 +57,7 @@ public final class StateBudget {
     }
 
     /// `1.2 MiB of 16 MiB, 40 of 65536 slots`, for `status`.
-    public var usage: String {
+    package var usage: String {
         "\(ByteCountText.binary(bytes)) of \(ByteCountText.binary(byteLimit)), \(slots) of \(slotLimit) slots"
     }
 }

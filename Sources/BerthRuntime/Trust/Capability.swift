@@ -2,7 +2,7 @@
 /// The host refuses every `berth_host_v1` call outside the declared set with
 /// `BERTH_ERR_DENIED`; the sandbox grants (`files.*`, `network`) confine an isolated
 /// plugin's worker process (Docs/security.md).
-public enum Capability: String, Sendable, Hashable, CaseIterable, Comparable {
+package enum Capability: String, Sendable, Hashable, CaseIterable, Comparable {
     /// Push, present, pop and dismiss with the plugin's own routes.
     case navigate
     /// Push or present another plugin's routes.
@@ -31,10 +31,10 @@ public enum Capability: String, Sendable, Hashable, CaseIterable, Comparable {
     /// What a manifest without `capabilities` gets: every host service, so plugins written
     /// before capabilities keep working, and no file or network grant beyond the sandbox's
     /// defaults.
-    public static let undeclaredDefault: Set<Capability> = Set(allCases.filter { !$0.isSandboxGrant })
+    package static let undeclaredDefault: Set<Capability> = Set(allCases.filter { !$0.isSandboxGrant })
 
     /// A grant the OS sandbox of a worker enforces; in process it cannot be enforced.
-    public var isSandboxGrant: Bool {
+    package var isSandboxGrant: Bool {
         switch self {
         case .filesRead, .filesWrite, .network: true
         case .navigate, .navigateAny, .context, .delegate, .statePersist, .session, .servicesProvide, .servicesConsume, .tasks: false
@@ -42,7 +42,7 @@ public enum Capability: String, Sendable, Hashable, CaseIterable, Comparable {
     }
 
     /// Orders as berth.h lists the capabilities.
-    public static func < (lhs: Capability, rhs: Capability) -> Bool {
+    package static func < (lhs: Capability, rhs: Capability) -> Bool {
         (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)
     }
 }

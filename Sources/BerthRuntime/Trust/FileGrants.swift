@@ -3,20 +3,20 @@ import Foundation
 /// The manifest's `files`: paths an isolated plugin's sandbox lets it read (`files.read`
 /// capability) or write (`files.write`), beyond its own folders. A path is absolute or
 /// starts with `~/` (the home folder of the user running the host).
-public struct FileGrants: Sendable, Equatable {
+package struct FileGrants: Sendable, Equatable {
     /// Paths the plugin may read.
-    public var read: [String]
+    package var read: [String]
     /// Paths the plugin may write (and read).
-    public var write: [String]
+    package var write: [String]
 
     /// Grants of `read` and `write` paths.
-    public init(read: [String] = [], write: [String] = []) {
+    package init(read: [String] = [], write: [String] = []) {
         self.read = read
         self.write = write
     }
 
     /// True when nothing is granted.
-    public var isEmpty: Bool { read.isEmpty && write.isEmpty }
+    package var isEmpty: Bool { read.isEmpty && write.isEmpty }
 
     /// A granted path as the sandbox gets it: `~/x` below `home`.
     static func resolve(_ path: String, home: String) -> String {

@@ -55,7 +55,7 @@ public struct IsolationSettings: Sendable, Equatable {
     }
 
     /// The mode `manifest` runs in under this policy.
-    public func mode(for manifest: PluginManifest) -> IsolationMode {
+    package func mode(for manifest: PluginManifest) -> IsolationMode {
         switch policy {
         case .always(let mode): mode
         case .manifest(let fallback): manifest.isolation ?? fallback

@@ -11,7 +11,7 @@
 /// throws instead of reaching code that is gone; bind again on the new generation. In an
 /// isolated plugin the site works the same and each call is a round trip to the worker.
 @MainActor
-public final class ExportCallSite<Result: ExportScalar, each Argument: ExportScalar> {
+@_spi(Engine) public final class ExportCallSite<Result: ExportScalar, each Argument: ExportScalar> {
     @usableFromInline let binding: ExportBinding
 
     init(binding: ExportBinding) {
@@ -19,12 +19,12 @@ public final class ExportCallSite<Result: ExportScalar, each Argument: ExportSca
     }
 
     /// The export's signature, as the manifest declares it.
-    public var signature: ExportSignature { binding.signature }
+    package var signature: ExportSignature { binding.signature }
 
     /// Calls the export. Throws when the generation has ended (or, isolated, when the
     /// worker fails).
     @inlinable @inline(__always)
-    public func callAsFunction(_ argument: repeat each Argument) throws(FFIError) -> Result {
+    @_spi(Engine) public func callAsFunction(_ argument: repeat each Argument) throws(FFIError) -> Result {
         let slots = try binding.argumentSlots()
         var offset = 0
         // A pack expansion, not `for value in repeat each argument`: the loop form copied each
@@ -43,7 +43,7 @@ public final class ExportCallSite<Result: ExportScalar, each Argument: ExportSca
 extension PluginGeneration {
     /// Binds `symbol` to Swift types for typed calls (see `ExportCallSite`). The types must
     /// be the manifest's, in order; strings and bytes are not accepted (use `call`).
-    public func exportCallSite<Result: ExportScalar, each Argument: ExportScalar>(
+    @_spi(Engine) public func exportCallSite<Result: ExportScalar, each Argument: ExportScalar>(
         _ symbol: String, arguments: repeat (each Argument).Type, returning result: Result.Type
     ) throws(FFIError) -> ExportCallSite<Result, repeat each Argument> {
         var types: [ValueType] = []

@@ -136,7 +136,7 @@ public enum FFIValue: Sendable, Equatable, CustomStringConvertible {
 extension ExportSignature {
     /// Parses command-line text as this export's arguments: checks the count, then each
     /// value against its parameter type. Errors name the export and the argument.
-    public func parseArguments(_ texts: [String]) throws(FFIError) -> [FFIValue] {
+    package func parseArguments(_ texts: [String]) throws(FFIError) -> [FFIValue] {
         guard texts.count == params.count else {
             throw FFIError(.arity, "\(symbol) takes \(params.count) argument(s) (\(description)), got \(texts.count)")
         }

@@ -3,14 +3,14 @@
 /// key with a `call`). Written by `berth pack` from a Swift plugin's code, by hand for a C
 /// plugin. Facts for tools and for discovery's warning about a contract nobody provides;
 /// the host refuses no call for what is missing here.
-public struct PluginContracts: Sendable, Equatable {
+package struct PluginContracts: Sendable, Equatable {
     /// The contracts the plugin registers (`Service.provides`, `service_register` with a `call`).
-    public var provides: [String] = []
+    package var provides: [String] = []
     /// The contracts the plugin calls (`Plugin(consumes:)`, `service_call`).
-    public var consumes: [String] = []
+    package var consumes: [String] = []
 
     /// The contracts `provides` and `consumes` name.
-    public init(provides: [String] = [], consumes: [String] = []) {
+    package init(provides: [String] = [], consumes: [String] = []) {
         self.provides = provides
         self.consumes = consumes
     }

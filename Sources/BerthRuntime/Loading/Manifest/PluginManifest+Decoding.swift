@@ -10,11 +10,11 @@ extension PluginManifest {
 
     /// The sizes a manifest may have (Docs/manifest-errors.md): larger ones are refused with one
     /// line, before any list is walked.
-    public enum Limits {
+    package enum Limits {
         /// Bytes of `plugin.json`.
-        public static let fileBytes = 1_048_576
+        package static let fileBytes = 1_048_576
         /// Entries in one list (`routes`, `persist`, `exports`, `requires`).
-        public static let listEntries = 4_096
+        package static let listEntries = 4_096
         /// Characters of a quoted value in a problem line.
         static let quotedCharacters = 80
     }
@@ -23,7 +23,7 @@ extension PluginManifest {
     ///
     /// Returns the manifest when no rule is broken (warnings may still be present), else nil.
     /// Every problem names `path` and the field, so `berth validate` can print it as is.
-    public static func decode(_ data: Data, path: String) -> (manifest: PluginManifest?, problems: [PluginProblem]) {
+    package static func decode(_ data: Data, path: String) -> (manifest: PluginManifest?, problems: [PluginProblem]) {
         var reader = ManifestReader(path: path)
         guard data.count <= Limits.fileBytes else {
             reader.fail("file", "is \(data.count) bytes; a manifest may have at most \(Limits.fileBytes)")

@@ -1,6 +1,6 @@
 /// The language runtime a plugin image was built with. Decides how it is unloaded: a Swift
 /// image is never `dlclose`d (see Docs/loading.md), a C image is.
-public enum PluginRuntimeKind: String, Sendable, Codable {
+package enum PluginRuntimeKind: String, Sendable, Codable {
     /// Built with Swift (BerthSDK): never unmapped.
     case swift
     /// Plain C: closed with `dlclose` when unloaded.
@@ -16,7 +16,7 @@ public enum IsolationMode: String, Sendable, Codable {
 }
 
 /// When a host loads a plugin it discovered.
-public enum PluginActivation: String, Sendable, Codable {
+package enum PluginActivation: String, Sendable, Codable {
     /// At start (`berth run`), with every other valid plugin.
     case eager
     /// On first use: when one of its routes is opened or one of its exports is called.
@@ -24,92 +24,92 @@ public enum PluginActivation: String, Sendable, Codable {
 }
 
 /// A plugin's manifest (`plugin.json`), version 1. See Docs/manifest.md for every field.
-public struct PluginManifest: Sendable, Equatable {
+package struct PluginManifest: Sendable, Equatable {
     /// Reverse-DNS identifier, unique among loaded plugins (`com.example.counter`).
-    public var id: String
+    package var id: String
     /// Human-readable name.
-    public var name: String
+    package var name: String
     /// The plugin's own version.
-    public var version: SemanticVersion
+    package var version: SemanticVersion
     /// The C ABI version the library was built against (major, minor).
-    public var abi: ABIVersion
+    package var abi: ABIVersion
     /// Library file name relative to the manifest's folder.
-    public var library: String
+    package var library: String
     /// The entry symbol returning the `berth_plugin_v1` table.
-    public var entry: String
+    package var entry: String
     /// The language runtime of the image.
-    public var runtime: PluginRuntimeKind
+    package var runtime: PluginRuntimeKind
     /// C functions callable through libffi.
-    public var exports: [ExportSignature]
+    package var exports: [ExportSignature]
     /// Screens the plugin provides, by route name.
-    public var routes: [String]
+    package var routes: [String]
     /// Other plugins this one needs, by id, with a semantic version range each.
-    public var requires: [Dependency]
+    package var requires: [Dependency]
     /// Keys of values the plugin persists outside its module instances.
-    public var persist: [String]
+    package var persist: [String]
     /// Expected SHA-256 of the library, lower-case hex, when the author pinned it.
-    public var sha256: String?
+    package var sha256: String?
     /// Optional one-line description.
-    public var description: String?
+    package var description: String?
     /// Where the plugin asks to run; nil leaves it to the host's default.
-    public var isolation: IsolationMode? = nil
+    package var isolation: IsolationMode? = nil
     /// The worker group it shares a worker with when it runs isolated (`"isolation":
     /// {"group": NAME}`): members share services as in process. Where it runs is still the
     /// host's default.
-    public var isolationGroup: String? = nil
+    package var isolationGroup: String? = nil
     /// The capabilities the manifest declares; nil when it has no `capabilities` field.
-    public var capabilities: Set<Capability>? = nil
+    package var capabilities: Set<Capability>? = nil
     /// Paths an isolated plugin may read or write beyond its own folders (`files`).
-    public var files = FileGrants()
+    package var files = FileGrants()
 
     /// What the host grants: the declared capabilities, or `Capability.undeclaredDefault`.
-    public var grantedCapabilities: Set<Capability> { capabilities ?? Capability.undeclaredDefault }
+    package var grantedCapabilities: Set<Capability> { capabilities ?? Capability.undeclaredDefault }
     /// When the host loads it; nil leaves it to the host (eager unless `--lazy`).
-    public var activation: PluginActivation? = nil
+    package var activation: PluginActivation? = nil
     /// The actions each route's screen declares (`actions`); a route missing here declares
     /// none, and accepts any action name.
-    public var actions: [String: [DeclaredAction]] = [:]
+    package var actions: [String: [DeclaredAction]] = [:]
     /// What an isolated plugin's worker may take (`limits`); the host's settings are the ceiling.
-    public var limits = PluginLimits()
+    package var limits = PluginLimits()
     /// Host variables passed to an isolated plugin's worker beyond the allowlist (`environment`).
-    public var environment: [String] = []
+    package var environment: [String] = []
     /// The service contracts it provides and calls, by name (`contracts`).
-    public var contracts = PluginContracts()
+    package var contracts = PluginContracts()
 
     /// One entry of `requires`.
-    public struct Dependency: Sendable, Equatable {
+    package struct Dependency: Sendable, Equatable {
         /// The plugin id it needs.
-        public var id: String
+        package var id: String
         /// The versions of it that will do.
-        public var range: VersionRange
+        package var range: VersionRange
     }
 
     /// Finds an export by symbol name.
-    public func export(named symbol: String) -> ExportSignature? {
+    package func export(named symbol: String) -> ExportSignature? {
         exports.first { $0.symbol == symbol }
     }
 }
 
 /// An ABI version as `major.minor` (packed like `BERTH_ABI_VERSION` in berth.h).
-public struct ABIVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
+package struct ABIVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The major version: a plugin built for another major cannot load.
-    public var major: UInt32
+    package var major: UInt32
     /// The minor version: additions that keep the major's contract.
-    public var minor: UInt32
+    package var minor: UInt32
 
     /// The version `major.minor`.
-    public init(major: UInt32, minor: UInt32) {
+    package init(major: UInt32, minor: UInt32) {
         self.major = major
         self.minor = minor
     }
 
     /// Unpacks `(major << 16) | minor`.
-    public init(packed: UInt32) {
+    package init(packed: UInt32) {
         self.init(major: packed >> 16, minor: packed & 0xFFFF)
     }
 
     /// Parses `"1.0"`.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let major = UInt32(parts[0]), let minor = UInt32(parts[1]),
               minor <= 0xFFFF, String(major) == parts[0], String(minor) == parts[1]
@@ -118,12 +118,12 @@ public struct ABIVersion: Sendable, Hashable, Comparable, CustomStringConvertibl
     }
 
     /// `(major << 16) | minor`, as `BERTH_ABI_VERSION` packs it.
-    public var packed: UInt32 { (major << 16) | minor }
+    package var packed: UInt32 { (major << 16) | minor }
     /// `major.minor`.
-    public var description: String { "\(major).\(minor)" }
+    package var description: String { "\(major).\(minor)" }
 
     /// Orders by major, then minor.
-    public static func < (lhs: ABIVersion, rhs: ABIVersion) -> Bool {
+    package static func < (lhs: ABIVersion, rhs: ABIVersion) -> Bool {
         (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
     }
 }

@@ -20,23 +20,23 @@ public enum ValueType: String, Sendable, CaseIterable, Codable {
 }
 
 /// One C function a plugin exports for the host to call through libffi.
-public struct ExportSignature: Sendable, Equatable, Codable {
+package struct ExportSignature: Sendable, Equatable, Codable {
     /// The symbol in the library's dynamic symbol table.
-    public var symbol: String
+    package var symbol: String
     /// Parameter types, in order.
-    public var params: [ValueType]
+    package var params: [ValueType]
     /// Result type.
-    public var returns: ValueType
+    package var returns: ValueType
 
     /// The signature of `symbol`: its parameter types in order and its result type.
-    public init(symbol: String, params: [ValueType], returns: ValueType) {
+    package init(symbol: String, params: [ValueType], returns: ValueType) {
         self.symbol = symbol
         self.params = params
         self.returns = returns
     }
 
     /// `int32 greeter_add(int32, int32)`: the signature as a user reads it.
-    public var description: String {
+    package var description: String {
         "\(returns.rawValue) \(symbol)(\(params.map(\.rawValue).joined(separator: ", ")))"
     }
 }

@@ -2,25 +2,25 @@ internal import Crypto
 import Foundation
 
 /// A plugin folder that passed every check that can be made without running its code.
-public struct ValidatedPlugin: Sendable {
+@_spi(Engine) public struct ValidatedPlugin: Sendable {
     /// The plugin folder (as discovered, not resolved).
-    public var folder: String
+    package var folder: String
     /// The manifest file.
-    public var manifestPath: String
+    package var manifestPath: String
     /// The decoded manifest.
-    public var manifest: PluginManifest
+    package var manifest: PluginManifest
     /// The library's real path (symlinks resolved, inside the folder).
-    public internal(set) var libraryPath: String
+    package internal(set) var libraryPath: String
     /// The library's size in bytes.
-    public var librarySize: Int
+    package var librarySize: Int
     /// The library's SHA-256, lower-case hex.
-    public internal(set) var librarySHA256: String
+    package internal(set) var librarySHA256: String
     /// The manifest file's SHA-256 (a changed manifest means a reload under `--watch`).
-    public var manifestSHA256: String
+    package var manifestSHA256: String
     /// Who signed it, as the trusted keys see it (`plugin.sig`).
-    public var signature: SignatureStatus
+    package var signature: SignatureStatus
     /// Warnings (unknown fields); never errors.
-    public var warnings: [PluginProblem]
+    package var warnings: [PluginProblem]
     /// The library's bytes as validated, for a small library (`ValidationCache.keptBytesLimit`):
     /// its sealed copy is made from them. Shared, not copied, by the records and
     /// generations that hold this value: 256 KB at most per plugin.
@@ -30,16 +30,16 @@ public struct ValidatedPlugin: Sendable {
 /// The checks a plugin must pass before any of its code runs: manifest schema and rules,
 /// library containment, ELF header, SHA-256, exported symbols and the signature. One code
 /// path for the host, `berth validate` and `berth pack`.
-public enum PluginValidator {
+@_spi(Engine) public enum PluginValidator {
     /// The manifest's file name inside a plugin folder.
-    public static let manifestFileName = "plugin.json"
+    package static let manifestFileName = "plugin.json"
     /// The most bytes a plugin's library may have (256 MiB; the largest example is a few
     /// MiB): a larger one is refused by its `fstat` size before a byte of it is read.
-    public static let libraryBytesLimit = 256 << 20
+    package static let libraryBytesLimit = 256 << 20
 
     /// Validates the plugin in `folder` (a folder holding `plugin.json`) or a manifest file,
     /// judging its signature by `signatures`.
-    public static func validate(path: String, signatures: SignaturePolicy = SignaturePolicy()) -> Result<ValidatedPlugin, PluginValidationFailure> {
+    @_spi(Engine) public static func validate(path: String, signatures: SignaturePolicy = SignaturePolicy()) -> Result<ValidatedPlugin, PluginValidationFailure> {
         validate(path: path, trust: signatures.loadTrustedKeys(), requireSignature: signatures.requireSignature)
     }
 
@@ -270,17 +270,17 @@ public enum PluginValidator {
 }
 
 /// Why a plugin did not validate: every problem found, in order.
-public struct PluginValidationFailure: Error, Sendable, CustomStringConvertible {
+@_spi(Engine) public struct PluginValidationFailure: Error, Sendable, CustomStringConvertible {
     /// Every problem found, errors and warnings.
-    public var problems: [PluginProblem]
+    package var problems: [PluginProblem]
     /// A failure made of `problems`.
-    public init(_ problems: [PluginProblem]) { self.problems = problems }
+    package init(_ problems: [PluginProblem]) { self.problems = problems }
     /// Every problem, one per line.
     public var description: String { problems.map(\.description).joined(separator: "\n") }
     /// The problem that stopped validation: the first error (a warning alone stops nothing).
-    public var firstError: PluginProblem? { problems.firstError }
+    package var firstError: PluginProblem? { problems.firstError }
     /// The errors, then the warnings, on one line (for a one-line refusal).
-    public var oneLine: String {
+    package var oneLine: String {
         (problems.filter { $0.severity == .error } + problems.filter { $0.severity != .error })
             .map(\.description).joined(separator: "; ")
     }

@@ -19,13 +19,13 @@
 /// major.minor.patch with a prerelease itself (npm's rule), so `^1.2.0` does not offer
 /// `2.0.0-alpha` or `1.5.0-beta` to a plugin that never asked for unstable versions, while
 /// `>=1.5.0-beta.1 <2.0.0` accepts `1.5.0-beta.3`. `*` therefore matches releases only.
-public struct VersionRange: Sendable, CustomStringConvertible, Equatable {
+package struct VersionRange: Sendable, CustomStringConvertible, Equatable {
     /// The alternatives separated by `||`; a version matches if every comparator of one holds.
     /// An empty alternative comes from `*` and accepts every release.
     private let alternatives: [[Comparator]]
 
     /// Parses a range, or throws an error naming the first token that does not fit the grammar.
-    public init(_ text: String) throws(VersionRangeError) {
+    package init(_ text: String) throws(VersionRangeError) {
         guard !text.allSatisfy(Self.isSpace) else {
             throw VersionRangeError(text: text, detail: "the range is empty")
         }
@@ -45,7 +45,7 @@ public struct VersionRange: Sendable, CustomStringConvertible, Equatable {
     }
 
     /// Whether `version` satisfies the range, including the prerelease rule described on the type.
-    public func contains(_ version: SemanticVersion) -> Bool {
+    package func contains(_ version: SemanticVersion) -> Bool {
         alternatives.contains { comparators in
             guard comparators.allSatisfy({ $0.isSatisfied(by: version) }) else { return false }
             guard !version.prerelease.isEmpty else { return true }
@@ -60,7 +60,7 @@ public struct VersionRange: Sendable, CustomStringConvertible, Equatable {
 
     /// The range in expanded form, for example `^1.2` reads `>=1.2.0 <2.0.0`, so messages show
     /// exactly which versions were meant; two ranges are equal when these forms are.
-    public var description: String {
+    package var description: String {
         alternatives.map { comparators in
             comparators.isEmpty ? "*" : comparators.map(\.description).joined(separator: " ")
         }.joined(separator: " || ")
@@ -246,21 +246,21 @@ extension VersionRange {
 }
 
 /// Why a version range could not be parsed.
-public struct VersionRangeError: Error, CustomStringConvertible, Equatable, Sendable {
+package struct VersionRangeError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The whole range as given.
-    public let text: String
+    package let text: String
 
     /// What is wrong, naming the offending token.
-    public let detail: String
+    package let detail: String
 
     /// Creates an error for `text`; `detail` should quote the offending token.
-    public init(text: String, detail: String) {
+    package init(text: String, detail: String) {
         self.text = text
         self.detail = detail
     }
 
     /// One line: the range, then what is wrong with it.
-    public var description: String {
+    package var description: String {
         "invalid version range '\(text)': \(detail)"
     }
 }

@@ -10,7 +10,7 @@ struct PluginSignature: Codable, Sendable {
     var format: String
     /// The signing key's name (advisory: a trusted key's own file name wins).
     var signer: String
-    /// The public key, base64 of its 32 raw bytes.
+    /// The package key, base64 of its 32 raw bytes.
     var key: String
     var manifestSHA256: String
     var librarySHA256: String
@@ -64,7 +64,7 @@ struct PluginSignature: Codable, Sendable {
 
     /// Checks this signature against the files as they are now; returns the key that made it.
     func verify(manifestSHA256 actualManifest: String, librarySHA256 actualLibrary: String) throws(SignatureFault) -> PluginPublicKey {
-        guard let rawKey = Data(base64Encoded: key), rawKey.count == 32 else { throw .unreadable("key is not a base64 Ed25519 public key") }
+        guard let rawKey = Data(base64Encoded: key), rawKey.count == 32 else { throw .unreadable("key is not a base64 Ed25519 package key") }
         guard let rawSignature = Data(base64Encoded: signature) else { throw .unreadable("signature is not base64") }
         let publicKey = PluginPublicKey(name: signer, rawKey: [UInt8](rawKey))
         let manifestChanged = actualManifest != manifestSHA256
@@ -83,7 +83,7 @@ struct PluginSignature: Codable, Sendable {
 
 /// Why a present signature does not hold. Always an error, with or without
 /// `--require-signature`: the files are not the ones that were signed.
-public enum SignatureFault: Error, Sendable, Equatable, CustomStringConvertible {
+package enum SignatureFault: Error, Sendable, Equatable, CustomStringConvertible {
     /// `plugin.sig` cannot be read or parsed.
     case unreadable(String)
     /// `plugin.json` changed after signing.
@@ -96,7 +96,7 @@ public enum SignatureFault: Error, Sendable, Equatable, CustomStringConvertible 
     case badSignature
 
     /// What is wrong with the signature, in one line.
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadable(let reason): "\(PluginSignature.fileName) is unusable: \(reason)"
         case .manifestChanged: "\(PluginValidator.manifestFileName) changed after signing"

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Who signed a plugin, as the host's trusted keys see it.
-public enum SignatureStatus: Sendable, Equatable, CustomStringConvertible {
+package enum SignatureStatus: Sendable, Equatable, CustomStringConvertible {
     /// No `plugin.sig`.
     case unsigned
     /// Signed by a key in the trusted-keys folder (named by its file).
@@ -14,7 +14,7 @@ public enum SignatureStatus: Sendable, Equatable, CustomStringConvertible {
     case invalid(SignatureFault)
 
     /// What `berth list` shows in its signer column.
-    public var description: String {
+    package var description: String {
         switch self {
         case .unsigned: "unsigned"
         case .trusted(let key): key.name
@@ -25,7 +25,7 @@ public enum SignatureStatus: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The signing key, when a signature holds.
-    public var key: PluginPublicKey? {
+    package var key: PluginPublicKey? {
         switch self {
         case .trusted(let key), .unknownKey(let key), .revoked(let key): key
         case .unsigned, .invalid: nil
@@ -96,7 +96,7 @@ public struct SignaturePolicy: Sendable, Equatable {
     }
 
     /// The trusted keys as the folder holds them now.
-    public func loadTrustedKeys() -> TrustedKeys {
+    package func loadTrustedKeys() -> TrustedKeys {
         TrustedKeys(folder: trustedKeysFolder)
     }
 }

@@ -35,7 +35,7 @@ package struct PluginSigningKey: Sendable {
         name = KeyFile.name(of: path)
     }
 
-    /// The public half.
+    /// The package half.
     package var publicKey: PluginPublicKey {
         PluginPublicKey(name: name, rawKey: [UInt8](key.publicKey.rawRepresentation))
     }
@@ -68,11 +68,11 @@ package struct PluginSigningKey: Sendable {
     }
 }
 
-/// An Ed25519 public key: a trusted key from a `NAME.public` file, or the key a signature
+/// An Ed25519 package key: a trusted key from a `NAME.public` file, or the key a signature
 /// names.
-public struct PluginPublicKey: Sendable, Hashable {
+package struct PluginPublicKey: Sendable, Hashable {
     /// Its file name without `.public` (or the name a signature gives).
-    public let name: String
+    package let name: String
     /// The 32 raw key bytes.
     package let rawKey: [UInt8]
 
@@ -85,16 +85,16 @@ public struct PluginPublicKey: Sendable, Hashable {
     package init(contentsOf path: String) throws(SigningKeyError) {
         let raw = try KeyFile.read(path, tag: KeyFile.publicTag)
         guard (try? Curve25519.Signing.PublicKey(rawRepresentation: raw)) != nil else {
-            throw SigningKeyError(path: path, "is not an Ed25519 public key (\(raw.count) bytes, expected 32)")
+            throw SigningKeyError(path: path, "is not an Ed25519 package key (\(raw.count) bytes, expected 32)")
         }
         self.init(name: KeyFile.name(of: path), rawKey: raw)
     }
 
     /// The SHA-256 of the raw key, lower-case hex: what a revocation list names.
-    public var fingerprint: String { HexDigest.sha256(rawKey) }
+    package var fingerprint: String { HexDigest.sha256(rawKey) }
 
     /// The first 16 hex digits of the fingerprint, for one-line messages.
-    public var shortFingerprint: String { String(fingerprint.prefix(16)) }
+    package var shortFingerprint: String { String(fingerprint.prefix(16)) }
 
     /// The key in base64, as a signature file carries it.
     var base64: String { Data(rawKey).base64EncodedString() }

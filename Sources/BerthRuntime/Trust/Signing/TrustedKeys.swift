@@ -6,21 +6,21 @@ import Foundation
 /// `revoked-keys` is text, one key fingerprint a line (the 64 hex digits `berth keygen`
 /// and `berth list --json` print); `#` starts a comment. A revoked key is refused even when
 /// its `.public` file is still in the folder.
-public struct TrustedKeys: Sendable {
+package struct TrustedKeys: Sendable {
     /// The file in the trusted-keys folder that lists revoked keys, one name per line.
-    public static let revocationFileName = "revoked-keys"
+    package static let revocationFileName = "revoked-keys"
 
     /// The folder read (nil: no trusted keys).
-    public let folder: String?
+    package let folder: String?
     /// Trusted keys by fingerprint.
     private(set) var keys: [String: PluginPublicKey] = [:]
     /// Revoked fingerprints.
     private(set) var revoked: Set<String> = []
     /// Key files or revocation lines that could not be read; never fatal, each names its file.
-    public private(set) var problems: [PluginProblem] = []
+    package private(set) var problems: [PluginProblem] = []
 
     /// Reads `folder`; a folder that does not exist holds no keys.
-    public init(folder: String?) {
+    package init(folder: String?) {
         self.folder = folder
         guard let folder, let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         for entry in entries.sorted() where entry.hasSuffix(".\(KeyFile.publicExtension)") {
