@@ -44,7 +44,7 @@ struct FuzzCorpusTests {
         for (name, bytes) in inputs {
             if let tree = try? ViewTreeDecoder.decode(bytes) {
                 #expect(!tree.allNodes.isEmpty, "\(name)")
-                _ = tree.branches
+                #expect(ViewTree(root: tree).nodeCount == tree.allNodes.count, "\(name)")
             }
         }
         let counterBytes = try #require(inputs["corpus/counter.json"])

@@ -31,7 +31,7 @@ extension StateStorage {
     nonisolated static func check(_ output: RenderedTree, identityPaths: [String]) throws(ViewTreeError) -> CheckedRender {
         switch output {
         case .json(let bytes):
-            return CheckedRender(output: output, basePaths: identityPaths, kind: .json(try LegacyJSONTree.parse(bytes)))
+            return CheckedRender(output: output, basePaths: identityPaths, kind: .json(try LegacyJSONTree.parse(bytes).map(ViewTree.init(root:))))
         case .binary(let bytes):
             guard !bytes.isEmpty else { return CheckedRender(output: output, basePaths: identityPaths, kind: .empty) }
             let header = try BinaryViewTree.header(bytes)
@@ -60,9 +60,9 @@ extension StateStorage {
         switch checked.kind {
         case .invalid(let error):
             throw error
-        case .json(let root):
+        case .json(let tree):
             endRenderPass()
-            return root.map(ViewTree.init(root:))
+            return tree
         case .empty:
             endRenderPass(alive: [])
             return nil
@@ -126,7 +126,8 @@ package struct CheckedRender: Sendable {
     enum Kind: Sendable {
         /// Not a valid tree: the commit throws this.
         case invalid(ViewTreeError)
-        case json(ViewNode?)
+        /// A JSON tree, parsed and summed up where it was checked.
+        case json(ViewTree?)
         case empty
         case binary(BinaryViewTree.Header, paths: [String], tree: BinaryViewTree)
     }

@@ -34,10 +34,4 @@ public struct ViewNode: Sendable, Equatable {
         for child in children { if let found = child.firstNode(where: predicate) { return found } }
         return nil
     }
-
-    /// The branch each `if` took: identity → true/false.
-    var branches: [String: Bool] {
-        // A plugin may repeat an id (duplicate ForEach row ids): the first node wins.
-        Dictionary(allNodes.filter { $0.type == "if" }.map { ($0.id, $0.fields["branch"] == "true") }, uniquingKeysWith: { first, _ in first })
-    }
 }

@@ -4,7 +4,28 @@
 public struct ViewTree: Sendable {
     private enum Storage: Sendable {
         case binary(BinaryViewTree)
-        case nodes(ViewNode)
+        case nodes(ViewNode, NodeSummary)
+    }
+
+    /// What the host asks of a parsed tree again and again (a front end's title on every
+    /// frame, the branches at each commit), found in one walk when the tree is made: on the
+    /// plugin's lane for a render, so the main actor never walks a large tree.
+    private struct NodeSummary: Sendable {
+        var title: String?
+        var count = 0
+        var branches: [String: Bool] = [:]
+
+        init(_ root: ViewNode) {
+            var pending = [root]
+            while let node = pending.popLast() {
+                count += 1
+                if title == nil, let text = node.fields["title"] { title = text }
+                // A plugin may repeat an id (duplicate ForEach row ids): the first node wins.
+                if node.type == "if", branches[node.id] == nil { branches[node.id] = node.fields["branch"] == "true" }
+                // Pre-order: the first child is taken next.
+                pending.append(contentsOf: node.children.reversed())
+            }
+        }
     }
 
     private let storage: Storage
@@ -17,7 +38,7 @@ public struct ViewTree: Sendable {
     }
 
     init(root: ViewNode) {
-        storage = .nodes(root)
+        storage = .nodes(root, NodeSummary(root))
     }
 
     /// The root node with everything below it (built from the binary form once).
@@ -30,7 +51,7 @@ public struct ViewTree: Sendable {
                 cached = .some(root)
                 return root
             }
-        case .nodes(let root): root
+        case .nodes(let root, _): root
         }
     }
 
@@ -39,7 +60,7 @@ public struct ViewTree: Sendable {
     public var screenTitle: String? {
         switch storage {
         case .binary(let tree): tree.title
-        case .nodes(let root): root.screenTitle
+        case .nodes(_, let summary): summary.title
         }
     }
 
@@ -55,7 +76,7 @@ public struct ViewTree: Sendable {
     public var nodeCount: Int {
         switch storage {
         case .binary(let tree): tree.nodeCount
-        case .nodes(let root): root.allNodes.count
+        case .nodes(_, let summary): summary.count
         }
     }
 
@@ -63,7 +84,7 @@ public struct ViewTree: Sendable {
     var branches: [String: Bool] {
         switch storage {
         case .binary(let tree): tree.branches
-        case .nodes(let root): root.branches
+        case .nodes(_, let summary): summary.branches
         }
     }
 }
