@@ -237,6 +237,7 @@ public final class BerthHost {
 
     /// Ends every loaded generation and removes the runtime folder (host exit).
     public func shutdown() {
+        generations.isShuttingDown = true
         for router in openRouters.reversed() where !router.isReleased { close(router) }
         scopes.endAll()
         for id in registry.unloadOrder() {

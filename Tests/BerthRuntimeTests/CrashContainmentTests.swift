@@ -43,8 +43,7 @@ struct CrashContainmentTests {
         /// The crasher's worker is judged hung after 3 s of silence from now on (the product's
         /// default budget), for the step that must hang.
         func shortenHangBudget() throws {
-            let plugin = try #require(host.generation(of: "org.berth.crasher")?.connection as? IsolatedPlugin)
-            plugin.group.worker.channel.replyTimeout = .seconds(3)
+            try host.shortenHangBudget(of: "org.berth.crasher")
         }
 
         /// Waits (serving the main actor) until the crasher has crashed `count` times.
@@ -159,8 +158,30 @@ struct CrashContainmentTests {
         let last = try #require(host.generation(of: "org.berth.crasher")?.workerPID)
         #expect(first != last)
         #expect(host.retiredGenerations == 0)
-        #expect(kill(first, 0) != 0, "the first worker is gone")
+        // Each old worker ends on its lane after its unload returned (the host does not wait).
+        #expect(await eventuallyAsync { kill(first, 0) != 0 }, "the first worker is gone")
         #expect(host.openRouters.filter { $0.pluginID == "org.berth.crasher" }.count == 1)
+    }
+
+    @Test("unloading a plugin whose worker no longer answers (stopped) returns at once; the worker is ended on its lane, and the host goes on")
+    func unloadDoesNotWaitForItsWorker() async throws {
+        let setup = try await Setup()
+        let host = setup.host
+        let worker = try #require(host.generation(of: "org.berth.crasher")?.workerPID)
+        // The whole process group: the worker, and its init and plugin process when it has a PID namespace.
+        #expect(kill(-worker, SIGSTOP) == 0)
+        try host.unload("org.berth.crasher")
+        // Returned with the worker still there, stopped: its unload (2 s), shutdown (1 s) and
+        // exit (2 s) wait on its lane, which then kills it.
+        #expect(kill(worker, 0) == 0, "the host waited for a worker that cannot answer")
+        #expect(host.events.contains { $0.message == "generation 1 unloaded (its worker stops in the background)" })
+        #expect(host.generation(of: "org.berth.crasher") == nil)
+        #expect(setup.hello.module?.isActive == true)
+        try host.sendBlocking(screen: setup.hello.id, action: "wave", payload: [])
+        let ended = await eventuallyAsync { kill(worker, 0) != 0 }
+        #expect(ended, "the lane ended and reaped the stopped worker")
+        if !ended { kill(-worker, SIGKILL) }
+        #expect(!host.events.contains { $0.kind == .crashed }, "an unload's timeouts are not a crash")
     }
 
     @Test("a worker killed from outside between calls, as the OOM killer kills (SIGKILL), is a crash of its plugin only")

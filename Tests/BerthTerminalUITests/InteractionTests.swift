@@ -244,8 +244,7 @@ struct InteractionTests {
         let front = try FrontEndHost(opening: "org.berth.crasher/segv-action") { $0.stageCrasher(isolation: "process") }
         let terminal = front.terminal
         // The hang budget of the product's default, for the call that hangs.
-        let plugin = try #require(front.host.generation(of: "org.berth.crasher")?.connection as? IsolatedPlugin)
-        plugin.group.worker.channel.replyTimeout = .seconds(3)
+        try front.host.shortenHangBudget(of: "org.berth.crasher")
         try? front.host.sendBlocking(screen: try #require(front.host.visibleRouter?.id), action: "go", payload: [])
         #expect(await terminal.waitFor("crashed", timeout: .seconds(60)))
         #expect(terminal.text.contains("✖ the worker of org.berth.crasher crashed"))
@@ -351,8 +350,7 @@ struct HungPluginTests {
         let front = try FrontEndHost(opening: "org.berth.crasher/hang-action") { $0.stageCrasher(isolation: "process") }
         let terminal = front.terminal
         // The hang budget of the product's default, for the call that hangs.
-        let plugin = try #require(front.host.generation(of: "org.berth.crasher")?.connection as? IsolatedPlugin)
-        plugin.group.worker.channel.replyTimeout = .seconds(3)
+        try front.host.shortenHangBudget(of: "org.berth.crasher")
         try? front.host.sendBlocking(screen: try #require(front.host.visibleRouter?.id), action: "go", payload: [])
         #expect(await terminal.waitFor("✖ the worker of org.berth.crasher crashed", timeout: .seconds(60)))
         #expect(terminal.text.contains("unresponsive"), "\(terminal.text)")

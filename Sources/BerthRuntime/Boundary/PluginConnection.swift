@@ -42,8 +42,10 @@ package protocol PluginConnection: AnyObject {
     /// The export's prepared libffi function when it runs in this process (typed call
     /// sites write into its slots); nil when calls must go through `callExport`.
     func exportFunction(_ symbol: String) -> ForeignFunction?
-    /// Tells the plugin to let go and gives its code back: what became of it.
-    func end() throws(LoaderError) -> GenerationEnding
+    /// Tells the plugin to let go and gives its code back: what became of it. A worker's
+    /// last plugin ends on the worker's lane, and the worker stops there, unless
+    /// `waitingForWorker` (the host's exit: nothing is left to go on meanwhile).
+    func end(waitingForWorker: Bool) throws(LoaderError) -> GenerationEnding
     /// The heap and CPU time of the process the plugin runs in.
     func resourceUsage() throws(PluginCallError) -> PluginResourceUsage
 
@@ -134,6 +136,9 @@ package enum GenerationEnding: Sendable, Equatable {
     case retired(bytes: Int)
     /// The worker process that held it exited; nothing of it was ever in the host.
     case workerEnded
+    /// Its unload, and its worker's shutdown and exit, run as the worker's lane's last job:
+    /// the host goes on meanwhile (a worker that does not exit is killed there).
+    case workerEnding
     /// Unloaded from its group's worker, which goes on for the other members and keeps the
     /// image mapped until it ends; nothing of it was ever in the host.
     case leftGroupWorker(group: String)

@@ -21,6 +21,9 @@ final class GenerationMaker {
     let workerPool = WorkerPool()
     /// Swift generations retired (still mapped), and their bytes.
     private(set) var retiredGenerations = 0
+    /// Set at the host's exit: a worker's last plugin then ends with the host waiting for the
+    /// worker (`PluginConnection.end(waitingForWorker:)`); before, it ends on its lane.
+    var isShuttingDown = false
     private(set) var retiredBytes = 0
     /// Retired image bytes past which it emits `retiredLimitExceeded` (nil: no limit).
     var retiredLimitBytes: Int? = 256 * 1024 * 1024
@@ -113,7 +116,7 @@ final class GenerationMaker {
         if released > 0 {
             events.emit(.event, .plugin(generation.pluginID), "released \(released) scoped instance(s) of generation \(generation.number)")
         }
-        switch try generation.end() {
+        switch try generation.end(waitingForWorker: isShuttingDown) {
         case .retired(let bytes):
             retire(bytes)
             events.emit(.retired, .plugin(generation.pluginID), "generation \(generation.number) retired (Swift image stays mapped)")
@@ -121,6 +124,8 @@ final class GenerationMaker {
             events.emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (dlclose verified with RTLD_NOLOAD)")
         case .workerEnded:
             events.emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (its worker ended)")
+        case .workerEnding:
+            events.emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (its worker stops in the background)")
         case .leftGroupWorker(let group):
             events.emit(.unloaded, .plugin(generation.pluginID), "generation \(generation.number) unloaded (the worker of group '\(group)' goes on for its other members)")
         }

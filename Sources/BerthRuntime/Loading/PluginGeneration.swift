@@ -41,6 +41,15 @@ import Logging
     /// worker's own PID namespace the process there (`WorkerProcess.pluginPID`); its
     /// `/proc` entry holds the worker's memory and processor time.
     package var workerPluginPID: Int32? { (connection as? IsolatedPlugin)?.group.worker.pluginPID }
+    /// How long its worker may stay silent in a call before it is judged hung, from now on
+    /// (`IsolationSettings.unresponsiveAfter` set it at load); false when it has no worker.
+    /// `package`: a test that loads under a long budget shortens it for the step that hangs.
+    @discardableResult
+    package func setWorkerHangBudget(_ budget: Duration) -> Bool {
+        guard let plugin = connection as? IsolatedPlugin else { return false }
+        plugin.group.worker.channel.replyTimeout = budget
+        return true
+    }
     /// The processor time its worker has used so far (user + system; shared with the other
     /// plugins of a worker group), for an isolated generation whose worker runs.
     package var workerProcessorTime: Duration? { (connection as? IsolatedPlugin)?.group.worker.processorTime }
@@ -108,21 +117,22 @@ import Logging
         return try call(symbol, arguments: signature.parseArguments(textArguments))
     }
 
-    /// Ends this generation: the plugin lets go and its code goes (or is retired).
-    func end() throws(LoaderError) -> GenerationEnding {
+    /// Ends this generation: the plugin lets go and its code goes (or is retired); see
+    /// `PluginConnection.end(waitingForWorker:)`.
+    func end(waitingForWorker: Bool = false) throws(LoaderError) -> GenerationEnding {
         guard state == .loaded else {
             throw LoaderError(.lifecycle, plugin: pluginID, detail: "generation \(number) is \(state.rawValue); it cannot end again")
         }
         let ending: GenerationEnding
         do {
-            ending = try connection.end()
+            ending = try connection.end(waitingForWorker: waitingForWorker)
         } catch {
             state = .unloaded  // whatever is left of it is never called again
             throw error
         }
         switch ending {
         case .retired: state = .retired
-        case .unmapped, .workerEnded, .leftGroupWorker: state = .unloaded
+        case .unmapped, .workerEnded, .workerEnding, .leftGroupWorker: state = .unloaded
         }
         return ending
     }

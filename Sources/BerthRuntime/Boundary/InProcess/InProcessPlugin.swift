@@ -207,7 +207,7 @@ final class InProcessPlugin: PluginConnection {
 
     /// Tells the plugin to let go, then closes a C image (proving it is unmapped) or
     /// retires a Swift image.
-    func end() throws(LoaderError) -> GenerationEnding {
+    func end(waitingForWorker: Bool) throws(LoaderError) -> GenerationEnding {
         image.unload()
         defer { runtimeDirectory.discard(shadowCopy: shadowPath) }
         switch runtime {

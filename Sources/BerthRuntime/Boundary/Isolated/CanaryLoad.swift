@@ -26,7 +26,7 @@ enum CanaryLoad {
             // same error an in-process load would give: pass it on as it is.
             throw error
         }
-        defer { _ = try? trial.end() }
+        defer { _ = try? trial.end(waitingForWorker: false) }
         if let route = plugin.manifest.routes.first {
             let screen = ScreenHandle(router: nil, host: nil, services: nil, grant: CapabilityGrant(manifest: plugin.manifest))
             // A plugin may refuse a screen it is asked for out of context; only a dead worker counts.

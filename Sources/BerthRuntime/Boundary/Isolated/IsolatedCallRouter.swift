@@ -80,7 +80,7 @@ final class IsolatedCallRouter: IsolationChannelHandler {
 
     /// Where the line of `member` goes: the group's log, its own, or (a handle the host does
     /// not know) the worker's only plugin's.
-    private func log(of member: UInt64) -> (logger: Logger, budget: LogBudget)? {
+    func log(of member: UInt64) -> (logger: Logger, budget: LogBudget)? {
         if let groupLog { return groupLog }
         if let known = members[member] ?? (members.count == 1 ? members.values.first : nil) { return (known.logger, known.logBudget) }
         return nil

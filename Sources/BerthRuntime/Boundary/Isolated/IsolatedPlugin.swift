@@ -27,6 +27,8 @@ final class IsolatedPlugin: PluginConnection {
     /// Its number in that worker (the hello's `member`).
     private let member: UInt64
     private let runtimeDirectory: RuntimeDirectory
+    /// Where its worker came from; it counts the worker while it ends in the background.
+    private let workerPool: WorkerPool
     /// Set once the worker died or was killed: every later call fails at once.
     private(set) var failure: WorkerFailure?
     /// Told once, on the main actor, when the worker fails.
@@ -50,6 +52,7 @@ final class IsolatedPlugin: PluginConnection {
         let id = manifest.id
         pluginID = id
         self.runtimeDirectory = runtimeDirectory
+        self.workerPool = workerPool
         var timings = LoadTimings()
         let copyStarted = ContinuousClock.now
         let shadow = try runtimeDirectory.verifiedShadowCopy(of: plugin, generation: number)
@@ -390,8 +393,13 @@ final class IsolatedPlugin: PluginConnection {
     func exportFunction(_ symbol: String) -> ForeignFunction? { nil }
 
     /// Asks the worker to unload the plugin; the last member of a worker also stops it (and
-    /// kills it when it does not exit). Nothing stays mapped in the host.
-    func end() throws(LoaderError) -> GenerationEnding {
+    /// kills it when it does not exit). Nothing stays mapped in the host. The last member's
+    /// unload and the worker's end run on the worker's lane unless `waitingForWorker`.
+    func end(waitingForWorker: Bool) throws(LoaderError) -> GenerationEnding {
+        if !waitingForWorker, group.endOnLane(lastMember: member, unloading: failure == nil, stops: workerPool) {
+            runtimeDirectory.discard(shadowCopy: imagePath)
+            return .workerEnding
+        }
         if failure == nil { _ = try? group.call(.unload(plugin: member), timeout: .seconds(2)) }
         let stopped = group.leave(member)
         runtimeDirectory.discard(shadowCopy: imagePath)

@@ -122,6 +122,33 @@ final class WorkerGroup {
         return true
     }
 
+    /// Ends `member` when it is the last one, without the main actor waiting: its unload
+    /// (when `unloading`), the worker's shutdown and its exit (a kill when it does not exit)
+    /// run as the lane's last job, serving nothing that needs the main actor meanwhile
+    /// (`WorkerEndingHandler`); `stops` counts it until the worker is reaped (the host's exit
+    /// waits for it). False, doing nothing, when other members stay or a call runs on the
+    /// lane (the caller then ends it as before).
+    func endOnLane(lastMember member: UInt64, unloading: Bool, stops: WorkerPool) -> Bool {
+        guard members.count == 1, members[member] != nil, !isEnded, lane.busy == nil else { return false }
+        members[member] = nil
+        isEnded = true
+        stopWatching()
+        let (worker, healthy) = (worker, failure == nil)
+        worker.channel.handler = WorkerEndingHandler(plugin: router.pluginID(of: member), log: router.log(of: member))
+        router.remove(member: member)
+        stops.stopping(worker)
+        lane.lane.post {
+            if healthy {
+                if unloading { _ = try? worker.channel.call(.unload(plugin: member), timeout: .seconds(2)) }
+                _ = try? worker.channel.call(.shutdown, timeout: .seconds(1))
+            }
+            Self.stop(worker)
+            stops.stopped(worker)
+        }
+        lane.end()
+        return true
+    }
+
     /// One round trip; a dead or unresponsive worker fails the whole group.
     func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
         if endedOffMain.withLock({ !$0.isEmpty }) { releaseEndedOffMain() }
@@ -234,7 +261,7 @@ final class WorkerGroup {
         hops.cancelAll()
     }
 
-    static func stop(_ worker: WorkerProcess) {
+    nonisolated static func stop(_ worker: WorkerProcess) {
         worker.channel.close()
         if worker.waitForExit(timeout: .seconds(2)) == nil {
             _ = worker.kill()

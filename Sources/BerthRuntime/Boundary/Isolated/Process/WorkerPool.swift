@@ -19,6 +19,8 @@ final class WorkerPool: Sendable {
         var drained = false
     }
     private let workers = Locked(Workers())
+    /// Workers ending on their lanes (`WorkerGroup.endOnLane`), by pid, until reaped.
+    private let ending = LockedCondition(Set<Int32>())
 
     /// A worker of `executable` for `plugin`. With `keepOneReady`: the waiting one when it is
     /// still alive, and another is started in the background for next time; without it, a
@@ -43,6 +45,20 @@ final class WorkerPool: Sendable {
             return Array(workers.idle.values)
         }
         for worker in waiting { Self.end(worker) }
+        // Each ends within its unload's, shutdown's and exit's deadlines (5 s), then a kill;
+        // their lanes need nothing of the caller's thread meanwhile.
+        ending.wait { pids, _ in pids.isEmpty ? .finish(()) : .wait }
+    }
+
+    /// `worker` is ending in the background (its last plugin unloaded while the host runs).
+    func stopping(_ worker: WorkerProcess) {
+        ending.withLock { _ = $0.insert(worker.pid) }
+    }
+
+    /// `worker`, ending in the background, is reaped.
+    func stopped(_ worker: WorkerProcess) {
+        ending.withLock { _ = $0.remove(worker.pid) }
+        ending.broadcast()
     }
 
     private func startOne(_ executable: String) {
