@@ -134,10 +134,13 @@ final class WorkerGroup {
         isEnded = true
         stopWatching()
         let (worker, healthy) = (worker, failure == nil)
-        worker.channel.handler = WorkerEndingHandler(plugin: router.pluginID(of: member), log: router.log(of: member))
+        // The channel holds its handler weakly: the job keeps this one.
+        let ending = WorkerEndingHandler(plugin: router.pluginID(of: member), log: router.log(of: member))
+        worker.channel.handler = ending
         router.remove(member: member)
         stops.stopping(worker)
         lane.lane.post {
+            defer { withExtendedLifetime(ending) {} }
             if healthy {
                 if unloading { _ = try? worker.channel.call(.unload(plugin: member), timeout: .seconds(2)) }
                 _ = try? worker.channel.call(.shutdown, timeout: .seconds(1))
