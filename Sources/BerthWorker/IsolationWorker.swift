@@ -1,6 +1,9 @@
 import BerthCore
 internal import CBerthSystem
-import Foundation
+internal import Glibc
+// The main queue the worker drains (berth_drain_main_queue) is libdispatch's; importing
+// Dispatch links it (Foundation linked it before).
+internal import Dispatch
 
 /// The `berth-worker` process: hosts one plugin generation and serves it to the host over
 /// the channel the host passed as a descriptor (`WorkerProcess.spawn`).
@@ -94,6 +97,6 @@ package enum IsolationWorker {
     }
 
     private static func report(_ message: String) {
-        FileHandle.standardError.write(Data("berth-worker[\(getpid())]: \(message)\n".utf8))
+        SystemFile.write(Array("berth-worker[\(getpid())]: \(message)\n".utf8), to: STDERR_FILENO)
     }
 }

@@ -1,5 +1,5 @@
 import BerthCore
-import Foundation
+internal import Glibc
 private import CBerthSystem
 
 /// The worker's side of `denied` events for refused system calls: a thread that reads the
@@ -9,7 +9,7 @@ private import CBerthSystem
 enum RefusedCallReporter {
     /// Starts the reading thread on `descriptor` (the pipe's read end); it ends with the pipe.
     static func start(reading descriptor: Int32) {
-        let thread = Thread {
+        DetachedThread.start(name: "berth-refused-calls") {
             var counts: [String: UInt64] = [:]
             var text = [CChar](repeating: 0, count: 96)
             while berth_seccomp_next_refusal(descriptor, &text, text.count) >= 0 {
@@ -20,7 +20,5 @@ enum RefusedCallReporter {
                 WorkerShared.current.withLock { $0 }?.notify(.refusedSystemCall(call: call, count: count))
             }
         }
-        thread.name = "berth-refused-calls"
-        thread.start()
     }
 }

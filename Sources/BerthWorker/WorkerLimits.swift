@@ -1,5 +1,5 @@
 import BerthCore
-import Foundation
+internal import Glibc
 private import CBerthSystem
 
 /// The limits a worker sets on itself while it confines itself (Docs/worker-limits.md),
@@ -48,7 +48,7 @@ private struct CgroupFiles {
     static var own: CgroupFiles {
         var version2 = CgroupMounts.hostFolder
         // A v2 group without the controllers (a hybrid machine binds them to v1) limits nothing.
-        if let folder = version2, (try? String(contentsOfFile: folder + "/cgroup.controllers", encoding: .utf8))?.isEmpty ?? true {
+        if let folder = version2, (SystemFile.text(folder + "/cgroup.controllers"))?.isEmpty ?? true {
             version2 = nil
         }
         return CgroupFiles(version1: CgroupMounts.ownControllerFolders, version2: version2)

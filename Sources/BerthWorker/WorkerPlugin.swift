@@ -1,5 +1,5 @@
 import BerthCore
-import Foundation
+internal import Glibc
 internal import CBerth
 
 /// One plugin generation a worker hosts (a group's worker hosts several): its image and
@@ -41,7 +41,7 @@ final class WorkerPlugin {
     var handshake: WorkerHandshake {
         let table = image.table
         var handshake = WorkerHandshake(abi: table.abi, tableSize: UInt32(table.size), pluginID: manifest.id,
-                                        functions: table.handshake.functions, workerProcessID: ProcessInfo.processInfo.processIdentifier)
+                                        functions: table.handshake.functions, workerProcessID: getpid())
         handshake.tableAddress = UInt64(table.handshake.tableAddress)
         return handshake
     }

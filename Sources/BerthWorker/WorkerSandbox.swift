@@ -1,5 +1,5 @@
 import BerthCore
-import Foundation
+internal import Glibc
 private import CBerthSystem
 
 /// The worker confining itself (Docs/security.md), in this order: the OOM killer's
@@ -164,7 +164,7 @@ enum WorkerSandbox {
         if let file = berth_image_path_of_symbol("swift_retain") {
             paths.append(ParentPath.of(String(cString: file)))
         }
-        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+        if let executable = SystemFile.linkTarget("/proc/self/exe") {
             paths.append(executable)
         }
         return paths

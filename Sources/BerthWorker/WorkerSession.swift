@@ -1,5 +1,5 @@
 import BerthCore
-import Foundation
+internal import Glibc
 internal import CBerth
 
 /// The worker's side of the seam: serves the host's requests (the `berth_plugin_v1` table

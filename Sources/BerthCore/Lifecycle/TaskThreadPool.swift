@@ -1,4 +1,4 @@
-import Foundation
+internal import Glibc
 
 /// The threads managed task bodies run on, shared by every screen (in the host and in a
 /// worker): a thread whose body returned waits for the next body instead of ending, so
@@ -39,9 +39,7 @@ package final class TaskThreadPool: Sendable {
             pool.signal()
             return
         }
-        let thread = Thread { [self] in serve() }
-        thread.name = "berth.tasks"
-        thread.start()
+        DetachedThread.start(name: "berth.tasks") { [self] in serve() }
     }
 
     private func serve() {

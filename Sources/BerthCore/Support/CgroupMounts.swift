@@ -1,4 +1,4 @@
-import Foundation
+internal import Glibc
 
 /// Where this process's cgroups are mounted writable: what the host's `WorkerCgroup`
 /// makes groups beside, and what a worker writes its own limits into (`WorkerLimits`).
@@ -9,8 +9,8 @@ package enum CgroupMounts {
     /// The folder of this process's own group in each writable v1 hierarchy of `limitControllers`
     /// (the host's in the host, the worker's in a worker).
     package static let ownControllerFolders: [String: String] = {
-        guard let membership = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
-              let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return [:] }
+        guard let membership = SystemFile.text("/proc/self/cgroup"),
+              let mounts = SystemFile.text("/proc/self/mountinfo") else { return [:] }
         var folders: [String: String] = [:]
         for line in membership.split(separator: "\n") {
             // "ID:CONTROLLERS:PATH"
@@ -26,9 +26,9 @@ package enum CgroupMounts {
 
     /// The folder of the host's own cgroup in a writable cgroup2 mount; nil without one.
     package static let hostFolder: String? = {
-        guard let membership = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
+        guard let membership = SystemFile.text("/proc/self/cgroup"),
               let line = membership.split(separator: "\n").first(where: { $0.hasPrefix("0::") }),
-              let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
+              let mounts = SystemFile.text("/proc/self/mountinfo") else { return nil }
         return mountFolder(type: "cgroup2", option: nil, own: String(line.dropFirst(3)), mounts: mounts)
     }()
 
@@ -36,7 +36,7 @@ package enum CgroupMounts {
     private static func mountFolder(type: String, option: String?, own: String, mounts: String) -> String? {
         for mount in mounts.split(separator: "\n") {
             // "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS… - TYPE SOURCE SUPER-OPTIONS"
-            let halves = mount.components(separatedBy: " - ")
+            let halves = mount.split(separator: " - ", omittingEmptySubsequences: false)
             let fields = halves[0].split(separator: " ")
             guard halves.count == 2, halves[1].hasPrefix(type + " "), fields.count >= 6, fields[5].hasPrefix("rw") else { continue }
             if let option, !(halves[1].split(separator: " ").last?.split(separator: ",").contains { $0 == option } ?? false) { continue }

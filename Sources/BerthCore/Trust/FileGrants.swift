@@ -1,4 +1,4 @@
-import Foundation
+internal import Glibc
 
 /// The manifest's `files`: paths an isolated plugin's sandbox lets it read (`files.read`
 /// capability) or write (`files.write`), beyond its own folders. A path is absolute or
@@ -21,7 +21,9 @@ package struct FileGrants: Sendable, Equatable {
     /// A granted path as the sandbox gets it: `~/x` below `home`.
     package static func resolve(_ path: String, home: String) -> String {
         guard path == "~" || path.hasPrefix("~/") else { return path }
-        return (home as NSString).appendingPathComponent(String(path.dropFirst(min(2, path.count))))
+        let rest = path.dropFirst(min(2, path.count))
+        guard !rest.isEmpty else { return home }
+        return (home.hasSuffix("/") ? home : home + "/") + rest
     }
 
     /// A valid entry: absolute or home-relative, without `..`.

@@ -1,4 +1,4 @@
-import Foundation
+internal import Glibc
 package import CBerth
 
 /// One end of a re-entrant request/reply channel over a `SOCK_STREAM` socket (a

@@ -1,4 +1,4 @@
-import Foundation
+internal import Glibc
 package import CBerth
 
 /// A plugin's image opened in this process and the `berth_plugin_v1` it returned: the one
