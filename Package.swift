@@ -56,9 +56,22 @@ let package = Package(
         // The REPL's line editor: libedit's readline-compatible interface, bound at run time
         // (dlopen of the image's libedit.so.2), so the build needs no libedit header.
         .target(name: "CBerthEditLine", linkerSettings: [.linkedLibrary("dl")]),
+        // The wire format and the plugin-calling core: what the host and a worker share.
+        // No host code: a worker links it without BerthRuntime.
+        .target(
+            name: "BerthCore",
+            dependencies: [.product(name: "CBerth", package: "berthsdk"), "CBerthSystem", "CFFI"]
+        ),
+        // The worker's side of the seam (Worker/ before): only berth-worker links it.
+        .target(
+            name: "BerthWorker",
+            dependencies: ["BerthCore", .product(name: "CBerth", package: "berthsdk"), "CBerthSystem"]
+        ),
+        // The host, above BerthCore (which it re-exports: its public values are BerthRuntime's).
         .target(
             name: "BerthRuntime",
             dependencies: [
+                "BerthCore",
                 .product(name: "CBerth", package: "berthsdk"),
                 "CBerthSystem",
                 "CFFI",
@@ -85,7 +98,7 @@ let package = Package(
         ),
         .executableTarget(name: "berth", dependencies: ["BerthCLI"]),
         .executableTarget(
-            name: "berth-worker", dependencies: ["BerthRuntime", "CBerthSystem", "CBerthWorkerProc"],
+            name: "berth-worker", dependencies: ["BerthWorker", "CBerthSystem", "CBerthWorkerProc"],
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=open"])]
         ),
 
@@ -112,7 +125,7 @@ let package = Package(
             dependencies: ["BerthRuntime", "CBerthSystem", .product(name: "Logging", package: "swift-log")],
             path: "Tests/BerthTestSupport"
         ),
-        .testTarget(name: "BerthRuntimeTests", dependencies: ["BerthRuntime", "BerthTestSupport", .product(name: "CBerth", package: "berthsdk")]),
+        .testTarget(name: "BerthRuntimeTests", dependencies: ["BerthRuntime", "BerthWorker", "BerthTestSupport", .product(name: "CBerth", package: "berthsdk")]),
         .testTarget(name: "BerthTerminalUITests", dependencies: ["BerthRuntime", "BerthTerminalUI", "BerthTestSupport"], exclude: ["Frames"]),
         .testTarget(name: "BerthCLITests", dependencies: ["BerthRuntime", "BerthCLI", "BerthTestSupport"], exclude: ["Expected"]),
     ]

@@ -1,3 +1,4 @@
+@_spi(Engine) @_exported import BerthCore
 import Foundation
 import Logging
 

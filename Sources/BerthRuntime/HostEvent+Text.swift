@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 extension HostEvent {
     /// An event's message as emitted, formatted only when read: logging a
     /// context dispatch then builds no string.

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// One line of the host's event log.
 public struct HostEvent: Sendable, CustomStringConvertible {
     /// What happened: a plugin found, loaded, reloaded, retired, unloaded or failed; a screen created, activated, deactivated or released; a screen's lifecycle event; a limit crossed, a worker crash, a refused call.

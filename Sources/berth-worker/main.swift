@@ -1,7 +1,7 @@
 // berth-worker: the process an isolated plugin runs in. The host spawns it with one end
 // of a socketpair as descriptor 3 (WorkerProcess.spawn); everything else is in
-// BerthRuntime's Worker/ (IsolationWorker).
-import BerthRuntime
+// the BerthWorker target (IsolationWorker).
+import BerthWorker
 import CBerthSystem
 import CBerthWorkerProc
 import Glibc

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import BerthRuntime
+import BerthWorker
 import BerthTestSupport
 
 /// The worker side of isolated plugins: a real `berth-worker` process on the real plugin

@@ -11,7 +11,8 @@ import BerthTestSupport
 struct PublicDocumentationTests {
     @Test("every public declaration of BerthRuntime has a /// comment")
     func everyPublicDeclarationIsDocumented() throws {
-        let scan = try PublicDeclarationScan(folder: BuildProducts.packageRoot + "/Sources/BerthRuntime")
+        // BerthCore's public values are BerthRuntime's (it re-exports them).
+        let scan = try PublicDeclarationScan(folders: ["BerthRuntime", "BerthCore"].map { BuildProducts.packageRoot + "/Sources/" + $0 })
         #expect(scan.declarations.count > 100, "the scan found too few public declarations to be reading the sources")
         let undocumented = scan.declarations.filter { !$0.documented }
         #expect(undocumented.isEmpty, "public without a /// comment:\n\(undocumented.map(\.location).joined(separator: "\n"))")
@@ -72,12 +73,14 @@ struct PublicDeclarationScan {
 
     private(set) var declarations: [Declaration] = []
 
-    init(folder: String) throws {
+    init(folders: [String]) throws {
         var files: [String: String] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: folder)
-        while let relative = enumerator?.nextObject() as? String {
-            guard relative.hasSuffix(".swift") else { continue }
-            files[relative] = try String(contentsOfFile: folder + "/" + relative, encoding: .utf8)
+        for folder in folders {
+            let enumerator = FileManager.default.enumerator(atPath: folder)
+            while let relative = enumerator?.nextObject() as? String {
+                guard relative.hasSuffix(".swift") else { continue }
+                files[(folder as NSString).lastPathComponent + "/" + relative] = try String(contentsOfFile: folder + "/" + relative, encoding: .utf8)
+            }
         }
         self.init(files: files)
     }

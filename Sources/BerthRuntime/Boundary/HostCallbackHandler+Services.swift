@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 internal import CBerth
 
 /// Services and sessions as the host serves them to a plugin in either mode: the

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 internal import CBerth
 
 /// The host's side of the seam: it answers every `PluginToHost` (from the in-process

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// The host as a plugin's calls back into it reach it: navigation, route context,
 /// sessions and services, persistence, the event log and a refusal's report. Screen and
 /// plugin handles, and the connections that make them, hold this rather than `BerthHost`,

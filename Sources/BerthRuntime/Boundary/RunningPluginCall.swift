@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// The host → plugin call running now, readable from any thread: what a control socket

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Route context: typed values a child flow sends upstream. A context type is a name
 /// (`com.example.users.UserSelection`) and a payload of bytes; the host matches names and
 /// never looks inside the payload.

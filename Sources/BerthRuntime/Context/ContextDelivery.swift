@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// What a `context` or `terminate` did.
 @_spi(Engine) public struct ContextDelivery: Sendable, Equatable {
     /// Observers that received the value (screens and host handlers), in order.

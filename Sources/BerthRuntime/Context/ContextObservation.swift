@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// One route-context observer: the screen it sits on and the type it observes.
 package struct ContextObservation: Sendable, Equatable {
     /// The screen (router id) the observer sits on.

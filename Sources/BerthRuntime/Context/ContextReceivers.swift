@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// The screens a context reached, in delivery order. The first four are kept inline, so a
 /// dispatch to a few observers allocates nothing; more spill into an array.
 struct ContextReceivers: Sendable, Equatable, RandomAccessCollection {

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Route-context dispatch over the host's router tree: observers on routers, delivery to
 /// ancestors nearest first then the sender, and `terminate`'s navigation.
 @MainActor

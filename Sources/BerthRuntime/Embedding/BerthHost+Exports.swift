@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// An application's way to a plugin's C exports (the manifest's `exports`), by plugin id:
 /// the generation that answers stays inside the host.
 extension BerthHost {

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// The host as values: what an application reads to draw, and the sequence that tells it
 /// when to read again. Nothing here hands out the host's own objects.
 extension BerthHost {

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// One service contract in force across plugins (Docs/scopes.md#across-plugins), as an
 /// application sees it: a value read on the main actor.
 public struct ContractSnapshot: Sendable, Equatable {

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// One element of `BerthHost.changes`.
 public enum HostChange: Sendable {
     /// An outermost host operation ended (a navigation, an input, a task's post, a delegate

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// One plugin the host knows, as an application sees it: a value read on the main actor.

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// One open screen as an application sees it: a value read on the main actor, which stays as
 /// it was when read (read it again after a change: `BerthHost.changes`).
 public struct ScreenSnapshot: Sendable, Equatable, Identifiable {

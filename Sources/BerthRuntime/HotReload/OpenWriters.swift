@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// Which other processes may still be writing a file: those holding it open for writing,

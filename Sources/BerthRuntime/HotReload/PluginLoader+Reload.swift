@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// Reloading a plugin: validate its folder again, then a `ReloadTransaction` takes its

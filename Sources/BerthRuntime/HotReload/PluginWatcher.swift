@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// What a watcher does to the host's plugins: load a folder that appeared, reload a

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Where one reload's time went, phase by phase: what the `reloaded` event carries and
 /// `reload --json` prints. Phases that did not run (no screens open, no state kept) are zero.
 public struct ReloadTimings: Sendable, Equatable {
@@ -45,9 +46,4 @@ public struct LoadTimings: Sendable, Equatable {
 
     /// The three phases together.
     public var total: Duration { copyAndHash + dlopen + handshake }
-}
-
-extension ContinuousClock.Instant {
-    /// The time from this instant to now.
-    var elapsed: Duration { ContinuousClock.now - self }
 }

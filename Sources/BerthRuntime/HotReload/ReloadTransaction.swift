@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// One reload of a plugin with open screens, as a value that owns what it took out.
 ///
 /// Its initializer takes every open screen of the plugin out of its place, deepest first

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 internal import CBerth
 
 /// The host-side lifecycle owner of one screen: activation of its module instance and the
@@ -93,7 +94,17 @@ package final class Interactor {
     }
 
     /// A task's body returned on its own: it leaves the table and is released.
-    private func taskFinished(_ task: ManagedTask) {
+    package func taskFinished(_ task: ManagedTask) {
         tasks.bodyReturned(task)
     }
+
+    /// A task's `task_post`, dropped once the screen has no handle (no longer active).
+    package func taskPosted(_ task: ManagedTask, action: String, payload: [UInt8]) {
+        guard let handle = module.screenHandle else { return }
+        HostCallbackHandler().taskPost(handle, action: action, payload: payload)
+    }
 }
+
+extension Interactor: ManagedTaskOwner {}
+
+extension MainActorHops: MainActorPosting {}

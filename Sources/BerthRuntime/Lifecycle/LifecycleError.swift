@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// An event that is illegal in the current lifecycle state (API misuse, never a crash).
 public struct LifecycleError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The screen whose module instance refused the event, as fields.

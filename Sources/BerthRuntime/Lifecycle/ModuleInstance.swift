@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// What a `berth_screen_handle *` points to: the way back from a plugin's call to the

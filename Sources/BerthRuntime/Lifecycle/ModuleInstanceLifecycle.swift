@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Where an open screen's module instance is in its life.
 public enum ScreenState: String, Sendable {
     /// Made by the plugin's `create`; activated (running its tasks, taking actions); deactivated

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// What the navigator must know of its module instances between its own steps: how many
 /// are alive (the open-screen limit), whether a host operation is running, and which
 /// instance's render was the last call into plugin code in it. Instances report here

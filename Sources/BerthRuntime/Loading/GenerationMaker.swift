@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// Makes a plugin's generations and ends them. Making: in the host's process (after the

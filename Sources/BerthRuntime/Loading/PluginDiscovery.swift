@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// What a scan of the plugins folders found: valid plugins by id, and the folders that

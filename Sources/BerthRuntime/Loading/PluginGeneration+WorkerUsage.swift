@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// What an isolated plugin's worker uses against its limits (Docs/worker-limits.md), as

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Logging
 
 /// One loaded generation of a plugin, as the host keeps it: which plugin, which number,

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// A plugin's life in the host: discovery into the registry, loading in dependency order,

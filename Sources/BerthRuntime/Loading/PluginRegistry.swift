@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// A discovered plugin and its current generation.
 @MainActor
 package final class PluginRecord {

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// The sealed libraries a runtime folder keeps, one per plugin (the digest it last loaded),
 /// bounded in total: beyond `bytesLimit` the least recently used go first (their next load
 /// reads and checks the library again).

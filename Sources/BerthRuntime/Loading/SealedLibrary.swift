@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 private import CBerthSystem
 import Foundation
 

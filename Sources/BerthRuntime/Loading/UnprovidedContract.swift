@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// A contract a plugin consumes (its manifest's `contracts.consumes`) that no plugin found
 /// beside it provides: its calls will answer `BERTH_ERR_NOT_FOUND`. A warning, found from
 /// manifests alone, by discovery (a host event at start) and by `berth validate`.

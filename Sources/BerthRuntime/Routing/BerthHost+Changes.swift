@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Telling a front end that what it shows may have changed, so it redraws instead of polling.
 /// `package`: `changes` (Embedding/BerthHost+Snapshots.swift), which applications and both
 /// front ends read, is built on them.

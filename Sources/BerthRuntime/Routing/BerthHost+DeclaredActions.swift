@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 extension BerthHost {
     /// The actions the screen of `router` declares, from the manifest of the generation
     /// running it (else of its plugin as discovered); empty when it declares none.

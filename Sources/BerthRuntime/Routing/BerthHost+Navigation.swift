@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Navigation as the host's users see it: the operations of `Navigator`, which owns the
 /// router tree and the work queue. Those that hand out a `Router` are `package` (the CLI,
 /// the terminal front end, tests); an application opens and closes screens by value

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// A navigation stack in the host's navigation container: the launch stack, or the stack
 /// of a presented (modal) flow. Screens are pushed and popped at the top; a modal is
 /// presented from the top screen of a stack and covers everything below it.

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// The host's navigation container: the launch stack, pushed screens, presented stacks,
 /// and the queue of work plugins ask for. Every transition runs the close sequence
 /// (deactivate → detach → transition → release) and computes each screen's lifecycle

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Work plugins ask for during a call (navigation, delegate deliveries), run in order once
 /// the host is back at top level, so a plugin is never re-entered mid-call. Work queued
 /// while the queue drains runs in the same drain; past `budget` items in one drain the rest

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// A screen a plugin provides: the plugin's id and the route's name within it, as fields.
 /// Its text (`description`) is `PLUGIN.ID/ROUTE`, or the bare `ROUTE` when the plugin is
 /// left out, which the host resolves to the one loaded plugin that declares the route.

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Which plugin a route names: its plugin id when it has one, else the one loaded (or
 /// crashed, or lazy) plugin that declares the bare route.
 @MainActor

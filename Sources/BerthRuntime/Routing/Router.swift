@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 
 /// A place in the host-owned router tree. The launch router is the root (it has no
 /// screen); every other router holds one open screen: an interactor and its module

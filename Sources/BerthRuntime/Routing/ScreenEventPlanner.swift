@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Computes the screen lifecycle events of one navigation transition from what the host
 /// knows for certain: which screen was visible before, which is visible after, and which
 /// screens the transition removes for good. Nothing is guessed from container state.

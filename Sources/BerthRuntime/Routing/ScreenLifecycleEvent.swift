@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 internal import CBerth
 
 /// A screen lifecycle event as the host delivers it (berth.h `BERTH_EVENT_*`).

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// What the navigator asks of the host when it opens a screen: the generation of a plugin
 /// to use now, which may load a lazy or crashed plugin first (`BerthHost`).
 @MainActor

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Scopes in the host: a screen scope per open screen, request scopes around every action,
 /// context delivery, delegate delivery and host command, one session at a time, and the
 /// services plugins provide through the ABI.

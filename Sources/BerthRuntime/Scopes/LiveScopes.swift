@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Every scope of a registry alive now (`scopes`, the memory checks, and the scopes a
 /// plugin's unload must visit). Guarded by the registry's lock: every method is called
 /// with it held.

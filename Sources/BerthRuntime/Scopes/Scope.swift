@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// One scope: the instances resolved in it, in creation order, and the async factories

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// Scoped services: who provides each key, in which scope kind, and the scopes alive now.

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// What a registration, and the instances it makes, are found by: a Swift type the host
 /// registered (hashed by its `ObjectIdentifier`: a resolve does no string work) or the name
 /// a plugin chose for its service.

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// The process a service's instances live in: the host's (the host's own registrations and
 /// in-process plugins), or one worker's. An instance is a pointer into its process, so a
 /// key resolves only from the place that provides it.

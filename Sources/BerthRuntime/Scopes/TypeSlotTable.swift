@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// A registered Swift type's slot (its dense index in the registry and in every scope's
 /// instance table), found by the type's identity with one multiply and, almost always, one
 /// probe: a cached resolve does no SipHash and no string work.

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Rendering screens and delivering view input.
 extension BerthHost {
     /// One render pass of screen `id` (the visible screen when nil): the plugin's tree, its

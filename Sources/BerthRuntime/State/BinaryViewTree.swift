@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 internal import CBerth
 
 /// A view tree in berth.h's binary format (`render_tree`), checked once and kept as the

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// The view tree a plugin's v1.0 `render` writes: UTF-8 JSON (Docs/state.md), parsed by
 /// hand into `ViewNode`s (no Foundation: the same one-line errors as the binary form).
 /// The Swift SDK writes the binary form through `render_tree`; C plugins such as the test

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// View input: what `BerthHost.input` delivers to a screen.
 extension ModuleInstance {
     /// Delivers `input` to the view at `viewID` (an identity path from the last render,

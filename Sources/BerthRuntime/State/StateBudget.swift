@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// What one plugin generation may keep in the host's state storage, over all its screens:
 /// bytes and slots (the manifest's `limits.state` and `limits.stateSlots`). `state_write`
 /// needs no capability, so without it a plugin could grow the host without end. A slot

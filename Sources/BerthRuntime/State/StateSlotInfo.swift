@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// One `@State` slot of an open screen.
 public struct StateSlotInfo: Sendable, Equatable {
     /// The view's identity, namespaced by plugin and screen.

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// A render pass through `render_tree`: the slots go out in one batch, named by the
 /// identity ids the plugin's trees defined; the tree comes back with the bitmap of slots
 /// the pass used, and the rest are dropped (the render-pass GC).
@@ -136,12 +137,4 @@ package struct CheckedRender: Sendable {
     /// The identity paths it was checked against.
     let basePaths: [String]
     let kind: Kind
-}
-
-/// A render pass's result, as the plugin wrote it.
-package enum RenderedTree: Sendable {
-    /// berth.h's binary view tree, from `render_tree`.
-    case binary([UInt8])
-    /// UTF-8 JSON, from a v1.0 `render`.
-    case json([UInt8])
 }

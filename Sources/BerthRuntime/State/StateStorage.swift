@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// The host-owned state of one module instance: every `@State` slot of its views, keyed
 /// by (identity path, property index), holding bytes and a type fingerprint.
 ///

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// A view's structural identity: the plugin, the module instance, then the path built
 /// while rendering (`com.example.counter#7/CounterScreen/VStack.1/Stepper`). The plugin and
 /// instance namespace means two plugins — or two instances of one screen — with a

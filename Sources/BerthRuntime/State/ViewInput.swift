@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 internal import CBerth
 
 /// Input a person gives one interactive view of a screen's last render

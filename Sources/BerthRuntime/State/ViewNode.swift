@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// One node of a rendered view tree, as the plugin described it (made from the binary tree
 /// on demand, or parsed from a C plugin's JSON).
 public struct ViewNode: Sendable, Equatable {

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 internal import CBerth
 
 /// How a view asks to be drawn (view-tree version 2, `BERTH_VIEW_FIELD_STYLE`): emphasis, a

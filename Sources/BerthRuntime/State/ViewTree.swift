@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// The tree of one render pass. A Swift plugin's tree stays in the binary form it arrived
 /// in (berth.h's view-tree format), checked but not unpacked; a C plugin's JSON tree is
 /// parsed into nodes. Either way `root` gives the nodes, made when asked for.

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 internal import CBerth
 
 /// Turns the bytes of one render, on their own, into a view tree: berth.h's binary format

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Work that another thread hands to the main actor, counted by its owner until it has run:
 /// the owner's `cancelAll()`, or its release, cancels what has not run yet (STYLE.md, rule 7,
 /// as it applies to hops: the owner cancels what it started).

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 extension BerthHost {
     /// Reports a refused call as a `denied` event naming the plugin, the call and the capability.
     func report(_ denial: CapabilityDenial) {

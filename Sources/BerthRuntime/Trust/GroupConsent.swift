@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Whether a plugin may share the worker its manifest's group names (`"isolation":
 /// {"group": NAME}`). Members of a group share one process: each can read and write the
 /// others' memory and act with their handles, so a group is one trust domain, and joining

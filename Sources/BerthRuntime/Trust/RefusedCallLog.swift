@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// The host's side of `denied` events for a worker's refused system calls
 /// (`IsolationNotification.refusedSystemCall`): which it reports. The worker's counts are
 /// only its claims (the plugin runs in that process and can write to the channel), so the
@@ -15,7 +16,7 @@ struct RefusedCallLog {
     /// Whether `count` refusals of `call` make an event; records it when they do.
     mutating func admit(call: String, count: UInt64) -> Bool {
         guard !call.isEmpty, call.count <= Self.callCharacters, call.allSatisfy({ $0.isASCII && !$0.isNewline && $0 != "\u{1B}" }),
-              RefusedCallReporter.isReported(count), count > reported[call, default: 0],
+              RefusalCount.isReported(count), count > reported[call, default: 0],
               reported[call] != nil || reported.count < Self.distinctCalls else { return false }
         reported[call] = count
         return true

@@ -38,6 +38,9 @@ uint64_t berth_heap_bytes_in_use(void);
  */
 int berth_set_parent_death_signal(int signal);
 
+/** Names the calling thread (prctl PR_SET_NAME: at most 15 bytes kept). 0 or errno. */
+int berth_set_thread_name(const char *name);
+
 /**
  * The descriptor libdispatch signals when work is queued on the main queue (the handle
  * CoreFoundation's run loop waits on), or -1. A process whose main thread waits in poll

@@ -1,5 +1,5 @@
 // libFuzzer harness: the manifest decoder (PluginManifest.decode), exactly as validation
-// calls it on a plugin.json. Built by scripts/fuzz with Sources/BerthRuntime/Loading/Manifest.
+// calls it on a plugin.json. Built by scripts/fuzz with the Loading/Manifest folders of BerthRuntime and BerthCore.
 import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 import Logging
 internal import CBerth
@@ -48,7 +49,7 @@ final class InProcessPlugin: PluginConnection {
         let image: PluginImage
         do {
             image = try PluginImage(path: shadow, manifest: manifest, disposal: manifest.runtime == .swift ? .retire : .close,
-                                    hostTable: HostTable.pointer, handle: handle, onRetiredAfterFailure: { onRetire(plugin.librarySize) })
+                                    hostTable: HostTable.inProcess, handle: handle, onRetiredAfterFailure: { onRetire(plugin.librarySize) })
         } catch {
             PluginContext.releaseHandle(handle)
             runtimeDirectory.discard(shadowCopy: shadow)

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 internal import CBerth
 
 /// The in-process transport of the seam: a plugin's call, made on its lane, is answered by
@@ -105,16 +106,9 @@ struct InProcessTransport: HostTransport {
         task.hops?.post {
             // Dropped when the task was cancelled since (deactivation, cancelEffect, a
             // restart under the same key) or the screen is no longer active.
-            guard !task.isCancelled, let handle = task.owner?.module.screenHandle else { return }
-            HostCallbackHandler().taskPost(handle, action: action, payload: payload)
+            guard !task.isCancelled else { return }
+            task.owner?.taskPosted(task, action: action, payload: payload)
         }
         return berth_status(BERTH_OK)
     }
-}
-
-/// Arguments of a plugin's main-thread C call (raw pointers, not Sendable), carried into
-/// the main actor's isolation while the lane that made the call waits, so nothing of them
-/// is used from two threads at once.
-struct MainThreadArguments<Value>: @unchecked Sendable {
-    let value: Value
 }

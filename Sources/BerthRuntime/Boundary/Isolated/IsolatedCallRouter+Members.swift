@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 internal import CBerth
 
 /// Which member of a shared worker a request may act for. The members of a group share one

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Logging
 internal import CBerth
 

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// How a host runs plugins: which mode each one gets, and how it treats a worker that

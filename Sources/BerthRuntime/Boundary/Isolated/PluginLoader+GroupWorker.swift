@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 extension PluginLoader {
     /// Before `plugin`'s first load: when its group's running worker does not admit it (it
     /// was discovered after that worker confined itself, and Landlock only narrows), the group

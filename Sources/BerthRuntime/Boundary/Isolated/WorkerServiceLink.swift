@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 internal import CBerth
 import Foundation
 

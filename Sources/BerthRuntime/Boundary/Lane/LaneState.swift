@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// A lane as the main actor keeps it: the call it runs now (its screens are busy until it
 /// returns) and the work that must wait until it is free (a screen closed while busy has its
 /// close sequence run after the call, in order).

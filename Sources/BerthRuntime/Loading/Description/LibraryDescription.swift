@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// What a plugin library says about itself through its entry function and, when it
 /// exports one, `berth_describe_v1` (berth.h). Produced in a tool's child process; a
 /// running host never runs a plugin's code to learn these facts, it reads the manifest.

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// What an `ExportCallSite` holds: its generation (a call after the generation ends
 /// throws) and either the export's prepared libffi function (in process) or slots of its
 /// own whose values go to the worker (isolated).

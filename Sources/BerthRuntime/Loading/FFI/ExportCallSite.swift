@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// One manifest export bound once to Swift types, for calls in a tight loop: each call
 /// writes its arguments into the export's prepared libffi slots and runs `ffi_call` on the
 /// interface prepared at load time. No `FFIValue`, no array, no allocation per call.

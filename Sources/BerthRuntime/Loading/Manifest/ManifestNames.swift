@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// The manifest's rules for names: plugin ids, C symbols, route and contract names, worker groups and
 /// environment variables, and which variables the host never passes to a worker. Pure
 /// predicates, used by `ManifestReader` (and anything else that must accept the same names).

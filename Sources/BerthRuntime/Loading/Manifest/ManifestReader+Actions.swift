@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 extension ManifestReader {
     /// `actions`: route → the actions its screen accepts, each a name or
     /// `{"name": …, "summary": …}`. Every route must be one the manifest lists.

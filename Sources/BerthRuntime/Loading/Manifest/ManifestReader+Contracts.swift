@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 extension ManifestReader {
     /// `{"provides": [NAME, …], "consumes": [NAME, …]}`, both optional.
     mutating func readContracts(_ fields: [String: Any]) -> PluginContracts {

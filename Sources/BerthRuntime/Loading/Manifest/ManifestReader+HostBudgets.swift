@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// The manifest's `limits` on what the host holds for a plugin: `state`, `stateSlots`,
 /// `logLine` and `logRate` (Docs/worker-limits.md). They bound the host, so they apply in
 /// both isolation modes; a manifest may lower them or raise them up to a ceiling.

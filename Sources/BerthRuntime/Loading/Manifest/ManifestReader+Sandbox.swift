@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// The manifest fields that shape an isolated plugin's worker beyond its capabilities:
 /// `limits` and `environment` (Docs/security.md).
 extension ManifestReader {

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// Field-by-field reader that records a problem for each broken rule and keeps going, so one

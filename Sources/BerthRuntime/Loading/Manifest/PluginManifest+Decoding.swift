@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 extension PluginManifest {

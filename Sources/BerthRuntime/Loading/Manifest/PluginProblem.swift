@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// One thing wrong with a plugin, found before any of its code runs (or while loading it).
 ///
 /// Printed as one line, `path: field: message`, so a user knows which file and which field

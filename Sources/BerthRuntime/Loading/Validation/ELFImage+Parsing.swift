@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Parsing of ELF64 little-endian shared objects from an in-memory copy of the file.
 ///
 /// Every offset and size in an ELF file comes from the file itself, so every one of them is

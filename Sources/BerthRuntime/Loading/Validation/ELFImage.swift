@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 #if canImport(Glibc)
 internal import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// Reading a manifest from disk, kept apart from decoding (which the manifest fuzzer

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// "Did you mean": the known name closest to a mistyped one, by edit distance (a command,
 /// a route, a plugin id, an exported symbol).
 /// `package`: a helper the CLI shares; not part of the embedding API.

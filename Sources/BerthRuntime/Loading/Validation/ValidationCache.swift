@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// What validation keeps between runs, so a reload pays only for what changed: the decoded

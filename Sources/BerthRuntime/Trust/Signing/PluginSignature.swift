@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// The detached signature `berth pack --sign` writes into a packed plugin folder

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// Who signed a plugin, as the host's trusted keys see it.

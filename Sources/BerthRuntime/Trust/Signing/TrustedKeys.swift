@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// The keys a host trusts: every `*.public` file in its trusted-keys folder, minus the

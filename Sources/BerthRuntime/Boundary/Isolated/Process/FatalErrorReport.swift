@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// A Swift runtime fatal error as a worker printed it: the line

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// The host's view of its processes' children: the kernel's list of a thread's children

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// The one thread every worker is spawned from. PR_SET_PDEATHSIG fires when the *thread*

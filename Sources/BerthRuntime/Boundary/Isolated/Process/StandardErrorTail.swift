@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// Reads a worker's stderr pipe on a thread of its own until end of file, keeping the

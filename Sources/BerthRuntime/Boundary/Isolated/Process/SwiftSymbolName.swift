@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// A Swift function's linkage name as a person reads it in a crash report:

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// A worker's own cgroup (v2), beside the host's: everything the worker starts is in it,
@@ -22,50 +23,9 @@ package final class WorkerCgroup: Sendable {
         self.controllerFolders = controllerFolders
     }
 
-    /// The v1 controllers a worker's limits use.
-    static let limitControllers = ["memory", "pids", "cpu"]
-
-    /// The folder of this process's own group in each writable v1 hierarchy of `limitControllers`
-    /// (the host's in the host, the worker's in a worker).
-    package static let ownControllerFolders: [String: String] = {
-        guard let membership = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
-              let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return [:] }
-        var folders: [String: String] = [:]
-        for line in membership.split(separator: "\n") {
-            // "ID:CONTROLLERS:PATH"
-            let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-            guard parts.count == 3 else { continue }
-            for controller in parts[1].split(separator: ",").map(String.init) where limitControllers.contains(controller) {
-                guard let folder = mountFolder(type: "cgroup", option: controller, own: String(parts[2]), mounts: mounts) else { continue }
-                folders[controller] = folder
-            }
-        }
-        return folders
-    }()
-
-    /// The folder of the host's own cgroup in a writable cgroup2 mount; nil without one.
-    package static let hostFolder: String? = {
-        guard let membership = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
-              let line = membership.split(separator: "\n").first(where: { $0.hasPrefix("0::") }),
-              let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
-        return mountFolder(type: "cgroup2", option: nil, own: String(line.dropFirst(3)), mounts: mounts)
-    }()
-
-    /// The writable folder of group `own` in the mount of `type` (with super-option `option`), or nil.
-    private static func mountFolder(type: String, option: String?, own: String, mounts: String) -> String? {
-        for mount in mounts.split(separator: "\n") {
-            // "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS… - TYPE SOURCE SUPER-OPTIONS"
-            let halves = mount.components(separatedBy: " - ")
-            let fields = halves[0].split(separator: " ")
-            guard halves.count == 2, halves[1].hasPrefix(type + " "), fields.count >= 6, fields[5].hasPrefix("rw") else { continue }
-            if let option, !(halves[1].split(separator: " ").last?.split(separator: ",").contains { $0 == option } ?? false) { continue }
-            let root = String(fields[3])
-            guard own == root || own.hasPrefix(root == "/" ? "/" : root + "/") else { continue }
-            let folder = String(fields[4]) + (root == "/" ? own : String(own.dropFirst(root.count)))
-            return access(folder, W_OK) == 0 ? (folder.hasSuffix("/") ? String(folder.dropLast()) : folder) : nil
-        }
-        return nil
-    }
+    static var limitControllers: [String] { CgroupMounts.limitControllers }
+    package static var ownControllerFolders: [String: String] { CgroupMounts.ownControllerFolders }
+    package static var hostFolder: String? { CgroupMounts.hostFolder }
 
     /// Whether workers get cgroups of their own here.
     package static var isAvailable: Bool { hostFolder != nil }

@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 import Foundation
 
 /// Workers started before they are needed. A worker spends most of its start-up loading

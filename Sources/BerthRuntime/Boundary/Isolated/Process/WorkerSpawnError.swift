@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 /// Why a worker process could not be started.
 package struct WorkerSpawnError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What failed.

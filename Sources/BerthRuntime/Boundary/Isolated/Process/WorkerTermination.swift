@@ -1,3 +1,4 @@
+@_spi(Engine) import BerthCore
 internal import Glibc
 
 /// How a worker process ended, as `waitpid` reported it.
