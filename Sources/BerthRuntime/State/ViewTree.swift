@@ -5,28 +5,7 @@
 public struct ViewTree: Sendable {
     private enum Storage: Sendable {
         case binary(BinaryViewTree)
-        case nodes(ViewNode, NodeSummary)
-    }
-
-    /// What the host asks of a parsed tree again and again (a front end's title on every
-    /// frame, the branches at each commit), found in one walk when the tree is made: on the
-    /// plugin's lane for a render, so the main actor never walks a large tree.
-    private struct NodeSummary: Sendable {
-        var title: String?
-        var count = 0
-        var branches: [String: Bool] = [:]
-
-        init(_ root: ViewNode) {
-            var pending = [root]
-            while let node = pending.popLast() {
-                count += 1
-                if title == nil, let text = node.fields["title"] { title = text }
-                // A plugin may repeat an id (duplicate ForEach row ids): the first node wins.
-                if node.type == "if", branches[node.id] == nil { branches[node.id] = node.fields["branch"] == "true" }
-                // Pre-order: the first child is taken next.
-                pending.append(contentsOf: node.children.reversed())
-            }
-        }
+        case nodes(ViewNode, ViewNodeSummary)
     }
 
     private let storage: Storage
@@ -39,7 +18,7 @@ public struct ViewTree: Sendable {
     }
 
     init(root: ViewNode) {
-        storage = .nodes(root, NodeSummary(root))
+        storage = .nodes(root, ViewNodeSummary(root))
     }
 
     /// The root node with everything below it (built from the binary form once).
