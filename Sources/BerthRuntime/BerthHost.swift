@@ -236,6 +236,10 @@ public final class BerthHost {
         registry.add(plugin)
     }
 
+    /// Returns once every worker whose last plugin was unloaded has ended (they end in the
+    /// background, `Docs/lanes.md`). `@_spi(Engine)`: a benchmark of a worker's start and end.
+    @_spi(Engine) public func waitForEndingWorkers() { generations.workerPool.waitForEndingWorkers() }
+
     /// Ends every loaded generation and removes the runtime folder (host exit).
     public func shutdown() {
         generations.isShuttingDown = true

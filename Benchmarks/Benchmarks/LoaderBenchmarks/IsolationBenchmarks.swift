@@ -102,6 +102,8 @@ func registerIsolationBenchmarks() {
                     do {
                         blackHole(try host.load(ExamplePlugin.counter.id))
                         try host.unload(ExamplePlugin.counter.id)
+                        // The worker ends on its lane after `unload` returns: W1 counts its end too.
+                        host.waitForEndingWorkers()
                     } catch { fatalError("\(error)") }
                 }
             }

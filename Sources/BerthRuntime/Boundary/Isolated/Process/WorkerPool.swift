@@ -46,8 +46,13 @@ final class WorkerPool: Sendable {
             return Array(workers.idle.values)
         }
         for worker in waiting { Self.end(worker) }
-        // Each ends within its unload's, shutdown's and exit's deadlines (5 s), then a kill;
-        // their lanes need nothing of the caller's thread meanwhile.
+        waitForEndingWorkers()
+    }
+
+    /// Returns once every worker ending in the background is reaped: each within its
+    /// unload's, shutdown's and exit's deadlines (5 s), then a kill; their lanes need nothing
+    /// of the caller's thread meanwhile.
+    func waitForEndingWorkers() {
         ending.wait { pids, _ in pids.isEmpty ? .finish(()) : .wait }
     }
 
