@@ -31,11 +31,23 @@ struct ActionRenderRoundTripTests {
             }
         }
 
+        var connection: any PluginConnection { generation.connection }
+
         var isolated: IsolatedPlugin {
             get throws { try #require(generation.connection as? IsolatedPlugin) }
         }
 
         var failures: [String] { host.events.filter { $0.kind == .failed }.map(\.message) }
+
+        /// Sends `action` through the plugin's lane; its error's message, if it failed.
+        func sendOnLane(_ action: String) async -> String? {
+            do {
+                try await host.send(screen: screen.id, action: action, payload: [])
+                return nil
+            } catch {
+                return error.message
+            }
+        }
 
         /// Sends `action`; its error's message, if it failed.
         func send(_ action: String) -> String? {
@@ -56,7 +68,7 @@ struct ActionRenderRoundTripTests {
         let calls = isolated.callsMade
         for _ in 0..<3 { #expect(setup.send("bump") == nil) }
         #expect(isolated.callsMade - calls == 3)
-        #expect(isolated.renderTreesTakenFromActions == 3)
+        #expect(isolated.rendersTakenFromActions == 3)
         #expect(try setup.renders - renders == 3)
         #expect(setup.failures.isEmpty, "\(setup.failures)")
     }
@@ -69,7 +81,7 @@ struct ActionRenderRoundTripTests {
         let calls = isolated.callsMade
         #expect(setup.send("write") == nil)
         #expect(isolated.callsMade - calls == 2)
-        #expect(isolated.renderTreesTakenFromActions == 0)
+        #expect(isolated.rendersTakenFromActions == 0)
         #expect(try setup.renders - renders == 1)
         #expect(setup.screen.module?.stateStorage.slots.isEmpty == true, "the render's GC dropped the slot no view read")
     }
@@ -85,7 +97,7 @@ struct ActionRenderRoundTripTests {
         #expect(message == "org.berth.fixtures/probe action 'fail' failed: fixture: action 'fail' fails")
         #expect(message == inProcess.send("fail"))
         #expect(isolated.callsMade - calls == 2, "the action, then the host's refresh")
-        #expect(isolated.renderTreesTakenFromActions == 0)
+        #expect(isolated.rendersTakenFromActions == 0)
         #expect(try setup.renders - renders == 1)
         #expect(setup.failures == inProcess.failures)
     }
@@ -125,7 +137,43 @@ struct ActionRenderRoundTripTests {
         module.stateStorage.write(identity: "Host", index: 0, fingerprint: 1, bytes: [1])
         try module.render()
         #expect(isolated.callsMade - calls == 2, "the action with its render, then a render of its own")
-        #expect(isolated.renderTreesTakenFromActions == 0)
+        #expect(isolated.rendersTakenFromActions == 0)
         #expect(try setup.renders - renders == 2)
+    }
+
+    @Test("on the lane, an action and the render after it are one lane job: the plugin renders once per action",
+          arguments: [IsolationMode.inProcess, .process])
+    func oneLaneJob(_ mode: IsolationMode) async throws {
+        let setup = try Setup(mode)
+        let renders = try setup.renders
+        let taken = setup.connection.rendersTakenFromActions
+        for _ in 0..<3 { #expect(await setup.sendOnLane("bump") == nil) }
+        #expect(setup.connection.rendersTakenFromActions - taken == 3)
+        #expect(try setup.renders - renders == 3)
+        #expect(setup.failures.isEmpty, "\(setup.failures)")
+    }
+
+    @Test("on the lane, an action that calls back into the host is rendered by a render of its own, once; a failing one is not rendered with it",
+          arguments: [IsolationMode.inProcess, .process])
+    func laneCallBackAndFailure(_ mode: IsolationMode) async throws {
+        let setup = try Setup(mode)
+        let renders = try setup.renders
+        #expect(await setup.sendOnLane("write") == nil)
+        #expect(setup.connection.rendersTakenFromActions == 0)
+        #expect(try setup.renders - renders == 1)
+        #expect(setup.screen.module?.stateStorage.slots.isEmpty == true, "the render's GC dropped the slot no view read")
+        #expect(await setup.sendOnLane("fail") == "org.berth.fixtures/probe action 'fail' failed: fixture: action 'fail' fails")
+        #expect(setup.connection.rendersTakenFromActions == 0)
+    }
+
+    @Test("on the lane, a render that fails after a successful action is reported once, as a render failure",
+          arguments: [IsolationMode.inProcess, .process])
+    func laneFailingRender(_ mode: IsolationMode) async throws {
+        let setup = try Setup(mode)
+        let renders = try setup.renders
+        #expect(await setup.sendOnLane("break-render") == nil)
+        #expect(setup.connection.rendersTakenFromActions == 1)
+        #expect(try setup.renders - renders == 1)
+        #expect(setup.failures == ["org.berth.fixtures/probe render failed: fixture: render refused after 'break-render'"])
     }
 }

@@ -199,6 +199,17 @@ struct OptionalFunctionTests {
             if let worker { #expect(await eventuallyAsync { kill(worker, 0) != 0 }, "\(entry): the worker ended") }
             #expect(opened.calls("unload") == unloads, "\(entry)")
             #expect(opened.host.events.contains { $0.kind == .unloaded && $0.subject == .plugin("org.berth.omit") }, "\(entry)")
+            // A worker ending in the background answers nothing more for the plugin; in the
+            // host's process the unload's call is answered as any other.
+            let asked = opened.log.matching("<unload-asked")
+            if unloads == 0 {
+                #expect(asked.isEmpty, "\(entry): \(asked)")
+            } else if worker != nil {
+                #expect(asked.count == 1 && !asked[0].contains("<unload-asked 0 ")
+                        && asked[0].contains(" org.berth.omit is being unloaded: the host serves nothing more of it>"), "\(asked)")
+            } else {
+                #expect(asked.count == 1 && !asked[0].contains("being unloaded"), "\(asked)")
+            }
         }
     }
 }

@@ -161,9 +161,10 @@ final class BareHopThread: @unchecked Sendable {
         thread.start()
     }
 
-    /// Hands `job` to the thread; the caller is suspended until it has run.
-    func run(_ job: @escaping @Sendable () -> Void) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+    /// Hands `job` to the thread; the caller is suspended until it has run, and stays on its
+    /// own actor meanwhile (no hop to the global executor and back).
+    func run(isolation: isolated (any Actor)? = #isolation, _ job: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation(isolation: isolation) { (continuation: CheckedContinuation<Void, Never>) in
             condition.lock()
             jobs.append { job(); continuation.resume() }
             condition.signal()

@@ -230,12 +230,24 @@ package struct HostCallbackHandler {
     }
 
     package func persistRead(_ handle: ScreenHandle, key: String) -> Result<[UInt8]?, HostRefusal> {
-        persistTarget(handle, key, verb: "persist_read").flatMap { store, plugin in
-            do {
-                return .success(try store.read(plugin: plugin, key: key))
-            } catch {
-                return .failure(HostRefusal(.failed, "persist_read \(plugin)/\(key): \(error)"))
-            }
+        persistTarget(handle, key, verb: "persist_read").flatMap { store, plugin in Self.read(store, plugin: plugin, key: key) }
+    }
+
+    /// `persist_read` answered where the plugin asks, without the main actor: during a call
+    /// the host makes about `handle`'s screen (so it is open), for a key the grant allows,
+    /// with persistence on. The store is thread-safe and the grant immutable. Nil when any
+    /// of that does not hold: the main actor answers (and reports a refusal).
+    nonisolated static func persistReadOnLane(_ handle: ScreenHandle, key: String, during call: LaneCallContext) -> Result<[UInt8]?, HostRefusal>? {
+        guard let store = handle.persistentStore, let screen = handle.services?.screen, call.screen === screen,
+              handle.grant.check(.statePersist, call: "persist_read") == nil, handle.grant.persistKeys.contains(key) else { return nil }
+        return read(store, plugin: handle.grant.pluginID, key: key)
+    }
+
+    private nonisolated static func read(_ store: PersistentStore, plugin: String, key: String) -> Result<[UInt8]?, HostRefusal> {
+        do {
+            return .success(try store.read(plugin: plugin, key: key))
+        } catch {
+            return .failure(HostRefusal(.failed, "persist_read \(plugin)/\(key): \(error)"))
         }
     }
 

@@ -72,6 +72,9 @@ package protocol PluginConnection: AnyObject {
     /// go with it as with `render`.
     func renderOnLane(_ instance: PluginInstanceID, state: StateStorage, as running: RunningPluginCall.Call,
                       in context: LaneCallContext) async throws(PluginCallError) -> CheckedRender
+    /// How many of the host's renders used a render made with an action (no call of their
+    /// own to the plugin); for tests.
+    var rendersTakenFromActions: Int { get }
 }
 
 /// An instance as the plugin knows it: the `berth_instance *` in process, a token in a

@@ -25,12 +25,16 @@ package final class ScreenHandle {
     nonisolated let grant: CapabilityGrant
     /// What other threads hand to the main actor for this screen (a refused resolve's report).
     nonisolated let hops = MainActorHops()
+    /// The host's store, thread-safe and set once: a `persist_read` made during a call
+    /// about this screen is answered on the plugin's lane (`HostCallbackHandler.persistReadOnLane`).
+    nonisolated let persistentStore: PersistentStore?
 
     init(router: Router?, host: (any PluginFacingHost)?, services: (registry: ScopeRegistry, screen: Scope)?, grant: CapabilityGrant) {
         creatingRouter = router
         self.host = host
         self.services = services
         self.grant = grant
+        persistentStore = host?.persistentStore
     }
 
     package var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
@@ -364,7 +368,7 @@ package final class ModuleInstance {
     }
 
     /// True when the plugin can render this screen.
-    package var canRender: Bool { !generation.handshake.functions.isDisjoint(with: [.render, .renderTree]) }
+    package var canRender: Bool { generation.handshake.functions.contains(.renderTree) || generation.handshake.functions.contains(.render) }
 
     /// One render pass: the plugin writes its view tree while its `@State` reads mark the
     /// slots alive; the pass ends with the GC, and a switched `if` drops its old branch.
@@ -417,9 +421,9 @@ package final class ModuleInstance {
         do { checked = try result.get() } catch { throw renderFailed(error) }
         let previous = lastTree
         let tree = try commitRender { () throws(ViewTreeError) in try storage.commit(checked) }
-        // The tree it replaced is freed off the main actor too: freeing 150,000 views
-        // takes milliseconds.
-        if let previous { DispatchQueue.global(qos: .utility).async { withExtendedLifetime(previous) {} } }
+        // A large tree it replaced is freed off the main actor too: freeing 150,000 views
+        // takes milliseconds; a small one costs less here than waking a thread.
+        if let previous, previous.nodeCount > 1_000 { DispatchQueue.global(qos: .utility).async { withExtendedLifetime(previous) {} } }
         return tree
     }
 

@@ -124,7 +124,17 @@ static berth_status omit_delegate_received(berth_instance *instance, uint64_t ch
     return BERTH_OK;
 }
 
-static void omit_unload(void) { called("unload"); }
+/* Unloading, it still asks the host for something (a session) and logs the answer as
+ * "<unload-asked STATUS MESSAGE>": a worker ending in the background is refused. */
+static void omit_unload(void) {
+    called("unload");
+    berth_error error = {0};
+    berth_status status = omit_host->session_begin(omit_plugin, "unloading", &error);
+    char line[BERTH_ERROR_MESSAGE_CAPACITY + 48];
+    snprintf(line, sizeof line, "<unload-asked %d %s>", (int)status, status == BERTH_OK ? "" : error.message);
+    omit_host->log(omit_plugin, BERTH_LOG_INFO, line);
+    if (status == BERTH_OK) omit_host->session_end(omit_plugin, &error);
+}
 
 static const berth_plugin_v1 omit_whole_table = {
     .struct_size = sizeof(berth_plugin_v1), .abi_version = BERTH_ABI_VERSION, .plugin_id = "org.berth.omit",

@@ -23,6 +23,10 @@ final class InProcessPlugin: PluginConnection {
     /// The thread its code runs on when the host must not wait (an action from a front end):
     /// while it is in a call, other calls are refused (busy) or, for a closing screen, wait.
     private let lane: LaneState
+    /// The render made on the lane with the last action, until the host renders (or any
+    /// other call makes it stale).
+    private var prerendered: PrerenderedTree<Result<CheckedRender, PluginCallError>>?
+    private(set) var rendersTakenFromActions = 0
 
     /// Copies, opens and handshakes the image and prepares its exports. On any failure
     /// nothing of it stays loaded (a Swift image already mapped is retired: `onRetire`).
@@ -71,6 +75,7 @@ final class InProcessPlugin: PluginConnection {
     }
 
     func destroy(_ instance: PluginInstanceID) {
+        discardPrerenderedTree()
         lane.whenFree { [image] in HostCall.run { image.destroy(Self.pointer(instance)) } }
     }
 
@@ -82,6 +87,7 @@ final class InProcessPlugin: PluginConnection {
     /// While the lane is busy (back on a screen whose action still runs) it runs once the
     /// call has returned; a failure then is only logged by the plugin's own lines.
     func deactivate(_ instance: PluginInstanceID) throws(PluginCallError) {
+        discardPrerenderedTree()
         guard lane.isAvailable else {
             lane.whenFree { [image] in HostCall.run { _ = try? image.deactivate(Self.pointer(instance)) } }
             return
@@ -90,6 +96,7 @@ final class InProcessPlugin: PluginConnection {
     }
 
     func screenEvent(_ instance: PluginInstanceID, code: Int32, flag: Bool) {
+        discardPrerenderedTree()
         lane.whenFree { [image] in HostCall.run { image.screenEvent(Self.pointer(instance), code: code, flag: flag) } }
     }
 
@@ -126,6 +133,7 @@ final class InProcessPlugin: PluginConnection {
     }
 
     func callExport(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue {
+        discardPrerenderedTree()
         if let busy = lane.busy, !lane.isNested { throw FFIError(.pluginFailed, PluginCallError.busy(pluginID, busy).message) }
         return try image.callExport(symbol, arguments: arguments)
     }
@@ -140,28 +148,48 @@ final class InProcessPlugin: PluginConnection {
     func whenFree(_ work: @escaping () -> Void) { lane.whenFree(work) }
 
     /// The action on the plugin's own thread: its calls back into the host are answered by
-    /// the main actor, which is free meanwhile (`InProcessTransport`, `LaneHop`).
+    /// the main actor, which is free meanwhile (`InProcessTransport`, `LaneHop`). With
+    /// `state` (a `render_tree` plugin's visible screen), the render after it runs in the
+    /// same lane job when the action called nothing back in the host, and waits, checked,
+    /// for the host's `renderOnLane` of the instance: one hop to the lane instead of two.
     func actionOnLane(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage?,
                       as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) {
         try callable()
         let call = LaneImageCall(image: image, instance: instance)
-        let result = await lane.run(running, in: context) { () -> Result<Void, PluginCallError> in
+        let renderAfter = state.flatMap { state in
+            handshake.functions.contains(.renderTree) ? (slots: state.renderSlots(), batchKeys: state.batchKeys, paths: state.identityPaths) : nil
+        }
+        let result = await lane.run(running, in: context) { () -> LaneAction in
             HostCall.run {
+                let callsBefore = HostCallbackCount.current
                 do throws(PluginCallError) {
                     try call.image.action(Self.pointer(call.instance), name: name, payload: payload)
-                    return .success(())
                 } catch {
-                    return .failure(error)
+                    return LaneAction(failure: error, render: nil)
                 }
+                // Only when the action left the host's side untouched (no navigation, no state
+                // written, nothing asked): then this render sees what the host's would.
+                guard let renderAfter, HostCallbackCount.current == callsBefore else { return LaneAction(failure: nil, render: nil) }
+                let output = Result { () throws(PluginCallError) in try call.image.render(Self.pointer(call.instance)) { renderAfter.slots } }
+                return LaneAction(failure: nil, render: output.map { StateStorage.checked($0, identityPaths: renderAfter.paths) })
             }
         }
-        try result.get()
+        if let failure = result.failure { throw failure }
+        guard let state, let renderAfter, let render = result.render else { return }
+        prerendered = PrerenderedTree(instance: instance, storage: state, version: state.version, batchKeys: renderAfter.batchKeys,
+                                      callsMade: HostCallbackCount.current, result: render)
     }
 
     /// The render on the plugin's own thread (a v1.0 `render`'s `state_read` calls are
-    /// answered by the main actor meanwhile), its tree decoded and checked there.
+    /// answered by the main actor meanwhile), its tree decoded and checked there; or the
+    /// render made with the last action, when nothing changed since.
     func renderOnLane(_ instance: PluginInstanceID, state: StateStorage, as running: RunningPluginCall.Call,
                       in context: LaneCallContext) async throws(PluginCallError) -> CheckedRender {
+        if let ready = prerendered?.take(for: instance, state: state, callsMade: HostCallbackCount.current) {
+            prerendered = nil
+            rendersTakenFromActions += 1
+            return try ready.get()
+        }
         try callable()
         let call = LaneImageCall(image: image, instance: instance)
         let slots = handshake.functions.contains(.renderTree) ? state.renderSlots() : []
@@ -200,8 +228,19 @@ final class InProcessPlugin: PluginConnection {
     }
 
     /// Refuses a call while the lane is in another one: plugin code never runs on two threads.
+    /// Any call may change what the plugin renders: a tree made with an action is dropped.
     private func callable() throws(PluginCallError) {
+        discardPrerenderedTree()
         if let busy = lane.busy, !lane.isNested { throw PluginCallError.busy(pluginID, busy) }
+    }
+
+    /// A stale tree made with an action is not used, but the identities it defined are
+    /// taken in (the plugin counts them as sent).
+    private func discardPrerenderedTree() {
+        guard let stale = prerendered else { return }
+        prerendered = nil
+        guard case .success(let checked) = stale.result, case .binary(let bytes) = checked.output else { return }
+        try? stale.storage.takeDefinitions(of: bytes)
     }
 
     func exportFunction(_ symbol: String) -> ForeignFunction? { image.exportFunction(symbol) }
@@ -230,6 +269,12 @@ final class InProcessPlugin: PluginConnection {
 
 /// An image and an instance carried to the plugin's lane: only that thread calls into it
 /// until the call returns (the lane is busy meanwhile), so nothing is shared.
+/// What an action's lane job brings back: the action's failure, or the render made after it.
+private struct LaneAction: Sendable {
+    let failure: PluginCallError?
+    let render: Result<CheckedRender, PluginCallError>?
+}
+
 private struct LaneImageCall: @unchecked Sendable {
     let image: PluginImage
     let instance: PluginInstanceID

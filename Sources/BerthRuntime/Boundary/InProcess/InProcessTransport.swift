@@ -10,6 +10,11 @@ struct InProcessTransport: HostTransport {
         if case .serviceCall(let key, let request) = call, let screen = ScreenHandle.from(handle) {
             return HostCallbackHandler.callService(key, request: request, from: screen, consumer: ServiceConsumer(grant: screen.grant, place: .host))
         }
+        if case .persistRead(let key) = call, let context = LaneCallContext.current, let screen = ScreenHandle.from(handle),
+           let answer = HostCallbackHandler.persistReadOnLane(screen, key: key, during: context) {
+            // A render's `@Persisted` read needs no main actor (P14 in Docs/benchmarks.md).
+            return answer.map { HostAnswer.bytes($0) }.answer
+        }
         let handle = MainThreadArguments(value: handle)
         return LaneHop.toMain {
             guard call.isPluginWide else { return HostCallbackHandler().answer(call, screen: ScreenHandle.from(handle.value)) }

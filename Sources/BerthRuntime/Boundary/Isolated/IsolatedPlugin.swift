@@ -36,10 +36,10 @@ final class IsolatedPlugin: PluginConnection {
     var onFailure: ((WorkerFailure) -> Void)?
     /// The render the worker made with the last action, until the host renders (or any
     /// other call makes it stale).
-    private var prerendered: PrerenderedTree?
+    private var prerendered: PrerenderedTree<IsolationRenderResult>?
     /// How many of the host's renders used a render made with an action (no round trip of
     /// their own); for tests.
-    private(set) var renderTreesTakenFromActions = 0
+    private(set) var rendersTakenFromActions = 0
     /// How many calls the host has made to the worker (each one round trip); for tests.
     var callsMade: UInt64 { group.callsMade }
 
@@ -300,13 +300,11 @@ final class IsolatedPlugin: PluginConnection {
     /// The render the worker made with the last action, when nothing changed since: its tree,
     /// or its failure.
     private func takePrerendered(_ instance: PluginInstanceID, state: StateStorage) -> Result<RenderedTree, PluginCallError>? {
-        guard let ready = prerendered, ready.instance == instance, ready.storage === state, ready.version == state.version,
-              ready.callsMade == group.callsMade else { return nil }
+        guard let ready = prerendered?.take(for: instance, state: state, callsMade: group.callsMade) else { return nil }
         prerendered = nil
-        renderTreesTakenFromActions += 1
-        state.batchKeys = ready.batchKeys
-        guard ready.result.status.isOK else { return .failure(Self.failure(ready.result.status)) }
-        return .success(.binary(ready.result.tree))
+        rendersTakenFromActions += 1
+        guard ready.status.isOK else { return .failure(Self.failure(ready.status)) }
+        return .success(.binary(ready.tree))
     }
 
     /// A render's request: `render_tree` with the slots in a batch, or a v1.0 `render` with
@@ -397,7 +395,7 @@ final class IsolatedPlugin: PluginConnection {
     /// kills it when it does not exit). Nothing stays mapped in the host. The last member's
     /// unload and the worker's end run on the worker's lane unless `waitingForWorker`.
     func end(waitingForWorker: Bool) throws(LoaderError) -> GenerationEnding {
-        if !waitingForWorker, group.endOnLane(lastMember: member, unloading: failure == nil, stops: workerPool) {
+        if !waitingForWorker, group.endOnLane(lastMember: member, stops: workerPool) {
             runtimeDirectory.discard(shadowCopy: imagePath)
             return .workerEnding
         }
@@ -509,17 +507,27 @@ struct WorkerFailure: Sendable, Equatable {
     }
 }
 
-/// A tree rendered in the worker right after an action, for the host's next render of the
-/// same instance while its state storage is as the action left it.
-struct PrerenderedTree {
+/// A tree rendered on the plugin's lane right after an action (in its worker, or on the
+/// in-process lane), for the host's next render of the same instance while its state
+/// storage is as the action left it.
+struct PrerenderedTree<Output> {
     let instance: PluginInstanceID
     let storage: StateStorage
     let version: UInt64
-    /// The storage's slots in the order the worker's batch had them (for the GC bitmap).
+    /// The storage's slots in the order the render's batch had them (for the GC bitmap).
     let batchKeys: [StateStorage.Key]
-    /// The group worker's call count then: a call by another member of the group since
+    /// The host calls served by then (the worker group's, or the process's): a call since
     /// (a shared service changed, say) makes it stale too.
     let callsMade: UInt64
-    /// The worker's render: its tree, or its failure (reported as the host's render's).
-    let result: IsolationRenderResult
+    /// The render: its tree, or its failure (reported as the host's render's).
+    let result: Output
+
+    /// The render, when it stands for a render of `instance` now (`calls` served so far);
+    /// the storage's batch is the render's again.
+    @MainActor
+    func take(for instance: PluginInstanceID, state: StateStorage, callsMade calls: UInt64) -> Output? {
+        guard self.instance == instance, storage === state, version == state.version, callsMade == calls else { return nil }
+        state.batchKeys = batchKeys
+        return result
+    }
 }

@@ -115,25 +115,22 @@ final class WorkerGroup {
         members[member] = nil
         router.remove(member: member)
         guard members.isEmpty, !isEnded else { return false }
-        isEnded = true
-        stopWatching()
+        markEnded()
         lane.end()
-        if failure == nil { _ = try? worker.channel.call(.shutdown, timeout: .seconds(1)) }
-        Self.stop(worker)
+        Self.end(worker, healthy: failure == nil, unloading: nil)
         return true
     }
 
     /// Ends `member` when it is the last one, without the main actor waiting: its unload
-    /// (when `unloading`), the worker's shutdown and its exit (a kill when it does not exit)
-    /// run as the lane's last job, serving nothing that needs the main actor meanwhile
-    /// (`WorkerEndingHandler`); `stops` counts it until the worker is reaped (the host's exit
-    /// waits for it). False, doing nothing, when other members stay or a call runs on the
-    /// lane (the caller then ends it as before).
-    func endOnLane(lastMember member: UInt64, unloading: Bool, stops: WorkerPool) -> Bool {
+    /// (when the worker is healthy), the worker's shutdown and its exit (a kill when it does
+    /// not exit) run as the lane's last job, serving nothing that needs the main actor
+    /// meanwhile (`WorkerEndingHandler`); `stops` counts it until the worker is reaped (the
+    /// host's exit waits for it). False, doing nothing, when other members stay or a call
+    /// runs on the lane (the caller then ends it as before).
+    func endOnLane(lastMember member: UInt64, stops: WorkerPool) -> Bool {
         guard members.count == 1, members[member] != nil, !isEnded, lane.busy == nil else { return false }
         members[member] = nil
-        isEnded = true
-        stopWatching()
+        markEnded()
         let (worker, healthy) = (worker, failure == nil)
         // The channel holds its handler weakly: the job keeps this one.
         let ending = WorkerEndingHandler(plugin: router.pluginID(of: member), log: router.log(of: member))
@@ -142,15 +139,27 @@ final class WorkerGroup {
         stops.stopping(worker)
         lane.lane.post {
             defer { withExtendedLifetime(ending) {} }
-            if healthy {
-                if unloading { _ = try? worker.channel.call(.unload(plugin: member), timeout: .seconds(2)) }
-                _ = try? worker.channel.call(.shutdown, timeout: .seconds(1))
-            }
-            Self.stop(worker)
+            Self.end(worker, healthy: healthy, unloading: member)
             stops.stopped(worker)
         }
         lane.end()
         return true
+    }
+
+    /// No member is left: the group takes no more calls and its worker is no longer watched.
+    private func markEnded() {
+        isEnded = true
+        stopWatching()
+    }
+
+    /// A healthy worker unloads `member` (when given) and shuts down; then it is stopped
+    /// (killed when it does not exit).
+    private nonisolated static func end(_ worker: WorkerProcess, healthy: Bool, unloading member: UInt64?) {
+        if healthy {
+            if let member { _ = try? worker.channel.call(.unload(plugin: member), timeout: .seconds(2)) }
+            _ = try? worker.channel.call(.shutdown, timeout: .seconds(1))
+        }
+        stop(worker)
     }
 
     /// One round trip; a dead or unresponsive worker fails the whole group.

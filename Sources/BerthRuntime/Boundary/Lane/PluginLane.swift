@@ -33,9 +33,10 @@ final class PluginLane: Sendable {
     }
 
     /// Runs `job` on the lane after the jobs given before it; the caller is suspended, not
-    /// blocked, until it returns.
-    func run<T: Sendable>(_ job: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+    /// blocked, until it returns. It stays on the caller's actor (the main actor): no hop to
+    /// the global executor and back on the way, only the lane's thread and the resume.
+    func run<T: Sendable>(isolation: isolated (any Actor)? = #isolation, _ job: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation(isolation: isolation) { (continuation: CheckedContinuation<T, Never>) in
             enqueue { continuation.resume(returning: job()) }
         }
     }
