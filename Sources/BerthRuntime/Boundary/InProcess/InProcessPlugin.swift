@@ -157,7 +157,7 @@ final class InProcessPlugin: PluginConnection {
         try callable()
         let call = LaneImageCall(image: image, instance: instance)
         let renderAfter = state.flatMap { state in
-            handshake.functions.contains(.renderTree) ? (slots: state.renderSlots(), batchKeys: state.batchKeys, paths: state.identityPaths) : nil
+            handshake.functions.contains(.renderTree) ? RenderInputs(slots: state.renderSlots(), batchKeys: state.batchKeys, paths: state.identityPaths) : nil
         }
         let result = await lane.run(running, in: context) { () -> LaneAction in
             HostCall.run {
@@ -269,6 +269,13 @@ final class InProcessPlugin: PluginConnection {
 
 /// An image and an instance carried to the plugin's lane: only that thread calls into it
 /// until the call returns (the lane is busy meanwhile), so nothing is shared.
+/// What a render on the lane starts from, taken from the screen's storage on the main actor.
+private struct RenderInputs: Sendable {
+    let slots: [RenderSlot]
+    let batchKeys: [StateStorage.Key]
+    let paths: [String]
+}
+
 /// What an action's lane job brings back: the action's failure, or the render made after it.
 private struct LaneAction: Sendable {
     let failure: PluginCallError?
