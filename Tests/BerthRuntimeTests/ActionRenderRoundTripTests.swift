@@ -176,4 +176,21 @@ struct ActionRenderRoundTripTests {
         #expect(try setup.renders - renders == 1)
         #expect(setup.failures == ["org.berth.fixtures/probe render failed: fixture: render refused after 'break-render'"])
     }
+
+    @Test("on the lane, a render made with an action is not used when the host wrote the screen's state while the action ran",
+          arguments: [IsolationMode.inProcess, .process])
+    func laneStaleRender(_ mode: IsolationMode) async throws {
+        let setup = try Setup(mode)
+        let module = try #require(setup.screen.module)
+        let renders = try setup.renders
+        let sending = Task { await setup.sendOnLane("bump") }
+        // The lane is busy from the moment the call starts until the main actor sees it end:
+        // the write lands while the action (and the render after it) belong to the lane.
+        while setup.connection.busyCall == nil { await Task.yield() }
+        module.stateStorage.write(identity: "Host", index: 0, fingerprint: 1, bytes: [1])
+        #expect(await sending.value == nil)
+        #expect(setup.connection.rendersTakenFromActions == 0, "the tree from before the write was not used")
+        #expect(try setup.renders - renders == 2, "the render with the action, then the host's own")
+        #expect(setup.failures.isEmpty, "\(setup.failures)")
+    }
 }

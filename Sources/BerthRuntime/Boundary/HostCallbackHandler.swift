@@ -234,7 +234,8 @@ package struct HostCallbackHandler {
     }
 
     /// `persist_read` answered where the plugin asks, without the main actor: during a call
-    /// the host makes about `handle`'s screen (so it is open), for a key the grant allows,
+    /// the host makes about `handle`'s screen (open, or closed during the call, whose close
+    /// sequence waits for it), for a key the grant allows,
     /// with persistence on. The store is thread-safe and the grant immutable. Nil when any
     /// of that does not hold: the main actor answers (and reports a refusal).
     nonisolated static func persistReadOnLane(_ handle: ScreenHandle, key: String, during call: LaneCallContext) -> Result<[UInt8]?, HostRefusal>? {

@@ -75,8 +75,10 @@ final class InProcessPlugin: PluginConnection {
     }
 
     func destroy(_ instance: PluginInstanceID) {
-        discardPrerenderedTree()
-        lane.whenFree { [image] in HostCall.run { image.destroy(Self.pointer(instance)) } }
+        lane.whenFree { [self, image] in
+            discardPrerenderedTree()
+            HostCall.run { image.destroy(Self.pointer(instance)) }
+        }
     }
 
     func activate(_ instance: PluginInstanceID) throws(PluginCallError) {
@@ -87,17 +89,22 @@ final class InProcessPlugin: PluginConnection {
     /// While the lane is busy (back on a screen whose action still runs) it runs once the
     /// call has returned; a failure then is only logged by the plugin's own lines.
     func deactivate(_ instance: PluginInstanceID) throws(PluginCallError) {
-        discardPrerenderedTree()
         guard lane.isAvailable else {
-            lane.whenFree { [image] in HostCall.run { _ = try? image.deactivate(Self.pointer(instance)) } }
+            lane.whenFree { [self, image] in
+                discardPrerenderedTree()
+                HostCall.run { _ = try? image.deactivate(Self.pointer(instance)) }
+            }
             return
         }
+        discardPrerenderedTree()
         try image.deactivate(Self.pointer(instance))
     }
 
     func screenEvent(_ instance: PluginInstanceID, code: Int32, flag: Bool) {
-        discardPrerenderedTree()
-        lane.whenFree { [image] in HostCall.run { image.screenEvent(Self.pointer(instance), code: code, flag: flag) } }
+        lane.whenFree { [self, image] in
+            discardPrerenderedTree()
+            HostCall.run { image.screenEvent(Self.pointer(instance), code: code, flag: flag) }
+        }
     }
 
     func action(_ instance: PluginInstanceID, name: String, payload: [UInt8]) throws(PluginCallError) {
@@ -157,27 +164,33 @@ final class InProcessPlugin: PluginConnection {
         try callable()
         let call = LaneImageCall(image: image, instance: instance)
         let renderAfter = state.flatMap { state in
-            handshake.functions.contains(.renderTree) ? RenderInputs(slots: state.renderSlots(), batchKeys: state.batchKeys, paths: state.identityPaths) : nil
+            handshake.functions.contains(.renderTree)
+                ? RenderInputs(slots: state.renderSlots(), batchKeys: state.batchKeys, paths: state.identityPaths, version: state.version) : nil
         }
-        let result = await lane.run(running, in: context) { () -> LaneAction in
+        let hostCalls = context.hostCalls
+        let result = await lane.run(running, in: context, { () -> LaneAction in
             HostCall.run {
-                let callsBefore = HostCallbackCount.current
                 do throws(PluginCallError) {
                     try call.image.action(Self.pointer(call.instance), name: name, payload: payload)
                 } catch {
-                    return LaneAction(failure: error, render: nil)
+                    return LaneAction(failure: error)
                 }
                 // Only when the action left the host's side untouched (no navigation, no state
-                // written, nothing asked): then this render sees what the host's would.
-                guard let renderAfter, HostCallbackCount.current == callsBefore else { return LaneAction(failure: nil, render: nil) }
+                // written, nothing asked; counted for this call alone): then this render sees
+                // what the host's would.
+                guard let renderAfter, hostCalls.value == 0 else { return LaneAction(failure: nil) }
                 let output = Result { () throws(PluginCallError) in try call.image.render(Self.pointer(call.instance)) { renderAfter.slots } }
-                return LaneAction(failure: nil, render: output.map { StateStorage.checked($0, identityPaths: renderAfter.paths) })
+                return LaneAction(render: output.map { StateStorage.checked($0, identityPaths: renderAfter.paths) })
             }
-        }
+        }, returned: { [self] result in
+            // Kept before the work that waited for the lane runs (a task's post, a closing
+            // screen's events): every call into the plugin drops it. The storage's version is
+            // the one the render started from: a write since makes it stale.
+            guard let state, let renderAfter, let render = result.render else { return }
+            prerendered = PrerenderedTree(instance: instance, storage: state, version: renderAfter.version, batchKeys: renderAfter.batchKeys,
+                                          callsMade: nil, result: render)
+        })
         if let failure = result.failure { throw failure }
-        guard let state, let renderAfter, let render = result.render else { return }
-        prerendered = PrerenderedTree(instance: instance, storage: state, version: state.version, batchKeys: renderAfter.batchKeys,
-                                      callsMade: HostCallbackCount.current, result: render)
     }
 
     /// The render on the plugin's own thread (a v1.0 `render`'s `state_read` calls are
@@ -185,7 +198,7 @@ final class InProcessPlugin: PluginConnection {
     /// render made with the last action, when nothing changed since.
     func renderOnLane(_ instance: PluginInstanceID, state: StateStorage, as running: RunningPluginCall.Call,
                       in context: LaneCallContext) async throws(PluginCallError) -> CheckedRender {
-        if let ready = prerendered?.take(for: instance, state: state, callsMade: HostCallbackCount.current) {
+        if let ready = prerendered?.take(for: instance, state: state) {
             prerendered = nil
             rendersTakenFromActions += 1
             return try ready.get()
@@ -267,21 +280,27 @@ final class InProcessPlugin: PluginConnection {
     }
 }
 
-/// An image and an instance carried to the plugin's lane: only that thread calls into it
-/// until the call returns (the lane is busy meanwhile), so nothing is shared.
 /// What a render on the lane starts from, taken from the screen's storage on the main actor.
 private struct RenderInputs: Sendable {
     let slots: [RenderSlot]
     let batchKeys: [StateStorage.Key]
     let paths: [String]
+    /// The storage's version then: a write since makes the render stale.
+    let version: UInt64
 }
 
 /// What an action's lane job brings back: the action's failure, or the render made after it.
 private struct LaneAction: Sendable {
-    let failure: PluginCallError?
-    let render: Result<CheckedRender, PluginCallError>?
+    var failure: PluginCallError?
+    var render: Result<CheckedRender, PluginCallError>?
+
+    init(failure: PluginCallError?) { self.failure = failure }
+
+    init(render: Result<CheckedRender, PluginCallError>) { self.render = render }
 }
 
+/// An image and an instance carried to the plugin's lane: only that thread calls into it
+/// until the call returns (the lane is busy meanwhile), so nothing is shared.
 private struct LaneImageCall: @unchecked Sendable {
     let image: PluginImage
     let instance: PluginInstanceID

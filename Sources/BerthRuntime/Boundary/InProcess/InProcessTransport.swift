@@ -3,10 +3,12 @@ internal import CBerth
 
 /// The in-process transport of the seam: a plugin's call, made on its lane, is answered by
 /// `HostCallbackHandler` on the main actor while the lane waits (`LaneHop`); a contract
-/// call waits on the lane itself. Services and managed tasks keep the plugin's C function
+/// call waits on the lane itself, and a log line, a resolve and a `persist_read` about the
+/// call's own screen are served on the calling thread. Services and managed tasks keep the plugin's C function
 /// pointers, so they are registered and started here (BerthHost+Scopes, Interactor).
 struct InProcessTransport: HostTransport {
     func ask(_ call: PluginToHost, from handle: OpaquePointer) -> HostAnswer {
+        LaneCallContext.current?.hostCalls.record()
         if case .serviceCall(let key, let request) = call, let screen = ScreenHandle.from(handle) {
             return HostCallbackHandler.callService(key, request: request, from: screen, consumer: ServiceConsumer(grant: screen.grant, place: .host))
         }
@@ -29,6 +31,7 @@ struct InProcessTransport: HostTransport {
     }
 
     func register(_ declaration: ServiceDeclaration, plugin handle: OpaquePointer) -> HostAnswer {
+        LaneCallContext.current?.hostCalls.record()
         let arguments = MainThreadArguments(value: (handle, declaration))
         return LaneHop.toMain {
             let (handle, declaration) = arguments.value
@@ -77,6 +80,7 @@ struct InProcessTransport: HostTransport {
     }
 
     func startTask(key: String?, descriptor: berth_task_v1, screen handle: OpaquePointer?) -> HostAnswer {
+        LaneCallContext.current?.hostCalls.record()
         let arguments = MainThreadArguments(value: (handle, descriptor))
         return LaneHop.toMain {
             let (handle, descriptor) = arguments.value
@@ -100,6 +104,7 @@ struct InProcessTransport: HostTransport {
     }
 
     func cancelTask(key: String, screen handle: OpaquePointer?) {
+        LaneCallContext.current?.hostCalls.record()
         let handle = MainThreadArguments(value: handle)
         LaneHop.toMain {
             guard let interactor = ScreenHandle.from(handle.value)?.module?.router?.interactor else { return }

@@ -191,12 +191,15 @@ final class IsolatedPlugin: PluginConnection {
             return
         }
         let slots = state.renderSlots()
-        let batchKeys = state.batchKeys
-        let reply = try await callOnLane(.actionThenRender(instance: id, name: name, payload: payload, slots: slots), as: running, in: context)
-        guard case .acted(let status, let render) = reply, status.isOK else { throw Self.failure(reply.status) }
-        guard let render else { return }
-        prerendered = PrerenderedTree(instance: instance, storage: state, version: state.version, batchKeys: batchKeys,
-                                      callsMade: group.callsMade, result: render)
+        let (batchKeys, version) = (state.batchKeys, state.version)
+        let reply = try await callOnLane(.actionThenRender(instance: id, name: name, payload: payload, slots: slots), as: running, in: context,
+                                         then: { $0 }, returned: { [self] reply in
+            // Kept before the work that waited for the lane runs: any call it makes drops it.
+            guard case .acted(let status, let render?) = reply, status.isOK else { return }
+            prerendered = PrerenderedTree(instance: instance, storage: state, version: version, batchKeys: batchKeys,
+                                          callsMade: group.callsMade, result: render)
+        })
+        guard case .acted(let status, _) = reply, status.isOK else { throw Self.failure(reply.status) }
     }
 
     func createOnLane(route: String, argument: [UInt8], screen: ScreenHandle, as running: RunningPluginCall.Call,
@@ -221,12 +224,14 @@ final class IsolatedPlugin: PluginConnection {
         try await callOnLane(request, as: running, in: context) { $0 }
     }
 
-    /// A round trip on the lane, with `then` run there on the reply.
+    /// A round trip on the lane, with `then` run there on the reply, and `returned` on the
+    /// main actor before the work that waited for the lane.
     private func callOnLane<T: Sendable>(_ request: IsolationRequest, as running: RunningPluginCall.Call, in context: LaneCallContext,
-                                         then: @escaping @Sendable (IsolationReply) -> T) async throws(PluginCallError) -> T {
+                                         then: @escaping @Sendable (IsolationReply) -> T,
+                                         returned: (T) -> Void = { _ in }) async throws(PluginCallError) -> T {
         try callable()
         do {
-            return try await group.callOnLane(request, as: running, in: context, then: then)
+            return try await group.callOnLane(request, as: running, in: context, then: then, returned: returned)
         } catch {
             let failure = self.failure ?? group.fail(error).naming(pluginID)
             throw PluginCallError(status: Int32(BERTH_ERR_FAILED), message: failure.message)
@@ -251,11 +256,11 @@ final class IsolatedPlugin: PluginConnection {
         guard handshake.functions.contains(.renderTree) else { return try action(instance, name: name, payload: payload) }
         discardPrerenderedTree()
         let slots = state.renderSlots()
-        let batchKeys = state.batchKeys
+        let (batchKeys, version) = (state.batchKeys, state.version)
         let reply = try call(.actionThenRender(instance: UInt64(instance.rawValue), name: name, payload: payload, slots: slots))
         guard case .acted(let status, let render) = reply, status.isOK else { throw Self.failure(reply.status) }
         guard let render else { return }
-        prerendered = PrerenderedTree(instance: instance, storage: state, version: state.version, batchKeys: batchKeys,
+        prerendered = PrerenderedTree(instance: instance, storage: state, version: version, batchKeys: batchKeys,
                                       callsMade: group.callsMade, result: render)
     }
 
@@ -516,16 +521,17 @@ struct PrerenderedTree<Output> {
     let version: UInt64
     /// The storage's slots in the order the render's batch had them (for the GC bitmap).
     let batchKeys: [StateStorage.Key]
-    /// The host calls served by then (the worker group's, or the process's): a call since
-    /// (a shared service changed, say) makes it stale too.
-    let callsMade: UInt64
+    /// The worker group's calls made by then: a call by another member since (a shared
+    /// service changed, say) makes it stale too. Nil in process, where every call into the
+    /// plugin drops the tree itself.
+    let callsMade: UInt64?
     /// The render: its tree, or its failure (reported as the host's render's).
     let result: Output
 
-    /// The render, when it stands for a render of `instance` now (`calls` served so far);
-    /// the storage's batch is the render's again.
+    /// The render, when it stands for a render of `instance` now (`calls`: the group's so
+    /// far); the storage's batch is the render's again.
     @MainActor
-    func take(for instance: PluginInstanceID, state: StateStorage, callsMade calls: UInt64) -> Output? {
+    func take(for instance: PluginInstanceID, state: StateStorage, callsMade calls: UInt64? = nil) -> Output? {
         guard self.instance == instance, storage === state, version == state.version, callsMade == calls else { return nil }
         state.batchKeys = batchKeys
         return result

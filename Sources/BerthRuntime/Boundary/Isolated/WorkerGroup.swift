@@ -196,9 +196,11 @@ final class WorkerGroup {
     }
 
     /// `callOnLane`, with `then` run on the lane on the reply before the main actor sees it
-    /// (a render's decode and limit checks).
+    /// (a render's decode and limit checks), and `returned` on the main actor before the
+    /// work that waited for the lane runs.
     func callOnLane<T: Sendable>(_ request: IsolationRequest, as call: RunningPluginCall.Call, in context: LaneCallContext,
-                                 then: @escaping @Sendable (IsolationReply) -> T) async throws(ChannelError) -> T {
+                                 then: @escaping @Sendable (IsolationReply) -> T,
+                                 returned: (T) -> Void = { _ in }) async throws(ChannelError) -> T {
         if endedOffMain.withLock({ !$0.isEmpty }) { releaseEndedOffMain() }
         // The worker's requests during this call act only for the member it runs.
         router.enter(request)
@@ -207,7 +209,10 @@ final class WorkerGroup {
         let result = await lane.run(call, in: context, { () -> Result<T, ChannelError> in
             do throws(ChannelError) { return .success(then(try channel.call(request))) } catch { return .failure(error) }
         }, returned: { [self] result in
-            if case .failure(let error) = result { fail(error) }
+            switch result {
+            case .failure(let error): fail(error)
+            case .success(let value): returned(value)
+            }
             if servePending {
                 servePending = false
                 serveWhileIdle()
