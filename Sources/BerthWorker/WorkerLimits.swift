@@ -26,7 +26,7 @@ enum WorkerLimits {
         guard fileSize == 0 else {
             throw WorkerSandbox.Failure(message: "setrlimit(RLIMIT_FSIZE, \(policy.diskLimit)) failed: \(WorkerSandbox.errnoText(fileSize))")
         }
-        let cgroups = CgroupFiles.own
+        let cgroups = CgroupFiles.own(policy.cgroups)
         let memory = policy.memoryLimit > 0 ? cgroups.write(memory: policy.memoryLimit) : true
         if !memory { unenforced.append("shared memory beyond RLIMIT_DATA (no writable memory cgroup; shared anonymous mappings are refused by the filter)") }
         let threadLimit = policy.threadLimit + helperProcesses
@@ -45,13 +45,15 @@ private struct CgroupFiles {
     var version1: [String: String]
     var version2: String?
 
-    static var own: CgroupFiles {
-        var version2 = CgroupMounts.hostFolder
+    /// The folders the host made (`made`), else this process's own groups as
+    /// `/proc/self/mountinfo` shows them (slower: the kernel writes the whole mount table).
+    static func own(_ made: CgroupFolders?) -> CgroupFiles {
+        var version2 = made.map(\.version2) ?? CgroupMounts.hostFolder
         // A v2 group without the controllers (a hybrid machine binds them to v1) limits nothing.
         if let folder = version2, (SystemFile.text(folder + "/cgroup.controllers"))?.isEmpty ?? true {
             version2 = nil
         }
-        return CgroupFiles(version1: CgroupMounts.ownControllerFolders, version2: version2)
+        return CgroupFiles(version1: made?.version1 ?? CgroupMounts.ownControllerFolders, version2: version2)
     }
 
     func write(memory bytes: UInt64) -> Bool {

@@ -12,8 +12,9 @@ private import CBerthSystem
 /// set cleared and securebits locked); a Landlock ruleset (read the system's library
 /// folders, the Swift runtime, the worker executable and the policy's read paths; write
 /// only the policy's write paths; execute nothing, make no device node; TCP only with
-/// `network`); then the allowlist system-call filter (`berth_seccomp_confine`, the table in
-/// seccomp_policy.c), whose refusals a thread reports to the host (`RefusedCallReporter`).
+/// `network`); then the allowlist system-call filter (the host's program of the table in
+/// seccomp_policy.c, `berth_seccomp_install`), whose refusals a thread reports to the host
+/// (`RefusedCallReporter`).
 /// Runs before the plugin's library is opened, because its constructors run inside
 /// `dlopen`; the libraries the worker itself links are mapped already. What could not be
 /// made here is named in the status it returns (`SandboxStatus.enforced`'s `missing`).
@@ -77,17 +78,31 @@ enum WorkerSandbox {
         let dropped = berth_drop_capabilities()
         guard dropped == 0 else { throw Failure(message: "cannot drop the worker's capabilities: \(errnoText(dropped))") }
         var status = try restrictFiles(policy)
-        // Off x86_64 there is no handler: the filter itself answers EPERM, and nothing is reported.
-        let refusals = berth_seccomp_trap_install()
-        var message = [CChar](repeating: 0, count: 256)
-        guard berth_seccomp_confine(policy.network ? 1 : 0, refusals >= 0 ? 1 : 0, &message, message.count) == 0 else {
-            throw Failure(message: "cannot load the system-call filter: \(text(message))")
-        }
+        let refusals = try loadFilter(policy.systemCallFilter)
         if refusals >= 0 { RefusedCallReporter.start(reading: refusals) }
         if case .enforced(let abi, _) = status, !missing.isEmpty {
             status = .enforced(landlockABI: abi, missing: missing.joined(separator: "; "))
         }
         return status
+    }
+
+    /// Loads the host's filter program with this process's pid in it, after the SIGSYS
+    /// handler when its refusals trap (x86-64; elsewhere the filter answers EPERM itself and
+    /// nothing is reported). The read end of the refusals' pipe, or -1 when they do not trap.
+    private static func loadFilter(_ filter: SystemCallFilterProgram?) throws(Failure) -> Int32 {
+        guard let filter else { throw Failure(message: "the hello carries no system-call filter") }
+        let refusals = filter.trapped ? berth_seccomp_trap_install() : -1
+        if filter.trapped, refusals < 0 {
+            throw Failure(message: "cannot install the SIGSYS handler for the filter's refusals: \(errnoText(errno))")
+        }
+        var message = [CChar](repeating: 0, count: 256)
+        let loaded = filter.instructions.withUnsafeBufferPointer { instructions in
+            filter.selfSlots.withUnsafeBufferPointer { slots in
+                berth_seccomp_install(instructions.baseAddress, instructions.count, slots.baseAddress, slots.count, &message, message.count)
+            }
+        }
+        guard loaded == 0 else { throw Failure(message: "cannot load the system-call filter: \(text(message))") }
+        return refusals
     }
 
     /// IPC, network (unless `network`; the host's shared empty one, `SharedNetworkNamespace`,

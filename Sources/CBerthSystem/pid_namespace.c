@@ -214,22 +214,32 @@ static void shed_memory(void) {
         if (m.inode != 0 && (contains(&m, code) || contains(&m, call))) keep[kept++] = m;
     }
     if (kept == 0) return;
+    /* Neighbouring mappings that go are unmapped in one call (a hole between them is no
+     * error): a few calls instead of one per line. */
+    uint64_t going_start = 0, going_end = 0;
     for (const char *cursor = text, *end = text + length; cursor < end;) {
         struct mapping m;
         cursor = parse_mapping(cursor, end, &m);
-        if (m.kernel || contains(&m, stack) || contains(&m, thread) || (uintptr_t)text >= m.start && (uintptr_t)text < m.end) continue;
+        int stays = m.kernel || contains(&m, stack) || contains(&m, thread) || (uintptr_t)text >= m.start && (uintptr_t)text < m.end;
         int same_file = 0;
-        for (int index = 0; index < kept; index++) {
+        for (int index = 0; !stays && index < kept; index++) {
             if (m.inode == keep[index].inode && strcmp(m.device, keep[index].device) == 0) same_file = 1;
         }
-        if (!same_file) {
-            syscall(SYS_munmap, (void *)(uintptr_t)m.start, (size_t)(m.end - m.start));
-        } else if (!m.writable) {
+        if (!stays && !same_file) {
+            if (going_end == 0) going_start = m.start;
+            going_end = m.end;
+            continue;
+        }
+        if (going_end != 0) syscall(SYS_munmap, (void *)(uintptr_t)going_start, (size_t)(going_end - going_start));
+        going_start = going_end = 0;
+        if (stays) continue;
+        if (!m.writable) {
             /* Code and read-only data stay mapped but not resident here: the few pages still
              * run fault in again. (Writable ones hold relocations: they stay as they are.) */
             syscall(SYS_madvise, (void *)(uintptr_t)m.start, (size_t)(m.end - m.start), MADV_DONTNEED);
         }
     }
+    if (going_end != 0) syscall(SYS_munmap, (void *)(uintptr_t)going_start, (size_t)(going_end - going_start));
     /* The copy of /proc/self/maps is read: its stack pages go too (about 15 of them). */
     uintptr_t first = ((uintptr_t)text + 4095) & ~(uintptr_t)4095, last = ((uintptr_t)text + sizeof text) & ~(uintptr_t)4095;
     if (last > first) syscall(SYS_madvise, (void *)first, (size_t)(last - first), MADV_DONTNEED);

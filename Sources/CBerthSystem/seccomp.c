@@ -9,15 +9,24 @@
  * What the table does not allow is refused with EPERM (ENOSYS for clone3); nothing is
  * killed: a plugin can report the refusal. With `trap` the EPERMs come from the SIGSYS
  * handler of seccomp_trap.c, which also reports them.
+ *
+ * The host builds the program (berth_seccomp_template), once per variant, and sends it with
+ * the hello; the worker writes its own pid into it and hands it to the kernel itself
+ * (berth_seccomp_install), so no worker opens libseccomp to confine itself.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "berth_system.h"
@@ -43,7 +52,7 @@ typedef berth_scmp_filter_ctx (*seccomp_init_fn)(uint32_t default_action);
 typedef int (*seccomp_rule_add_array_fn)(berth_scmp_filter_ctx, uint32_t action, int syscall, unsigned int count,
                                          const struct berth_scmp_arg_cmp *arguments);
 typedef int (*seccomp_syscall_resolve_name_fn)(const char *name);
-typedef int (*seccomp_load_fn)(berth_scmp_filter_ctx);
+typedef int (*seccomp_export_bpf_fn)(berth_scmp_filter_ctx, int descriptor);
 typedef void (*seccomp_release_fn)(berth_scmp_filter_ctx);
 typedef int (*seccomp_export_pfc_fn)(berth_scmp_filter_ctx, int descriptor);
 typedef char *(*seccomp_syscall_resolve_num_arch_fn)(uint32_t arch, int number);
@@ -52,7 +61,7 @@ struct seccomp_api {
     seccomp_init_fn init;
     seccomp_rule_add_array_fn rule_add_array;
     seccomp_syscall_resolve_name_fn resolve_name;
-    seccomp_load_fn load;
+    seccomp_export_bpf_fn export_bpf;
     seccomp_release_fn release;
     seccomp_export_pfc_fn export_pfc;
     seccomp_syscall_resolve_num_arch_fn resolve_number;
@@ -67,11 +76,11 @@ static int bind_library(struct seccomp_api *api, char *message, size_t size) {
     api->init = (seccomp_init_fn)dlsym(library, "seccomp_init");
     api->rule_add_array = (seccomp_rule_add_array_fn)dlsym(library, "seccomp_rule_add_array");
     api->resolve_name = (seccomp_syscall_resolve_name_fn)dlsym(library, "seccomp_syscall_resolve_name");
-    api->load = (seccomp_load_fn)dlsym(library, "seccomp_load");
+    api->export_bpf = (seccomp_export_bpf_fn)dlsym(library, "seccomp_export_bpf");
     api->release = (seccomp_release_fn)dlsym(library, "seccomp_release");
     api->export_pfc = (seccomp_export_pfc_fn)dlsym(library, "seccomp_export_pfc");
     api->resolve_number = (seccomp_syscall_resolve_num_arch_fn)dlsym(library, "seccomp_syscall_resolve_num_arch");
-    if (!api->init || !api->rule_add_array || !api->resolve_name || !api->load || !api->release || !api->export_pfc ||
+    if (!api->init || !api->rule_add_array || !api->resolve_name || !api->export_bpf || !api->release || !api->export_pfc ||
         !api->resolve_number) {
         snprintf(message, size, "libseccomp.so.2 lacks a function of its v2 API");
         return -1;
@@ -120,15 +129,141 @@ static berth_scmp_filter_ctx build(const struct seccomp_api *api, int network, i
     return filter;
 }
 
-int berth_seccomp_confine(int network, int trap, char *message, size_t size) {
+/* The program libseccomp writes for `own_pid` (seccomp_export_bpf, through a memory file):
+ * malloc'd instructions in *program, their number in *count. 0, or -1 with the reason. */
+static int export_program(const struct seccomp_api *api, int network, int trap, int32_t own_pid, struct sock_filter **program,
+                          size_t *count, char *message, size_t size) {
+    berth_scmp_filter_ctx filter = build(api, network, trap, own_pid, message, size);
+    if (filter == NULL) return -1;
+    int descriptor = memfd_create("berth-seccomp", MFD_CLOEXEC);
+    if (descriptor < 0) {
+        snprintf(message, size, "memfd_create for the filter: %s", strerror(errno));
+        api->release(filter);
+        return -1;
+    }
+    int exported = api->export_bpf(filter, descriptor);
+    api->release(filter);
+    off_t length = exported == 0 ? lseek(descriptor, 0, SEEK_END) : -1;
+    if (exported != 0 || length <= 0 || length % (off_t)sizeof(struct sock_filter) != 0 || length > BPF_MAXINSNS * (off_t)sizeof(struct sock_filter)) {
+        snprintf(message, size, "seccomp_export_bpf failed: %s", exported != 0 ? strerror(-exported) : "no whole program");
+        close(descriptor);
+        return -1;
+    }
+    *program = malloc((size_t)length);
+    ssize_t read_back = *program ? pread(descriptor, *program, (size_t)length, 0) : -1;
+    close(descriptor);
+    if (read_back != length) {
+        snprintf(message, size, "reading the exported filter back failed");
+        free(*program);
+        return -1;
+    }
+    *count = (size_t)length / sizeof(struct sock_filter);
+    return 0;
+}
+
+/* One instruction as the wire carries it: code, jt, jf and k in one 64-bit word. */
+static uint64_t packed(struct sock_filter instruction) {
+    return (uint64_t)instruction.code | (uint64_t)instruction.jt << 16 | (uint64_t)instruction.jf << 24 | (uint64_t)instruction.k << 32;
+}
+
+/* Two pids no process has (above PID_MAX_LIMIT), standing in for the worker's own. */
+#define BERTH_PID_STAND_IN_A 0x7ffffff1
+#define BERTH_PID_STAND_IN_B 0x7ffffff2
+
+int berth_seccomp_template(int network, int trap, struct berth_filter_template *template, char *message, size_t size) {
+    memset(template, 0, sizeof *template);
     struct seccomp_api api;
     if (bind_library(&api, message, size) != 0) return -1;
-    berth_scmp_filter_ctx filter = build(&api, network, trap, (int32_t)getpid(), message, size);
-    if (filter == NULL) return -1;
-    int loaded = api.load(filter);
-    api.release(filter);
-    if (loaded != 0) {
-        snprintf(message, size, "seccomp_load failed: %s", strerror(-loaded));
+    struct sock_filter *first = NULL, *second = NULL;
+    size_t first_count = 0, second_count = 0;
+    if (export_program(&api, network, trap, BERTH_PID_STAND_IN_A, &first, &first_count, message, size) != 0) return -1;
+    if (export_program(&api, network, trap, BERTH_PID_STAND_IN_B, &second, &second_count, message, size) != 0) {
+        free(first);
+        return -1;
+    }
+    /* Built for two pids, the programs differ only where a comparison reads the pid: those
+     * are the slots the worker fills in. Anything else differing is refused. */
+    int failure = first_count != second_count;
+    template->instructions = calloc(first_count, sizeof(uint64_t));
+    template->self_slots = calloc(first_count, sizeof(uint32_t));
+    if (template->instructions == NULL || template->self_slots == NULL) failure = 1;
+    for (size_t index = 0; !failure && index < first_count; index++) {
+        struct sock_filter a = first[index], b = second[index];
+        template->instructions[index] = packed(a);
+        if (a.code == b.code && a.jt == b.jt && a.jf == b.jf && a.k == b.k) continue;
+        if (a.code == b.code && a.jt == b.jt && a.jf == b.jf && a.k == BERTH_PID_STAND_IN_A && b.k == BERTH_PID_STAND_IN_B &&
+            BPF_CLASS(a.code) == BPF_JMP && BPF_SRC(a.code) == BPF_K) {
+            template->self_slots[template->slot_count++] = (uint32_t)index;
+        } else {
+            failure = 1;
+        }
+    }
+    free(first);
+    free(second);
+    if (failure || template->slot_count == 0) {
+        snprintf(message, size, "libseccomp's program does not hold the worker's pid in comparisons alone");
+        berth_seccomp_template_free(template);
+        return -1;
+    }
+    template->count = first_count;
+    return 0;
+}
+
+void berth_seccomp_template_free(struct berth_filter_template *template) {
+    free(template->instructions);
+    free(template->self_slots);
+    memset(template, 0, sizeof *template);
+}
+
+int berth_seccomp_program(int network, int trap, int32_t own_pid, uint64_t *instructions, size_t *count, char *message, size_t size) {
+    struct seccomp_api api;
+    if (bind_library(&api, message, size) != 0) return -1;
+    struct sock_filter *program = NULL;
+    size_t length = 0;
+    if (export_program(&api, network, trap, own_pid, &program, &length, message, size) != 0) return -1;
+    if (length > *count) {
+        snprintf(message, size, "the filter has %zu instructions, more than %zu", length, *count);
+        free(program);
+        return -1;
+    }
+    for (size_t index = 0; index < length; index++) instructions[index] = packed(program[index]);
+    *count = length;
+    free(program);
+    return 0;
+}
+
+int berth_seccomp_install(const uint64_t *instructions, size_t count, const uint32_t *self_slots, size_t slot_count, char *message,
+                          size_t size) {
+    if (count == 0 || count > BPF_MAXINSNS) {
+        snprintf(message, size, "a filter of %zu instructions", count);
+        return -1;
+    }
+    struct sock_filter *program = calloc(count, sizeof *program);
+    if (program == NULL) {
+        snprintf(message, size, "no memory for the filter");
+        return -1;
+    }
+    for (size_t index = 0; index < count; index++) {
+        uint64_t word = instructions[index];
+        program[index] = (struct sock_filter){(uint16_t)word, (uint8_t)(word >> 16), (uint8_t)(word >> 24), (uint32_t)(word >> 32)};
+    }
+    uint32_t own_pid = (uint32_t)getpid();
+    for (size_t index = 0; index < slot_count; index++) {
+        uint32_t slot = self_slots[index];
+        if (slot >= count || BPF_CLASS(program[slot].code) != BPF_JMP || BPF_SRC(program[slot].code) != BPF_K) {
+            snprintf(message, size, "pid slot %u is not a comparison of the filter", slot);
+            free(program);
+            return -1;
+        }
+        program[slot].k = own_pid;
+    }
+    struct sock_fprog whole = {(unsigned short)count, program};
+    int status = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &whole);
+    if (status != 0 && errno == ENOSYS) status = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &whole, 0, 0);
+    int failure = status == 0 ? 0 : errno;
+    free(program);
+    if (failure != 0) {
+        snprintf(message, size, "seccomp(SECCOMP_SET_MODE_FILTER) failed: %s", strerror(failure));
         return -1;
     }
     return 0;

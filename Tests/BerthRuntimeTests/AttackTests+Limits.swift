@@ -15,7 +15,9 @@ extension AttackTests {
         #expect(try attack(generation, "attack_fork") == EPERM)
         #expect(try attack(generation, "attack_socket", .int32(AF_UNIX), .int32(1)) == EPERM)
         #expect(try attack(generation, "attack_udp", .int32(9)) == EPERM)
-        for call in ["execve", "fork (clone without CLONE_THREAD)", "socket(AF_UNIX)", "socket(AF_INET, SOCK_DGRAM)"] {
+        // A call the worker does not describe itself is named by the host.
+        #expect(try attack(generation, "attack_io_uring") == EPERM)
+        for call in ["execve", "fork (clone without CLONE_THREAD)", "socket(AF_UNIX)", "socket(AF_INET, SOCK_DGRAM)", "io_uring_setup"] {
             let reported = await eventuallyAsync {
                 host.events.contains { $0.kind == .denied && $0.subject == .plugin("org.berth.attacker") && $0.message == "\(call) refused by the system-call filter: EPERM" }
             }

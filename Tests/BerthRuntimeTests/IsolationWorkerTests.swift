@@ -342,7 +342,8 @@ struct IsolationWorkerTests {
         let (manifest, problems) = PluginManifest.load(path: BuildProducts.manifest("greeter.json"))
         let loaded = try #require(manifest, "\(problems)")
         let library = BuildProducts.library(loaded.library)
-        let policy = SandboxPolicy(readPaths: [ParentPath.of(library)], writePaths: [data], dataFolder: data, network: false)
+        let policy = try SandboxPolicy(readPaths: [ParentPath.of(library)], writePaths: [data], dataFolder: data, network: false)
+            .withSystemCallFilter(plugin: loaded.id)
         // Greeter's entry registers a service: a host in the test answers.
         let recorder = RecordingHost()
         shell.channel.handler = recorder

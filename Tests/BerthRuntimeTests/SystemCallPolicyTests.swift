@@ -3,8 +3,8 @@ import BerthTestSupport
 import Foundation
 import Testing
 
-/// The policy table (Sources/CBerthSystem/seccomp_policy.c) is what the filter loads, and
-/// what Docs/worker-sandbox.md shows.
+/// The policy table (Sources/CBerthSystem/seccomp_policy.c) is what the filter loads, the
+/// program the host sends is that filter, and Docs/worker-sandbox.md shows the table.
 @Suite("The system-call policy")
 struct SystemCallPolicyTests {
     /// The calls libseccomp's pseudo filter code gives `action` ("ALLOW", "ERRNO(38)").
@@ -40,6 +40,34 @@ struct SystemCallPolicyTests {
         }
         // Calls about a process compare with its own pid.
         #expect(filter.contains("4242"))
+    }
+
+    @Test("the program the host sends is libseccomp's for the worker's pid once the worker writes its pid in", arguments: [false, true])
+    func sentProgramIsTheFilter(network: Bool) throws {
+        let sent = try SystemCallPolicy.program(network: network).get()
+        #expect(sent.trapped == SystemCallPolicy.trapsRefusals)
+        // One slot per comparison with "self" that this architecture has a call for.
+        #expect(!sent.selfSlots.isEmpty)
+        for pid: Int32 in [1, 2, 4242, 4_194_303] {
+            let fresh = try SystemCallPolicy.freshProgram(network: network, trap: sent.trapped, pid: pid).get()
+            #expect(sent.program(for: pid) == fresh, "pid \(pid)")
+        }
+        // Built once: the same program again, and the other variant differs (socket rows).
+        #expect(try SystemCallPolicy.program(network: network).get() == sent)
+        #expect(try SystemCallPolicy.program(network: !network).get().instructions != sent.instructions)
+    }
+
+    @Test("the policy's program crosses the wire whole, and a joined policy is built again")
+    func programOnTheWire() throws {
+        let policy = try SandboxPolicy(readPaths: ["/p"], writePaths: ["/d"], dataFolder: "/d", network: false).withSystemCallFilter(plugin: "p")
+        var writer = WireWriter()
+        policy.write(to: &writer)
+        var reader = WireReader(writer.bytes)
+        #expect(try SandboxPolicy.read(from: &reader) == policy)
+        var joined = policy
+        joined.join(SandboxPolicy(readPaths: [], writePaths: [], dataFolder: "/e", network: true))
+        #expect(joined.systemCallFilter == nil)
+        #expect(try joined.withSystemCallFilter(plugin: "p").systemCallFilter == SystemCallPolicy.program(network: true).get())
     }
 
     @Test("Docs/worker-sandbox.md's filter table names every call of the table and nothing else")

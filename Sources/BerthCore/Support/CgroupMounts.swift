@@ -1,5 +1,30 @@
 internal import Glibc
 
+/// A worker's own cgroup folders as the host made them (`WorkerCgroup`), sent in its sandbox
+/// policy so the worker need not find them in `/proc/self/mountinfo` while it confines itself.
+package struct CgroupFolders: Sendable, Equatable {
+    /// Its group in the cgroup2 file system, if any.
+    package var version2: String?
+    /// Its groups in cgroup v1's `memory`, `pids` and `cpu` hierarchies, by controller.
+    package var version1: [String: String]
+
+    package init(version2: String?, version1: [String: String]) {
+        self.version2 = version2
+        self.version1 = version1
+    }
+
+    package func write(to writer: inout WireWriter) {
+        writer.string(version2 ?? "")
+        writer.list(version1.sorted { $0.key < $1.key }) { $0.string($1.key); $0.string($1.value) }
+    }
+
+    package static func read(from reader: inout WireReader) throws(WireDecodingError) -> CgroupFolders {
+        let version2 = try reader.string()
+        let version1 = try reader.list(minimumElementSize: 8) { reader throws(WireDecodingError) in (try reader.string(), try reader.string()) }
+        return CgroupFolders(version2: version2.isEmpty ? nil : version2, version1: Dictionary(version1) { first, _ in first })
+    }
+}
+
 /// Where this process's cgroups are mounted writable: what the host's `WorkerCgroup`
 /// makes groups beside, and what a worker writes its own limits into (`WorkerLimits`).
 package enum CgroupMounts {

@@ -27,6 +27,11 @@ package struct SandboxPolicy: Sendable, Equatable {
     package var cpuPercent: UInt32
     /// Its data folder's quota in bytes (`limits.disk`).
     package var diskLimit: UInt64
+    /// The system-call filter for `network`, built by the host (`withSystemCallFilter`); a
+    /// worker refuses to confine itself without one.
+    package var systemCallFilter: SystemCallFilterProgram?
+    /// The worker's own cgroup folders, where the host made them; nil: the worker looks.
+    package var cgroups: CgroupFolders?
 
     /// A worker's memory limit unless told otherwise: 1 GiB.
     package static let defaultMemoryLimit: UInt64 = 1 << 30
@@ -47,7 +52,7 @@ package struct SandboxPolicy: Sendable, Equatable {
 
     /// Widens this policy to admit `other` too, for a worker shared by a group: every path,
     /// network if either has it, the larger memory limit (0, none, is the largest), every
-    /// variable, the larger thread, processor and disk limits.
+    /// variable, the larger thread, processor and disk limits. The filter is built afterwards.
     package mutating func join(_ other: SandboxPolicy) {
         readPaths += other.readPaths.filter { !readPaths.contains($0) }
         writePaths += other.writePaths.filter { !writePaths.contains($0) }
@@ -57,6 +62,7 @@ package struct SandboxPolicy: Sendable, Equatable {
         threadLimit = max(threadLimit, other.threadLimit)
         cpuPercent = max(cpuPercent, other.cpuPercent)
         diskLimit = max(diskLimit, other.diskLimit)
+        systemCallFilter = nil
     }
 
     package func write(to writer: inout WireWriter) {
@@ -69,6 +75,10 @@ package struct SandboxPolicy: Sendable, Equatable {
         writer.u32(threadLimit)
         writer.u32(cpuPercent)
         writer.u64(diskLimit)
+        writer.bool(systemCallFilter != nil)
+        systemCallFilter?.write(to: &writer)
+        writer.bool(cgroups != nil)
+        cgroups?.write(to: &writer)
     }
 
     package static func read(from reader: inout WireReader) throws(WireDecodingError) -> SandboxPolicy {
@@ -81,6 +91,8 @@ package struct SandboxPolicy: Sendable, Equatable {
         policy.threadLimit = try reader.u32()
         policy.cpuPercent = try reader.u32()
         policy.diskLimit = try reader.u64()
+        policy.systemCallFilter = try reader.bool() ? try SystemCallFilterProgram.read(from: &reader) : nil
+        policy.cgroups = try reader.bool() ? try CgroupFolders.read(from: &reader) : nil
         return policy
     }
 }

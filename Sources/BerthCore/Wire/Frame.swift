@@ -6,7 +6,7 @@
 /// written by `WireWriter`: fixed-width integers, `u32`-length-prefixed strings and bytes.
 package enum IsolationWire {
     /// Bumped on any incompatible change; checked by the worker at hello.
-    public static let version: UInt32 = 3
+    public static let version: UInt32 = 4
     /// Bytes after the length field that every frame has (kind, op, call id).
     package static let headerSize = 1 + 2 + 8
     /// The largest body any frame may have (a render of `RenderLimits.maximumBytes` is well

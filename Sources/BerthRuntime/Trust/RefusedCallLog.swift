@@ -1,4 +1,5 @@
 @_spi(Engine) import BerthCore
+private import CBerthSystem
 /// The host's side of `denied` events for a worker's refused system calls
 /// (`IsolationNotification.refusedSystemCall`): which it reports. The worker's counts are
 /// only its claims (the plugin runs in that process and can write to the channel), so the
@@ -23,8 +24,18 @@ struct RefusedCallLog {
     }
 
     /// The event's message.
+    @MainActor
     static func message(call: String, count: UInt64) -> String {
         let times = count == 1 ? "" : " (\(count) times so far)"
-        return "\(call) refused by the system-call filter: EPERM\(times)"
+        return "\(named(call)) refused by the system-call filter: EPERM\(times)"
+    }
+
+    /// The worker names the calls it describes itself ("socket(AF_UNIX)") and sends the rest as
+    /// "system call 425", which the host names through libseccomp (`berth_seccomp_call_name`,
+    /// whose answer is static storage: hence the main actor).
+    @MainActor
+    static func named(_ call: String) -> String {
+        guard call.hasPrefix("system call "), let number = Int32(call.dropFirst(12)), let name = berth_seccomp_call_name(number) else { return call }
+        return String(cString: name)
     }
 }

@@ -1,5 +1,6 @@
 @_spi(Engine) import BerthCore
 import Foundation
+import Synchronization
 private import CBerthSystem
 
 /// The worker's system-call policy as Swift sees it: the rows of the one table in
@@ -48,6 +49,63 @@ package enum SystemCallPolicy {
             return .failure(SystemCallPolicyError(message: "cannot read \(path)"))
         }
         return .success(text)
+    }
+}
+
+extension SystemCallPolicy {
+    /// Whether refused calls trap and are reported (`denied`): x86-64, where the worker's
+    /// SIGSYS handler can answer them (seccomp_trap.c); elsewhere the filter answers EPERM.
+    package static var trapsRefusals: Bool {
+        #if arch(x86_64)
+        true
+        #else
+        false
+        #endif
+    }
+
+    /// The programs built so far, by `network`: libseccomp builds each once per host.
+    private static let built = Mutex<[Bool: SystemCallFilterProgram]>([:])
+
+    /// The filter a worker with `network` loads, its pid left out (Docs/worker-sandbox.md):
+    /// built by libseccomp on first use, then the same program for every worker.
+    package static func program(network: Bool) -> Result<SystemCallFilterProgram, SystemCallPolicyError> {
+        if let known = built.withLock({ $0[network] }) { return .success(known) }
+        var template = berth_filter_template()
+        var message = [CChar](repeating: 0, count: 256)
+        guard berth_seccomp_template(network ? 1 : 0, trapsRefusals ? 1 : 0, &template, &message, message.count) == 0 else {
+            return .failure(SystemCallPolicyError(message: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+        }
+        defer { berth_seccomp_template_free(&template) }
+        let program = SystemCallFilterProgram(instructions: Array(UnsafeBufferPointer(start: template.instructions, count: template.count)),
+                                              selfSlots: Array(UnsafeBufferPointer(start: template.self_slots, count: template.slot_count)),
+                                              trapped: trapsRefusals)
+        built.withLock { $0[network] = program }
+        return .success(program)
+    }
+
+    /// The program libseccomp builds for `pid` afresh, packed as a template's instructions:
+    /// what `program(network:).program(for: pid)` must equal.
+    package static func freshProgram(network: Bool, trap: Bool, pid: Int32) -> Result<[UInt64], SystemCallPolicyError> {
+        var instructions = [UInt64](repeating: 0, count: 4096)
+        var count = instructions.count
+        var message = [CChar](repeating: 0, count: 256)
+        guard berth_seccomp_program(network ? 1 : 0, trap ? 1 : 0, pid, &instructions, &count, &message, message.count) == 0 else {
+            return .failure(SystemCallPolicyError(message: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+        }
+        return .success(Array(instructions.prefix(count)))
+    }
+}
+
+extension SandboxPolicy {
+    /// This policy with the system-call filter its worker loads (`SystemCallPolicy.program`);
+    /// a load fails in one line when libseccomp cannot build it.
+    package func withSystemCallFilter(plugin: String) throws(LoaderError) -> SandboxPolicy {
+        var policy = self
+        switch SystemCallPolicy.program(network: network) {
+        case .success(let program): policy.systemCallFilter = program
+        case .failure(let error): throw LoaderError(.workerFailed, plugin: plugin, detail: "cannot build the system-call filter: \(error.message)")
+        }
+        return policy
     }
 }
 

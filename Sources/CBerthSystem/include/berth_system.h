@@ -214,14 +214,39 @@ size_t berth_policy_rule_count(void);
 /** Row `index` of the policy (static storage), or NULL past the end. */
 const struct berth_policy_rule *berth_policy_rule_at(size_t index);
 
+/** The worker's filter as libseccomp writes it, its pid left out: what the host sends. */
+struct berth_filter_template {
+    uint64_t *instructions; /* code | jt << 16 | jf << 24 | k << 32, one per BPF instruction */
+    size_t count;
+    uint32_t *self_slots;   /* the instructions whose k is the worker's own pid */
+    size_t slot_count;
+};
+
 /**
- * Loads the worker's seccomp filter through libseccomp.so.2 (opened with dlopen), built from
- * the policy table alone: every row that counts for `network` and `trap` is allowed (or
- * answers ENOSYS), everything else is refused with EPERM (with `trap`, after
- * berth_seccomp_trap_install, by the SIGSYS handler, which reports each call). 0, or -1 with
- * a one-line reason in `message`. Binds the calling thread and the threads it starts later.
+ * Builds the worker's filter through libseccomp.so.2 (opened with dlopen) from the policy
+ * table alone: every row that counts for `network` and `trap` is allowed (or answers
+ * ENOSYS), everything else is refused with EPERM (with `trap`, after
+ * berth_seccomp_trap_install, by the SIGSYS handler, which reports each call). Built for two
+ * stand-in pids and compared, so the slots of the pid are known. 0 (free it with
+ * berth_seccomp_template_free), or -1 with a one-line reason in `message`. Any thread.
  */
-int berth_seccomp_confine(int network, int trap, char *message, size_t size);
+int berth_seccomp_template(int network, int trap, struct berth_filter_template *template_out, char *message, size_t size);
+
+void berth_seccomp_template_free(struct berth_filter_template *template_out);
+
+/**
+ * The program libseccomp writes for `own_pid`, packed as in a template, into `instructions`
+ * (room for *count; *count becomes the length). 0, or -1 with the reason. For the tests.
+ */
+int berth_seccomp_program(int network, int trap, int32_t own_pid, uint64_t *instructions, size_t *count, char *message, size_t size);
+
+/**
+ * Loads a template's program with this process's pid in its slots (seccomp(2),
+ * SECCOMP_SET_MODE_FILTER; no_new_privs must be set). Binds the calling thread and the
+ * threads it starts later. 0, or -1 with a one-line reason in `message`.
+ */
+int berth_seccomp_install(const uint64_t *instructions, size_t count, const uint32_t *self_slots, size_t slot_count, char *message,
+                          size_t size);
 
 /**
  * Builds the same filter without loading it, for `own_pid`, and writes libseccomp's pseudo
@@ -238,7 +263,7 @@ const char *berth_seccomp_call_name(int number);
 /**
  * Installs the SIGSYS handler that answers a trapped call with EPERM and records it. The
  * read end of the records' pipe (close-on-exec, blocking), or -1 with errno set (ENOSYS
- * off x86_64). Call once, before berth_seccomp_confine(..., trap = 1, ...).
+ * off x86_64). Call once, before berth_seccomp_install of a program built with `trap`.
  */
 int berth_seccomp_trap_install(void);
 

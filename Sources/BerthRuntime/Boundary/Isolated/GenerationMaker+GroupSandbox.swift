@@ -6,9 +6,10 @@ extension GenerationMaker {
     /// group the union of every discovered member's (a worker confines itself once, at its
     /// first hello, and members join it later: Landlock can only narrow). Its data folder
     /// (`BERTH_PLUGIN_DATA`) is the first member's; every member's own is writable.
+    /// With the system-call filter of the final policy (`withSystemCallFilter`).
     func groupSandboxPolicy(for plugin: ValidatedPlugin) throws(LoaderError) -> SandboxPolicy {
         var policy = try sandboxPolicy(for: plugin)
-        guard let group = plugin.manifest.isolationGroup else { return policy }
+        guard let group = plugin.manifest.isolationGroup else { return try policy.withSystemCallFilter(plugin: plugin.manifest.id) }
         let consent = GroupConsent(configured: configuration.groups)
         // Only members that would be let in with it: a plugin refused the group never
         // widens the group's sandbox.
@@ -22,7 +23,7 @@ extension GenerationMaker {
                                                      attributes: [.posixPermissions: 0o700])
             policy.join(try sandboxPolicy(for: other))
         }
-        return policy
+        return try policy.withSystemCallFilter(plugin: plugin.manifest.id)
     }
 }
 

@@ -100,6 +100,7 @@ final class IsolatedPlugin: PluginConnection {
             // The load includes the worker's own start (the Swift runtime, Foundation), which a
             // busy machine slows: it gets at least `loadTimeout`, a call after it `unresponsive`.
             var hello = WorkerHello(manifest: manifest, libraryPath: shadow, sandbox: policy)
+            hello.sandbox?.cgroups = group.worker.cgroup?.folders
             hello.member = member
             reply = try group.call(.hello(hello), timeout: max(unresponsive, Self.loadTimeout))
         } catch {

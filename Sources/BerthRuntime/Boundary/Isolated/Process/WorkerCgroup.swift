@@ -23,6 +23,9 @@ package final class WorkerCgroup: Sendable {
         self.controllerFolders = controllerFolders
     }
 
+    /// Its folders as a worker's sandbox policy carries them.
+    package var folders: CgroupFolders { CgroupFolders(version2: path, version1: controllerFolders) }
+
     static var limitControllers: [String] { CgroupMounts.limitControllers }
     package static var ownControllerFolders: [String: String] { CgroupMounts.ownControllerFolders }
     package static var hostFolder: String? { CgroupMounts.hostFolder }
