@@ -22,6 +22,9 @@ final class WorkerSession: IsolationChannelHandler {
     private(set) var plugins: [UInt64: WorkerPlugin] = [:]
     /// Whether the first hello confined the worker (later ones join the same sandbox).
     private var sandbox: SandboxStatus?
+    /// Why confining failed, once it did: no later hello loads a plugin here (it would run
+    /// in whatever part of the sandbox was set up).
+    private var confinementFailure: String?
     /// The worker's CPU time when the hello arrived: `usage` counts from there, so the
     /// scan-time check measures the plugin's load, not the worker's own start-up (tens of
     /// milliseconds for a debug build, more on a loaded machine).
@@ -129,6 +132,9 @@ final class WorkerSession: IsolationChannelHandler {
             return .helloFailed(LoaderError(.handshakeFailed, plugin: hello.pluginID,
                                             "the host speaks channel version \(hello.wireVersion), this worker \(IsolationWire.version)"))
         }
+        if let confinementFailure {
+            return .helloFailed(LoaderError(.workerFailed, plugin: hello.pluginID, "the worker could not confine itself: \(confinementFailure)"))
+        }
         // Confined before the first dlopen: the plugin's constructors run inside it. A group's
         // later members join the sandbox the first hello set up (the union of their policies).
         if sandbox == nil {
@@ -139,6 +145,7 @@ final class WorkerSession: IsolationChannelHandler {
                 do throws(WorkerSandbox.Failure) {
                     sandbox = try WorkerSandbox.apply(policy)
                 } catch {
+                    confinementFailure = error.message
                     return .helloFailed(LoaderError(.workerFailed, plugin: hello.pluginID, "the worker could not confine itself: \(error.message)"))
                 }
             }

@@ -53,6 +53,25 @@ struct IsolationWorkerTests {
         #expect(open.message.contains("/nonexistent/libCounter.so"))
     }
 
+    @Test("a worker that could not confine itself loads nothing more: a later hello is refused, not served unconfined")
+    func failedConfinementRefusesLaterHellos() throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("berth-confine-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let library = BuildProducts.library("libGreeter.so")
+        // No system-call filter: the worker refuses to finish confining itself.
+        let policy = SandboxPolicy(readPaths: [ParentPath.of(library)], writePaths: [data], dataFolder: data, network: false)
+        let (worker, first) = try LaunchedWorker.launch("greeter.json") { $0.sandbox = policy }
+        guard case .helloFailed(let refused) = first else { throw TestFailure("expected a refused confinement, got \(first)") }
+        #expect(refused.message.contains("the worker could not confine itself"), "\(refused.message)")
+        let (manifest, problems) = PluginManifest.load(path: BuildProducts.manifest("greeter.json"))
+        var unconfined = WorkerHello(manifest: try #require(manifest, "\(problems)"), libraryPath: library)
+        unconfined.member = 2
+        let second = try worker.channel.call(.hello(unconfined))
+        guard case .helloFailed(let again) = second else { throw TestFailure("a second hello loaded its plugin after the sandbox failed: \(second)") }
+        #expect(again.message.contains("the worker could not confine itself"), "\(again.message)")
+    }
+
     @Test("a missing entry or export is a loader error with the symbol and the path as fields, as in process")
     func helloMissingSymbols() throws {
         let library = BuildProducts.library("libCounter.so")
