@@ -42,7 +42,7 @@ struct SystemCallPolicyTests {
         #expect(filter.contains("4242"))
     }
 
-    @Test("the program the host sends is libseccomp's for the worker's pid once the worker writes its pid in", arguments: [false, true])
+    @Test("the program the host sends, its pid written in, is libseccomp's own build for these pids (for any pid it means the same)", arguments: [false, true])
     func sentProgramIsTheFilter(network: Bool) throws {
         let sent = try SystemCallPolicy.program(network: network).get()
         #expect(sent.trapped == SystemCallPolicy.trapsRefusals)
