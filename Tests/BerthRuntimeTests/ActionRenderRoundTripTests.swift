@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @_spi(Engine) @testable import BerthRuntime
 import BerthTestSupport
@@ -40,9 +41,9 @@ struct ActionRenderRoundTripTests {
         var failures: [String] { host.events.filter { $0.kind == .failed }.map(\.message) }
 
         /// Sends `action` through the plugin's lane; its error's message, if it failed.
-        func sendOnLane(_ action: String) async -> String? {
+        func sendOnLane(_ action: String, payload: String = "") async -> String? {
             do {
-                try await host.send(screen: screen.id, action: action, payload: [])
+                try await host.send(screen: screen.id, action: action, payload: Array(payload.utf8))
                 return nil
             } catch {
                 return error.message
@@ -183,11 +184,15 @@ struct ActionRenderRoundTripTests {
         let setup = try Setup(mode)
         let module = try #require(setup.screen.module)
         let renders = try setup.renders
-        let sending = Task { await setup.sendOnLane("bump") }
-        // The lane is busy from the moment the call starts until the main actor sees it end:
-        // the write lands while the action (and the render after it) belong to the lane.
-        while setup.connection.busyCall == nil { await Task.yield() }
+        // The action waits in the plugin until the gate file exists: the write lands while
+        // the action (and the render after it) belong to the lane, whatever the machine's
+        // speed.
+        let gate = setup.workspace.plugins + "/fixture/gate"
+        let sending = Task { await setup.sendOnLane("wait-for", payload: gate) }
+        for _ in 0..<6_000 where setup.connection.busyCall == nil { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(setup.connection.busyCall != nil, "the action reached the plugin's lane")
         module.stateStorage.write(identity: "Host", index: 0, fingerprint: 1, bytes: [1])
+        #expect(FileManager.default.createFile(atPath: gate, contents: nil))
         #expect(await sending.value == nil)
         #expect(setup.connection.rendersTakenFromActions == 0, "the tree from before the write was not used")
         #expect(try setup.renders - renders == 2, "the render with the action, then the host's own")

@@ -14,10 +14,7 @@ struct CapabilityTests {
 
     /// A host with persistence on (its state folder inside the workspace), probes loaded.
     private func host() throws -> BerthHost {
-        let host = try BerthHost(configuration: .init(
-            pluginFolders: [workspace.plugins], runtimeBase: workspace.runtimeBase,
-            stateDirectory: (workspace.root as NSString).appendingPathComponent("state"), isolation: TestIsolation.settings))
-        host.discover()
+        let host = try workspace.makeHost(groups: [:], persistingState: true)
         #expect(host.loadAll().isEmpty)
         return host
     }

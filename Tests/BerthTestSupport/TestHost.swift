@@ -36,10 +36,13 @@ extension PluginWorkspace {
     /// The host consents to the example group (Greeter and Profile share greeter-family's
     /// worker), as `scripts/demo` does with `--group`.
     @MainActor
+    /// `persistingState`: the host keeps persisted keys in a state folder inside the workspace.
     public func makeHost(recorder: LogRecorder? = nil, isolation: IsolationSettings = TestIsolation.settings,
-                         signatures: SignaturePolicy = SignaturePolicy(), groups: [String: Set<String>] = PluginWorkspace.exampleGroups) throws -> BerthHost {
+                         signatures: SignaturePolicy = SignaturePolicy(), groups: [String: Set<String>] = PluginWorkspace.exampleGroups,
+                         persistingState: Bool = false) throws -> BerthHost {
         let logger = recorder?.logger() ?? Logger(label: "berth.test") { _ in SwiftLogNoOpLogHandler() }
         var configuration = BerthHost.Configuration(pluginFolders: [plugins], runtimeBase: runtimeBase, logger: logger, isolation: isolation)
+        if persistingState { configuration.stateDirectory = (root as NSString).appendingPathComponent("state") }
         configuration.signatures = signatures
         configuration.groups = groups
         let host = try BerthHost(configuration: configuration)
@@ -104,6 +107,7 @@ extension PluginWorkspace {
                 ["symbol": "probe_write_data", "params": ["string"], "returns": "int32"],
                 ["symbol": "probe_connect", "params": ["int32"], "returns": "int32"],
                 ["symbol": "probe_last_status", "params": [String](), "returns": "int32"],
+                ["symbol": "probe_recalled_length", "params": [String](), "returns": "int32"],
                 ["symbol": "probe_exec", "params": ["string"], "returns": "int32"],
                 ["symbol": "probe_signal", "params": ["int32"], "returns": "int32"],
             ],

@@ -4,9 +4,12 @@
  * manifests written by the tests pick the entry. The fx_echo_* exports return their
  * argument, one per ABI value type, for the libffi tests.
  */
+#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "berth_fixtures.h"
 
@@ -116,7 +119,8 @@ FIXTURE_TABLE(newer_minor_table, sizeof(berth_plugin_v1), BERTH_MAKE_ABI_VERSION
  * A table that renders through render_tree (an empty tree: "no tree") and counts its
  * passes, for the tests of the action and render in one round trip. Actions: "bump" does
  * nothing, "fail" fails, "break-render" makes every later render fail, "write" writes a
- * state slot (a call back to the host).
+ * state slot (a call back to the host), "wait-for" (payload: a file's path) returns once
+ * that file exists (at most 60 s), asking the host for nothing meanwhile.
  */
 static int32_t tree_renders;
 
@@ -128,10 +132,28 @@ static berth_status fx_render_tree(berth_instance *opaque, const berth_render_in
     return BERTH_OK;
 }
 
+static void fx_wait_for(berth_bytes payload) {
+    char path[4096];
+    size_t length = payload.length < sizeof(path) - 1 ? (size_t)payload.length : sizeof(path) - 1;
+    memcpy(path, payload.data, length);
+    path[length] = 0;
+    struct timespec now, deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += 60;
+    do {
+        if (access(path, F_OK) == 0) return;
+        usleep(2 * 1000);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (now.tv_sec < deadline.tv_sec);
+}
+
 static berth_status fx_action(berth_instance *opaque, const char *name, berth_bytes payload, berth_error *error) {
     fixture_instance *instance = opaque;
-    (void)payload;
     if (strcmp(name, "bump") == 0) return BERTH_OK;
+    if (strcmp(name, "wait-for") == 0) {
+        fx_wait_for(payload);
+        return BERTH_OK;
+    }
     if (strcmp(name, "fail") == 0) return berth_error_set(error, BERTH_ERR_FAILED, "fixture: action 'fail' fails");
     if (strcmp(name, "break-render") == 0) {
         instance->render_fails = 1;

@@ -2,8 +2,10 @@
  * A plugin that tries things, for the capability and sandbox tests (Docs/security.md).
  * Routes "probe" and "other". Each action makes one host call and fails with the host's
  * own status and message: "push-own" pushes "other", "push" pushes the route in the
- * payload, "persist" writes the key "note", "task" starts a task, "context" sends a
- * context. The exports return 0 or the errno of one file or socket operation.
+ * payload, "persist" writes the key "note", "recall" reads the key in the payload ("note"
+ * when empty) through its own screen and "recall-first" through the first open probe
+ * screen's handle, "task" starts a task, "context" sends a context. The exports return 0
+ * or the errno of one file or socket operation, or what the last call left.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -22,6 +24,8 @@
 
 static const berth_host_v1 *host_table;
 static int32_t last_status = -1; /* what the last host call an action made returned */
+static int32_t recalled_length = -1; /* the length of the value the last recall read */
+static berth_screen_handle *first_screen; /* the first probe screen still open */
 
 typedef struct probe_instance {
     berth_screen_handle *screen;
@@ -32,11 +36,36 @@ static berth_status probe_create(berth_screen_handle *screen, const char *route,
     (void)route; (void)argument; (void)error;
     probe_instance *instance = calloc(1, sizeof *instance);
     instance->screen = screen;
+    if (first_screen == NULL) first_screen = screen;
     *out_instance = instance;
     return BERTH_OK;
 }
 
-static void probe_destroy(berth_instance *instance) { free(instance); }
+static void probe_destroy(berth_instance *opaque) {
+    probe_instance *instance = (probe_instance *)opaque;
+    if (instance->screen == first_screen) first_screen = NULL;
+    free(instance);
+}
+
+static berth_status count_bytes(void *context, const uint8_t *bytes, uint64_t length) {
+    (void)bytes;
+    *(int32_t *)context += (int32_t)length;
+    return BERTH_OK;
+}
+
+/* persist_read of the payload's key ("note" when empty) through `screen`. */
+static berth_status recall(berth_screen_handle *screen, berth_bytes payload, berth_error *error) {
+    char key[64] = "note";
+    if (payload.length > 0) {
+        memset(key, 0, sizeof key);
+        memcpy(key, payload.data, payload.length < sizeof key - 1 ? payload.length : sizeof key - 1);
+    }
+    int32_t length = 0;
+    berth_sink sink = {sizeof(berth_sink), &length, count_bytes};
+    berth_status status = host_table->persist_read(screen, key, &sink, error);
+    recalled_length = status == BERTH_OK ? length : -1;
+    return status;
+}
 static berth_status probe_activate(berth_instance *instance, berth_error *error) { (void)instance; (void)error; return BERTH_OK; }
 static berth_status probe_deactivate(berth_instance *instance, berth_error *error) { (void)instance; (void)error; return BERTH_OK; }
 static void probe_event(berth_instance *instance, int32_t event, int32_t flag) { (void)instance; (void)event; (void)flag; }
@@ -59,6 +88,8 @@ static berth_status call_host(berth_instance *opaque, const char *name, berth_by
     if (strcmp(name, "persist") == 0) {
         return host_table->persist_write(instance->screen, "note", berth_bytes_from_string("hello"), error);
     }
+    if (strcmp(name, "recall") == 0) return recall(instance->screen, payload, error);
+    if (strcmp(name, "recall-first") == 0) return recall(first_screen, payload, error);
     if (strcmp(name, "task") == 0) {
         berth_task_v1 task = {sizeof task, NULL, task_run, NULL, task_release};
         return host_table->task_start(instance->screen, "probe", &task, error);
@@ -75,6 +106,7 @@ static berth_status probe_action(berth_instance *opaque, const char *name, berth
 }
 
 int32_t probe_last_status(void) { return last_status; }
+int32_t probe_recalled_length(void) { return recalled_length; }
 
 static const berth_plugin_v1 probe_table = {
     .struct_size = sizeof(berth_plugin_v1),

@@ -167,18 +167,18 @@ final class InProcessPlugin: PluginConnection {
             handshake.functions.contains(.renderTree)
                 ? RenderInputs(slots: state.renderSlots(), batchKeys: state.batchKeys, paths: state.identityPaths, version: state.version) : nil
         }
-        let hostCalls = context.hostCalls
         let result = await lane.run(running, in: context, { () -> LaneAction in
             HostCall.run {
+                let callsBefore = HostCallbackCount.onThisThread
                 do throws(PluginCallError) {
                     try call.image.action(Self.pointer(call.instance), name: name, payload: payload)
                 } catch {
                     return LaneAction(failure: error)
                 }
                 // Only when the action left the host's side untouched (no navigation, no state
-                // written, nothing asked; counted for this call alone): then this render sees
-                // what the host's would.
-                guard let renderAfter, hostCalls.value == 0 else { return LaneAction(failure: nil) }
+                // written, nothing asked; counted on this lane's thread, so for this call
+                // alone): then this render sees what the host's would.
+                guard let renderAfter, HostCallbackCount.onThisThread == callsBefore else { return LaneAction(failure: nil) }
                 let output = Result { () throws(PluginCallError) in try call.image.render(Self.pointer(call.instance)) { renderAfter.slots } }
                 return LaneAction(render: output.map { StateStorage.checked($0, identityPaths: renderAfter.paths) })
             }

@@ -8,7 +8,6 @@ internal import CBerth
 /// pointers, so they are registered and started here (BerthHost+Scopes, Interactor).
 struct InProcessTransport: HostTransport {
     func ask(_ call: PluginToHost, from handle: OpaquePointer) -> HostAnswer {
-        LaneCallContext.current?.hostCalls.record()
         if case .serviceCall(let key, let request) = call, let screen = ScreenHandle.from(handle) {
             return HostCallbackHandler.callService(key, request: request, from: screen, consumer: ServiceConsumer(grant: screen.grant, place: .host))
         }
@@ -31,7 +30,6 @@ struct InProcessTransport: HostTransport {
     }
 
     func register(_ declaration: ServiceDeclaration, plugin handle: OpaquePointer) -> HostAnswer {
-        LaneCallContext.current?.hostCalls.record()
         let arguments = MainThreadArguments(value: (handle, declaration))
         return LaneHop.toMain {
             let (handle, declaration) = arguments.value
@@ -80,7 +78,6 @@ struct InProcessTransport: HostTransport {
     }
 
     func startTask(key: String?, descriptor: berth_task_v1, screen handle: OpaquePointer?) -> HostAnswer {
-        LaneCallContext.current?.hostCalls.record()
         let arguments = MainThreadArguments(value: (handle, descriptor))
         return LaneHop.toMain {
             let (handle, descriptor) = arguments.value
@@ -104,7 +101,6 @@ struct InProcessTransport: HostTransport {
     }
 
     func cancelTask(key: String, screen handle: OpaquePointer?) {
-        LaneCallContext.current?.hostCalls.record()
         let handle = MainThreadArguments(value: handle)
         LaneHop.toMain {
             guard let interactor = ScreenHandle.from(handle.value)?.module?.router?.interactor else { return }

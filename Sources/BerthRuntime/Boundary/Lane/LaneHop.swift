@@ -1,5 +1,4 @@
 @_spi(Engine) import BerthCore
-import Synchronization
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -13,9 +12,6 @@ package struct LaneCallContext: @unchecked Sendable {
     let screen: Scope?
     let request: Scope?
     let held: HeldRequests
-    /// The plugin's calls into the host during this call, counted where it makes them (an
-    /// in-process action that made none is rendered in its own lane job).
-    let hostCalls = HostCallTally()
 
     /// The context of the call running on this lane thread, if any.
     static var current: LaneCallContext? {
@@ -45,15 +41,6 @@ package struct LaneCallContext: @unchecked Sendable {
         pthread_key_create(&key, nil)
         return key
     }()
-}
-
-/// How many host calls a plugin made during one call on its lane (any thread may count).
-package final class HostCallTally: Sendable {
-    private let count = Atomic<UInt64>(0)
-
-    var value: UInt64 { count.load(ordering: .relaxed) }
-
-    func record() { count.add(1, ordering: .relaxed) }
 }
 
 /// Work a plugin asked for during a call on its lane (navigation, delegate and context

@@ -9,6 +9,7 @@ int32_t probe_read(const char *path);
 int32_t probe_write(const char *path);
 int32_t probe_write_data(const char *name);
 int32_t probe_connect(int32_t port);
+int32_t probe_recalled_length(void);
 int32_t probe_last_status(void);
 int32_t probe_exec(const char *path);
 int32_t probe_signal(int32_t pid);
