@@ -68,6 +68,7 @@ enum WorkerSandbox {
         // the host spawned waits outside it, and its init is PID 1.
         var reason = [CChar](repeating: 0, count: 256)
         let pidNamespace = berth_enter_pid_namespace(&reason, reason.count)
+        guard pidNamespace >= 0 else { throw Failure(message: "cannot start the worker in its PID namespace: \(text(reason))") }
         if pidNamespace != 0 {
             missing.append("no PID namespace (\(text(reason))): other processes are kept out by the filter's own-pid rules and Landlock's /proc grant alone")
         }

@@ -95,12 +95,14 @@ int berth_enter_user_namespace(void);
 
 /**
  * Moves the worker into a PID namespace of its own (pid_namespace.c): the calling process
- * (the one the host spawned) starts the namespace's init, which starts a copy of the caller
- * whose pid inside the namespace is the caller's pid; this call returns 0 in that copy, which
- * goes on as the worker, already in a mount namespace of its own (private, with the new
- * namespace's /proc mounted on /proc). The caller never returns then: it waits, and ends as the worker ends
- * (its exit status, or its signal). When no namespace can be made (or its /proc cannot be
- * mounted) it returns errno in the caller, unchanged, with a one-line reason in `message`.
+ * (the one the host spawned) starts the namespace's init, then a copy of itself there whose
+ * pid inside the namespace is the caller's pid; this call returns 0 in that copy, which goes
+ * on as the worker, already in a mount namespace of the namespace's own (private, with the
+ * new namespace's /proc mounted on /proc). The caller never returns then: it waits, and ends
+ * as the worker ends (its exit status, or its signal). When no namespace can be made (or its
+ * /proc cannot be mounted) it returns errno in the caller, unchanged, with a one-line reason
+ * in `message`; a negative errno when it failed after the caller's next child was bound to
+ * the new namespace (the caller can then start no thread: confining must fail).
  * Call inside the worker's own user namespace, with one thread.
  */
 int berth_enter_pid_namespace(char *message, size_t size);
