@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "berth_system.h"
+#include "raw_call.h"
 
 #ifndef CLONE_NEWPID
 #define CLONE_NEWPID 0x20000000
@@ -258,32 +259,7 @@ static _Noreturn void end_like(int status) {
 }
 
 
-/*
- * A system call that never touches errno: init runs on the waiter's memory (CLONE_VM) and so
- * on its thread block too, where glibc keeps the waiter's errno. -errno on failure.
- */
-static long raw_call5(long number, long a, long b, long c, long d, long e) {
-#if defined(__x86_64__)
-    long result;
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    __asm__ volatile("syscall" : "=a"(result) : "a"(number), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8) : "rcx", "r11", "memory");
-    return result;
-#elif defined(__aarch64__)
-    register long x8 __asm__("x8") = number;
-    register long x0 __asm__("x0") = a;
-    register long x1 __asm__("x1") = b;
-    register long x2 __asm__("x2") = c;
-    register long x3 __asm__("x3") = d;
-    register long x4 __asm__("x4") = e;
-    __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4) : "memory");
-    return x0;
-#else
-#error "pid_namespace.c: init's raw system call is written for x86-64 and arm64 only"
-#endif
-}
 
-static long raw_call(long number, long a, long b, long c, long d) { return raw_call5(number, a, b, c, d, 0); }
 
 /* What init is given; it lives on the waiter's stack, which init shares (CLONE_VM). */
 struct init_start {

@@ -139,10 +139,17 @@ int berth_join_network_namespace(int user, int network);
  * In a new mount namespace: makes a root of its own holding `paths` (absolute; read-only
  * unless `writable[i]`, nosuid and nodev; a symlink copied as one; one that does not exist
  * skipped; a folder nested in another must come after it), a private /tmp, /proc and
- * /dev/null, /dev/zero, /dev/urandom, pivots into it and detaches the old root. Single
- * thread only. 0, or errno with a one-line reason in `message`.
+ * /dev/null, /dev/zero, /dev/urandom, pivots into it and starts a thread that detaches the
+ * old root. Single thread only. 0, or errno with a one-line reason in `message`.
  */
 int berth_make_root(const char *const *paths, const int32_t *writable, size_t count, char *message, size_t size);
+
+/**
+ * Waits until the thread berth_make_root started has detached the old root (call before
+ * any plugin code runs). 0 (also when no root was made), or errno with a one-line reason
+ * in `message`.
+ */
+int berth_root_settled(char *message, size_t size);
 
 /* ---- What a worker inherits (inheritance.c) ---------------------------------------- */
 
