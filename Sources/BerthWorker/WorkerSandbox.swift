@@ -68,6 +68,7 @@ enum WorkerSandbox {
         // the host spawned waits outside it, and its init is PID 1.
         var reason = [CChar](repeating: 0, count: 256)
         let pidNamespace = berth_enter_pid_namespace(&reason, reason.count)
+        guard pidNamespace >= 0 else { throw Failure(message: "cannot start the worker in its PID namespace: \(text(reason))") }
         if pidNamespace != 0 {
             missing.append("no PID namespace (\(text(reason))): other processes are kept out by the filter's own-pid rules and Landlock's /proc grant alone")
         }
@@ -79,6 +80,9 @@ enum WorkerSandbox {
         guard dropped == 0 else { throw Failure(message: "cannot drop the worker's capabilities: \(errnoText(dropped))") }
         var status = try restrictFiles(policy)
         let refusals = try loadFilter(policy.systemCallFilter)
+        // The old root's detach (a thread since berth_make_root) overlapped the steps above.
+        var detach = [CChar](repeating: 0, count: 256)
+        guard berth_root_settled(&detach, detach.count) == 0 else { throw Failure(message: "cannot make the worker's root: \(text(detach))") }
         if refusals >= 0 { RefusedCallReporter.start(reading: refusals) }
         if case .enforced(let abi, _) = status, !missing.isEmpty {
             status = .enforced(landlockABI: abi, missing: missing.joined(separator: "; "))
@@ -124,7 +128,7 @@ enum WorkerSandbox {
         }
         // The device files are bound by berth_make_root itself; a grant beneath /dev (a
         // runtime folder in /dev/shm) is bound like any other.
-        let reads = systemReadPaths.filter { !$0.hasPrefix("/dev/") } + runtimeReadPaths() + policy.readPaths
+        let reads = systemReadPaths.filter { !$0.hasPrefix("/dev/") } + runtimeReadPathsFound + policy.readPaths
         // A folder nested in another is bound after it, or the outer bind would hide it.
         let binds = (reads.map { ($0, Int32(0)) } + policy.writePaths.map { ($0, Int32(1)) })
             .sorted { $0.0.split(separator: "/").count < $1.0.split(separator: "/").count }
@@ -152,7 +156,7 @@ enum WorkerSandbox {
         }
         let ruleset = berth_landlock_create(abi, policy.network ? 0 : 1)
         guard ruleset >= 0 else { throw Failure(message: "landlock_create_ruleset failed: \(errnoText(-ruleset))") }
-        let rules = (systemReadPaths + runtimeReadPaths() + [ownProcFolder] + policy.readPaths).map { ($0, Int32(BERTH_SANDBOX_READ)) }
+        let rules = (systemReadPaths + runtimeReadPathsFound + [ownProcFolder] + policy.readPaths).map { ($0, Int32(BERTH_SANDBOX_READ)) }
             + policy.writePaths.map { ($0, Int32(BERTH_SANDBOX_READ_WRITE)) }
         for (path, kind) in rules {
             let status = berth_landlock_allow(ruleset, abi, path, kind)
@@ -173,7 +177,10 @@ enum WorkerSandbox {
     /// entries, the host's included, stay closed.
     private static var ownProcFolder: String { "/proc/\(getpid())" }
 
-    /// The Swift runtime's folder and this executable, found from what is mapped now.
+    /// The Swift runtime's folder and this executable, found once from what is mapped (the
+    /// root and Landlock both need them).
+    private static let runtimeReadPathsFound = runtimeReadPaths()
+
     private static func runtimeReadPaths() -> [String] {
         var paths: [String] = []
         if let file = berth_image_path_of_symbol("swift_retain") {

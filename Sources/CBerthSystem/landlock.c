@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -131,11 +132,34 @@ int berth_landlock_enforce(int ruleset) {
     return failure;
 }
 
+struct image_search {
+    uintptr_t address;
+    const char *path;
+};
+
+static int find_image(struct dl_phdr_info *image, size_t size, void *argument) {
+    (void)size;
+    struct image_search *search = argument;
+    for (int index = 0; index < image->dlpi_phnum; index++) {
+        const ElfW(Phdr) *segment = &image->dlpi_phdr[index];
+        if (segment->p_type != PT_LOAD) continue;
+        uintptr_t start = image->dlpi_addr + segment->p_vaddr;
+        if (search->address >= start && search->address < start + segment->p_memsz) {
+            search->path = image->dlpi_name;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 const char *berth_image_path_of_symbol(const char *symbol) {
     void *address = dlsym(RTLD_DEFAULT, symbol);
-    Dl_info info;
-    if (address == NULL || dladdr(address, &info) == 0) return NULL;
-    return info.dli_fname;
+    if (address == NULL) return NULL;
+    /* The image whose segments hold the address (dladdr would also look for the nearest
+     * symbol, a scan of the image's whole symbol table: about 0.15 ms for libswiftCore). */
+    struct image_search search = {(uintptr_t)address, NULL};
+    dl_iterate_phdr(find_image, &search);
+    return search.path != NULL && search.path[0] != '\0' ? search.path : NULL;
 }
 
 int berth_thread_count(void) {

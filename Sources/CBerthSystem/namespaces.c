@@ -11,10 +11,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -22,6 +25,7 @@
 #include <unistd.h>
 
 #include "berth_system.h"
+#include "raw_call.h"
 
 _Static_assert(BERTH_NAMESPACE_MOUNT == CLONE_NEWNS && BERTH_NAMESPACE_IPC == CLONE_NEWIPC && BERTH_NAMESPACE_NETWORK == CLONE_NEWNET,
                "the namespace constants are the kernel's");
@@ -223,6 +227,58 @@ static int bind(const char *path, int writable, char *message, size_t size) {
     return failure;
 }
 
+/*
+ * The old root's detach waits for an RCU grace period (namespace_unlock), 0.1 to 1 ms with
+ * the machine's load. A thread of the worker's own does it, so the wait overlaps what the
+ * worker does next (no_new_privs, capabilities, Landlock, the filter); the worker joins it
+ * (`berth_root_settled`) before it opens any plugin. The thread shares the worker's memory and
+ * thread block: it makes raw system calls only, with every signal blocked, and ends with
+ * SYS_exit; the kernel clears `detacher_tid` then (CLONE_CHILD_CLEARTID).
+ */
+static volatile int detacher_tid;
+static volatile long detacher_result;
+static void *detacher_stack;
+static const size_t detacher_stack_size = 16 * 1024;
+
+static int detach_old_root(void *unused) {
+    (void)unused;
+    /* After pivot_root(".", ".") the old root is mounted over the new one: "/" with the
+     * mount-point lookup of umount reaches the top one. */
+    detacher_result = raw_call(SYS_umount2, (long)"/", MNT_DETACH, 0, 0);
+    return 0;
+}
+
+static int start_detaching(void) {
+    detacher_stack = mmap(NULL, detacher_stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (detacher_stack == MAP_FAILED) {
+        detacher_stack = NULL;
+        return errno;
+    }
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
+    int started = clone(detach_old_root, (char *)detacher_stack + detacher_stack_size, flags, NULL, (pid_t *)&detacher_tid, NULL,
+                        (pid_t *)&detacher_tid);
+    int failure = started < 0 ? errno : 0;
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    if (failure != 0) {
+        munmap(detacher_stack, detacher_stack_size);
+        detacher_stack = NULL;
+    }
+    return failure;
+}
+
+int berth_root_settled(char *message, size_t size) {
+    if (detacher_stack == NULL) return 0;
+    for (int tid; (tid = detacher_tid) != 0;) syscall(SYS_futex, &detacher_tid, FUTEX_WAIT, tid, NULL, NULL, 0);
+    munmap(detacher_stack, detacher_stack_size);
+    detacher_stack = NULL;
+    if (detacher_result == 0) return 0;
+    snprintf(message, size, "detaching the old root failed: %s", strerror((int)-detacher_result));
+    return (int)-detacher_result;
+}
+
 int berth_make_root(const char *const *paths, const int32_t *writable, size_t count, char *message, size_t size) {
 #define FAIL(what)                                                                 \
     do {                                                                           \
@@ -264,8 +320,11 @@ int berth_make_root(const char *const *paths, const int32_t *writable, size_t co
     }
     if (chdir("/newroot") != 0) FAIL("chdir /newroot");
     if (syscall(SYS_pivot_root, ".", ".") != 0) FAIL("pivot_root into the new root");
-    if (umount2(".", MNT_DETACH) != 0) FAIL("detaching the old root");
     if (chdir("/") != 0) FAIL("chdir /");
+    /* The old root is detached by a thread (above) while the worker goes on; where none can
+     * be started, here. */
+    errno = start_detaching();
+    if (errno != 0 && umount2("/", MNT_DETACH) != 0) FAIL("detaching the old root");
     if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0 &&
         mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
         FAIL("making / read-only");

@@ -3,23 +3,27 @@
  * namespace cannot die of a signal it raises itself without a handler (abort's SIGABRT), so
  * the worker does not become PID 1: three processes take part.
  *
- *   waiter  the process the host spawned (the host's pid for the worker). It clones
- *           `init` into a new PID namespace, then waits, holding no descriptor of the
- *           worker's and no share of its memory (`shed_memory`), and ends exactly as the
- *           worker ended: the same exit status, or the
- *           same signal raised with its default action.
- *   init    PID 1 of the namespace: starts the worker, reaps whatever ends in the
- *           namespace, and reports the worker's wait status to the waiter. When it ends, the
- *           kernel kills everything left in the namespace; it dies with the waiter
- *           (PR_SET_PDEATHSIG), and the waiter dies with the host.
+ *   waiter  the process the host spawned (the host's pid for the worker). It starts `init`
+ *           in a new PID namespace, then the worker as its own child there, then waits for
+ *           it alone, holding no descriptor of the worker's and no share of its memory
+ *           (`shed_memory`), and ends exactly as the worker ended: the same exit status, or
+ *           the same signal raised with its default action. It does not wait for init.
+ *   init    PID 1 of the namespace, started with CLONE_VM on a small stack of its own: it
+ *           shares the waiter's memory (no copy of a large Swift process to make, and one
+ *           process to shed memory instead of two) and runs raw system calls only (it shares
+ *           the waiter's errno too). It makes the namespace's mount namespace with a /proc of
+ *           the namespace (a probe: where that is refused, it says so and ends, and the
+ *           waiter goes on as the worker, unchanged), then only reaps. It dies with the
+ *           waiter (PR_SET_PDEATHSIG), after it; the kernel then kills whatever is left in the
+ *           namespace, and init's end tears down the mount namespace, off the way from the
+ *           worker's end to the host.
  *   worker  the process that goes on serving the channel: a copy of the waiter made with
  *           clone3's set_tid so that, in the namespace, its pid is the waiter's pid (and its
  *           one thread's id the waiter's thread id). Every pid and thread id cached before
  *           the copy (glibc's, libdispatch's thread-bound main queue and its lock owners)
- *           stays true inside, and no fork handler runs. It first makes a mount namespace
- *           of its own with a /proc of the namespace (a probe: where that is refused, it
- *           says so and ends, and the waiter goes on as the worker, unchanged). Init keeps
- *           the host's mount namespace, so its end tears down no mount tree of its own.
+ *           stays true inside, and no fork handler runs. It joins init's mount namespace,
+ *           where it builds its root; since init is in it too, the worker's end does not
+ *           tear it down.
  *
  * No glibc fork is used: its fork handlers (libdispatch's) would poison a process that has
  * used dispatch. All of it runs while the process has one thread, before any plugin code.
@@ -42,6 +46,7 @@
 #include <unistd.h>
 
 #include "berth_system.h"
+#include "raw_call.h"
 
 #ifndef CLONE_NEWPID
 #define CLONE_NEWPID 0x20000000
@@ -51,6 +56,12 @@
 #endif
 #ifndef SYS_close_range
 #define SYS_close_range 436
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
 #endif
 
 /* The kernel's struct clone_args up to set_tid_size (CLONE_ARGS_SIZE_VER1). */
@@ -88,12 +99,6 @@ static int read_all(int descriptor, void *bytes, size_t length) {
     return 0;
 }
 
-/* Every descriptor but `keep` closed: the channel, stderr and libdispatch's stay the worker's alone. */
-static void close_all_but(int keep) {
-    if (keep > 0) syscall(SYS_close_range, 0U, (unsigned)keep - 1, 0U);
-    syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0U);
-}
-
 /* The kernel's struct sigaction (rt_sigaction), without a restorer: only SIG_DFL is set. */
 struct kernel_action {
     uintptr_t handler;
@@ -110,18 +115,6 @@ static long waited(pid_t pid, int *status) {
         result = syscall(SYS_wait4, pid, status, 0, NULL);
     } while (result < 0 && errno == EINTR);
     return result;
-}
-
-static int transfer(int descriptor, void *bytes, size_t length, int writing) {
-    char *cursor = bytes;
-    while (length > 0) {
-        long done = syscall(writing ? SYS_write : SYS_read, descriptor, cursor, length);
-        if (done < 0 && errno == EINTR) continue;
-        if (done <= 0) return -1;
-        cursor += done;
-        length -= (size_t)done;
-    }
-    return 0;
 }
 
 static _Noreturn void leave(int code) {
@@ -187,14 +180,16 @@ static const char *parse_mapping(const char *cursor, const char *end, struct map
 static int contains(const struct mapping *m, uintptr_t address) { return address >= m->start && address < m->end; }
 
 /*
- * Unmaps what a process that only waits does not need, so the waiter and init hold no share
- * of the worker's memory: a copy-on-write page the worker changes is not kept twice, and
- * their PSS is a few pages. Kept: the files holding this code and libc's syscall() (the
- * executable, libc; their read-only parts dropped from memory, to fault in as used), the stack, the mapping holding the thread's own block (errno, the
- * stack guard, glibc's rseq area the kernel writes), and the kernel's own mappings.
- * Reads /proc/self/maps into the stack first.
+ * Unmaps what a process that only waits does not need, so the waiter (and init, which shares
+ * its memory) hold no share of the worker's memory: a copy-on-write page the worker changes
+ * is not kept twice, and their PSS is a few pages. Kept: the files holding this code and
+ * libc's syscall() (the executable, libc; their read-only parts dropped from memory, to
+ * fault in as used), the stack, the mapping holding the thread's own block (errno, the
+ * stack guard, glibc's rseq area the kernel writes), the kernel's own mappings, and the
+ * mapping overlapping [also_start, also_end) (init's stack). Reads /proc/self/maps into the
+ * stack first.
  */
-static void shed_memory(void) {
+static void shed_memory(uintptr_t also_start, uintptr_t also_end) {
     default_handlers();
     char text[192 * 1024];
     size_t length = 0;
@@ -220,7 +215,8 @@ static void shed_memory(void) {
     for (const char *cursor = text, *end = text + length; cursor < end;) {
         struct mapping m;
         cursor = parse_mapping(cursor, end, &m);
-        int stays = m.kernel || contains(&m, stack) || contains(&m, thread) || (uintptr_t)text >= m.start && (uintptr_t)text < m.end;
+        int stays = m.kernel || contains(&m, stack) || contains(&m, thread) || (uintptr_t)text >= m.start && (uintptr_t)text < m.end ||
+                    (m.start < also_end && m.end > also_start);
         int same_file = 0;
         for (int index = 0; !stays && index < kept; index++) {
             if (m.inode == keep[index].inode && strcmp(m.device, keep[index].device) == 0) same_file = 1;
@@ -262,115 +258,210 @@ static _Noreturn void end_like(int status) {
     leave(128 + signal_number);
 }
 
-/* Init's part; returns in the worker only. */
-static void run_init(int report, pid_t worker_pid, uint64_t robust_head, uint64_t robust_length) {
-    struct start_report start = {0, ""};
-    /* Named for `ps` and for the host, which finds the worker beneath it (WorkerProcess.pluginPID). */
-    char name[16] = "";
-    prctl(PR_GET_NAME, name);
-    prctl(PR_SET_NAME, "berth-ns-init");
-    /* Dies with the waiter; if the waiter is gone already, the report pipe says so. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    struct pollfd peer = {report, 0, 0};
-    if (poll(&peer, 1, 0) == 1 && (peer.revents & (POLLERR | POLLHUP))) _exit(1);
-    struct berth_clone_args arguments;
-    memset(&arguments, 0, sizeof arguments);
-    arguments.exit_signal = SIGCHLD;
-    uint64_t wanted = (uint64_t)worker_pid;
-    arguments.set_tid = (uint64_t)(uintptr_t)&wanted;
-    arguments.set_tid_size = 1;
-    pid_t worker = (pid_t)syscall(SYS_clone3, &arguments, sizeof arguments);
-    if (worker == 0) {
-        /* The worker: glibc's robust-mutex list again (a new process starts without one;
-         * glibc's fork would register it), and its own name. */
-        if (robust_length != 0) syscall(SYS_set_robust_list, (void *)(uintptr_t)robust_head, (size_t)robust_length);
-        prctl(PR_SET_NAME, name);
-        /* Its root will hold a /proc of this namespace: a mount namespace of its own with one
-         * mounted, now, as a probe. Where a user namespace may not mount one (a /proc with
-         * parts mounted over), it says so and ends, and the waiter goes on as the worker. */
-        if (unshare(CLONE_NEWNS) != 0) {
-            start.failure = errno;
-            snprintf(start.what, sizeof start.what, "unshare(CLONE_NEWNS)");
-        } else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
-            start.failure = errno;
-            snprintf(start.what, sizeof start.what, "making / private");
-        } else if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
-            start.failure = errno;
-            snprintf(start.what, sizeof start.what, "cannot mount a /proc of its own");
-        }
-        write_all(report, &start, sizeof start);
-        close(report);
-        if (start.failure != 0) _exit(1);
-        return;
+
+
+
+/* What init is given; it lives on the waiter's stack, which init shares (CLONE_VM). */
+struct init_start {
+    int report;        /* write end: init's start_report */
+    int waiter;        /* a pidfd of the waiter: readable once it ended */
+};
+
+static _Noreturn void init_leave(int code) {
+    for (;;) raw_call(SYS_exit_group, code, 0, 0, 0);
+}
+
+static void init_report(int report, int failure, const char *what) {
+    struct start_report start;
+    memset(&start, 0, sizeof start);
+    start.failure = failure;
+    for (size_t index = 0; what[index] != '\0' && index + 1 < sizeof start.what; index++) start.what[index] = what[index];
+    const char *cursor = (const char *)&start;
+    for (size_t left = sizeof start; left > 0;) {
+        long written = raw_call(SYS_write, report, (long)cursor, (long)left, 0);
+        if (written == -EINTR) continue;
+        if (written <= 0) return;
+        cursor += written;
+        left -= (size_t)written;
     }
-    if (worker < 0) {
-        start.failure = errno;
-        snprintf(start.what, sizeof start.what, "clone3 of the worker with its pid");
-        write_all(report, &start, sizeof start);
-        _exit(1);
+}
+
+/*
+ * Init: PID 1 of the namespace, started on its own small stack with the waiter's memory
+ * (CLONE_VM: no copy to make, nothing to shed) and a copy of its descriptors. It makes the
+ * namespace's mount namespace (private, the namespace's /proc mounted on /proc: the probe),
+ * which the worker joins; so init holds it, and its teardown (an RCU grace period) happens
+ * when init ends, after the waiter, not on the way from the worker's end to the host. Then
+ * it reaps whatever ends in the namespace until it is killed: it dies with the waiter
+ * (PR_SET_PDEATHSIG), and the kernel then kills whatever is left in the namespace.
+ */
+static int run_init(void *argument) {
+    struct init_start *given = argument;
+    int report = given->report, waiter = given->waiter;
+    raw_call(SYS_prctl, PR_SET_NAME, (long)"berth-ns-init", 0, 0);
+    raw_call(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0);
+    /* The waiter's handlers may be unmapped when it sheds its memory: none here, and every
+     * signal blocked (SIGKILL still ends it); SIGCHLD is waited for below. */
+    uint64_t all = ~0ULL;
+    raw_call(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, 0, sizeof all);
+    for (int number = 1; number < 65; number++) {
+        if (number == SIGKILL || number == SIGSTOP) continue;
+        struct kernel_action fresh = {(uintptr_t)SIG_DFL, 0, 0, 0};
+        raw_call(SYS_rt_sigaction, number, (long)&fresh, 0, sizeof fresh.mask);
     }
-    close_all_but(report);
-    shed_memory();
-    int status = 0;
+    /* The waiter already gone (before the death signal was asked for): end. */
+    struct pollfd ended = {waiter, POLLIN, 0};
+    if (raw_call(SYS_poll, (long)&ended, 1, 0, 0) == 1) init_leave(1);
+    /* Only the report's end stays open: the channel and stderr are the worker's alone. */
+    if (report > 0) raw_call(SYS_close_range, 0, report - 1, 0, 0);
+    raw_call(SYS_close_range, report + 1, ~0U, 0, 0);
+    long failure = raw_call(SYS_unshare, CLONE_NEWNS, 0, 0, 0);
+    if (failure < 0) {
+        init_report(report, (int)-failure, "unshare(CLONE_NEWNS)");
+        init_leave(1);
+    }
+    failure = raw_call(SYS_mount, 0, (long)"/", 0, MS_REC | MS_PRIVATE);
+    if (failure < 0) {
+        init_report(report, (int)-failure, "making / private");
+        init_leave(1);
+    }
+    /* Where a user namespace may not mount one (a /proc with parts mounted over), it says so
+     * and ends, and the waiter goes on as the worker, unchanged. */
+    failure = raw_call(SYS_mount, (long)"proc", (long)"/proc", (long)"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC);
+    if (failure < 0) {
+        init_report(report, (int)-failure, "cannot mount a /proc of its own");
+        init_leave(1);
+    }
+    init_report(report, 0, "");
+    raw_call(SYS_close, report, 0, 0, 0);
+    uint64_t child = 1ULL << (SIGCHLD - 1);
     for (;;) {
-        int ended = 0;
-        long reaped = waited(-1, &ended);
-        if (reaped < 0) break;
-        if (reaped == worker) {
-            status = ended;
-            break;
-        }
+        raw_call(SYS_rt_sigtimedwait, (long)&child, 0, 0, sizeof child);
+        while (raw_call(SYS_wait4, -1, 0, WNOHANG | __WALL, 0) > 0) {}
     }
-    transfer(report, &status, sizeof status, 1);
-    leave(0);
+}
+
+/* Ends init (when the worker could not be started) and reaps it. */
+static void end_init(pid_t init) {
+    int status;
+    kill(init, SIGKILL);
+    while (waitpid(init, &status, __WALL) < 0 && errno == EINTR) {}
 }
 
 int berth_enter_pid_namespace(char *message, size_t size) {
+#define FAIL(code, ...)                          \
+    do {                                         \
+        snprintf(message, size, __VA_ARGS__);    \
+        return (code);                           \
+    } while (0)
     int report[2];
-    if (pipe2(report, O_CLOEXEC) != 0) {
-        snprintf(message, size, "pipe2: %s", strerror(errno));
-        return errno;
+    if (pipe2(report, O_CLOEXEC) != 0) FAIL(errno, "pipe2: %s", strerror(errno));
+    int waiter = (int)syscall(SYS_pidfd_open, getpid(), 0);
+    if (waiter < 0) {
+        int failure = errno;
+        close(report[0]);
+        close(report[1]);
+        FAIL(failure, "pidfd_open of itself: %s", strerror(failure));
+    }
+    /* Init's stack: a small mapping of its own in the shared memory. */
+    size_t stack_size = 64 * 1024;
+    char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) {
+        int failure = errno;
+        close(report[0]);
+        close(report[1]);
+        close(waiter);
+        FAIL(failure, "mmap of init's stack: %s", strerror(failure));
+    }
+    struct init_start given = {report[1], waiter};
+    int init_handle = -1;
+    pid_t init = clone(run_init, stack + stack_size, CLONE_NEWPID | CLONE_VM | CLONE_PIDFD | SIGCHLD, &given, &init_handle);
+    int clone_failure = errno;
+    close(report[1]);
+    close(waiter);
+    if (init < 0) {
+        close(report[0]);
+        munmap(stack, stack_size);
+        FAIL(clone_failure, "clone(CLONE_NEWPID | CLONE_VM): %s", strerror(clone_failure));
+    }
+    struct start_report start;
+    if (read_all(report[0], &start, sizeof start) != 0) {
+        start.failure = ECHILD;
+        snprintf(start.what, sizeof start.what, "its init ended before it made its /proc");
+    }
+    close(report[0]);
+    if (start.failure != 0) {
+        end_init(init);
+        close(init_handle);
+        munmap(stack, stack_size);
+        start.what[sizeof start.what - 1] = '\0';
+        FAIL(start.failure, "%s: %s", start.what, strerror(start.failure));
+    }
+    /*
+     * From here there is no way back: this process's next child is in init's namespace, and
+     * a process whose children go to another PID namespace can start no thread. A failure
+     * is returned negated, and confining fails.
+     */
+    if (setns(init_handle, CLONE_NEWPID) != 0) {
+        int failure = errno;
+        end_init(init);
+        close(init_handle);
+        munmap(stack, stack_size);
+        FAIL(failure, "setns to init's PID namespace: %s", strerror(failure));
+    }
+    int started[2];
+    if (pipe2(started, O_CLOEXEC) != 0) {
+        int failure = errno;
+        end_init(init);
+        FAIL(-failure, "pipe2: %s", strerror(failure));
     }
     pid_t own = getpid();
     void *robust_head = NULL;
     size_t robust_length = 0;
     syscall(SYS_get_robust_list, 0, &robust_head, &robust_length);
-    pid_t init = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, NULL);
-    if (init < 0) {
-        int failure = errno;
-        close(report[0]);
-        close(report[1]);
-        snprintf(message, size, "clone(CLONE_NEWPID): %s", strerror(failure));
-        return failure;
-    }
-    if (init == 0) {
-        close(report[0]);
-        run_init(report[1], own, (uint64_t)(uintptr_t)robust_head, (uint64_t)robust_length);
-        /* Returns in the worker only. */
+    char name[16] = "";
+    prctl(PR_GET_NAME, name);
+    struct berth_clone_args arguments;
+    memset(&arguments, 0, sizeof arguments);
+    arguments.exit_signal = SIGCHLD;
+    uint64_t wanted = (uint64_t)own;
+    arguments.set_tid = (uint64_t)(uintptr_t)&wanted;
+    arguments.set_tid_size = 1;
+    pid_t worker = (pid_t)syscall(SYS_clone3, &arguments, sizeof arguments);
+    if (worker == 0) {
+        /* The worker: glibc's robust-mutex list again (a new process starts without one;
+         * glibc's fork would register it), its own name, the waiter's end as its own, and
+         * init's mount namespace (with the namespace's /proc). */
+        int failure = 0;
+        if (robust_length != 0) syscall(SYS_set_robust_list, robust_head, robust_length);
+        prctl(PR_SET_NAME, name);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (setns(init_handle, CLONE_NEWNS) != 0) failure = errno;
+        close(init_handle);
+        munmap(stack, stack_size);
+        write_all(started[1], &failure, sizeof failure);
+        close(started[0]);
+        close(started[1]);
+        if (failure != 0) _exit(1);
         return 0;
     }
-    close(report[1]);
-    struct start_report start;
-    if (read_all(report[0], &start, sizeof start) != 0) {
-        start.failure = ECHILD;
-        snprintf(start.what, sizeof start.what, "its init ended before it started the worker");
+    int failure = worker < 0 ? errno : 0;
+    close(started[1]);
+    if (worker > 0 && read_all(started[0], &failure, sizeof failure) != 0) failure = ECHILD;
+    close(started[0]);
+    if (failure != 0) {
+        if (worker > 0) waited(worker, &(int){0});
+        end_init(init);
+        FAIL(-failure, "%s: %s", worker < 0 ? "clone3 of the worker with its pid" : "the worker joining init's mount namespace",
+             strerror(failure));
     }
-    if (start.failure != 0) {
-        int status;
-        while (waitpid(init, &status, 0) < 0 && errno == EINTR) {}
-        close(report[0]);
-        start.what[sizeof start.what - 1] = '\0';
-        snprintf(message, size, "%s: %s", start.what, strerror(start.failure));
-        return start.failure;
-    }
-    /* The waiter, from here on; the host knows it by this name (WorkerProcess.pluginPID). */
+    /* The waiter, from here on; the host knows it by this name (WorkerProcess.pluginPID).
+     * It does not wait for init: init dies with it, after it. */
     prctl(PR_SET_NAME, BERTH_PID_NAMESPACE_WAITER_NAME);
-    close_all_but(report[0]);
-    shed_memory();
-    int worker_status;
-    int reported = transfer(report[0], &worker_status, sizeof worker_status, 0);
-    int init_status = 0;
-    waited(init, &init_status);
-    /* Without a report init was killed (SIGKILL from the host): end as it did. */
-    end_like(reported == 0 ? worker_status : init_status);
+    syscall(SYS_close_range, 0U, ~0U, 0U);
+    shed_memory((uintptr_t)stack, (uintptr_t)stack + stack_size);
+    int status = 0;
+    if (waited(worker, &status) < 0) status = SIGKILL;
+    end_like(status);
+#undef FAIL
 }

@@ -371,9 +371,11 @@ struct IsolationWorkerTests {
         shell.channel.callBudget = CallBudget(maximumNestedRequests: CallBudget.worker.maximumNestedRequests, maximumDuration: .seconds(300))
         let reply = try shell.channel.call(.hello(WorkerHello(manifest: loaded, libraryPath: library, sandbox: policy)), timeout: .seconds(300))
         guard case .hello = reply else { throw TestFailure("the sandboxed hello failed: \(reply)") }
-        // The spawned worker waits outside; its init's child serves the channel.
-        let initPID = try #require(ProcessTable.children(of: spawned).first)
-        let inside = try #require(ProcessTable.children(of: initPID).first)
+        // The spawned worker waits outside; its children are the namespace's init (pid 1 there)
+        // and the worker that serves the channel (the spawned one's pid there).
+        let children = ProcessTable.children(of: spawned)
+        let initPID = try #require(children.first { ProcessTable.innermostPID(of: $0) == 1 })
+        let inside = try #require(children.first { ProcessTable.innermostPID(of: $0) == spawned })
         #expect((try? String(contentsOfFile: "/proc/\(spawned)/comm", encoding: .utf8)) == "berth-ns-wait\n")
         #expect(shell.kill())
         #expect(shell.waitForExit().signalName == "SIGKILL")

@@ -95,12 +95,14 @@ int berth_enter_user_namespace(void);
 
 /**
  * Moves the worker into a PID namespace of its own (pid_namespace.c): the calling process
- * (the one the host spawned) starts the namespace's init, which starts a copy of the caller
- * whose pid inside the namespace is the caller's pid; this call returns 0 in that copy, which
- * goes on as the worker, already in a mount namespace of its own (private, with the new
- * namespace's /proc mounted on /proc). The caller never returns then: it waits, and ends as the worker ends
- * (its exit status, or its signal). When no namespace can be made (or its /proc cannot be
- * mounted) it returns errno in the caller, unchanged, with a one-line reason in `message`.
+ * (the one the host spawned) starts the namespace's init, then a copy of itself there whose
+ * pid inside the namespace is the caller's pid; this call returns 0 in that copy, which goes
+ * on as the worker, already in a mount namespace of the namespace's own (private, with the
+ * new namespace's /proc mounted on /proc). The caller never returns then: it waits, and ends
+ * as the worker ends (its exit status, or its signal). When no namespace can be made (or its
+ * /proc cannot be mounted) it returns errno in the caller, unchanged, with a one-line reason
+ * in `message`; a negative errno when it failed after the caller's next child was bound to
+ * the new namespace (the caller can then start no thread: confining must fail).
  * Call inside the worker's own user namespace, with one thread.
  */
 int berth_enter_pid_namespace(char *message, size_t size);
@@ -137,10 +139,17 @@ int berth_join_network_namespace(int user, int network);
  * In a new mount namespace: makes a root of its own holding `paths` (absolute; read-only
  * unless `writable[i]`, nosuid and nodev; a symlink copied as one; one that does not exist
  * skipped; a folder nested in another must come after it), a private /tmp, /proc and
- * /dev/null, /dev/zero, /dev/urandom, pivots into it and detaches the old root. Single
- * thread only. 0, or errno with a one-line reason in `message`.
+ * /dev/null, /dev/zero, /dev/urandom, pivots into it and starts a thread that detaches the
+ * old root. Single thread only. 0, or errno with a one-line reason in `message`.
  */
 int berth_make_root(const char *const *paths, const int32_t *writable, size_t count, char *message, size_t size);
+
+/**
+ * Waits until the thread berth_make_root started has detached the old root (call before
+ * any plugin code runs). 0 (also when no root was made), or errno with a one-line reason
+ * in `message`.
+ */
+int berth_root_settled(char *message, size_t size);
 
 /* ---- What a worker inherits (inheritance.c) ---------------------------------------- */
 

@@ -73,13 +73,20 @@ package final class WorkerCgroup: Sendable {
         return Self.write("1", to: path + "/cgroup.kill")
     }
 
-    /// Removes the cgroups once their processes are gone; the kill above is asynchronous, so
-    /// it waits briefly for the last of them to exit. An empty cgroup left behind is harmless.
+    /// Removes the cgroups once their processes are gone. The kill above is asynchronous, and
+    /// a sandboxed worker's init ends after the process the host reaps (Docs/worker-sandbox.md):
+    /// a cgroup still busy is removed in the background, retried for up to 200 ms, so the
+    /// reaper does not wait for it. An empty cgroup left behind is harmless (and a later host
+    /// removes it: `staleRemoved`).
     func remove() {
-        for folder in [path].compactMap({ $0 }) + controllerFolders.values {
-            for _ in 0..<200 {
-                if rmdir(folder) == 0 || errno == ENOENT { break }
-                usleep(1_000)
+        let busy = ([path].compactMap { $0 } + controllerFolders.values).filter { rmdir($0) != 0 && errno != ENOENT }
+        guard !busy.isEmpty else { return }
+        DispatchQueue.global(qos: .utility).async {
+            for folder in busy {
+                for _ in 0..<200 {
+                    usleep(1_000)
+                    if rmdir(folder) == 0 || errno == ENOENT { break }
+                }
             }
         }
     }

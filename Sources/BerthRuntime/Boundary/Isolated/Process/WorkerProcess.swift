@@ -194,18 +194,17 @@ package final class WorkerProcess: Sendable {
     }
 
     /// The process the plugin's code runs in, by the host's numbering: `pid` itself, or,
-    /// once the worker made a PID namespace of its own (Docs/worker-sandbox.md), the process
-    /// its init started there, while `pid` only waits outside (named `berth-ns-wait`). Its
+    /// once the worker made a PID namespace of its own (Docs/worker-sandbox.md), the child
+    /// `pid` started there, while `pid` only waits outside (named `berth-ns-wait`). Its
     /// `/proc` entry is where the worker's memory and processor time are read; signals and
     /// `waitpid` still go to `pid`, which ends as the worker ends.
     package var pluginPID: Int32 {
         if let known = namespacedPID.withLock({ $0 }) { return known }
         guard reaped.withLock({ $0 }) == nil,
               (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "berth-ns-wait\n",
-              let initPID = ProcessTable.children(of: pid).first,
               // The worker has the waiter's pid inside the namespace (`clone3`'s `set_tid`);
-              // another child of init (an orphan of the plugin's) has not.
-              let worker = ProcessTable.children(of: initPID).first(where: { ProcessTable.innermostPID(of: $0) == pid }) else { return pid }
+              // the waiter's other child, the namespace's init, has 1.
+              let worker = ProcessTable.children(of: pid).first(where: { ProcessTable.innermostPID(of: $0) == pid }) else { return pid }
         namespacedPID.withLock { $0 = worker }
         return worker
     }
