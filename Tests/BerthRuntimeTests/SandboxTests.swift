@@ -138,6 +138,19 @@ struct SandboxTests {
         #expect(try errno(generation, "probe_write", .string("/proc/self/comm")) == EACCES)
     }
 
+    @Test("the PID namespace's init (which shares the unconfined waiter's memory) is out of the worker's reach through /proc")
+    func initIsOutOfReach() throws {
+        let (_, generation) = try probe([])
+        for entry in ["mem", "status", "environ", "maps", "root/etc/hostname"] {
+            let code = try errno(generation, "probe_read", .string("/proc/1/\(entry)"))
+            #expect(code == EACCES || code == ENOENT, "/proc/1/\(entry) read: \(String(cString: strerror(code)))")
+        }
+        for entry in ["mem", "attr/current", "comm"] {
+            let code = try errno(generation, "probe_write", .string("/proc/1/\(entry)"))
+            #expect(code == EACCES || code == ENOENT, "/proc/1/\(entry) written: \(String(cString: strerror(code)))")
+        }
+    }
+
     @Test("a manifest without capabilities gets no file or network grant beyond the sandbox's defaults")
     func undeclared() throws {
         let listener = try LoopbackListener()
