@@ -455,8 +455,9 @@ int berth_enter_pid_namespace(char *message, size_t size) {
         FAIL(-failure, "%s: %s", worker < 0 ? "clone3 of the worker with its pid" : "the worker joining init's mount namespace",
              strerror(failure));
     }
-    /* The waiter, from here on; the host knows it by this name (WorkerProcess.pluginPID).
-     * It does not wait for init: init dies with it, after it. */
+    /* The waiter, from here on, named for `ps` (the worker may answer the host before this
+     * runs: the host finds the worker as the child with the waiter's pid inside, not by this
+     * name; WorkerProcess.pluginPID). It does not wait for init: init dies with it, after it. */
     prctl(PR_SET_NAME, BERTH_PID_NAMESPACE_WAITER_NAME);
     syscall(SYS_close_range, 0U, ~0U, 0U);
     shed_memory((uintptr_t)stack, (uintptr_t)stack + stack_size);

@@ -200,10 +200,11 @@ package final class WorkerProcess: Sendable {
     /// `waitpid` still go to `pid`, which ends as the worker ends.
     package var pluginPID: Int32 {
         if let known = namespacedPID.withLock({ $0 }) { return known }
+        // Not by the waiter's name: the worker can answer its hello before the waiter has
+        // renamed itself. The worker has the waiter's pid inside the namespace (`clone3`'s
+        // `set_tid`); the waiter's other child, the namespace's init, has 1; a worker without
+        // the namespace has no such child.
         guard reaped.withLock({ $0 }) == nil,
-              (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "berth-ns-wait\n",
-              // The worker has the waiter's pid inside the namespace (`clone3`'s `set_tid`);
-              // the waiter's other child, the namespace's init, has 1.
               let worker = ProcessTable.children(of: pid).first(where: { ProcessTable.innermostPID(of: $0) == pid }) else { return pid }
         namespacedPID.withLock { $0 = worker }
         return worker
