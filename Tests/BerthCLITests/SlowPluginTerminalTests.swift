@@ -48,7 +48,23 @@ struct SlowPluginTerminalTests {
         #expect(try host.command(["status"]).contains(call), "status names the running call", sourceLocation: sourceLocation)
     }
 
-    @Test("while the plugin waits inside an action, a render and a create, Counter's key and tick and status answer; the opener stays until the new screen is ready")
+    /// Opens the crasher's `gate-WHEN` screen over the socket; while the plugin waits inside
+    /// WHEN, Counter (the opener) stays on screen and answers (`answeredMeanwhile`); let go,
+    /// the open replies with the new screen, which then shows.
+    private func openWhileInside(_ when: String, gate: String, _ terminal: TerminalSession, _ host: ControlClient, socket: String,
+                                 count: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let open = try ControlConnectionForTests(socket)
+        defer { open.close() }
+        open.sendFrame(Array(#"{"args":["open","org.berth.crasher/gate-\#(when)","\#(gate)"]}"#.utf8))
+        try answeredMeanwhile(terminal, host, busy: "org.berth.crasher/gate-\(when) \(when)", count: count, sourceLocation: sourceLocation)
+        #expect(!screen(terminal).contains("gate-\(when)"), "the new screen is not shown before \(when) returns", sourceLocation: sourceLocation)
+        #expect(FileManager.default.createFile(atPath: gate + "/leave-\(when)", contents: nil), sourceLocation: sourceLocation)
+        #expect(try open.readReply()?.contains("still here") == true, sourceLocation: sourceLocation)
+        #expect(waitForScreen(terminal, "org.berth.crasher/gate-\(when)", sourceLocation: sourceLocation), "the new screen shows once it is ready",
+                sourceLocation: sourceLocation)
+    }
+
+    @Test("while the plugin waits inside an action, a render, an activate and a create, Counter's key and tick and status answer; the opener stays until the new screen is ready")
     func slowCreateActionRender() throws {
         let workspace = PluginWorkspace()
         workspace.stage("counter.json")
@@ -58,7 +74,7 @@ struct SlowPluginTerminalTests {
         let terminal = try TerminalSession(["run", "--tui", "--plugins", "plugins", "--socket", socket, "--state-dir", "state",
                                             "--unresponsive-ms", "600000"], in: workspace.root)
         defer {
-            for when in ["create", "action", "render"] { FileManager.default.createFile(atPath: "\(gate)/leave-\(when)", contents: nil) }
+            for when in ["create", "activate", "action", "render"] { FileManager.default.createFile(atPath: "\(gate)/leave-\(when)", contents: nil) }
             if terminal.waitForExit(timeout: .milliseconds(1)) == nil { kill(terminal.pid, SIGTERM); _ = terminal.waitForExit() }
         }
         try #require(waitForScreen(terminal, "[ com.example.counter/counter ]"), "\(terminal.diagnosis())")
@@ -91,15 +107,14 @@ struct SlowPluginTerminalTests {
         let rendered = try render.readReply() ?? ""
         #expect(rendered.contains("still here"), "\(rendered)")
 
+        // An activate: the new screen is created and attached, but Counter, the opener, stays on
+        // screen and usable until it is active and rendered; back on it then returns to Counter.
+        try openWhileInside("activate", gate: gate, terminal, host, socket: socket, count: 3)
+        terminal.type("\u{1B}")
+        #expect(waitForScreen(terminal, "Count: [-] 3 [+]"), "back returns to Counter")
+
         // A create: Counter, the opener, stays on screen and usable until the new screen exists.
-        let open = try ControlConnectionForTests(socket)
-        defer { open.close() }
-        open.sendFrame(Array(#"{"args":["open","org.berth.crasher/gate-create","\#(gate)"]}"#.utf8))
-        try answeredMeanwhile(terminal, host, busy: "org.berth.crasher/gate-create create", count: 3)
-        #expect(!screen(terminal).contains("gate-create"), "the new screen is not shown before create returns")
-        #expect(FileManager.default.createFile(atPath: gate + "/leave-create", contents: nil))
-        #expect(try open.readReply()?.contains("still here") == true)
-        #expect(waitForScreen(terminal, "org.berth.crasher/gate-create"), "the new screen shows once it is ready")
+        try openWhileInside("create", gate: gate, terminal, host, socket: socket, count: 4)
 
         terminal.type("\u{03}")
         #expect(terminal.waitForExit() == 0)

@@ -21,9 +21,10 @@ struct RenderLaneTests {
         gate = workspace.plugins + "/org.berth.crasher"
     }
 
-    /// Lets a waiting render go (every test does at its end, whatever happened).
-    private func openGate() {
-        let leave = gate + "/leave-render"
+    /// Lets a render (or, with `when`, another call) waiting at the gate go (every test does
+    /// at its end, whatever happened).
+    func openGate(_ when: String = "render") {
+        let leave = gate + "/leave-\(when)"
         if !FileManager.default.fileExists(atPath: leave) { FileManager.default.createFile(atPath: leave, contents: nil) }
     }
 

@@ -62,6 +62,9 @@ package protocol PluginConnection: AnyObject {
     /// instance exists.
     func createOnLane(route: String, argument: [UInt8], screen: ScreenHandle, as running: RunningPluginCall.Call,
                       in context: LaneCallContext) async throws(PluginCallError) -> PluginInstanceID
+    /// `activate` on the plugin's lane (a screen opened with `BerthHost.open`): the caller is
+    /// suspended, the main actor free, until it returns.
+    func activateOnLane(_ instance: PluginInstanceID, as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError)
     /// An action on the plugin's lane: the caller is suspended, the main actor free, until it
     /// returns. With `state`, as `action(_:name:payload:renderingAfterwards:)`.
     func actionOnLane(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage?,

@@ -7,12 +7,15 @@ import Foundation
 /// Process-wide on purpose: there is one main actor per process, so one outermost call.
 package enum RunningPluginCall {
     /// One call: which screen, which function (`action 'increment'`), and when it began.
-    package struct Call: Sendable, Equatable {
-        package var plugin: String
-        package var route: String
-        package var screen: Int
-        package var function: String
-        package var started: ContinuousClock.Instant
+    ///
+    /// A class: the lane's busy mark is read on every action and render, and a struct with
+    /// an `Instant` in it is copied and destroyed through its type's value witnesses.
+    package final class Call: Sendable, Equatable {
+        package let plugin: String
+        package let route: String
+        package let screen: Int
+        package let function: String
+        package let started: ContinuousClock.Instant
 
         /// `com.example.counter/counter action 'increment' (screen 3)`.
         package var description: String { "\(plugin)/\(route) \(function) (screen \(screen))" }
@@ -33,6 +36,11 @@ package enum RunningPluginCall {
             self.screen = screen
             self.function = function
             self.started = started
+        }
+
+        package static func == (left: Call, right: Call) -> Bool {
+            left.plugin == right.plugin && left.route == right.route && left.screen == right.screen
+                && left.function == right.function && left.started == right.started
         }
     }
 

@@ -40,6 +40,17 @@ package final class Interactor {
         }
     }
 
+    /// `activate` on the plugin's lane (see `ModuleInstance.activateOnLane`); a failure
+    /// cancels the tasks it started, as `activate` does.
+    func activateOnLane(held: HeldRequests) async throws(ScreenError) {
+        do {
+            try await module.activateOnLane(held: held)
+        } catch {
+            cancelAllTasks()
+            throw error
+        }
+    }
+
     /// Stops runtime wiring (idempotent): cancels and awaits every managed task, then calls
     /// the plugin's `deactivate`. Returns the plugin's failure message, if any (the screen
     /// is inactive either way).

@@ -193,20 +193,46 @@ package final class ModuleInstance {
     /// Activates (idempotent). A plugin failure leaves the instance inactive.
     /// `package`: for `berth conformance-check`, which drives a table by hand; apps use `BerthHost`.
     package func activate() throws(ScreenError) {
+        guard let instance = try beginActivation() else { return }
+        do {
+            try call(request: false, "activate") { () throws(PluginCallError) in try plugin.activate(instance) }
+        } catch {
+            throw activationFailed(error, instance)
+        }
+    }
+
+    /// The instance to call `activate` on, nil when it is active already.
+    private func beginActivation() throws(ScreenError) -> PluginInstanceID? {
         let action: ModuleInstanceLifecycle.Action
         do {
             action = try lifecycle.activate()
         } catch {
             throw ScreenError(.lifecycle, screen: id, error.description)
         }
-        guard action == .callActivate else { return }
-        let instance = live
-        do {
-            try call(request: false, "activate") { () throws(PluginCallError) in try plugin.activate(instance) }
+        return action == .callActivate ? live : nil
+    }
+
+    /// The plugin's `activate` failed: the instance is inactive again, and its `deactivate`
+    /// runs (unless the screen was deactivated meanwhile, which called it already).
+    private func activationFailed(_ error: PluginCallError, _ instance: PluginInstanceID) -> ScreenError {
+        // The activate error is the one reported; a deactivate failure after it adds nothing.
+        if lifecycle.isActive, lifecycle.activationFailed() == .callDeactivate { _ = callDeactivate(instance) }
+        return ScreenError(.pluginFailed, screen: id, "\(pluginID) activate failed: \(error.message)", pluginStatus: PluginStatus(code: error.status))
+    }
+
+    /// `activate` on the plugin's lane (a screen opened with `BerthHost.open`): the main
+    /// actor is free until it returns. Refused while the plugin is busy in another call. A
+    /// screen closed meanwhile was deactivated then: its `deactivate` runs on the lane after
+    /// this call, so a failure here calls nothing more.
+    func activateOnLane(held: HeldRequests) async throws(ScreenError) {
+        guard let instance = try beginActivation() else { return }
+        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: "activate")
+        activity.pluginCallBegan()
+        do throws(PluginCallError) {
+            if let busy = plugin.busyCall { throw PluginCallError.busy(pluginID, busy) }
+            try await plugin.activateOnLane(instance, as: running, in: LaneCallContext(screen: screenScope, request: nil, held: held))
         } catch {
-            // The activate error is the one reported; a deactivate failure after it adds nothing.
-            if lifecycle.activationFailed() == .callDeactivate { _ = callDeactivate(instance) }
-            throw ScreenError(.pluginFailed, screen: id, "\(pluginID) activate failed: \(error.message)", pluginStatus: PluginStatus(code: error.status))
+            throw activationFailed(error, instance)
         }
     }
 

@@ -73,9 +73,17 @@ package final class Navigator {
         launchRouter.subtreeDeepestFirst().reversed().filter { $0.kind == .screen }
     }
 
-    /// The open screen with router id `id`.
+    /// The open screen with router id `id`: a walk of the tree that builds no list (every
+    /// action and render looks its screen up).
     package func router(_ id: Int) -> Router? {
-        openRouters.first { $0.id == id }
+        func find(under router: Router) -> Router? {
+            for child in router.children {
+                if child.id == id, child.kind == .screen { return child }
+                if let found = find(under: child) { return found }
+            }
+            return nil
+        }
+        return find(under: launchRouter)
     }
 
     /// Open screens of `pluginID`, deepest first.
@@ -111,8 +119,11 @@ package final class Navigator {
         }
     }
 
-    /// `push` or `present` with the plugin's `create` on its lane: the opener stays usable
-    /// until the new screen exists; it then goes on whatever is visible at that moment.
+    /// `push` or `present` with the plugin's calls on its lane: `create`, then `activate`
+    /// and the first render. The opener stays usable until the new screen is ready. Once
+    /// created, the screen is attached where it goes (the top of the visible stack, or
+    /// presented from the visible screen); it is pushed there once active and rendered,
+    /// when nothing changed that place meanwhile (else it closes, and the error says why).
     package func openOnLane(_ route: Route, argument: [UInt8], presented: Bool) async throws(ScreenError) -> Router {
         let held = HeldRequests()
         let made: Result<Router, ScreenError>
@@ -121,20 +132,125 @@ package final class Navigator {
         } catch {
             made = .failure(error)
         }
-        return try topLevel { () throws(ScreenError) -> Router in
-            for work in held.take() { requests.enqueue(work) }
+        // The attach is no operation of its own: nothing visible changes until the push, and
+        // the work the plugin asked for during `create` runs after it, as for `push`.
+        let place: OpeningPlace
+        do throws(ScreenError) {
             let child = try made.get()
-            if presented {
-                guard let presenter = visibleRouter else {
-                    child.release()
-                    throw ScreenError(.navigation, screen: nil, "nothing is open to present from (open a screen first)")
-                }
-                try attachOrRelease(child) { () throws(ScreenError) in try attachActivateAndPresent(child, from: presenter) }
-            } else {
-                let stack = visibleRouter?.stack ?? launchStack
-                try attachOrRelease(child) { () throws(ScreenError) in try attachActivateAndPush(child, in: stack) }
+            do throws(ScreenError) {
+                place = presented ? try attachForPresenting(child) : try attachForPushing(child)
+            } catch {
+                if !child.isReleased { child.release() }
+                events.emit(.released, .screen(child.id), "released: \(error.message)")
+                throw error
             }
+        } catch {
+            return try topLevel { () throws(ScreenError) -> Router in
+                for work in held.take() { requests.enqueue(work) }
+                throw error
+            }
+        }
+        let child = place.child
+        let activation = HeldRequests()
+        let activated: Result<Void, ScreenError>
+        do throws(ScreenError) {
+            guard let interactor = child.interactor else { throw ScreenError(.lifecycle, screen: child.id, "screen \(child.id) has no instance") }
+            try await interactor.activateOnLane(held: activation)
+            activated = .success(())
+        } catch {
+            activated = .failure(error)
+        }
+        if case .success = activated, let module = child.module, module.isActive {
+            events.emit(.activated, .screen(child.id), "active")
+            // Every screen renders once when it opens (see `activate(_:)`), here on its lane.
+            if module.canRender {
+                do throws(ScreenError) { _ = try await module.renderOnLane(held: activation) } catch { events.emit(.failed, .screen(child.id), error.message) }
+            }
+        }
+        return try topLevel { () throws(ScreenError) -> Router in
+            for work in held.take() + activation.take() { requests.enqueue(work) }
+            try finishOpening(place, activated)
             return child
+        }
+    }
+
+    /// Where a screen being opened on its lane goes: attached to `parent`, pushed on `stack`
+    /// once active (a presented screen's `stack` is its own new one).
+    private struct OpeningPlace {
+        let child: Router
+        let parent: Router
+        let stack: NavigationStack
+        /// The top `stack` had at the attach (the screen goes right above it).
+        let top: Router?
+        let presented: Bool
+    }
+
+    /// attach, for a push on the visible stack (see `attachActivateAndPush`).
+    private func attachForPushing(_ child: Router) throws(ScreenError) -> OpeningPlace {
+        let stack = visibleRouter?.stack ?? launchStack
+        let depth = stackDepth
+        guard stack.routers.count < depth else {
+            throw ScreenError(.screenLimit, screen: child.id, "cannot push \(child.pluginID)/\(child.route): its stack is \(stack.routers.count) screens deep, the limit is \(depth)")
+        }
+        let parent = stack.top ?? stack.presenter ?? launchRouter
+        guard parent.attachChild(child) else { throw ScreenError(.navigation, screen: child.id, "screen \(child.id) is already in the tree") }
+        child.stack = stack
+        return OpeningPlace(child: child, parent: parent, stack: stack, top: stack.top, presented: false)
+    }
+
+    /// attach, for a presentation from the visible screen (see `attachActivateAndPresent`).
+    private func attachForPresenting(_ child: Router) throws(ScreenError) -> OpeningPlace {
+        guard let presenter = visibleRouter else {
+            throw ScreenError(.navigation, screen: nil, "nothing is open to present from (open a screen first)")
+        }
+        try checkCanPresent(from: presenter)
+        guard presenter.attachChild(child) else { throw ScreenError(.navigation, screen: child.id, "screen \(child.id) is already in the tree") }
+        let stack = NavigationStack(id: takeStackID(), presenter: presenter)
+        child.stack = stack
+        return OpeningPlace(child: child, parent: presenter, stack: stack, top: nil, presented: true)
+    }
+
+    /// Whether `presenter` may present: it is the top of its stack, presents nothing yet,
+    /// and no modal covers it.
+    private func checkCanPresent(from presenter: Router) throws(ScreenError) {
+        guard presenter.presentedStack == nil else {
+            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) already presents a modal")
+        }
+        guard presenter.kind == .screen, let presenterStack = presenter.stack, presenterStack.top === presenter else {
+            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) is not the top of its stack; only the top presents")
+        }
+        guard !presenterStack.routers.contains(where: { $0.presentedStack?.top != nil }) else {
+            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) is covered by a modal; it cannot present another")
+        }
+    }
+
+    /// The push (or presentation) that ends an open on the lane: refused, and the screen
+    /// closed, when it was closed meanwhile, its activation failed, or its place changed.
+    private func finishOpening(_ place: OpeningPlace, _ activated: Result<Void, ScreenError>) throws(ScreenError) {
+        let child = place.child
+        guard !child.isReleased, child.parent === place.parent else {
+            throw ScreenError(.navigation, screen: child.id, "screen \(child.id) (\(child.pluginID)/\(child.route)) was closed while it opened")
+        }
+        if case .failure(let error) = activated {
+            place.parent.detachChild(child)
+            child.release()
+            events.emit(.released, .screen(child.id), "released after failed activation")
+            throw error
+        }
+        var changed: ScreenError?
+        if place.presented {
+            do throws(ScreenError) { try checkCanPresent(from: place.parent) } catch { changed = error }
+        } else if place.stack.top !== place.top || (place.stack !== launchStack && place.stack.presenter?.presentedStack !== place.stack) {
+            changed = ScreenError(.navigation, screen: child.id, "the stack it was opened on changed")
+        }
+        if let changed {
+            deactivateDetachAndReleaseIfNeeded(child)
+            throw ScreenError(.navigation, screen: child.id,
+                              "screen \(child.id) (\(child.pluginID)/\(child.route)) was not opened: \(changed.message) while it activated; open it again")
+        }
+        transition(removing: []) {
+            place.stack.push(child)
+            if place.presented { place.parent.presentedStack = place.stack }
         }
     }
 
@@ -192,15 +308,7 @@ package final class Navigator {
     /// `presenter`, which must be the top of its stack and present nothing yet.
     package func attachActivateAndPresent(_ child: Router, from presenter: Router, onRelease: (() -> Void)? = nil) throws(ScreenError) {
         guard !child.isReleased, child.stack == nil else { return }
-        guard presenter.presentedStack == nil else {
-            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) already presents a modal")
-        }
-        guard presenter.kind == .screen, let presenterStack = presenter.stack, presenterStack.top === presenter else {
-            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) is not the top of its stack; only the top presents")
-        }
-        guard !presenterStack.routers.contains(where: { $0.presentedStack?.top != nil }) else {
-            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) is covered by a modal; it cannot present another")
-        }
+        try checkCanPresent(from: presenter)
         guard presenter.attachChild(child) else { return }
         let stack = NavigationStack(id: takeStackID(), presenter: presenter)
         child.onRelease = onRelease

@@ -123,7 +123,10 @@ extension StateStorage {
 
 /// A render's output decoded and limit-checked off the main actor, for
 /// `StateStorage.commit(_:)` on it.
-package struct CheckedRender: Sendable {
+///
+/// A class: it is handed from the lane to the main actor and kept for the next render, and
+/// a struct of these payloads costs a copy of every one at each step.
+package final class CheckedRender: Sendable {
     enum Kind: Sendable {
         /// Not a valid tree: the commit throws this.
         case invalid(ViewTreeError)
@@ -137,4 +140,10 @@ package struct CheckedRender: Sendable {
     /// The identity paths it was checked against.
     let basePaths: [String]
     let kind: Kind
+
+    init(output: RenderedTree, basePaths: [String], kind: Kind) {
+        self.output = output
+        self.basePaths = basePaths
+        self.kind = kind
+    }
 }

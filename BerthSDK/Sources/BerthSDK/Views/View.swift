@@ -97,7 +97,9 @@ public enum ViewBuilder {
 public struct TupleView<each Content: View>: PrimitiveView {
     @usableFromInline let content: (repeat each Content)
 
-    @usableFromInline
+    // Inlinable as the rest: a plugin's compiler then builds its tuple with no generic
+    // metadata lookup at run time (one per block per render otherwise).
+    @inlinable
     init(_ content: repeat each Content) {
         self.content = (repeat each content)
     }

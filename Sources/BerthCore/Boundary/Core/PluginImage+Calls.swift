@@ -27,7 +27,8 @@ extension PluginImage {
         HostCall.run { destroy(instance) }
     }
 
-    package func activate(_ instance: UnsafeMutableRawPointer?) throws(PluginCallError) {
+    /// Nonisolated: called on the main actor or on the plugin's lane (never both at once).
+    package nonisolated func activate(_ instance: UnsafeMutableRawPointer?) throws(PluginCallError) {
         guard let activate = table.table.activate else { return }
         try Self.check { activate(instance, $0) }
     }

@@ -240,6 +240,15 @@ final class InProcessPlugin: PluginConnection {
         return PluginInstanceID(rawValue: try result.get())
     }
 
+    func activateOnLane(_ instance: PluginInstanceID, as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) {
+        try callable()
+        let call = LaneImageCall(image: image, instance: instance)
+        let result = await lane.run(running, in: context) { () -> Result<Void, PluginCallError> in
+            HostCall.run { Result { () throws(PluginCallError) in try call.image.activate(Self.pointer(call.instance)) } }
+        }
+        try result.get()
+    }
+
     /// Refuses a call while the lane is in another one: plugin code never runs on two threads.
     /// Any call may change what the plugin renders: a tree made with an action is dropped.
     private func callable() throws(PluginCallError) {

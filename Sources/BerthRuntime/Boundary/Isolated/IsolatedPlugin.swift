@@ -221,6 +221,11 @@ final class IsolatedPlugin: PluginConnection {
         return PluginInstanceID(rawValue: UInt(instance))
     }
 
+    func activateOnLane(_ instance: PluginInstanceID, as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) {
+        let reply = try await callOnLane(.activate(instance: UInt64(instance.rawValue)), as: running, in: context)
+        guard reply.status.isOK else { throw Self.failure(reply.status) }
+    }
+
     private func callOnLane(_ request: IsolationRequest, as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) -> IsolationReply {
         try await callOnLane(request, as: running, in: context) { $0 }
     }

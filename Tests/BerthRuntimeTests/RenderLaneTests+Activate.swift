@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+@_spi(Engine) @testable import BerthRuntime
+import BerthTestSupport
+
+/// A screen opened with `BerthHost.open` activates and renders for the first time on its
+/// plugin's lane (Docs/lanes.md): the host goes on meanwhile, the opener stays visible, and
+/// the new screen is pushed once active. The crasher's "gate-activate" screen waits inside
+/// its `activate` until the test creates a file.
+extension RenderLaneTests {
+    /// Returns once the gate screen's plugin is inside its `activate` (it said so, and the
+    /// crasher's lane is in it).
+    private func waitUntilInsideActivate() async throws -> Router {
+        var opening: Router?
+        for _ in 0..<6_000 {
+            opening = host.openRouters.first { $0.route == "gate-activate" }
+            if !recorder.matching("entered activate").isEmpty, opening?.module?.busyCall?.function == "activate" { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let screen = try #require(opening, "the screen was created: \(recorder.all)")
+        try #require(screen.module?.busyCall?.function == "activate", "the activate reached the crasher's lane: \(recorder.all)")
+        return screen
+    }
+
+    @Test("opening: while a new screen's activate runs on its lane, the opener stays visible and another screen takes actions; the screen is pushed, rendered, once active")
+    func openerGoesOnWhileActivating() async throws {
+        // No tick lands in the test: each would end an operation that renders the visible screen.
+        let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        let (host, gate) = (host, gate)
+        let open = Task { @MainActor in try await host.open("org.berth.crasher/gate-activate", argument: Array(gate.utf8)) }
+        defer { openGate("activate") }
+        let opening = try await waitUntilInsideActivate()
+
+        #expect(host.visibleRouter === counter, "the opener stays visible while the new screen activates")
+        try await host.send(screen: counter.id, action: "increment", payload: [])
+        try await host.send(screen: counter.id, action: "report", payload: [])
+        #expect(recorder.all.contains { $0.contains("count 1, ticks") }, "\(recorder.all)")
+        #expect(recorder.matching("left activate").isEmpty, "still inside its activate after Counter's actions")
+
+        openGate("activate")
+        let opened = try await open.value
+        #expect(opened === opening)
+        #expect(host.visibleRouter === opened, "pushed once active")
+        #expect(opened.module?.isActive == true)
+        #expect(opened.module?.lastTree?.root?.fields["text"] == "still here", "its first render ran before the push")
+        #expect(opened.module?.isBusy == false)
+    }
+
+    @Test("opening: back on the opener while the new screen activates closes both; the open fails saying so, and the new screen is released after its activate returns")
+    func closedWhileActivating() async throws {
+        _ = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        let opener = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        let (host, gate) = (host, gate)
+        let open = Task { @MainActor in try await host.open("org.berth.crasher/gate-activate", argument: Array(gate.utf8)) }
+        defer { openGate("activate") }
+        let opening = try await waitUntilInsideActivate()
+
+        try host.userBack()
+        #expect(opener.isReleased, "back works at once on the opener")
+        #expect(!host.openRouters.contains { $0 === opening }, "the opening screen left the tree with its opener")
+
+        openGate("activate")
+        do {
+            _ = try await open.value
+            Issue.record("an open whose screen was closed while it activated succeeded")
+        } catch {
+            let screenError = try #require(error as? ScreenError)
+            #expect(screenError.code == .navigation)
+            #expect(screenError.message.contains("screen \(opening.id) (org.berth.crasher/gate-activate) was closed while it opened"), "\(screenError.message)")
+        }
+        #expect(opening.isReleased)
+        #expect(recorder.matching("left activate").count == 1, "its activate returned before its close sequence ran: \(recorder.all)")
+        #expect(host.visibleRouter?.route == "counter")
+    }
+}
