@@ -72,4 +72,21 @@ extension RenderLaneTests {
         #expect(recorder.matching("left activate").count == 1, "its activate returned before its close sequence ran: \(recorder.all)")
         #expect(host.visibleRouter?.route == "counter")
     }
+
+    @Test("opening: closing the half-opened screen by itself releases it; the open fails, and the opener stays")
+    func closedByIDWhileActivating() async throws {
+        let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        let (host, gate) = (host, gate)
+        let open = Task { @MainActor in try await host.open("org.berth.crasher/gate-activate", argument: Array(gate.utf8)) }
+        defer { openGate("activate") }
+        let opening = try await waitUntilInsideActivate()
+        #expect(host.openRouteReplay().allSatisfy { !$0.route.description.contains("gate-activate") }, "a restart would not replay it")
+
+        host.close(opening)
+        #expect(opening.isReleased, "close works at once on a screen that is still opening")
+        openGate("activate")
+        await #expect(throws: ScreenError.self) { _ = try await open.value }
+        #expect(host.visibleRouter === counter)
+        #expect(recorder.matching("left activate").count == 1)
+    }
 }

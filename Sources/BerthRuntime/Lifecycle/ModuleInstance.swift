@@ -225,11 +225,12 @@ package final class ModuleInstance {
     /// screen closed meanwhile was deactivated then: its `deactivate` runs on the lane after
     /// this call, so a failure here calls nothing more.
     func activateOnLane(held: HeldRequests) async throws(ScreenError) {
+        // Refused before the state changes: a plugin never sees `deactivate` without `activate`.
+        if let busy = plugin.busyCall { throw ScreenError(.busy, screen: id, PluginCallError.busy(pluginID, busy).message) }
         guard let instance = try beginActivation() else { return }
         let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: "activate")
         activity.pluginCallBegan()
         do throws(PluginCallError) {
-            if let busy = plugin.busyCall { throw PluginCallError.busy(pluginID, busy) }
             try await plugin.activateOnLane(instance, as: running, in: LaneCallContext(screen: screenScope, request: nil, held: held))
         } catch {
             throw activationFailed(error, instance)

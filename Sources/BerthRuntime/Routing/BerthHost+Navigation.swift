@@ -20,9 +20,11 @@ extension BerthHost {
     }
 
     /// Opens `route` as `push` does (or as `present` does, when `presented`), with the plugin's
-    /// `create` on its lane: the host, and the screen it is opened from, go on until the new
-    /// screen exists; it then goes on whatever is visible. Refused as busy while the plugin
-    /// is in another call.
+    /// `create`, `activate` and first render on its lane: the host, and the screen it is
+    /// opened from, go on until the new screen is ready. Once created it is attached on
+    /// whatever is visible then, and pushed there once active; it closes, and this fails,
+    /// when that place was closed or changed meanwhile. Refused as busy while the plugin is
+    /// in another call.
     @discardableResult
     package func open(_ route: Route, argument: [UInt8] = [], presented: Bool = false) async throws(ScreenError) -> Router {
         try await navigator.openOnLane(route, argument: argument, presented: presented)
@@ -90,7 +92,8 @@ extension BerthHost {
     /// The open screens in tree order: replaying them (push, or present for a modal's
     /// root) rebuilds the same stacks and modals.
     public func openRouteReplay() -> [RouteReplay] {
-        openRouters.map { router in
+        // A screen still being opened (attached, not yet pushed) is not replayed.
+        openRouters.filter { $0.stack?.contains($0) == true }.map { router in
             let presented = router.parent.map { router.isPresented(from: $0) } ?? false
             return RouteReplay(route: router.qualifiedRoute, presented: presented)
         }

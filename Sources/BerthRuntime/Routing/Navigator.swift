@@ -229,6 +229,7 @@ package final class Navigator {
     private func finishOpening(_ place: OpeningPlace, _ activated: Result<Void, ScreenError>) throws(ScreenError) {
         let child = place.child
         guard !child.isReleased, child.parent === place.parent else {
+            if !child.isReleased { deactivateDetachAndReleaseIfNeeded(child) }
             throw ScreenError(.navigation, screen: child.id, "screen \(child.id) (\(child.pluginID)/\(child.route)) was closed while it opened")
         }
         if case .failure(let error) = activated {
@@ -240,8 +241,10 @@ package final class Navigator {
         var changed: ScreenError?
         if place.presented {
             do throws(ScreenError) { try checkCanPresent(from: place.parent) } catch { changed = error }
-        } else if place.stack.top !== place.top || (place.stack !== launchStack && place.stack.presenter?.presentedStack !== place.stack) {
-            changed = ScreenError(.navigation, screen: child.id, "the stack it was opened on changed")
+        } else if place.stack.top !== place.top || visibleRouter !== place.top {
+            changed = ScreenError(.navigation, screen: child.id, "the stack it was opened on changed or was covered")
+        } else if child.module?.isActive != true {
+            changed = ScreenError(.navigation, screen: child.id, "it is no longer active")
         }
         if let changed {
             deactivateDetachAndReleaseIfNeeded(child)
@@ -382,7 +385,10 @@ package final class Navigator {
     package func close(_ router: Router) {
         topLevel {
             guard let stack = router.stack, !router.isReleased else { return }
-            if stack.isPresented && stack.routers.first === router {
+            if !stack.contains(router) {
+                // Attached, not yet pushed (being opened on its lane): closed on its own.
+                deactivateDetachAndReleaseIfNeeded(router)
+            } else if stack.isPresented && stack.routers.first === router {
                 deactivateDetachAndDismiss(router)
             } else {
                 deactivateDetachAndPop(router)
