@@ -45,46 +45,90 @@ final class GenerationMaker {
         self.onWorkerFailure = onWorkerFailure
     }
 
-    /// Makes `record`'s next generation where its manifest and the settings say it runs.
+    /// Makes `record`'s next generation where its manifest and the settings say it runs,
+    /// on the main actor, which waits for the trial load, the `dlopen` and handshake (or the
+    /// worker's start and `hello`).
     func make(_ record: PluginRecord) throws(LoaderError) -> PluginGeneration {
-        let id = record.source.manifest.id
-        let number = registry.nextGenerationNumber(of: id)
+        let source = record.source
+        let number = registry.nextGenerationNumber(of: source.manifest.id)
+        let mode = configuration.isolation.mode(for: source.manifest)
         let connection: any PluginConnection
-        let mode = configuration.isolation.mode(for: record.source.manifest)
         do {
             switch mode {
             case .inProcess:
-                try refuseInProcessLoadFromWorkerWritableFolder(record.source)
-                try trialLoad(record.source, generation: number)
-                warnUnenforceableGrants(of: record.source.manifest)
-                connection = try InProcessPlugin(
-                    plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
-                    logger: configuration.logger, host: pluginHost, onRetire: { bytes in
-                        retire(bytes)
-                        events.emit(.retired, .plugin(id), "generation \(number) retired after a failed load (Swift image stays mapped)")
-                    }
-                )
+                try refuseInProcessLoadFromWorkerWritableFolder(source)
+                try trialLoad(source, generation: number)
+                warnUnenforceableGrants(of: source.manifest)
+                connection = try InProcessPlugin(plugin: source, generation: number, runtimeDirectory: runtimeDirectory, logger: configuration.logger,
+                                                 host: pluginHost, onRetire: retiredAfterFailedLoad(of: source.manifest.id, generation: number))
             case .process:
-                let source = consentedToGroup(record.source)
-                let isolated = try IsolatedPlugin(
-                    plugin: source, generation: number, runtimeDirectory: runtimeDirectory,
-                    workerExecutable: configuration.isolation.resolvedWorkerExecutable,
-                    unresponsive: configuration.isolation.unresponsiveAfter, keepWorkerReady: configuration.isolation.keepWorkerReady,
-                    workerPool: workerPool,
-                    sandbox: configuration.isolation.confinesWorkers ? try groupSandboxPolicy(for: source) : nil,
-                    host: pluginHost, groups: workerGroups, logger: configuration.logger)
-                warnIfUnconfined(isolated.sandbox)
-                isolated.onFailure = { [onWorkerFailure] failure in onWorkerFailure(failure, number) }
-                connection = isolated
+                connection = try watched(IsolatedPlugin(workerStart(for: source, generation: number), host: pluginHost), generation: number)
             }
         } catch {
-            // Its entry may have registered services before the load failed.
-            scopes.unloadProvider(plugin: id, generation: number)
-            throw error
+            throw failedToMake(source.manifest.id, generation: number, error)
         }
-        let generation = PluginGeneration(source: record.source, number: number, connection: connection, isolation: mode)
+        return made(source, number: number, connection: connection, mode: mode)
+    }
+
+    /// `make` for `source`, with the trial load, the image's `dlopen` and handshake (on the
+    /// new generation's own lane) or the worker's start and `hello` (on its lane) off the
+    /// main actor, which goes on meanwhile and answers what the plugin's entry asks of it.
+    /// The caller records the generation (`PluginRecord.loaded`), or ends it with `end`.
+    func makeOffMain(_ source: ValidatedPlugin) async throws(LoaderError) -> PluginGeneration {
+        let number = registry.nextGenerationNumber(of: source.manifest.id)
+        let mode = configuration.isolation.mode(for: source.manifest)
+        let connection: any PluginConnection
+        do {
+            switch mode {
+            case .inProcess:
+                try refuseInProcessLoadFromWorkerWritableFolder(source)
+                try await trialLoadOffMain(source, generation: number)
+                warnUnenforceableGrants(of: source.manifest)
+                connection = try await InProcessPlugin.open(plugin: source, generation: number, runtimeDirectory: runtimeDirectory,
+                                                            logger: configuration.logger, host: pluginHost,
+                                                            onRetire: retiredAfterFailedLoad(of: source.manifest.id, generation: number))
+            case .process:
+                connection = try watched(await IsolatedPlugin.start(workerStart(for: source, generation: number), host: pluginHost), generation: number)
+            }
+        } catch {
+            throw failedToMake(source.manifest.id, generation: number, error)
+        }
+        return made(source, number: number, connection: connection, mode: mode)
+    }
+
+    /// A Swift image retired after its load failed is counted and reported.
+    private func retiredAfterFailedLoad(of id: String, generation number: Int) -> (Int) -> Void {
+        { [self] bytes in
+            retire(bytes)
+            events.emit(.retired, .plugin(id), "generation \(number) retired after a failed load (Swift image stays mapped)")
+        }
+    }
+
+    /// The start of a worker generation of `source` (its group's, when it consents to one).
+    private func workerStart(for source: ValidatedPlugin, generation number: Int) throws(LoaderError) -> WorkerStart {
+        let source = consentedToGroup(source)
+        return try WorkerStart(plugin: source, generation: number, runtimeDirectory: runtimeDirectory, settings: configuration.isolation,
+                               workerPool: workerPool, sandbox: configuration.isolation.confinesWorkers ? try groupSandboxPolicy(for: source) : nil,
+                               groups: workerGroups, logger: configuration.logger)
+    }
+
+    /// A started worker generation, its sandbox reported and its failures told to the host.
+    private func watched(_ isolated: IsolatedPlugin, generation number: Int) -> IsolatedPlugin {
+        warnIfUnconfined(isolated.sandbox)
+        isolated.onFailure = { [onWorkerFailure] failure in onWorkerFailure(failure, number) }
+        return isolated
+    }
+
+    /// A load that failed: the services its entry may have registered before go.
+    private func failedToMake(_ id: String, generation number: Int, _ error: LoaderError) -> LoaderError {
+        scopes.unloadProvider(plugin: id, generation: number)
+        return error
+    }
+
+    private func made(_ source: ValidatedPlugin, number: Int, connection: any PluginConnection, mode: IsolationMode) -> PluginGeneration {
+        let generation = PluginGeneration(source: source, number: number, connection: connection, isolation: mode)
         let place = mode == .process ? ", in a worker process" : ""
-        events.emit(.loaded, .plugin(id), "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.handshake.abi)\(place))")
+        events.emit(.loaded, .plugin(source.manifest.id), "generation \(number) loaded (\(source.manifest.runtime.rawValue), ABI \(generation.handshake.abi)\(place))")
         return generation
     }
 
@@ -93,8 +137,21 @@ final class GenerationMaker {
         guard configuration.isolation.canary else { return }
         let started = ContinuousClock.now
         defer { lastCanaryDuration = started.elapsed }
-        let ran = try CanaryLoad.run(plugin, generation: number, runtimeDirectory: runtimeDirectory,
-                                     settings: configuration.isolation, workerPool: workerPool)
+        noteTrial(ran: try CanaryLoad.run(plugin, generation: number, runtimeDirectory: runtimeDirectory,
+                                          settings: configuration.isolation, workerPool: workerPool))
+    }
+
+    /// `trialLoad`, its worker started and called off the main actor.
+    private func trialLoadOffMain(_ plugin: ValidatedPlugin, generation number: Int) async throws(LoaderError) {
+        guard configuration.isolation.canary else { return }
+        let started = ContinuousClock.now
+        defer { lastCanaryDuration = started.elapsed }
+        noteTrial(ran: try await CanaryLoad.runOffMain(plugin, generation: number, runtimeDirectory: runtimeDirectory,
+                                                       settings: configuration.isolation, workerPool: workerPool))
+    }
+
+    /// Warns once when no worker is there to run trials.
+    private func noteTrial(ran: Bool) {
         if !ran && !warnedNoCanary {
             warnedNoCanary = true
             events.emit(.failed, .host, "no berth-worker at \(configuration.isolation.resolvedWorkerExecutable): in-process plugins load without a trial run")
