@@ -68,18 +68,18 @@ struct GenerationOffMainTests {
     @Test("a load held in the plugin's entry leaves the host free; once let go the registry records the generation")
     func loadHeldAtEntry() async throws {
         let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
-        workspace.stageCrasher(id: "org.berth.gated", entry: "berth_crasher_entry_gate")
-        host.discover()
-        let gate = GateWatchdog(folder: host.runtimeDirectory.folder(of: "org.berth.gated"))
+        try host.unload("org.berth.crasher")
+        let folder = workspace.stageCrasher(entry: "berth_crasher_entry_gate")
+        let gate = GateWatchdog(folder: host.runtimeDirectory.folder(of: "org.berth.crasher"))
         defer { gate.open() }
         let host = host
-        let load = Task { @MainActor in try await host.loadGenerationOffMain("org.berth.gated") }
+        let load = Task { @MainActor in try await host.loadFolderOffMain(folder) }
 
-        await waitUntilEntered("org.berth.gated")
-        try await hostAnswers(while: "org.berth.gated", counter: counter)
-        #expect(host.generation(of: "org.berth.gated") == nil, "not recorded before it is ready")
+        await waitUntilEntered("org.berth.crasher")
+        try await hostAnswers(while: "org.berth.crasher", counter: counter)
+        #expect(host.generation(of: "org.berth.crasher") == nil, "not recorded before it is ready")
         do {
-            try await host.loadOffMain("org.berth.gated")
+            try await host.loadOffMain("org.berth.crasher")
             Issue.record("a second load ran while the first made its generation")
         } catch {
             #expect(error.message.contains("is being loaded or reloaded already"), "\(error.message)")
@@ -88,9 +88,9 @@ struct GenerationOffMainTests {
 
         gate.open()
         let generation = try await load.value
-        #expect(generation.number == 1 && host.generation(of: "org.berth.gated") === generation)
-        #expect(host.events.contains { $0.kind == .loaded && $0.subject == .plugin("org.berth.gated") })
-        let screen = try host.push("org.berth.gated/ok")
+        #expect(generation.number == 2 && host.generation(of: "org.berth.crasher") === generation)
+        #expect(host.events.contains { $0.kind == .loaded && $0.subject == .plugin("org.berth.crasher") && $0.message.contains("generation 2 loaded") })
+        let screen = try host.push("org.berth.crasher/ok")
         #expect(screen.module?.isActive == true)
     }
 
