@@ -29,6 +29,17 @@ struct GenerationOffMainTests {
         #expect(entered, "the entry of \(id) reached its gate")
     }
 
+    /// Stages the crasher with its gated entry and starts a reload onto it; returns once the
+    /// new generation's entry waits at the gate.
+    private func startGatedReload() async -> (GateWatchdog, Task<PluginGeneration, any Error>) {
+        workspace.stageCrasher(entry: "berth_crasher_entry_gate")
+        let gate = GateWatchdog(folder: host.runtimeDirectory.folder(of: "org.berth.crasher"))
+        let host = host
+        let reload = Task { @MainActor in try await host.reloadGenerationOffMain("org.berth.crasher") }
+        await waitUntilEntered("org.berth.crasher")
+        return (gate, reload)
+    }
+
     /// Another plugin's screen takes an action and the host's state answers, while `id` waits.
     private func hostAnswers(while id: String, counter: Router) async throws {
         try await host.send(screen: counter.id, action: "increment", payload: [])
@@ -36,26 +47,26 @@ struct GenerationOffMainTests {
         #expect(host.screen(counter.id)?.busy == false)
     }
 
+    /// A second load or reload while the plugin's next generation is made is refused at once.
+    private func expectRefusedWhileMade(_ attempt: () async throws(LoaderError) -> Void) async {
+        do {
+            try await attempt()
+            Issue.record("a second load or reload ran while the first made its generation")
+        } catch {
+            #expect(error.message.contains("is being loaded or reloaded already"), "\(error.message)")
+        }
+    }
+
     @Test("a reload held in the new generation's entry leaves the host free and the old screen open; once let go it swaps the generations")
     func reloadHeldAtEntry() async throws {
         let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
         let screen = try host.push("org.berth.crasher/ok")
-        workspace.stageCrasher(entry: "berth_crasher_entry_gate")
-        let gate = GateWatchdog(folder: host.runtimeDirectory.folder(of: "org.berth.crasher"))
+        let (gate, reload) = await startGatedReload()
         defer { gate.open() }
-        let host = host
-        let reload = Task { @MainActor in try await host.reloadGenerationOffMain("org.berth.crasher") }
-
-        await waitUntilEntered("org.berth.crasher")
         try await hostAnswers(while: "org.berth.crasher", counter: counter)
         #expect(screen.module?.generation.number == 1 && screen.module?.isActive == true, "the old screen runs until the new generation is ready")
         #expect(host.pluginSnapshot("org.berth.crasher")?.generation == 1)
-        do {
-            try await host.reloadOffMain("org.berth.crasher")
-            Issue.record("a second reload ran while the first made its generation")
-        } catch {
-            #expect(error.message.contains("is being loaded or reloaded already"), "\(error.message)")
-        }
+        await expectRefusedWhileMade { () async throws(LoaderError) in try await host.reloadOffMain("org.berth.crasher") }
         #expect(!gate.openedByWatchdog, "the host was held until the watchdog opened the gate")
 
         gate.open()
@@ -78,12 +89,7 @@ struct GenerationOffMainTests {
         await waitUntilEntered("org.berth.crasher")
         try await hostAnswers(while: "org.berth.crasher", counter: counter)
         #expect(host.generation(of: "org.berth.crasher") == nil, "not recorded before it is ready")
-        do {
-            try await host.loadOffMain("org.berth.crasher")
-            Issue.record("a second load ran while the first made its generation")
-        } catch {
-            #expect(error.message.contains("is being loaded or reloaded already"), "\(error.message)")
-        }
+        await expectRefusedWhileMade { () async throws(LoaderError) in try await host.loadOffMain("org.berth.crasher") }
         #expect(!gate.openedByWatchdog, "the host was held until the watchdog opened the gate")
 
         gate.open()
@@ -119,12 +125,8 @@ struct GenerationOffMainTests {
 
     @Test("an unload while the new generation is made ends that generation; the reload says what changed")
     func unloadedWhileMade() async throws {
-        workspace.stageCrasher(entry: "berth_crasher_entry_gate")
-        let gate = GateWatchdog(folder: host.runtimeDirectory.folder(of: "org.berth.crasher"))
+        let (gate, reload) = await startGatedReload()
         defer { gate.open() }
-        let host = host
-        let reload = Task { @MainActor in try await host.reloadGenerationOffMain("org.berth.crasher") }
-        await waitUntilEntered("org.berth.crasher")
         try host.unload("org.berth.crasher")
         gate.open()
         do {

@@ -49,25 +49,15 @@ final class GenerationMaker {
     /// on the main actor, which waits for the trial load, the `dlopen` and handshake (or the
     /// worker's start and `hello`).
     func make(_ record: PluginRecord) throws(LoaderError) -> PluginGeneration {
-        let source = record.source
-        let number = registry.nextGenerationNumber(of: source.manifest.id)
-        let mode = configuration.isolation.mode(for: source.manifest)
-        let connection: any PluginConnection
+        let next = nextGeneration(of: record.source)
         do {
-            switch mode {
-            case .inProcess:
-                try refuseInProcessLoadFromWorkerWritableFolder(source)
-                try trialLoad(source, generation: number)
-                warnUnenforceableGrants(of: source.manifest)
-                connection = try InProcessPlugin(plugin: source, generation: number, runtimeDirectory: runtimeDirectory, logger: configuration.logger,
-                                                 host: pluginHost, onRetire: retiredAfterFailedLoad(of: source.manifest.id, generation: number))
-            case .process:
-                connection = try watched(IsolatedPlugin(workerStart(for: source, generation: number), host: pluginHost), generation: number)
+            switch next.mode {
+            case .inProcess: return made(next, connection: try inProcessPlugin(next))
+            case .process: return made(next, connection: try watched(IsolatedPlugin(workerStart(for: next), host: pluginHost), next))
             }
         } catch {
-            throw failedToMake(source.manifest.id, generation: number, error)
+            throw failedToMake(next, error)
         }
-        return made(source, number: number, connection: connection, mode: mode)
     }
 
     /// `make` for `source`, with the trial load, the image's `dlopen` and handshake (on the
@@ -75,60 +65,82 @@ final class GenerationMaker {
     /// main actor, which goes on meanwhile and answers what the plugin's entry asks of it.
     /// The caller records the generation (`PluginRecord.loaded`), or ends it with `end`.
     func makeOffMain(_ source: ValidatedPlugin) async throws(LoaderError) -> PluginGeneration {
-        let number = registry.nextGenerationNumber(of: source.manifest.id)
-        let mode = configuration.isolation.mode(for: source.manifest)
-        let connection: any PluginConnection
+        let next = nextGeneration(of: source)
         do {
-            switch mode {
-            case .inProcess:
-                try refuseInProcessLoadFromWorkerWritableFolder(source)
-                try await trialLoadOffMain(source, generation: number)
-                warnUnenforceableGrants(of: source.manifest)
-                connection = try await InProcessPlugin.open(plugin: source, generation: number, runtimeDirectory: runtimeDirectory,
-                                                            logger: configuration.logger, host: pluginHost,
-                                                            onRetire: retiredAfterFailedLoad(of: source.manifest.id, generation: number))
-            case .process:
-                connection = try watched(await IsolatedPlugin.start(workerStart(for: source, generation: number), host: pluginHost), generation: number)
+            switch next.mode {
+            case .inProcess: return made(next, connection: try await inProcessPluginOffMain(next))
+            case .process: return made(next, connection: try watched(await IsolatedPlugin.start(workerStart(for: next), host: pluginHost), next))
             }
         } catch {
-            throw failedToMake(source.manifest.id, generation: number, error)
+            throw failedToMake(next, error)
         }
-        return made(source, number: number, connection: connection, mode: mode)
+    }
+
+    /// A generation about to be made: its source, its number (taken now) and where it runs.
+    private struct NextGeneration {
+        let source: ValidatedPlugin
+        let number: Int
+        let mode: IsolationMode
+        var id: String { source.manifest.id }
+    }
+
+    private func nextGeneration(of source: ValidatedPlugin) -> NextGeneration {
+        NextGeneration(source: source, number: registry.nextGenerationNumber(of: source.manifest.id),
+                       mode: configuration.isolation.mode(for: source.manifest))
+    }
+
+    /// An in-process generation, after the worker-writable folder check and the trial load.
+    private func inProcessPlugin(_ next: NextGeneration) throws(LoaderError) -> InProcessPlugin {
+        try refuseInProcessLoadFromWorkerWritableFolder(next.source)
+        try trialLoad(next.source, generation: next.number)
+        warnUnenforceableGrants(of: next.source.manifest)
+        return try InProcessPlugin(plugin: next.source, generation: next.number, runtimeDirectory: runtimeDirectory, logger: configuration.logger,
+                                   host: pluginHost, onRetire: retiredAfterFailedLoad(next))
+    }
+
+    /// `inProcessPlugin`, its trial and its image's open off the main actor.
+    private func inProcessPluginOffMain(_ next: NextGeneration) async throws(LoaderError) -> InProcessPlugin {
+        try refuseInProcessLoadFromWorkerWritableFolder(next.source)
+        try await trialLoadOffMain(next.source, generation: next.number)
+        warnUnenforceableGrants(of: next.source.manifest)
+        return try await InProcessPlugin.open(plugin: next.source, generation: next.number, runtimeDirectory: runtimeDirectory,
+                                              logger: configuration.logger, host: pluginHost, onRetire: retiredAfterFailedLoad(next))
     }
 
     /// A Swift image retired after its load failed is counted and reported.
-    private func retiredAfterFailedLoad(of id: String, generation number: Int) -> (Int) -> Void {
+    private func retiredAfterFailedLoad(_ next: NextGeneration) -> (Int) -> Void {
         { [self] bytes in
             retire(bytes)
-            events.emit(.retired, .plugin(id), "generation \(number) retired after a failed load (Swift image stays mapped)")
+            events.emit(.retired, .plugin(next.id), "generation \(next.number) retired after a failed load (Swift image stays mapped)")
         }
     }
 
-    /// The start of a worker generation of `source` (its group's, when it consents to one).
-    private func workerStart(for source: ValidatedPlugin, generation number: Int) throws(LoaderError) -> WorkerStart {
-        let source = consentedToGroup(source)
-        return try WorkerStart(plugin: source, generation: number, runtimeDirectory: runtimeDirectory, settings: configuration.isolation,
+    /// The start of a worker generation (its group's, when it consents to one).
+    private func workerStart(for next: NextGeneration) throws(LoaderError) -> WorkerStart {
+        let source = consentedToGroup(next.source)
+        return try WorkerStart(plugin: source, generation: next.number, runtimeDirectory: runtimeDirectory, settings: configuration.isolation,
                                workerPool: workerPool, sandbox: configuration.isolation.confinesWorkers ? try groupSandboxPolicy(for: source) : nil,
                                groups: workerGroups, logger: configuration.logger)
     }
 
     /// A started worker generation, its sandbox reported and its failures told to the host.
-    private func watched(_ isolated: IsolatedPlugin, generation number: Int) -> IsolatedPlugin {
+    private func watched(_ isolated: IsolatedPlugin, _ next: NextGeneration) -> IsolatedPlugin {
         warnIfUnconfined(isolated.sandbox)
+        let number = next.number
         isolated.onFailure = { [onWorkerFailure] failure in onWorkerFailure(failure, number) }
         return isolated
     }
 
     /// A load that failed: the services its entry may have registered before go.
-    private func failedToMake(_ id: String, generation number: Int, _ error: LoaderError) -> LoaderError {
-        scopes.unloadProvider(plugin: id, generation: number)
+    private func failedToMake(_ next: NextGeneration, _ error: LoaderError) -> LoaderError {
+        scopes.unloadProvider(plugin: next.id, generation: next.number)
         return error
     }
 
-    private func made(_ source: ValidatedPlugin, number: Int, connection: any PluginConnection, mode: IsolationMode) -> PluginGeneration {
-        let generation = PluginGeneration(source: source, number: number, connection: connection, isolation: mode)
-        let place = mode == .process ? ", in a worker process" : ""
-        events.emit(.loaded, .plugin(source.manifest.id), "generation \(number) loaded (\(source.manifest.runtime.rawValue), ABI \(generation.handshake.abi)\(place))")
+    private func made(_ next: NextGeneration, connection: any PluginConnection) -> PluginGeneration {
+        let generation = PluginGeneration(source: next.source, number: next.number, connection: connection, isolation: next.mode)
+        let place = next.mode == .process ? ", in a worker process" : ""
+        events.emit(.loaded, .plugin(next.id), "generation \(next.number) loaded (\(next.source.manifest.runtime.rawValue), ABI \(generation.handshake.abi)\(place))")
         return generation
     }
 

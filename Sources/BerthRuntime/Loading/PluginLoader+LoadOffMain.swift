@@ -41,8 +41,7 @@ extension PluginLoader {
                     }
                 }
             } catch {
-                events.emit(.failed, .plugin(id), error.plugin == id ? error.message : "did not load: \(error.description)")
-                throw error
+                throw requirementsFailed(id, error)
             }
             return try await makeGenerationOffMain(of: id)
         } catch {

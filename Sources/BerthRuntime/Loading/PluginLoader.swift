@@ -129,9 +129,7 @@ final class PluginLoader {
                     }
                 }
             } catch {
-                // A requirement's own requirement can be the one at fault: then it is named.
-                events.emit(.failed, .plugin(id), error.plugin == id ? error.message : "did not load: \(error.description)")
-                throw error
+                throw requirementsFailed(id, error)
             }
             try loadGeneration(of: id)
         } catch {
@@ -140,6 +138,13 @@ final class PluginLoader {
         }
         guard let generation = registry[id]?.generation else { preconditionFailure("a loaded plugin has a generation") }
         return generation
+    }
+
+    /// `id` did not load for want of a requirement: one `failed` event. A requirement's own
+    /// requirement can be the one at fault: then it is named.
+    func requirementsFailed(_ id: String, _ error: LoaderError) -> LoaderError {
+        events.emit(.failed, .plugin(id), error.plugin == id ? error.message : "did not load: \(error.description)")
+        return error
     }
 
     static func dependencyFailed(_ id: String, requires dependency: String, _ error: LoaderError) -> LoaderError {
