@@ -66,6 +66,7 @@ extension PluginLoader {
             generations.end(fresh)
             throw error
         }
+        generations.putInUse(fresh)
         return try swapGenerations(record, old, to: plugin, keepState: keepState, started: started, validated: validatedIn) { fresh }
     }
 

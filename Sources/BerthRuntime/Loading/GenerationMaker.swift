@@ -64,8 +64,10 @@ final class GenerationMaker {
     /// new generation's own lane) or the worker's start and `hello` (on its lane) off the
     /// main actor, which goes on meanwhile and answers what the plugin's entry asks of it.
     /// The caller records the generation (`PluginRecord.loaded`), or ends it with `end`.
+    /// What its entry registers is held out of force until `putInUse`.
     func makeOffMain(_ source: ValidatedPlugin) async throws(LoaderError) -> PluginGeneration {
         let next = nextGeneration(of: source)
+        scopes.holdRegistrations(plugin: next.id, generation: next.number)
         do {
             switch next.mode {
             case .inProcess: return made(next, connection: try await inProcessPluginOffMain(next))
@@ -74,6 +76,12 @@ final class GenerationMaker {
         } catch {
             throw failedToMake(next, error)
         }
+    }
+
+    /// A generation `makeOffMain` made is about to be used: the services its entry
+    /// registered come into force (a reload's new screens resolve them as they open).
+    func putInUse(_ generation: PluginGeneration) {
+        scopes.admitRegistrations(plugin: generation.pluginID, generation: generation.number)
     }
 
     /// A generation about to be made: its source, its number (taken now) and where it runs.

@@ -74,6 +74,7 @@ extension PluginLoader {
             generations.end(fresh)
             return loaded
         }
+        generations.putInUse(fresh)
         record.loaded(fresh)
         return fresh
     }
