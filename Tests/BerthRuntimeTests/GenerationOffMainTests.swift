@@ -89,6 +89,7 @@ struct GenerationOffMainTests {
         await waitUntilEntered("org.berth.crasher")
         try await hostAnswers(while: "org.berth.crasher", counter: counter)
         #expect(host.generation(of: "org.berth.crasher") == nil, "not recorded before it is ready")
+        #expect(RunningPluginCall.onLanes.contains { $0.description == "org.berth.crasher load of generation 2" }, "status names the load")
         await expectRefusedWhileMade { () async throws(LoaderError) in try await host.loadOffMain("org.berth.crasher") }
         #expect(!gate.openedByWatchdog, "the host was held until the watchdog opened the gate")
 

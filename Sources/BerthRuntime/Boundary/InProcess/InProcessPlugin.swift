@@ -55,7 +55,7 @@ final class InProcessPlugin: PluginConnection {
     ) async throws(LoaderError) -> InProcessPlugin {
         let opening = try Opening(plugin: plugin, generation: number, runtimeDirectory: runtimeDirectory, logger: logger, host: host)
         let retired = Locked(false)
-        let loading = RunningPluginCall.Call(plugin: opening.pluginID, route: "", screen: 0, function: "load (generation \(number))")
+        let loading = RunningPluginCall.Call.loading(opening.pluginID, generation: number)
         let context = LaneCallContext(screen: nil, request: nil, held: HeldRequests())
         let result = await opening.lane.run(loading, in: context) { [image = opening.image] () -> Result<OpenedImage, LoaderError> in
             do throws(LoaderError) {

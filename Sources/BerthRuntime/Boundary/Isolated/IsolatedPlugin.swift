@@ -76,7 +76,7 @@ final class IsolatedPlugin: PluginConnection {
             if let open = try start.takeOpenGroup(stoppingUnused: worker) { group = open } else { group = start.newGroup(worker) }
         }
         let joined = start.join(group, host: host)
-        let loading = RunningPluginCall.Call(plugin: start.plugin.manifest.id, route: "", screen: 0, function: "load (generation \(start.generation))")
+        let loading = RunningPluginCall.Call.loading(start.plugin.manifest.id, generation: start.generation)
         let context = LaneCallContext(screen: nil, request: nil, held: HeldRequests())
         let reply: IsolationReply
         do {
