@@ -121,9 +121,9 @@ final class HostShell {
             if id == "all" {
                 for error in host.loadAll() { fail(error.description) }
             } else if id.contains("/") || FileManager.default.fileExists(atPath: id) {
-                try host.loadFolder(id)
+                try await host.loadFolderOffMain(id)
             } else {
-                try host.load(id)
+                try await host.loadOffMain(id)
             }
         case "unload": try host.unload(try argument(arguments, 0, "unload ID"))
         case "reload":

@@ -177,6 +177,29 @@ public final class BerthHost {
     /// `@_spi(Engine) public` for the benchmarks; an application uses `activateDiscovered`.
     @_spi(Engine) public func load(_ id: String) throws(LoaderError) -> PluginGeneration { try loader.load(id) }
 
+    /// `load`, with each new generation made off the main actor: the trial load, the image's
+    /// `dlopen` and handshake (on the plugin's own lane) or the worker's start and `hello`
+    /// run while the host's other screens, front ends and commands go on; what the plugin's
+    /// entry asks of the host is answered on the main actor meanwhile. The registry records
+    /// the generation on the main actor once it is ready. A second load or reload of the same
+    /// plugin meanwhile is refused. The generation's number and state are in `pluginSnapshot(id)`.
+    public func loadOffMain(_ id: String) async throws(LoaderError) {
+        try await loadGenerationOffMain(id)
+    }
+
+    /// `loadOffMain`, returning the new generation.
+    @discardableResult
+    package func loadGenerationOffMain(_ id: String) async throws(LoaderError) -> PluginGeneration {
+        try await loader.loadOffMain(id)
+    }
+
+    /// `loadFolder`, the folder validated on a thread of its own and the generation made off
+    /// the main actor, as `loadOffMain` makes it.
+    @discardableResult
+    package func loadFolderOffMain(_ path: String) async throws(LoaderError) -> PluginGeneration {
+        try await loader.loadFolderOffMain(path)
+    }
+
     /// Loads every discovered plugin; returns the errors of those that failed.
     public func loadAll() -> [LoaderError] { loader.loadAll() }
 
@@ -208,9 +231,12 @@ public final class BerthHost {
     }
 
     /// `reload`, with the folder's validation and the new generation's shadow copy (the
-    /// library read and hashed) on a thread of their own: the host goes on meanwhile (other
-    /// plugins' screens, keys, commands), and the main actor then only swaps the generations
-    /// (the transaction, the new image's open and handshake, the reopened screens).
+    /// library read and hashed) on a thread of their own, and the new generation made off
+    /// the main actor before any screen is touched (its trial load, its image's open and
+    /// handshake on its own lane, or its worker's start and `hello`): the host goes on
+    /// meanwhile (other plugins' screens, keys, commands), and the main actor then only
+    /// swaps the generations (the old screens out, the new ones in, or the rollback). A new
+    /// generation that fails to load leaves the old one and its screens running.
     /// The new generation's number and state are in `pluginSnapshot(id)`.
     public func reloadOffMain(_ id: String, keepState: Bool = false) async throws(LoaderError) {
         try await reloadGenerationOffMain(id, keepState: keepState)

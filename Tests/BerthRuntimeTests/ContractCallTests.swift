@@ -91,12 +91,13 @@ struct ContractCallTests {
         #expect(count("made clock #") == 0)
     }
 
-    @Test("after the provider reloads, the next call reaches its new generation; after it unloads, calls say unavailable")
-    func reloadAndUnload() async throws {
+    @Test("after the provider reloads (its new generation made on the main actor, or off it with its contract held until it is in use), the next call reaches its new generation; after it unloads, calls say unavailable",
+          arguments: [false, true])
+    func reloadAndUnload(offMain: Bool) async throws {
         let (host, alarm) = try host()
         try await send(host, alarm, "begin", "s")
         try await send(host, alarm, "call", "next")
-        _ = try host.reload("org.berth.clock")
+        if offMain { _ = try await host.reloadGenerationOffMain("org.berth.clock") } else { _ = try host.reload("org.berth.clock") }
         #expect(count("released clock #1") == 1, "the old generation's instance is released at the reload")
         try await send(host, alarm, "call", "next")
         #expect(answers.last == #"reply: {"instance":1,"calls":1}"#, "a fresh instance of the new generation: \(answers)")

@@ -105,6 +105,27 @@ struct ScopeSlotTests {
         #expect(registry.registrations.map(\.provider) == ["org.example.cache#1"])
     }
 
+    @Test("a generation made off the main actor registers out of force: the one before answers until it is admitted; an unload drops what it held")
+    func heldRegistrations() throws {
+        let registry = ScopeRegistry()
+        let cache = { (generation: Int) in
+            ScopeRegistry.Registration(key: "cache", kind: .session, plugin: "org.example.cache", generation: generation,
+                                       make: .sync { .object(Probe("cache", log: ReleaseLog())) }, release: { _ in })
+        }
+        try registry.register(cache(1))
+        registry.holdRegistrations(plugin: "org.example.cache", generation: 2)
+        try registry.register(cache(2))
+        #expect(registry.registrations.map(\.provider) == ["org.example.cache#1"], "generation 2 is not in use yet")
+        registry.admitRegistrations(plugin: "org.example.cache", generation: 2)
+        #expect(registry.registrations.map(\.provider) == ["org.example.cache#2"])
+
+        registry.holdRegistrations(plugin: "org.example.cache", generation: 3)
+        try registry.register(cache(3))
+        _ = registry.unloadProvider(plugin: "org.example.cache", generation: 3)
+        registry.admitRegistrations(plugin: "org.example.cache", generation: 3)
+        #expect(registry.registrations.map(\.provider) == ["org.example.cache#2"], "a generation that failed to load never comes into force")
+    }
+
     @Test("request scopes are listed while they run, and each leaves the list when it ends, in any order")
     func liveRequests() async throws {
         let registry = ScopeRegistry()

@@ -17,8 +17,9 @@ package enum RunningPluginCall {
         package let function: String
         package let started: ContinuousClock.Instant
 
-        /// `com.example.counter/counter action 'increment' (screen 3)`.
-        package var description: String { "\(plugin)/\(route) \(function) (screen \(screen))" }
+        /// `com.example.counter/counter action 'increment' (screen 3)`; a call for no screen
+        /// (a generation's load) is `com.example.counter load of generation 2`.
+        package var description: String { route.isEmpty ? "\(plugin) \(function)" : "\(plugin)/\(route) \(function) (screen \(screen))" }
 
         /// How long it has run.
         package var elapsed: Duration { .now - started }
@@ -27,6 +28,11 @@ package enum RunningPluginCall {
         package var elapsedMilliseconds: Int {
             let (seconds, attoseconds) = elapsed.components
             return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+        }
+
+        /// A new generation's entry and handshake (or its worker's `hello`) on its lane, begun now.
+        static func loading(_ plugin: String, generation: Int) -> Call {
+            Call(plugin: plugin, route: "", screen: 0, function: "load of generation \(generation)")
         }
 
         /// `com.example.counter/counter action 'increment' (screen 3)`, begun now.

@@ -6,13 +6,12 @@ import Foundation
 @MainActor
 protocol PluginFolderLoader: AnyObject {
     var plugins: [String: PluginRecord] { get }
-    @discardableResult
-    func loadFolder(_ path: String) throws(LoaderError) -> PluginGeneration
-    @discardableResult
-    func reload(_ id: String, keepState: Bool) throws(LoaderError) -> PluginGeneration
     /// A reload of the folder as the watcher validated it, its copy made off the main actor.
     @discardableResult
     func reloadOffMain(_ id: String, keepState: Bool, validated: ValidatedPlugin?) async throws(LoaderError) -> PluginGeneration
+    /// A load of the folder as the watcher validated it, its generation made off the main actor.
+    @discardableResult
+    func loadFolderOffMain(_ path: String, validated: ValidatedPlugin?) async throws(LoaderError) -> PluginGeneration
     func unload(_ id: String) throws(LoaderError)
     func forget(_ id: String)
 }
@@ -180,7 +179,7 @@ final class PluginWatcher {
             let previous = owner.source.manifest.id
             if plugins[id]?.generation == nil {
                 let known = plugins[id] != nil
-                do { try loader.loadFolder(folder) } catch {
+                do { try await loader.loadFolderOffMain(folder, validated: plugin) } catch {
                     if !known { loader.forget(id) }
                     let kept = owner.generation.map { "; \(previous) generation \($0.number) stays" } ?? ""
                     events.emit(.failed, .watcher, "\(folder) now holds \(id), which did not load: \(error.message)\(kept)")
@@ -201,7 +200,7 @@ final class PluginWatcher {
             do { try await loader.reloadOffMain(id, keepState: keepState, validated: plugin) } catch { events.emit(.failed, .plugin(id), "watch: \(error.message)") }
         } else {
             events.emit(.event, .watcher, "\(folder) appeared: loading \(id)")
-            do { try loader.loadFolder(folder) } catch { events.emit(.failed, .plugin(id), "watch: \(error.message)") }
+            do { try await loader.loadFolderOffMain(folder, validated: plugin) } catch { events.emit(.failed, .plugin(id), "watch: \(error.message)") }
         }
     }
 

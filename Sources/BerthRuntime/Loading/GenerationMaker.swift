@@ -45,46 +45,110 @@ final class GenerationMaker {
         self.onWorkerFailure = onWorkerFailure
     }
 
-    /// Makes `record`'s next generation where its manifest and the settings say it runs.
+    /// Makes `record`'s next generation where its manifest and the settings say it runs,
+    /// on the main actor, which waits for the trial load, the `dlopen` and handshake (or the
+    /// worker's start and `hello`).
     func make(_ record: PluginRecord) throws(LoaderError) -> PluginGeneration {
-        let id = record.source.manifest.id
-        let number = registry.nextGenerationNumber(of: id)
-        let connection: any PluginConnection
-        let mode = configuration.isolation.mode(for: record.source.manifest)
+        let next = nextGeneration(of: record.source)
         do {
-            switch mode {
-            case .inProcess:
-                try refuseInProcessLoadFromWorkerWritableFolder(record.source)
-                try trialLoad(record.source, generation: number)
-                warnUnenforceableGrants(of: record.source.manifest)
-                connection = try InProcessPlugin(
-                    plugin: record.source, generation: number, runtimeDirectory: runtimeDirectory,
-                    logger: configuration.logger, host: pluginHost, onRetire: { bytes in
-                        retire(bytes)
-                        events.emit(.retired, .plugin(id), "generation \(number) retired after a failed load (Swift image stays mapped)")
-                    }
-                )
-            case .process:
-                let source = consentedToGroup(record.source)
-                let isolated = try IsolatedPlugin(
-                    plugin: source, generation: number, runtimeDirectory: runtimeDirectory,
-                    workerExecutable: configuration.isolation.resolvedWorkerExecutable,
-                    unresponsive: configuration.isolation.unresponsiveAfter, keepWorkerReady: configuration.isolation.keepWorkerReady,
-                    workerPool: workerPool,
-                    sandbox: configuration.isolation.confinesWorkers ? try groupSandboxPolicy(for: source) : nil,
-                    host: pluginHost, groups: workerGroups, logger: configuration.logger)
-                warnIfUnconfined(isolated.sandbox)
-                isolated.onFailure = { [onWorkerFailure] failure in onWorkerFailure(failure, number) }
-                connection = isolated
+            switch next.mode {
+            case .inProcess: return made(next, connection: try inProcessPlugin(next))
+            case .process: return made(next, connection: try watched(IsolatedPlugin(workerStart(for: next), host: pluginHost), next))
             }
         } catch {
-            // Its entry may have registered services before the load failed.
-            scopes.unloadProvider(plugin: id, generation: number)
-            throw error
+            throw failedToMake(next, error)
         }
-        let generation = PluginGeneration(source: record.source, number: number, connection: connection, isolation: mode)
-        let place = mode == .process ? ", in a worker process" : ""
-        events.emit(.loaded, .plugin(id), "generation \(number) loaded (\(record.source.manifest.runtime.rawValue), ABI \(generation.handshake.abi)\(place))")
+    }
+
+    /// `make` for `source`, with the trial load, the image's `dlopen` and handshake (on the
+    /// new generation's own lane) or the worker's start and `hello` (on its lane) off the
+    /// main actor, which goes on meanwhile and answers what the plugin's entry asks of it.
+    /// The caller records the generation (`PluginRecord.loaded`), or ends it with `end`.
+    /// What its entry registers is held out of force until `putInUse`.
+    func makeOffMain(_ source: ValidatedPlugin) async throws(LoaderError) -> PluginGeneration {
+        let next = nextGeneration(of: source)
+        scopes.holdRegistrations(plugin: next.id, generation: next.number)
+        do {
+            switch next.mode {
+            case .inProcess: return made(next, connection: try await inProcessPluginOffMain(next))
+            case .process: return made(next, connection: try watched(await IsolatedPlugin.start(workerStart(for: next), host: pluginHost), next))
+            }
+        } catch {
+            throw failedToMake(next, error)
+        }
+    }
+
+    /// A generation `makeOffMain` made is about to be used: the services its entry
+    /// registered come into force (a reload's new screens resolve them as they open).
+    func putInUse(_ generation: PluginGeneration) {
+        scopes.admitRegistrations(plugin: generation.pluginID, generation: generation.number)
+    }
+
+    /// A generation about to be made: its source, its number (taken now) and where it runs.
+    private struct NextGeneration {
+        let source: ValidatedPlugin
+        let number: Int
+        let mode: IsolationMode
+        var id: String { source.manifest.id }
+    }
+
+    private func nextGeneration(of source: ValidatedPlugin) -> NextGeneration {
+        NextGeneration(source: source, number: registry.nextGenerationNumber(of: source.manifest.id),
+                       mode: configuration.isolation.mode(for: source.manifest))
+    }
+
+    /// An in-process generation, after the worker-writable folder check and the trial load.
+    private func inProcessPlugin(_ next: NextGeneration) throws(LoaderError) -> InProcessPlugin {
+        try refuseInProcessLoadFromWorkerWritableFolder(next.source)
+        try trialLoad(next.source, generation: next.number)
+        warnUnenforceableGrants(of: next.source.manifest)
+        return try InProcessPlugin(plugin: next.source, generation: next.number, runtimeDirectory: runtimeDirectory, logger: configuration.logger,
+                                   host: pluginHost, onRetire: retiredAfterFailedLoad(next))
+    }
+
+    /// `inProcessPlugin`, its trial and its image's open off the main actor.
+    private func inProcessPluginOffMain(_ next: NextGeneration) async throws(LoaderError) -> InProcessPlugin {
+        try refuseInProcessLoadFromWorkerWritableFolder(next.source)
+        try await trialLoadOffMain(next.source, generation: next.number)
+        warnUnenforceableGrants(of: next.source.manifest)
+        return try await InProcessPlugin.open(plugin: next.source, generation: next.number, runtimeDirectory: runtimeDirectory,
+                                              logger: configuration.logger, host: pluginHost, onRetire: retiredAfterFailedLoad(next))
+    }
+
+    /// A Swift image retired after its load failed is counted and reported.
+    private func retiredAfterFailedLoad(_ next: NextGeneration) -> (Int) -> Void {
+        { [self] bytes in
+            retire(bytes)
+            events.emit(.retired, .plugin(next.id), "generation \(next.number) retired after a failed load (Swift image stays mapped)")
+        }
+    }
+
+    /// The start of a worker generation (its group's, when it consents to one).
+    private func workerStart(for next: NextGeneration) throws(LoaderError) -> WorkerStart {
+        let source = consentedToGroup(next.source)
+        return try WorkerStart(plugin: source, generation: next.number, runtimeDirectory: runtimeDirectory, settings: configuration.isolation,
+                               workerPool: workerPool, sandbox: configuration.isolation.confinesWorkers ? try groupSandboxPolicy(for: source) : nil,
+                               groups: workerGroups, logger: configuration.logger)
+    }
+
+    /// A started worker generation, its sandbox reported and its failures told to the host.
+    private func watched(_ isolated: IsolatedPlugin, _ next: NextGeneration) -> IsolatedPlugin {
+        warnIfUnconfined(isolated.sandbox)
+        let number = next.number
+        isolated.onFailure = { [onWorkerFailure] failure in onWorkerFailure(failure, number) }
+        return isolated
+    }
+
+    /// A load that failed: the services its entry may have registered before go.
+    private func failedToMake(_ next: NextGeneration, _ error: LoaderError) -> LoaderError {
+        scopes.unloadProvider(plugin: next.id, generation: next.number)
+        return error
+    }
+
+    private func made(_ next: NextGeneration, connection: any PluginConnection) -> PluginGeneration {
+        let generation = PluginGeneration(source: next.source, number: next.number, connection: connection, isolation: next.mode)
+        let place = next.mode == .process ? ", in a worker process" : ""
+        events.emit(.loaded, .plugin(next.id), "generation \(next.number) loaded (\(next.source.manifest.runtime.rawValue), ABI \(generation.handshake.abi)\(place))")
         return generation
     }
 
@@ -93,8 +157,21 @@ final class GenerationMaker {
         guard configuration.isolation.canary else { return }
         let started = ContinuousClock.now
         defer { lastCanaryDuration = started.elapsed }
-        let ran = try CanaryLoad.run(plugin, generation: number, runtimeDirectory: runtimeDirectory,
-                                     settings: configuration.isolation, workerPool: workerPool)
+        noteTrial(ran: try CanaryLoad.run(plugin, generation: number, runtimeDirectory: runtimeDirectory,
+                                          settings: configuration.isolation, workerPool: workerPool))
+    }
+
+    /// `trialLoad`, its worker started and called off the main actor.
+    private func trialLoadOffMain(_ plugin: ValidatedPlugin, generation number: Int) async throws(LoaderError) {
+        guard configuration.isolation.canary else { return }
+        let started = ContinuousClock.now
+        defer { lastCanaryDuration = started.elapsed }
+        noteTrial(ran: try await CanaryLoad.runOffMain(plugin, generation: number, runtimeDirectory: runtimeDirectory,
+                                                       settings: configuration.isolation, workerPool: workerPool))
+    }
+
+    /// Warns once when no worker is there to run trials.
+    private func noteTrial(ran: Bool) {
         if !ran && !warnedNoCanary {
             warnedNoCanary = true
             events.emit(.failed, .host, "no berth-worker at \(configuration.isolation.resolvedWorkerExecutable): in-process plugins load without a trial run")

@@ -20,8 +20,9 @@ final class PluginLoader {
     var lastReloadTimings: ReloadTimings?
     /// The unprovided contracts already warned of: a later discovery repeats none.
     private var warnedContracts: Set<UnprovidedContract> = []
-    /// Plugins whose reload is being prepared off the main actor (`reloadOffMain`): one at a
-    /// time each, since both would write the same next generation's shadow copy.
+    /// Plugins whose next generation is being prepared or made off the main actor
+    /// (`reloadOffMain`, `loadOffMain`): one at a time each, since both would write the same
+    /// next generation's shadow copy and take the same number.
     var reloadsPreparing: Set<String> = []
 
     init(configuration: BerthHost.Configuration, registry: PluginRegistry, generations: GenerationMaker, navigator: Navigator,
@@ -128,9 +129,7 @@ final class PluginLoader {
                     }
                 }
             } catch {
-                // A requirement's own requirement can be the one at fault: then it is named.
-                events.emit(.failed, .plugin(id), error.plugin == id ? error.message : "did not load: \(error.description)")
-                throw error
+                throw requirementsFailed(id, error)
             }
             try loadGeneration(of: id)
         } catch {
@@ -141,7 +140,14 @@ final class PluginLoader {
         return generation
     }
 
-    private static func dependencyFailed(_ id: String, requires dependency: String, _ error: LoaderError) -> LoaderError {
+    /// `id` did not load for want of a requirement: one `failed` event. A requirement's own
+    /// requirement can be the one at fault: then it is named.
+    func requirementsFailed(_ id: String, _ error: LoaderError) -> LoaderError {
+        events.emit(.failed, .plugin(id), error.plugin == id ? error.message : "did not load: \(error.description)")
+        return error
+    }
+
+    static func dependencyFailed(_ id: String, requires dependency: String, _ error: LoaderError) -> LoaderError {
         LoaderError(.dependencyFailed, plugin: id, "requires \(dependency), which did not load: \(error.message)")
     }
 
@@ -203,27 +209,35 @@ final class PluginLoader {
     /// Validates the plugin folder at `path`, adds it, and loads it (see `BerthHost.loadFolder`).
     @discardableResult
     func loadFolder(_ path: String) throws(LoaderError) -> PluginGeneration {
-        let plugin: ValidatedPlugin
-        switch PluginValidator.validate(path: path, signatures: configuration.signatures) {
-        case .success(let valid): plugin = valid
-        case .failure(let failure):
-            throw LoaderError(.invalid, plugin: path, failure.oneLine)
-        }
+        let plugin = try Self.validatedFolder(path, signatures: configuration.signatures).get()
+        if let loaded = try admit(plugin) { return loaded }
+        return try load(plugin.manifest.id)
+    }
+
+    /// The plugin folder at `path`, validated; one line when it is not valid. Thread: any.
+    nonisolated static func validatedFolder(_ path: String, signatures: SignaturePolicy) -> Result<ValidatedPlugin, LoaderError> {
+        PluginValidator.validate(path: path, signatures: signatures).mapError { LoaderError(.invalid, plugin: path, $0.oneLine) }
+    }
+
+    /// Adds a validated folder's plugin (its record takes the new source when it is known and
+    /// not loaded). Returns its generation when the same folder is loaded already; refused
+    /// when another folder's plugin of that id is.
+    func admit(_ plugin: ValidatedPlugin) throws(LoaderError) -> PluginGeneration? {
         let id = plugin.manifest.id
-        if let existing = registry[id] {
-            if let generation = existing.generation {
-                // The same folder, already loaded (at start, say): left as it is, like `load(id)`.
-                let folder = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
-                guard folder(existing.source.folder) == folder(plugin.folder) else {
-                    throw LoaderError(.alreadyLoaded, plugin: id, "is already loaded from \(existing.source.folder)")
-                }
-                return generation
-            }
-            existing.source = plugin
-        } else {
+        guard let existing = registry[id] else {
             add(plugin)
+            return nil
         }
-        return try load(id)
+        guard let generation = existing.generation else {
+            existing.source = plugin
+            return nil
+        }
+        // The same folder, already loaded (at start, say): left as it is, like `load(id)`.
+        let folder = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
+        guard folder(existing.source.folder) == folder(plugin.folder) else {
+            throw LoaderError(.alreadyLoaded, plugin: id, "is already loaded from \(existing.source.folder)")
+        }
+        return generation
     }
 
     /// Forgets a plugin that is not loaded (its folder was removed).

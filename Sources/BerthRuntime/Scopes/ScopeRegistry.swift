@@ -87,6 +87,12 @@ import Foundation
         /// `session` keeps this one alive while the lock is held.
         private(set) var sessionReference: Unmanaged<Scope>?
         var requestsStarted = 0
+        /// Providers (`id#generation`) whose generation is being made off the main actor, and
+        /// what their entries registered meanwhile: held out of force until `admit`, so no
+        /// consumer (nor a screen of the generation still in use) resolves into a generation
+        /// before it replaces the old one.
+        var making: Set<String> = []
+        var held: [Registration] = []
 
         /// The slot of `key`, assigned now if it has none.
         mutating func slot(for key: ServiceKey, type: ObjectIdentifier?) -> Int {
@@ -136,10 +142,35 @@ import Foundation
             if let slot = state.slots[registration.serviceKey], let existing = state.registrations[slot].last, existing.plugin != registration.plugin {
                 throw ScopeError(.duplicate, key: registration.key, "already provided by \(existing.plugin)")
             }
-            let slot = state.slot(for: registration.serviceKey, type: registration.type)
-            Self.place(registration, in: &state.registrations[slot])
-            state.unloaded[slot] = nil
-            if registration.type != nil { state.typesByName[registration.key] = slot }
+            guard !state.making.contains(registration.provider) else {
+                state.held.removeAll { $0.provider == registration.provider && $0.serviceKey == registration.serviceKey }
+                state.held.append(registration)
+                return
+            }
+            Self.putInForce(registration, in: &state)
+        }
+    }
+
+    private static func putInForce(_ registration: Registration, in state: inout State) {
+        let slot = state.slot(for: registration.serviceKey, type: registration.type)
+        place(registration, in: &state.registrations[slot])
+        state.unloaded[slot] = nil
+        if registration.type != nil { state.typesByName[registration.key] = slot }
+    }
+
+    /// `plugin`'s generation `generation` is being made off the main actor: what its entry
+    /// registers is held until `admit` (or dropped by `unloadProvider`).
+    func holdRegistrations(plugin: String, generation: Int) {
+        withLock { _ = $0.making.insert("\(plugin)#\(generation)") }
+    }
+
+    /// The generation made off the main actor is in use now: what it registered is in force.
+    func admitRegistrations(plugin: String, generation: Int) {
+        let provider = "\(plugin)#\(generation)"
+        withLock { state in
+            guard state.making.remove(provider) != nil else { return }
+            for registration in state.held where registration.provider == provider { Self.putInForce(registration, in: &state) }
+            state.held.removeAll { $0.provider == provider }
         }
     }
 
@@ -443,6 +474,8 @@ import Foundation
     func unloadProvider(plugin: String, generation: Int) -> Int {
         let provider = "\(plugin)#\(generation)"
         let scopes: [Scope] = withLock { state in
+            state.making.remove(provider)
+            state.held.removeAll { $0.provider == provider }
             for (slot, list) in state.registrations.enumerated() where list.contains(where: { $0.plugin == plugin && $0.generation == generation }) {
                 let remaining = list.filter { $0.generation != generation }
                 state.registrations[slot] = remaining

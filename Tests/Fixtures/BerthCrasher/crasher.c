@@ -11,6 +11,9 @@
  * "entered WHEN" through the host and creates FOLDER/entered-WHEN, then returns once
  * FOLDER/leave-WHEN exists (at most 600 s). "gate-render" lets the screen's first render
  * (the one every screen makes when it opens) through and waits in the later ones.
+ * The entry "berth_crasher_entry_gate" waits the same way while the host loads the plugin,
+ * at the gate "load" in the folder of its own image (the host's shadow copy: the plugin's
+ * runtime folder, which a worker may read): the entered marker is written where it can be.
  * The action "wait-for" (payload: a file's path) returns once that file exists (at most
  * 600 s), logging "waited" through the host first: a busy plugin the tests release by hand.
  *
@@ -88,18 +91,22 @@ static int file_exists_within(const char *path, long seconds) {
     return 0;
 }
 
-/* HOW "gate": says it entered (a log line and a marker file), then waits to be let go. */
-static void wait_at_gate(const crasher_instance *instance, const char *when) {
+/* HOW "gate": says it entered (a log line and a marker file in FOLDER), then waits to be let go. */
+static void wait_at_gate_in(const char *folder, const char *when) {
     char line[64], path[4096];
     snprintf(line, sizeof line, "entered %s", when);
     host_table->log(plugin_handle, BERTH_LOG_INFO, line);
-    snprintf(path, sizeof path, "%s/entered-%s", instance->gate, when);
+    snprintf(path, sizeof path, "%s/entered-%s", folder, when);
     FILE *marker = fopen(path, "w");
     if (marker != NULL) fclose(marker);
-    snprintf(path, sizeof path, "%s/leave-%s", instance->gate, when);
+    snprintf(path, sizeof path, "%s/leave-%s", folder, when);
     file_exists_within(path, 600);
     snprintf(line, sizeof line, "left %s", when);
     host_table->log(plugin_handle, BERTH_LOG_INFO, line);
+}
+
+static void wait_at_gate(const crasher_instance *instance, const char *when) {
+    wait_at_gate_in(instance->gate, when);
 }
 
 static void maybe_fail(const crasher_instance *instance, const char *when) {
@@ -248,6 +255,21 @@ static const berth_plugin_v1 crasher_table = {
 const berth_plugin_v1 *berth_crasher_entry_v1(const berth_host_v1 *host, berth_plugin_handle *plugin) {
     host_table = host;
     plugin_handle = plugin;
+    return &crasher_table;
+}
+
+/* An entry that waits at the gate "load" beside its own image before it answers. */
+const berth_plugin_v1 *berth_crasher_entry_gate(const berth_host_v1 *host, berth_plugin_handle *plugin) {
+    host_table = host;
+    plugin_handle = plugin;
+    Dl_info info;
+    char folder[4096];
+    if (dladdr((void *)berth_crasher_entry_gate, &info) != 0 && info.dli_fname != NULL) {
+        snprintf(folder, sizeof folder, "%s", info.dli_fname);
+        char *slash = strrchr(folder, '/');
+        if (slash != NULL) *slash = '\0';
+        wait_at_gate_in(folder, "load");
+    }
     return &crasher_table;
 }
 

@@ -32,15 +32,20 @@ package final class PluginImage {
     /// The entry call, the handshake and the exports' preparation.
     package let handshakeDuration: Duration
     /// Held only while a `.close` image may still be closed.
-    private var library: DynamicLibrary?
-    private var exports: [String: ForeignFunction]
+    /// `nonisolated(unsafe)`: set by the nonisolated `init` (on the lane that opens the image,
+    /// before anything else can see it), then only used on the main actor.
+    nonisolated(unsafe) private var library: DynamicLibrary?
+    /// The same: set by `init`, then only used on the main actor.
+    nonisolated(unsafe) private var exports: [String: ForeignFunction]
     /// Set once the plugin's `unload` ran; no export is called after it.
     package private(set) var isUnloaded = false
 
     /// Opens `path` and calls its entry with `hostTable` and `handle` (the plugin's
     /// `berth_plugin_handle *`). On failure nothing of it is left in use: the image is closed
     /// or retired by `disposal` (`onRetiredAfterFailure` is told of a retired one).
-    package init(path: String, manifest: PluginManifest, disposal: Disposal, hostTable: UnsafePointer<berth_host_v1>, handle: OpaquePointer,
+    /// Nonisolated: a new generation is opened on its own lane (`InProcessPlugin.open`), and
+    /// nothing else holds the image until it is handed back to the main actor.
+    package nonisolated init(path: String, manifest: PluginManifest, disposal: Disposal, hostTable: UnsafePointer<berth_host_v1>, handle: OpaquePointer,
          onRetiredAfterFailure: () -> Void = {}) throws(LoaderError) {
         let plugin = manifest.id
         var phase = ContinuousClock.now
@@ -79,7 +84,7 @@ package final class PluginImage {
     }
 
     /// A prepared libffi call per declared export.
-    private static func prepareExports(
+    private nonisolated static func prepareExports(
         of image: borrowing DynamicLibrary, manifest: PluginManifest, path: String
     ) throws(LoaderError) -> [String: ForeignFunction] {
         var exports: [String: ForeignFunction] = [:]

@@ -28,44 +28,67 @@ final class InProcessPlugin: PluginConnection {
     private var prerendered: PrerenderedTree<Result<CheckedRender, PluginCallError>>?
     private(set) var rendersTakenFromActions = 0
 
-    /// Copies, opens and handshakes the image and prepares its exports. On any failure
-    /// nothing of it stays loaded (a Swift image already mapped is retired: `onRetire`).
-    init(
+    /// Copies, opens and handshakes the image and prepares its exports, on the calling
+    /// thread (the main actor, which waits). On any failure nothing of it stays loaded (a
+    /// Swift image already mapped is retired: `onRetire`).
+    convenience init(
         plugin: ValidatedPlugin, generation number: Int, runtimeDirectory: RuntimeDirectory, logger: Logger,
         host: (any PluginFacingHost)?, onRetire: (Int) -> Void
     ) throws(LoaderError) {
-        let manifest = plugin.manifest
-        let id = manifest.id
-        self.pluginID = id
-        self.runtime = manifest.runtime
-        self.imageBytes = plugin.librarySize
-        self.runtimeDirectory = runtimeDirectory
-
-        var timings = LoadTimings()
-        let phase = ContinuousClock.now
-        let shadow = try runtimeDirectory.verifiedShadowCopy(of: plugin, generation: number)
-        timings.copyAndHash = phase.elapsed
-        self.shadowPath = shadow
-        let lane = LaneState(name: id)
-        let context = PluginContext(pluginID: id, generation: number, logger: logger, host: host, grant: CapabilityGrant(manifest: manifest),
-                                    limits: manifest.limits, lane: lane)
-        let handle = context.retainedHandle()
+        let opening = try Opening(plugin: plugin, generation: number, runtimeDirectory: runtimeDirectory, logger: logger, host: host)
         let image: PluginImage
         do {
-            image = try PluginImage(path: shadow, manifest: manifest, disposal: manifest.runtime == .swift ? .retire : .close,
-                                    hostTable: HostTable.inProcess, handle: handle, onRetiredAfterFailure: { onRetire(plugin.librarySize) })
+            image = try opening.image.open { onRetire(plugin.librarySize) }
         } catch {
-            PluginContext.releaseHandle(handle)
-            runtimeDirectory.discard(shadowCopy: shadow)
+            opening.abandon()
             throw error
         }
+        self.init(opening, image: image)
+    }
+
+    /// `init`, with the image opened and handshaken on the new generation's own lane: the
+    /// main actor goes on meanwhile, and answers there what the plugin's entry asks of the
+    /// host (a service registered) while the lane waits (`LaneHop`).
+    static func open(
+        plugin: ValidatedPlugin, generation number: Int, runtimeDirectory: RuntimeDirectory, logger: Logger,
+        host: (any PluginFacingHost)?, onRetire: (Int) -> Void
+    ) async throws(LoaderError) -> InProcessPlugin {
+        let opening = try Opening(plugin: plugin, generation: number, runtimeDirectory: runtimeDirectory, logger: logger, host: host)
+        let retired = Locked(false)
+        let loading = RunningPluginCall.Call.loading(opening.pluginID, generation: number)
+        let context = LaneCallContext(screen: nil, request: nil, held: HeldRequests())
+        let result = await opening.lane.run(loading, in: context) { [image = opening.image] () -> Result<OpenedImage, LoaderError> in
+            do throws(LoaderError) {
+                return .success(OpenedImage(image: try image.open { retired.withLock { $0 = true } }))
+            } catch {
+                return .failure(error)
+            }
+        }
+        if retired.withLock({ $0 }) { onRetire(plugin.librarySize) }
+        switch result {
+        case .success(let opened):
+            return InProcessPlugin(opening, image: opened.image)
+        case .failure(let error):
+            opening.abandon()
+            opening.lane.end()
+            throw error
+        }
+    }
+
+    private init(_ opening: Opening, image: PluginImage) {
+        pluginID = opening.pluginID
+        runtime = opening.image.manifest.runtime
+        imageBytes = opening.imageBytes
+        runtimeDirectory = opening.runtimeDirectory
+        shadowPath = opening.image.path
+        var timings = opening.timings
         timings.dlopen = image.openDuration
         timings.handshake = image.handshakeDuration
-        self.loadTimings = timings
+        loadTimings = timings
         self.image = image
-        self.contextHandle = handle
-        self.handshake = image.table.handshake
-        self.lane = lane
+        contextHandle = opening.image.handle
+        handshake = image.table.handshake
+        lane = opening.lane
     }
 
     func create(route: String, argument: [UInt8], screen: ScreenHandle) throws(PluginCallError) -> PluginInstanceID {
@@ -313,4 +336,56 @@ private struct LaneAction: Sendable {
 private struct LaneImageCall: @unchecked Sendable {
     let image: PluginImage
     let instance: PluginInstanceID
+}
+
+/// What a new generation's image is opened with: its verified shadow copy, its lane, and the
+/// handle its plugin will know the host by (`PluginContext`). Made on the main actor.
+@MainActor
+private struct Opening {
+    let pluginID: String
+    let imageBytes: Int
+    let runtimeDirectory: RuntimeDirectory
+    let lane: LaneState
+    let image: ImageToOpen
+    var timings = LoadTimings()
+
+    init(plugin: ValidatedPlugin, generation number: Int, runtimeDirectory: RuntimeDirectory, logger: Logger,
+         host: (any PluginFacingHost)?) throws(LoaderError) {
+        let manifest = plugin.manifest
+        pluginID = manifest.id
+        imageBytes = plugin.librarySize
+        self.runtimeDirectory = runtimeDirectory
+        let phase = ContinuousClock.now
+        let shadow = try runtimeDirectory.verifiedShadowCopy(of: plugin, generation: number)
+        timings.copyAndHash = phase.elapsed
+        lane = LaneState(name: manifest.id)
+        let context = PluginContext(pluginID: manifest.id, generation: number, logger: logger, host: host, grant: CapabilityGrant(manifest: manifest),
+                                    limits: manifest.limits, lane: lane)
+        image = ImageToOpen(path: shadow, manifest: manifest, handle: context.retainedHandle())
+    }
+
+    /// The image did not open: its handle and shadow copy go.
+    func abandon() {
+        PluginContext.releaseHandle(image.handle)
+        runtimeDirectory.discard(shadowCopy: image.path)
+    }
+}
+
+/// The shadow copy to open and the plugin's handle, carried to the new generation's lane:
+/// only that thread uses them until the open returns (nothing else knows the handle yet).
+private struct ImageToOpen: @unchecked Sendable {
+    let path: String
+    let manifest: PluginManifest
+    let handle: OpaquePointer
+
+    /// Opens and handshakes the image, on the calling thread.
+    func open(onRetiredAfterFailure: () -> Void) throws(LoaderError) -> PluginImage {
+        try PluginImage(path: path, manifest: manifest, disposal: manifest.runtime == .swift ? .retire : .close,
+                        hostTable: HostTable.inProcess, handle: handle, onRetiredAfterFailure: onRetiredAfterFailure)
+    }
+}
+
+/// An image opened on the lane, handed back to the main actor, which alone uses it from then on.
+private struct OpenedImage: @unchecked Sendable {
+    let image: PluginImage
 }

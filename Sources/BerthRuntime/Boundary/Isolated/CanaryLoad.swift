@@ -12,31 +12,64 @@ enum CanaryLoad {
     /// is there to run it (the caller warns once and loads without the trial).
     static func run(_ plugin: ValidatedPlugin, generation: Int, runtimeDirectory: RuntimeDirectory,
                     settings: IsolationSettings, workerPool: WorkerPool) throws(LoaderError) -> Bool {
-        let executable = settings.resolvedWorkerExecutable
-        guard FileManager.default.isExecutableFile(atPath: executable) else { return false }
-        let id = plugin.manifest.id
+        guard FileManager.default.isExecutableFile(atPath: settings.resolvedWorkerExecutable) else { return false }
         let trial: IsolatedPlugin
         do {
-            trial = try IsolatedPlugin(plugin: plugin, generation: generation, runtimeDirectory: runtimeDirectory,
-                                       workerExecutable: executable, unresponsive: settings.unresponsiveAfter,
-                                       keepWorkerReady: settings.keepWorkerReady, workerPool: workerPool, logger: Self.quiet)
-        } catch where error.code == .workerFailed {
-            throw refusal(id, error.message)
+            trial = try IsolatedPlugin(WorkerStart(plugin: plugin, generation: generation, runtimeDirectory: runtimeDirectory, settings: settings,
+                                                   workerPool: workerPool, logger: Self.quiet))
         } catch {
-            // A load error the worker reported (a handshake refused, a symbol missing) is the
-            // same error an in-process load would give: pass it on as it is.
-            throw error
+            throw refusalWhenWorkerFailed(plugin.manifest.id, error)
         }
         defer { _ = try? trial.end(waitingForWorker: false) }
         if let route = plugin.manifest.routes.first {
-            let screen = ScreenHandle(router: nil, host: nil, services: nil, grant: CapabilityGrant(manifest: plugin.manifest))
             // A plugin may refuse a screen it is asked for out of context; only a dead worker counts.
-            if let instance = try? HostCall.run({ () throws(PluginCallError) in try trial.create(route: route, argument: [], screen: screen) }) {
+            if let instance = try? HostCall.run({ () throws(PluginCallError) in try trial.create(route: route, argument: [], screen: trialScreen(plugin)) }) {
                 HostCall.run { trial.destroy(instance) }
             }
-            if let failure = trial.failure { throw refusal(id, failure.message) }
         }
+        try survived(trial)
         return true
+    }
+
+    /// `run`, with the trial worker started and its `hello` and `create` on the worker's lane:
+    /// the main actor goes on meanwhile.
+    static func runOffMain(_ plugin: ValidatedPlugin, generation: Int, runtimeDirectory: RuntimeDirectory,
+                           settings: IsolationSettings, workerPool: WorkerPool) async throws(LoaderError) -> Bool {
+        guard FileManager.default.isExecutableFile(atPath: settings.resolvedWorkerExecutable) else { return false }
+        let trial: IsolatedPlugin
+        do {
+            trial = try await IsolatedPlugin.start(WorkerStart(plugin: plugin, generation: generation, runtimeDirectory: runtimeDirectory,
+                                                               settings: settings, workerPool: workerPool, logger: Self.quiet))
+        } catch {
+            throw refusalWhenWorkerFailed(plugin.manifest.id, error)
+        }
+        defer { _ = try? trial.end(waitingForWorker: false) }
+        if let route = plugin.manifest.routes.first {
+            let creating = RunningPluginCall.Call(plugin: plugin.manifest.id, route: route, screen: 0, function: "trial create")
+            let context = LaneCallContext(screen: nil, request: nil, held: HeldRequests())
+            if let instance = try? await trial.createOnLane(route: route, argument: [], screen: trialScreen(plugin), as: creating, in: context) {
+                HostCall.run { trial.destroy(instance) }
+            }
+        }
+        try survived(trial)
+        return true
+    }
+
+    /// A worker that failed is the canary's refusal. A load error the worker reported (a
+    /// handshake refused, a symbol missing) is the same error an in-process load would give:
+    /// it is passed on as it is.
+    private static func refusalWhenWorkerFailed(_ id: String, _ error: LoaderError) -> LoaderError {
+        error.code == .workerFailed ? refusal(id, error.message) : error
+    }
+
+    /// The screen the trial's one `create` is for: no router, no host.
+    private static func trialScreen(_ plugin: ValidatedPlugin) -> ScreenHandle {
+        ScreenHandle(router: nil, host: nil, services: nil, grant: CapabilityGrant(manifest: plugin.manifest))
+    }
+
+    /// Throws when the trial's worker died.
+    private static func survived(_ trial: IsolatedPlugin) throws(LoaderError) {
+        if let failure = trial.failure { throw refusal(trial.pluginID, failure.message) }
     }
 
     /// The trial's own log lines are not the plugin's: what it says in a worker (a refused

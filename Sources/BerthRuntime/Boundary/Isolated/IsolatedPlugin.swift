@@ -45,71 +45,59 @@ final class IsolatedPlugin: PluginConnection {
 
     /// Joins `groups`' open worker of the manifest's group, or takes a worker from
     /// `workerPool` (a waiting one when `keepWorkerReady`); hands it the shadow copy and
-    /// waits for its handshake.
-    init(plugin: ValidatedPlugin, generation number: Int, runtimeDirectory: RuntimeDirectory, workerExecutable: String,
-         unresponsive: Duration, keepWorkerReady: Bool, workerPool: WorkerPool, sandbox policy: SandboxPolicy? = nil, host: (any PluginFacingHost)? = nil,
-         groups: WorkerGroups? = nil, logger: Logger) throws(LoaderError) {
-        let manifest = plugin.manifest
-        let id = manifest.id
-        pluginID = id
-        self.runtimeDirectory = runtimeDirectory
-        self.workerPool = workerPool
-        var timings = LoadTimings()
-        let copyStarted = ContinuousClock.now
-        let shadow = try runtimeDirectory.verifiedShadowCopy(of: plugin, generation: number)
-        timings.copyAndHash = copyStarted.elapsed
-        let workerStarted = ContinuousClock.now
-        imagePath = shadow
-        var logger = logger
-        logger[metadataKey: "plugin"] = "\(id)#\(number)"
+    /// waits for its handshake, on the calling thread (the main actor, which waits).
+    convenience init(_ start: WorkerStart, host: (any PluginFacingHost)? = nil) throws(LoaderError) {
         let group: WorkerGroup
-        if let name = manifest.isolationGroup, let open = groups?.open(name),
-           policy == nil || open.admits(runtimeDirectory.folder(of: id)) {
-            // Its worker is in a call on its lane: the host does not wait for it.
-            if let busy = open.lane.busy {
-                runtimeDirectory.discard(shadowCopy: shadow)
-                throw LoaderError(.workerFailed, plugin: id, detail: "its group '\(name)' is busy: \(busy.description) has run for \(busy.elapsedMilliseconds) ms; load it once that returns")
-            }
-            group = open
-        } else {
-            let spawned: WorkerProcess
-            do {
-                // Without the Swift runtime's crash backtracer (WorkerProcess.spawn's default): it
-                // would hold a crashed worker for seconds; the host reports the signal and the
-                // fatal line itself.
-                spawned = try workerPool.take(executable: workerExecutable, plugin: id, keepOneReady: keepWorkerReady)
-            } catch {
-                runtimeDirectory.discard(shadowCopy: shadow)
-                throw LoaderError(.workerFailed, plugin: id, detail: "cannot start a worker: \(error.reason)")
-            }
-            group = WorkerGroup(name: manifest.isolationGroup, worker: spawned, unresponsive: unresponsive, logger: logger)
-            group.confine(to: policy)
-            groups?.add(group)
-        }
-        self.group = group
-        let member = group.takeMember()
-        self.member = member
-        workerPID = group.worker.pid
-        let services = WorkerServiceLink(pluginID: id, generation: number, grant: CapabilityGrant(manifest: manifest),
-                                         place: group.place, endedOffMain: group.endedOffMain, host: host)
-        group.router.add(member: member, services: services, logger: logger, limits: manifest.limits)
-        timings.dlopen = workerStarted.elapsed
-        let helloSent = ContinuousClock.now
+        if let open = try start.takeOpenGroup() { group = open } else { group = start.newGroup(try start.spawner.spawn()) }
+        let joined = start.join(group, host: host)
         let reply: IsolationReply
         do {
-            // The load includes the worker's own start (the Swift runtime, Foundation), which a
-            // busy machine slows: it gets at least `loadTimeout`, a call after it `unresponsive`.
-            var hello = WorkerHello(manifest: manifest, libraryPath: shadow, sandbox: policy)
-            hello.sandbox?.cgroups = group.worker.cgroup?.folders
-            hello.member = member
-            reply = try group.call(.hello(hello), timeout: max(unresponsive, Self.loadTimeout))
+            reply = try joined.group.call(.hello(joined.hello), timeout: joined.helloTimeout)
         } catch {
-            let summary = group.failure?.summary ?? error.message
-            group.leave(member)
-            runtimeDirectory.discard(shadowCopy: shadow)
-            throw LoaderError(.workerFailed, plugin: id, detail: "the worker failed while loading: \(summary)")
+            throw joined.failed(error)
         }
-        timings.handshake = helloSent.elapsed
+        try self.init(joined, reply: reply)
+    }
+
+    /// `init`, with the worker started on a thread of its own and its `hello` on the worker's
+    /// lane: the main actor goes on meanwhile, and answers there what the plugin's entry asks
+    /// of the host while the lane waits (`LaneHop`).
+    static func start(_ start: WorkerStart, host: (any PluginFacingHost)? = nil) async throws(LoaderError) -> IsolatedPlugin {
+        let group: WorkerGroup
+        if let open = try start.takeOpenGroup() {
+            group = open
+        } else {
+            let spawner = start.spawner
+            let spawned = await OwnThread.run { () -> Result<WorkerProcess, LoaderError> in
+                do throws(LoaderError) { return .success(try spawner.spawn()) } catch { return .failure(error) }
+            }
+            let worker = try spawned.get()
+            // Another member may have opened the group meanwhile: it is joined, as `init` would.
+            if let open = try start.takeOpenGroup(stoppingUnused: worker) { group = open } else { group = start.newGroup(worker) }
+        }
+        let joined = start.join(group, host: host)
+        let loading = RunningPluginCall.Call.loading(start.plugin.manifest.id, generation: start.generation)
+        let context = LaneCallContext(screen: nil, request: nil, held: HeldRequests())
+        let reply: IsolationReply
+        do {
+            reply = try await joined.group.callOnLane(.hello(joined.hello), as: loading, in: context, timeout: joined.helloTimeout, then: { $0 })
+        } catch {
+            throw joined.failed(error)
+        }
+        return try IsolatedPlugin(joined, reply: reply)
+    }
+
+    /// Takes the `hello`'s reply: the plugin is attached to its worker, or the worker is left.
+    private init(_ joined: JoinedWorker, reply: IsolationReply) throws(LoaderError) {
+        pluginID = joined.pluginID
+        runtimeDirectory = joined.runtimeDirectory
+        workerPool = joined.workerPool
+        imagePath = joined.hello.libraryPath
+        group = joined.group
+        member = joined.member
+        workerPID = joined.group.worker.pid
+        var timings = joined.timings
+        timings.handshake = joined.helloSent.elapsed
         loadTimings = timings
         switch reply {
         case .hello(let answer):
@@ -117,16 +105,14 @@ final class IsolatedPlugin: PluginConnection {
                                         functions: answer.functions, tableAddress: UInt(answer.tableAddress))
             sandbox = answer.sandbox
         case .helloFailed(let error):
-            group.leave(member)
-            runtimeDirectory.discard(shadowCopy: shadow)
+            joined.abandon()
             throw error
         default:
-            group.leave(member)
-            runtimeDirectory.discard(shadowCopy: shadow)
-            throw LoaderError(.workerFailed, plugin: id, detail: "the worker answered hello with \(reply)")
+            joined.abandon()
+            throw LoaderError(.workerFailed, plugin: joined.pluginID, detail: "the worker answered hello with \(reply)")
         }
-        services.plugin = self
-        group.attach(self, as: member)
+        joined.services.plugin = self
+        joined.group.attach(self, as: joined.member)
     }
 
     /// The least time a worker gets to start and load its plugin.

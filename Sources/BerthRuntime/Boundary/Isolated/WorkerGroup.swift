@@ -201,13 +201,25 @@ final class WorkerGroup {
     func callOnLane<T: Sendable>(_ request: IsolationRequest, as call: RunningPluginCall.Call, in context: LaneCallContext,
                                  then: @escaping @Sendable (IsolationReply) -> T,
                                  returned: (T) -> Void = { _ in }) async throws(ChannelError) -> T {
+        try await callOnLane(request, as: call, in: context, timeout: nil, then: then, returned: returned)
+    }
+
+    /// `callOnLane` with a reply deadline of its own (a `hello`: the worker's start too).
+    func callOnLane<T: Sendable>(_ request: IsolationRequest, as call: RunningPluginCall.Call, in context: LaneCallContext,
+                                 timeout: Duration?, then: @escaping @Sendable (IsolationReply) -> T,
+                                 returned: (T) -> Void = { _ in }) async throws(ChannelError) -> T {
         if endedOffMain.withLock({ !$0.isEmpty }) { releaseEndedOffMain() }
         // The worker's requests during this call act only for the member it runs.
         router.enter(request)
         defer { router.leave() }
         let channel = worker.channel
         let result = await lane.run(call, in: context, { () -> Result<T, ChannelError> in
-            do throws(ChannelError) { return .success(then(try channel.call(request))) } catch { return .failure(error) }
+            do throws(ChannelError) {
+                let reply = if let timeout { try channel.call(request, timeout: timeout) } else { try channel.call(request) }
+                return .success(then(reply))
+            } catch {
+                return .failure(error)
+            }
         }, returned: { [self] result in
             switch result {
             case .failure(let error): fail(error)

@@ -5,6 +5,7 @@
 
 const berth_plugin_v1 *berth_crasher_entry_v1(const berth_host_v1 *host, berth_plugin_handle *plugin);
 const berth_plugin_v1 *berth_crasher_entry_segv(const berth_host_v1 *host, berth_plugin_handle *plugin);
+const berth_plugin_v1 *berth_crasher_entry_gate(const berth_host_v1 *host, berth_plugin_handle *plugin);
 int32_t crasher_add(int32_t a, int32_t b);
 int32_t crasher_segv(void);
 int32_t crasher_abort(void);
