@@ -99,6 +99,7 @@ struct SlowPluginTerminalTests {
         #expect(try action.readReply() != nil)
 
         // A render of a screen under Counter, on its lane.
+        #expect(FileManager.default.createFile(atPath: gate + "/arm-render", contents: nil))
         let render = try ControlConnectionForTests(socket)
         defer { render.close() }
         render.sendFrame(Array(##"{"args":["screen","#\##(renderScreen)"]}"##.utf8))

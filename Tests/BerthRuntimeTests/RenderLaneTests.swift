@@ -5,8 +5,9 @@ import BerthTestSupport
 
 /// Renders on lanes (Docs/lanes.md): a render runs on its plugin's lane, and its tree's
 /// decode and limit checks run there too; the main actor only commits the checked tree.
-/// The crasher's "gate-render" screen waits inside its render until the test creates a file
-/// (the screen's first render, when it opens, goes through). Both run where the test matrix
+/// The crasher's "gate-render" screen, once the test arms it, waits inside each render until
+/// the test creates a file (before that, its renders go through: the host renders a visible
+/// screen whenever an operation ends). Both run where the test matrix
 /// says (in process, or in workers).
 @Suite("Renders on lanes: the host never waits on a plugin's render", .serialized) @MainActor
 struct RenderLaneTests {
@@ -28,6 +29,11 @@ struct RenderLaneTests {
         if !FileManager.default.fileExists(atPath: leave) { FileManager.default.createFile(atPath: leave, contents: nil) }
     }
 
+    /// Makes the gate screen's next renders wait at the gate.
+    func armRenderGate() {
+        #expect(FileManager.default.createFile(atPath: gate + "/arm-render", contents: nil))
+    }
+
     /// Returns once the gate screen's plugin is inside its render (it said so, and its lane is in it).
     private func waitUntilInsideRender(_ screen: Router) async throws {
         for _ in 0..<6_000 where recorder.matching("entered render").isEmpty || screen.module?.busyCall?.function != "render" {
@@ -44,6 +50,7 @@ struct RenderLaneTests {
         let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
         let passes = try #require(gated.module).renderPasses
         let (host, id) = (host, gated.id)
+        armRenderGate()
         let render = Task { @MainActor in try await host.renderOnLane(screen: id) }
         defer { openGate() }
         try await waitUntilInsideRender(gated)
@@ -77,6 +84,7 @@ struct RenderLaneTests {
         let gated = try host.push("org.berth.crasher/gate-render", argument: Array(gate.utf8))
         #expect(host.visibleRouter === gated)
         let (host, id) = (host, gated.id)
+        armRenderGate()
         let action = Task { @MainActor in try await host.send(screen: id, action: "tap", payload: []) }
         defer { openGate() }
         try await waitUntilInsideRender(gated)

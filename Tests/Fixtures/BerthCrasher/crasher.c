@@ -9,8 +9,9 @@
  * HOW "gate" does not fail either: it waits there, provably inside the call, until the test
  * lets it go. The screen's argument (given to create) is a folder: entering, it logs
  * "entered WHEN" through the host and creates FOLDER/entered-WHEN, then returns once
- * FOLDER/leave-WHEN exists (at most 600 s). "gate-render" lets the screen's first render
- * (the one every screen makes when it opens) through and waits in the later ones.
+ * FOLDER/leave-WHEN exists (at most 600 s). "gate-render" lets every render through until
+ * FOLDER/arm-render exists (the host renders a visible screen as often as it likes), then
+ * waits in each.
  * The entry "berth_crasher_entry_gate" waits the same way while the host loads the plugin,
  * at the gate "load" in the folder of its own image (the host's shadow copy: the plugin's
  * runtime folder, which a worker may read): the entered marker is written where it can be.
@@ -50,9 +51,8 @@ typedef struct crasher_instance {
     berth_screen_handle *screen;
     char how[16];
     char when[16];
-    /* HOW "gate": the folder of its marker and its release file; renders made so far. */
+    /* HOW "gate": the folder of its marker, arm and release files. */
     char gate[3072];
-    long renders;
 } crasher_instance;
 
 static volatile int sink;
@@ -232,9 +232,10 @@ static berth_status crasher_action(berth_instance *opaque, const char *name, ber
 static berth_status crasher_render(berth_instance *opaque, const berth_sink *out, berth_error *error) {
     (void)error;
     crasher_instance *instance = opaque;
-    /* A gate lets the first render (the one made when the screen opens) through. */
-    if (strcmp(instance->how, "gate") != 0 || instance->renders > 0) maybe_fail(instance, "render");
-    instance->renders += 1;
+    /* A render gate waits only once the test armed it. */
+    char armed[4096];
+    snprintf(armed, sizeof armed, "%s/arm-render", instance->gate);
+    if (strcmp(instance->how, "gate") != 0 || access(armed, F_OK) == 0) maybe_fail(instance, "render");
     static const char tree[] = "{\"type\":\"Text\",\"id\":\"Text\",\"text\":\"still here\"}";
     return out->write(out->context, (const uint8_t *)tree, sizeof(tree) - 1);
 }
