@@ -5,8 +5,9 @@ private import CBerthSystem
 /// The limits a worker sets on itself while it confines itself (Docs/worker-limits.md),
 /// before any plugin code runs, so the plugin finds them in force and cannot reach them:
 /// - memory (shared memory included), threads and processor time in the cgroups the host
-///   moved it into (cgroup v1's `memory`, `pids` and `cpu`, or v2 where its group has those
-///   controllers); the files lie outside everything its sandbox can open afterwards;
+///   made for it and moved it into (cgroup v1's `memory`, `pids` and `cpu`, or v2 where its
+///   group has those controllers; none when the host made none: then it is still in the
+///   host's groups); the files lie outside everything its sandbox can open afterwards;
 /// - RLIMIT_DATA (memory) and RLIMIT_FSIZE (no file in its data folder, or anywhere, grows
 ///   past `limits.disk`; SIGXFSZ ignored, so the write fails with EFBIG);
 /// - RLIMIT_NPROC (threads) in a user namespace of its own, where it counts only the
@@ -45,15 +46,17 @@ private struct CgroupFiles {
     var version1: [String: String]
     var version2: String?
 
-    /// The folders the host made (`made`), else this process's own groups as
-    /// `/proc/self/mountinfo` shows them (slower: the kernel writes the whole mount table).
+    /// The folders the host made for this worker and moved it into (`made`), and no others:
+    /// a worker the host could not move is still in its host's groups, and a limit written
+    /// there would bound the host and everything beside it.
     static func own(_ made: CgroupFolders?) -> CgroupFiles {
-        var version2 = made.map(\.version2) ?? CgroupMounts.hostFolder
+        guard let made else { return CgroupFiles(version1: [:], version2: nil) }
+        var version2 = made.version2
         // A v2 group without the controllers (a hybrid machine binds them to v1) limits nothing.
         if let folder = version2, (SystemFile.text(folder + "/cgroup.controllers"))?.isEmpty ?? true {
             version2 = nil
         }
-        return CgroupFiles(version1: made?.version1 ?? CgroupMounts.ownControllerFolders, version2: version2)
+        return CgroupFiles(version1: made.version1, version2: version2)
     }
 
     func write(memory bytes: UInt64) -> Bool {

@@ -334,6 +334,28 @@ struct IsolationWorkerTests {
         return (shell, try #require(shell.standardErrorTail.first { $0.hasPrefix("worker ") }.flatMap { Int32($0.dropFirst(7)) }))
     }
 
+    /// Loads Greeter in `shell`'s worker, sandboxed by a policy with the system-call filter
+    /// and no cgroup folders (as a worker the host could make none for), `memoryLimit` its
+    /// memory limit; `recorder` answers its calls (Greeter's entry registers a service).
+    static func sandboxedGreeterHello(_ shell: WorkerProcess, _ recorder: RecordingHost,
+                                      memoryLimit: UInt64 = SandboxPolicy.defaultMemoryLimit) throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("berth-sandboxed-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let (manifest, problems) = PluginManifest.load(path: BuildProducts.manifest("greeter.json"))
+        let loaded = try #require(manifest, "\(problems)")
+        let library = BuildProducts.library(loaded.library)
+        let policy = try SandboxPolicy(readPaths: [ParentPath.of(library)], writePaths: [data], dataFolder: data, network: false,
+                                       memoryLimit: memoryLimit).withSystemCallFilter(plugin: loaded.id)
+        #expect(policy.cgroups == nil)
+        shell.channel.handler = recorder
+        // A deadline, not a timing: the sandboxed start outlasted the default 30 s budget in a
+        // fresh-clone CI while the machine built.
+        shell.channel.callBudget = CallBudget(maximumNestedRequests: CallBudget.worker.maximumNestedRequests, maximumDuration: .seconds(300))
+        let reply = try shell.channel.call(.hello(WorkerHello(manifest: loaded, libraryPath: library, sandbox: policy)), timeout: .seconds(300))
+        guard case .hello = reply else { throw TestFailure("the sandboxed hello failed: \(reply)") }
+    }
+
     @Test("a worker dies with the process that spawned it (PR_SET_PDEATHSIG)")
     func diesWithItsParent() throws {
         let scripts = try ScriptFolder()
@@ -355,22 +377,8 @@ struct IsolationWorkerTests {
     func namespaceDiesWithItsParent() throws {
         let scripts = try ScriptFolder()
         let (shell, spawned) = try Self.workerBehindAShell(scripts)
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("berth-pidns-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: data) }
-        let (manifest, problems) = PluginManifest.load(path: BuildProducts.manifest("greeter.json"))
-        let loaded = try #require(manifest, "\(problems)")
-        let library = BuildProducts.library(loaded.library)
-        let policy = try SandboxPolicy(readPaths: [ParentPath.of(library)], writePaths: [data], dataFolder: data, network: false)
-            .withSystemCallFilter(plugin: loaded.id)
-        // Greeter's entry registers a service: a host in the test answers.
         let recorder = RecordingHost()
-        shell.channel.handler = recorder
-        // A deadline, not a timing: the sandboxed start outlasted the default 30 s budget in a
-        // fresh-clone CI while the machine built.
-        shell.channel.callBudget = CallBudget(maximumNestedRequests: CallBudget.worker.maximumNestedRequests, maximumDuration: .seconds(300))
-        let reply = try shell.channel.call(.hello(WorkerHello(manifest: loaded, libraryPath: library, sandbox: policy)), timeout: .seconds(300))
-        guard case .hello = reply else { throw TestFailure("the sandboxed hello failed: \(reply)") }
+        try Self.sandboxedGreeterHello(shell, recorder)
         // The spawned worker waits outside; its children are the namespace's init (pid 1 there)
         // and the worker that serves the channel (the spawned one's pid there).
         let children = ProcessTable.children(of: spawned)
