@@ -147,9 +147,11 @@ struct ActionRenderRoundTripTests {
     func oneLaneJob(_ mode: IsolationMode) async throws {
         let setup = try Setup(mode)
         let renders = try setup.renders
-        let taken = setup.connection.rendersTakenFromActions
+        let (taken, calls) = (setup.connection.rendersTakenFromActions, setup.connection.laneCallsRun)
         for _ in 0..<3 { #expect(await setup.sendOnLane("bump") == nil) }
         #expect(setup.connection.rendersTakenFromActions - taken == 3)
+        // A worker's tree is checked on the lane as its reply arrives: no second trip to check it.
+        #expect(setup.connection.laneCallsRun - calls == 3)
         #expect(try setup.renders - renders == 3)
         #expect(setup.failures.isEmpty, "\(setup.failures)")
     }

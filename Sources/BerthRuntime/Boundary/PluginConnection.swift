@@ -78,6 +78,8 @@ package protocol PluginConnection: AnyObject {
     /// How many of the host's renders used a render made with an action (no call of their
     /// own to the plugin); for tests.
     var rendersTakenFromActions: Int { get }
+    /// How many calls its lane has run (a worker group's: all its members'); for tests.
+    var laneCallsRun: Int { get }
 }
 
 /// An instance as the plugin knows it: the `berth_instance *` in process, a token in a

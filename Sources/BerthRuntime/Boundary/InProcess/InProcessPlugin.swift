@@ -27,6 +27,7 @@ final class InProcessPlugin: PluginConnection {
     /// other call makes it stale).
     private var prerendered: PrerenderedTree<Result<CheckedRender, PluginCallError>>?
     private(set) var rendersTakenFromActions = 0
+    var laneCallsRun: Int { lane.callsRun }
 
     /// Copies, opens and handshakes the image and prepares its exports, on the calling
     /// thread (the main actor, which waits). On any failure nothing of it stays loaded (a

@@ -36,10 +36,11 @@ final class IsolatedPlugin: PluginConnection {
     var onFailure: ((WorkerFailure) -> Void)?
     /// The render the worker made with the last action, until the host renders (or any
     /// other call makes it stale).
-    private var prerendered: PrerenderedTree<IsolationRenderResult>?
+    private var prerendered: PrerenderedTree<WorkerPrerender>?
     /// How many of the host's renders used a render made with an action (no round trip of
     /// their own); for tests.
     private(set) var rendersTakenFromActions = 0
+    var laneCallsRun: Int { group.lane.callsRun }
     /// How many calls the host has made to the worker (each one round trip); for tests.
     var callsMade: UInt64 { group.callsMade }
 
@@ -178,15 +179,21 @@ final class IsolatedPlugin: PluginConnection {
             return
         }
         let slots = state.renderSlots()
-        let (batchKeys, version) = (state.batchKeys, state.version)
+        let (batchKeys, version, paths) = (state.batchKeys, state.version, state.identityPaths)
+        // The render's tree is decoded and checked on the lane as the reply arrives: the host's
+        // render after the action then takes it with no second trip to the lane.
         let reply = try await callOnLane(.actionThenRender(instance: id, name: name, payload: payload, slots: slots), as: running, in: context,
-                                         then: { $0 }, returned: { [self] reply in
+                                         then: { reply -> (reply: IsolationReply, render: WorkerPrerender?) in
+            guard case .acted(let status, let render?) = reply, status.isOK else { return (reply, nil) }
+            guard render.status.isOK else { return (reply, .checked(render, .failure(Self.failure(render.status)))) }
+            return (reply, .checked(render, .success(StateStorage.checked(.binary(render.tree), identityPaths: paths))))
+        }, returned: { [self] result in
             // Kept before the work that waited for the lane runs: any call it makes drops it.
-            guard case .acted(let status, let render?) = reply, status.isOK else { return }
+            guard let render = result.render else { return }
             prerendered = PrerenderedTree(instance: instance, storage: state, version: version, batchKeys: batchKeys,
                                           callsMade: group.callsMade, result: render)
         })
-        guard case .acted(let status, _) = reply, status.isOK else { throw Self.failure(reply.status) }
+        guard case .acted(let status, _) = reply.reply, status.isOK else { throw Self.failure(reply.reply.status) }
     }
 
     func createOnLane(route: String, argument: [UInt8], screen: ScreenHandle, as running: RunningPluginCall.Call,
@@ -253,7 +260,7 @@ final class IsolatedPlugin: PluginConnection {
         guard case .acted(let status, let render) = reply, status.isOK else { throw Self.failure(reply.status) }
         guard let render else { return }
         prerendered = PrerenderedTree(instance: instance, storage: state, version: version, batchKeys: batchKeys,
-                                      callsMade: group.callsMade, result: render)
+                                      callsMade: group.callsMade, result: .raw(render))
     }
 
     func delegateReceived(_ instance: PluginInstanceID, from child: Int, action: String, payload: [UInt8]) throws(PluginCallError) {
@@ -267,7 +274,7 @@ final class IsolatedPlugin: PluginConnection {
     /// One round trip: the instance's slots go with the request; the reply says which were
     /// read (they stay alive in this pass) and what was written.
     func render(_ instance: PluginInstanceID, state: StateStorage) throws(PluginCallError) -> RenderedTree {
-        if let ready = takePrerendered(instance, state: state) { return try ready.get() }
+        if let ready = takePrerendered(instance, state: state) { return try ready.raw.get() }
         discardPrerenderedTree()
         let request = renderRequest(instance, state: state)
         return try rendered(call(request.request), slots: request.slots, state: state)
@@ -280,7 +287,8 @@ final class IsolatedPlugin: PluginConnection {
         let paths = state.identityPaths
         if let busy = group.lane.busy { throw PluginCallError.busy(pluginID, busy) }
         if let ready = takePrerendered(instance, state: state) {
-            let output = try ready.get()
+            if let checked = ready.checked { return try checked.get() }
+            let output = try ready.raw.get()
             return await group.lane.run(running, in: context) { StateStorage.checked(output, identityPaths: paths) }
         }
         let request = renderRequest(instance, state: state)
@@ -296,12 +304,11 @@ final class IsolatedPlugin: PluginConnection {
 
     /// The render the worker made with the last action, when nothing changed since: its tree,
     /// or its failure.
-    private func takePrerendered(_ instance: PluginInstanceID, state: StateStorage) -> Result<RenderedTree, PluginCallError>? {
+    private func takePrerendered(_ instance: PluginInstanceID, state: StateStorage) -> WorkerPrerender? {
         guard let ready = prerendered?.take(for: instance, state: state, callsMade: group.callsMade) else { return nil }
         prerendered = nil
         rendersTakenFromActions += 1
-        guard ready.status.isOK else { return .failure(Self.failure(ready.status)) }
-        return .success(.binary(ready.tree))
+        return ready
     }
 
     /// A render's request: `render_tree` with the slots in a batch, or a v1.0 `render` with
@@ -420,8 +427,8 @@ final class IsolatedPlugin: PluginConnection {
     private func discardPrerenderedTree() {
         guard let stale = prerendered else { return }
         prerendered = nil
-        guard stale.result.status.isOK else { return }
-        try? stale.storage.takeDefinitions(of: stale.result.tree)
+        guard stale.result.render.status.isOK else { return }
+        try? stale.storage.takeDefinitions(of: stale.result.render.tree)
     }
 
     private func check(_ request: IsolationRequest) throws(PluginCallError) {
@@ -429,7 +436,7 @@ final class IsolatedPlugin: PluginConnection {
         guard reply.status.isOK else { throw Self.failure(reply.status) }
     }
 
-    private static func failure(_ status: IsolationStatus) -> PluginCallError {
+    nonisolated static func failure(_ status: IsolationStatus) -> PluginCallError {
         PluginCallError(status: status.code, message: status.message.isEmpty ? "failed with status \(status.code) and no message" : status.message)
     }
 
@@ -501,5 +508,29 @@ struct WorkerFailure: Sendable, Equatable {
     /// One line for the event log and for the failed call.
     var message: String {
         "the worker of \(plugin) crashed (\(causeText))" + (fatalLine.map { ": \($0)" } ?? "")
+    }
+}
+
+/// The render a worker made right after an action: as the worker sent it (a blocking
+/// action's), or also decoded and checked on the lane (an action on the lane's).
+enum WorkerPrerender: Sendable {
+    case raw(IsolationRenderResult)
+    case checked(IsolationRenderResult, Result<CheckedRender, PluginCallError>)
+
+    /// What the worker sent.
+    var render: IsolationRenderResult {
+        switch self {
+        case .raw(let render), .checked(let render, _): render
+        }
+    }
+
+    /// The worker's tree, or its render's failure.
+    var raw: Result<RenderedTree, PluginCallError> {
+        render.status.isOK ? .success(.binary(render.tree)) : .failure(IsolatedPlugin.failure(render.status))
+    }
+
+    /// The tree as checked on the lane, if it was.
+    var checked: Result<CheckedRender, PluginCallError>? {
+        if case .checked(_, let checked) = self { checked } else { nil }
     }
 }

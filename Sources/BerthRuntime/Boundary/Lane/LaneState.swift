@@ -8,6 +8,8 @@ final class LaneState {
     /// The call running on the lane now; nil when it is free.
     private(set) var busy: RunningPluginCall.Call?
     private var afterFree: [() -> Void] = []
+    /// How many calls it has run; for tests.
+    private(set) var callsRun = 0
 
     init(name: String) {
         lane = PluginLane(name: name)
@@ -39,6 +41,7 @@ final class LaneState {
 
     private func began(_ call: RunningPluginCall.Call) -> UInt64 {
         busy = call
+        callsRun += 1
         return RunningPluginCall.laneBegan(call)
     }
 
