@@ -6,7 +6,8 @@ import BerthTestSupport
 /// A screen opened with `BerthHost.open` activates and renders for the first time on its
 /// plugin's lane (Docs/lanes.md): the host goes on meanwhile, the opener stays visible, and
 /// the new screen is pushed once active. The crasher's "gate-activate" screen waits inside
-/// its `activate` until the test creates a file.
+/// its `activate` until the test creates a file; with FOLDER/ask-activate it asks the host
+/// for work there first (a task's post to itself, a navigation).
 extension RenderLaneTests {
     /// Returns once the gate screen's plugin is inside its `activate` (it said so, and the
     /// crasher's lane is in it).
@@ -88,5 +89,65 @@ extension RenderLaneTests {
         await #expect(throws: ScreenError.self) { _ = try await open.value }
         #expect(host.visibleRouter === counter)
         #expect(recorder.matching("left activate").count == 1)
+    }
+
+    /// Opens the gate screen (pushed, or presented) in a task of its own, and returns that
+    /// task once the screen is inside its `activate`, with the screen.
+    private func openGateScreen(presented: Bool = false) async throws -> (open: Task<Router, any Error>, opening: Router) {
+        let (host, gate) = (host, gate)
+        let open = Task { @MainActor in try await host.open("org.berth.crasher/gate-activate", argument: Array(gate.utf8), presented: presented) }
+        do {
+            return (open, try await waitUntilInsideActivate())
+        } catch {
+            openGate("activate")
+            throw error
+        }
+    }
+
+    /// Makes the gate screen ask the host for `asks` ("post", "pop-to-root") in its activate.
+    private func askInActivate(_ asks: String) {
+        #expect(FileManager.default.createFile(atPath: gate + "/ask-activate", contents: Data(asks.utf8)))
+    }
+
+    /// The crasher's lines about `markers`, in the order it logged them, each as its marker.
+    private func logged(_ markers: [String]) -> [String] {
+        recorder.all.compactMap { line in markers.first { line.contains($0) } }
+    }
+
+    @Test("opening: a task the new screen posts to itself during its activate on the lane runs after the push, as after push: activate, willAppear, didAppear, then the task's action")
+    func taskPostedWhileActivatingRunsAfterThePush() async throws {
+        _ = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        askInActivate("post")
+        let (open, opening) = try await openGateScreen()
+        defer { openGate("activate") }
+        // The task ran, posted and returned (its post reached the host before its end did).
+        for _ in 0..<6_000 where opening.interactor?.liveTaskCount != 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(opening.interactor?.liveTaskCount == 0, "the task posted and returned while the screen activated: \(recorder.all)")
+        #expect(recorder.matching("ran asked").isEmpty, "the post waits while the screen activates")
+
+        openGate("activate")
+        let opened = try await open.value
+        #expect(host.visibleRouter === opened)
+        #expect(logged(["left activate", "event 2", "event 3", "ran asked"]) == ["left activate", "event 2", "event 3", "ran asked"],
+                "the post ran after the push's willAppear (2) and didAppear (3): \(recorder.all)")
+    }
+
+    @Test("opening: a popToRoot the new screen asked for during its activate is dropped when the open fails; its opener stays, and one event says so")
+    func requestsOfAFailedOpenAreDropped() async throws {
+        _ = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        let opener = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        askInActivate("pop-to-root")
+        let (open, opening) = try await openGateScreen()
+        defer { openGate("activate") }
+
+        host.close(opening)
+        openGate("activate")
+        await #expect(throws: ScreenError.self) { _ = try await open.value }
+        #expect(!opener.isReleased, "the popToRoot of a screen that never opened did not pop its opener")
+        #expect(host.visibleRouter === opener)
+        let dropped = host.events.filter { $0.kind == .failed && $0.subject == .screen(opening.id) }.map(\.message)
+        #expect(dropped == ["dropped 1 request(s) it made while it opened: the open failed"], "\(host.events.map(\.description))")
     }
 }
