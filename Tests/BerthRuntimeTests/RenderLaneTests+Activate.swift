@@ -150,4 +150,25 @@ extension RenderLaneTests {
         let dropped = host.events.filter { $0.kind == .failed && $0.subject == .screen(opening.id) }.map(\.message)
         #expect(dropped == ["dropped 1 request(s) it made while it opened: the open failed"], "\(host.events.map(\.description))")
     }
+
+    @Test("opening: while it activates, the new screen's snapshot is opening (not active) under its opener, outside the visible screens; once pushed it is active and visible")
+    func snapshotWhileOpening() async throws {
+        let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        let (open, opening) = try await openGateScreen()
+        defer { openGate("activate") }
+
+        let snapshot = try #require(host.screen(opening.id))
+        #expect(snapshot.state == .opening)
+        #expect(snapshot.parent == counter.id)
+        #expect(!snapshot.presented)
+        #expect(snapshot.busyCall?.function == "activate")
+        #expect(host.screens.map(\.id) == [counter.id, opening.id])
+        #expect(host.screens.first?.state == .active)
+        #expect(host.visibleScreens.map(\.id) == [counter.id])
+
+        openGate("activate")
+        _ = try await open.value
+        #expect(host.screen(opening.id)?.state == .active)
+        #expect(host.visibleScreens.map(\.id) == [counter.id, opening.id])
+    }
 }
