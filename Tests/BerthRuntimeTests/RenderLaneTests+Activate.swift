@@ -171,4 +171,34 @@ extension RenderLaneTests {
         #expect(host.screen(opening.id)?.state == .active)
         #expect(host.visibleScreens.map(\.id) == [counter.id, opening.id])
     }
+
+    @Test("opening presented: the opener takes actions while the new screen activates on its lane; the screen is presented from it once active, with created, active, willAppear and didAppear in that order")
+    func presentedWhileOpenerGoesOn() async throws {
+        let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        let (open, opening) = try await openGateScreen(presented: true)
+        defer { openGate("activate") }
+
+        #expect(host.visibleRouter === counter, "the opener stays visible while the new screen activates")
+        #expect(counter.presentedStack == nil, "nothing is presented before the screen is active")
+        #expect(host.screen(opening.id)?.state == .opening)
+        #expect(host.screen(opening.id)?.presented == true)
+        try await host.send(screen: counter.id, action: "increment", payload: [])
+        try await host.send(screen: counter.id, action: "report", payload: [])
+        #expect(recorder.all.contains { $0.contains("count 1, ticks") }, "\(recorder.all)")
+        #expect(recorder.matching("left activate").isEmpty, "still inside its activate after the opener's actions")
+        #expect(opening.module?.deliveredEvents == [.didLoad])
+
+        openGate("activate")
+        let opened = try await open.value
+        #expect(opened === opening)
+        #expect(host.visibleRouter === opened)
+        #expect(opened.isPresented(from: counter), "presented from the opener")
+        #expect(host.screen(opened.id)?.presented == true)
+        #expect(opened.module?.lastTree?.root?.fields["text"] == "still here", "its first render ran before the presentation")
+        #expect(opened.module?.deliveredEvents == [.didLoad, .willAppear(isPresentedInitially: true), .didAppear(isPresentedInitially: true)])
+        let lifecycle = host.events.filter { $0.subject == .screen(opened.id) }.map { "\($0.kind.rawValue) \($0.kind == .event ? $0.message : "")" }
+        #expect(lifecycle == ["created ", "activated ", "event willAppear(isPresentedInitially: true)", "event didAppear(isPresentedInitially: true)"],
+                "\(lifecycle)")
+        #expect(counter.module?.isActive == true, "the opener stays active under its modal")
+    }
 }
