@@ -245,16 +245,17 @@ final class HostShell {
         try await host.send(screen: router.id, action: action, payload: Array(arguments.dropFirst().joined(separator: " ").utf8))
     }
 
+    /// The screens as snapshots show them (a screen `open` has not pushed yet is `opening`).
     private func listScreens() {
-        let routers = host.openRouters
-        guard !routers.isEmpty else {
+        let screens = host.screens
+        guard !screens.isEmpty else {
             emitLine("no open screens")
             return
         }
         let table = TextTable(header: ["SCREEN", "ROUTE", "PLUGIN", "GENERATION", "STATE"])
-        for router in routers {
-            table.add([String(router.id), router.route, router.pluginID,
-                       router.module.map { String($0.generation.number) } ?? "-", router.module?.state.rawValue ?? "-"])
+        for screen in screens {
+            let generation = screen.generation.map(String.init)
+            table.add([String(screen.id), screen.route.name, screen.plugin, generation ?? "-", generation == nil ? "-" : screen.state.rawValue])
         }
         emitLine(table.render())
     }

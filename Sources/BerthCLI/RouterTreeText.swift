@@ -14,7 +14,9 @@ enum RouterTreeText {
                 text = "presented " + text
             }
             if let module = router.module {
-                text += "  gen \(module.generation.number)  \(module.state)  tasks \(router.interactor?.liveTaskCount ?? 0)"
+                // The snapshot's state: a screen `open` has not pushed yet is `opening`.
+                let state = host.screen(router.id)?.state ?? module.state
+                text += "  gen \(module.generation.number)  \(state)  tasks \(router.interactor?.liveTaskCount ?? 0)"
             }
             if router === visible { text += "  ◀ visible" }
             lines.append(prefix + branch + text)

@@ -58,6 +58,11 @@ struct SlowPluginTerminalTests {
         open.sendFrame(Array(#"{"args":["open","org.berth.crasher/gate-\#(when)","\#(gate)"]}"#.utf8))
         try answeredMeanwhile(terminal, host, busy: "org.berth.crasher/gate-\(when) \(when)", count: count, sourceLocation: sourceLocation)
         #expect(!screen(terminal).contains("gate-\(when)"), "the new screen is not shown before \(when) returns", sourceLocation: sourceLocation)
+        if when == "activate" {
+            // Created and attached, not pushed: `screens` lists it, as its snapshot shows it.
+            let listed = try host.command(["screens"]).split(separator: "\n").first { $0.contains("gate-activate") }
+            #expect(listed?.split(separator: " ").last == "opening", "\(listed ?? "not listed")", sourceLocation: sourceLocation)
+        }
         #expect(FileManager.default.createFile(atPath: gate + "/leave-\(when)", contents: nil), sourceLocation: sourceLocation)
         #expect(try open.readReply()?.contains("still here") == true, sourceLocation: sourceLocation)
         #expect(waitForScreen(terminal, "org.berth.crasher/gate-\(when)", sourceLocation: sourceLocation), "the new screen shows once it is ready",

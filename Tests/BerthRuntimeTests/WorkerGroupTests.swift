@@ -103,6 +103,39 @@ struct WorkerGroupTests {
         #expect(!again.isReleased, "a new group worker on the next use")
     }
 
+    @Test("a member loaded while its group's worker runs another member's load is refused at once in one line, not made to wait; loaded again once that returns, it joins that worker")
+    func memberRefusedWhileItsGroupLoads() async throws {
+        try join(workspace.stageCrasher(entry: "berth_crasher_entry_gate"), group: "gated")
+        try join(workspace.stageFixture(folder: "scoped", entry: "fixture_entry_scoped", id: "org.berth.scoped") { $0["routes"] = ["scoped"] },
+                 group: "gated")
+        let host = try workspace.makeHost(recorder: recorder, isolation: TestIsolation.settings(.manifest(default: .process)),
+                                          groups: ["gated": ["org.berth.crasher", "org.berth.scoped"]])
+        // The crasher's gated entry waits at the gate "load" in its runtime folder.
+        let gate = host.runtimeDirectory.folder(of: "org.berth.crasher")
+        defer { FileManager.default.createFile(atPath: gate + "/leave-load", contents: nil) }
+        let first = Task { @MainActor in try await host.loadOffMain("org.berth.crasher") }
+        for _ in 0..<6_000 where !FileManager.default.fileExists(atPath: gate + "/entered-load") && recorder.matching("entered load").isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(FileManager.default.fileExists(atPath: gate + "/entered-load") || !recorder.matching("entered load").isEmpty,
+                     "the crasher's entry reached its gate: \(recorder.all)")
+
+        do {
+            try await host.loadOffMain("org.berth.scoped")
+            Issue.record("a member loaded while its group's worker ran another member's load")
+        } catch {
+            #expect(error.description.hasPrefix("org.berth.scoped: its group 'gated' is busy: org.berth.crasher load of generation 1 has run for "),
+                    "\(error.description)")
+            #expect(error.description.hasSuffix(" ms; load it once that returns"), "\(error.description)")
+        }
+        #expect(host.generation(of: "org.berth.scoped") == nil)
+
+        FileManager.default.createFile(atPath: gate + "/leave-load", contents: nil)
+        try await first.value
+        try await host.loadOffMain("org.berth.scoped")
+        #expect(host.generation(of: "org.berth.scoped")?.workerPID == host.generation(of: "org.berth.crasher")?.workerPID)
+    }
+
     @Test("a resolve across groups is refused with one line naming both plugins, their groups and the fix")
     func acrossGroups() throws {
         workspace.stage("greeter.json")

@@ -298,6 +298,11 @@ package struct HostCallbackHandler {
         guard let module = handle.module, module.isActive, let host = handle.host else { return }
         // A worker's tasks run in its own process: the host refuses what they post.
         guard case .success = permit(handle, .tasks, call: "task_post") else { return }
+        // The screen is still opening on its lane (`BerthHost.open`): the post runs once it
+        // is pushed, as it would after `push`, and is dropped when the open fails.
+        if let router = module.router, host.navigator.holdUntilOpened(router, { [self] in taskPost(handle, action: action, payload: payload) }) {
+            return
+        }
         // The plugin is in another call on its lane: the post waits for it, in order.
         let connection = module.generation.connection
         guard connection.busyCall == nil else {

@@ -87,6 +87,6 @@ extension BerthHost {
     }
 
     private func snapshot(_ router: Router) -> ScreenSnapshot {
-        ScreenSnapshot(router, actions: declaredActions(of: router))
+        ScreenSnapshot(router, opening: navigator.openingPlace(of: router), actions: declaredActions(of: router))
     }
 }

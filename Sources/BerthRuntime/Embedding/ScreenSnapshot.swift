@@ -10,7 +10,8 @@ public struct ScreenSnapshot: Sendable, Equatable, Identifiable {
     public var plugin: String
     /// The number of the plugin generation its instance was made by; nil while it has none.
     public var generation: Int?
-    /// Where it stands: created, active, inactive (covered or leaving), released.
+    /// Where it stands: created, opening (`BerthHost.open` has not pushed it yet), active,
+    /// inactive (covered or leaving), released.
     public var state: ScreenState
     /// The screen under it (the one it was pushed on or presented from); nil for the root of
     /// the launch stack.
@@ -33,15 +34,17 @@ public struct ScreenSnapshot: Sendable, Equatable, Identifiable {
 }
 
 extension ScreenSnapshot {
-    /// The screen `router` holds, as it is now.
+    /// The screen `router` holds, as it is now; `opening`: where it goes while `open` has
+    /// not pushed it yet (it shows as `opening`, presented when it will be).
     @MainActor
-    init(_ router: Router, actions: [DeclaredAction]) {
+    init(_ router: Router, opening: Navigator.OpeningPlace?, actions: [DeclaredAction]) {
         let module = router.module
         let tree = module.flatMap { $0.canRender ? $0.lastTree : nil }
+        let state = module.map { opening != nil && !$0.isReleased ? .opening : $0.state } ?? .released
         self.init(id: router.id, route: router.qualifiedRoute, plugin: router.pluginID, generation: module?.generation.number,
-                  state: module?.state ?? .released,
+                  state: state,
                   parent: router.parent.flatMap { $0.kind == .screen ? $0.id : nil },
-                  presented: router.parent.map { router.isPresented(from: $0) } ?? false,
+                  presented: opening?.presented ?? router.parent.map { router.isPresented(from: $0) } ?? false,
                   rendersViews: module?.canRender ?? false, title: tree?.screenTitle, tree: tree?.root,
                   busyCall: module?.busyCall, actions: actions)
     }

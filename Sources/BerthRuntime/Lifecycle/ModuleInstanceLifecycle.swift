@@ -4,6 +4,11 @@ public enum ScreenState: String, Sendable {
     /// Made by the plugin's `create`; activated (running its tasks, taking actions); deactivated
     /// (before detaching: its tasks cancelled, actions refused); destroyed.
     case created, active, inactive, released
+    /// Only in a snapshot (`ScreenSnapshot.state`), while `BerthHost.open` runs the screen's
+    /// `activate` and first render on its plugin's lane (its instance is created, then
+    /// active, meanwhile): attached under its opener, not yet pushed or presented, so not
+    /// visible and in no `visibleScreens`.
+    case opening
 }
 
 /// The life of one module instance (an open screen):

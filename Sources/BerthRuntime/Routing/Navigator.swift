@@ -13,6 +13,8 @@ package final class Navigator {
     private var nextStackID = 1
     /// Work plugins ask for during a call, run once the host is back at top level.
     private let requests = PluginRequestQueue()
+    /// Screens being opened on their lane (`openOnLane`), by router id: attached, not pushed yet.
+    private var openings: [Int: OpeningPlace] = [:]
     /// Live instances, the operation depth and the last render, as instances report them.
     let activity: ScreenActivity
     private let events: EventLog
@@ -124,6 +126,8 @@ package final class Navigator {
     /// created, the screen is attached where it goes (the top of the visible stack, or
     /// presented from the visible screen); it is pushed there once active and rendered,
     /// when nothing changed that place meanwhile (else it closes, and the error says why).
+    /// What the plugin asks of the host meanwhile (navigation, delegates, a managed task's
+    /// post) runs after the push, as after `push`; when the open fails it is dropped.
     package func openOnLane(_ route: Route, argument: [UInt8], presented: Bool) async throws(ScreenError) -> Router {
         let held = HeldRequests()
         let made: Result<Router, ScreenError>
@@ -132,13 +136,12 @@ package final class Navigator {
         } catch {
             made = .failure(error)
         }
-        // The attach is no operation of its own: nothing visible changes until the push, and
-        // the work the plugin asked for during `create` runs after it, as for `push`.
+        // The attach is no operation of its own: nothing visible changes until the push.
         let place: OpeningPlace
         do throws(ScreenError) {
             let child = try made.get()
             do throws(ScreenError) {
-                place = presented ? try attachForPresenting(child) : try attachForPushing(child)
+                place = presented ? try attachForPresenting(child, held: held) : try attachForPushing(child, held: held)
             } catch {
                 if !child.isReleased { child.release() }
                 events.emit(.released, .screen(child.id), "released: \(error.message)")
@@ -146,16 +149,16 @@ package final class Navigator {
             }
         } catch {
             return try topLevel { () throws(ScreenError) -> Router in
-                for work in held.take() { requests.enqueue(work) }
+                dropRequests(held.take(), screen: error.screen)
                 throw error
             }
         }
         let child = place.child
-        let activation = HeldRequests()
+        openings[child.id] = place
         let activated: Result<Void, ScreenError>
         do throws(ScreenError) {
             guard let interactor = child.interactor else { throw ScreenError(.lifecycle, screen: child.id, "screen \(child.id) has no instance") }
-            try await interactor.activateOnLane(held: activation)
+            try await interactor.activateOnLane(held: held)
             activated = .success(())
         } catch {
             activated = .failure(error)
@@ -164,29 +167,46 @@ package final class Navigator {
             events.emit(.activated, .screen(child.id), "active")
             // Every screen renders once when it opens (see `activate(_:)`), here on its lane.
             if module.canRender {
-                do throws(ScreenError) { _ = try await module.renderOnLane(held: activation) } catch { events.emit(.failed, .screen(child.id), error.message) }
+                do throws(ScreenError) { _ = try await module.renderOnLane(held: held) } catch { events.emit(.failed, .screen(child.id), error.message) }
             }
         }
         return try topLevel { () throws(ScreenError) -> Router in
-            for work in held.take() + activation.take() { requests.enqueue(work) }
-            try finishOpening(place, activated)
+            openings[child.id] = nil
+            try finishOpening(place, activated, asked: held.take())
             return child
         }
     }
 
     /// Where a screen being opened on its lane goes: attached to `parent`, pushed on `stack`
     /// once active (a presented screen's `stack` is its own new one).
-    private struct OpeningPlace {
+    struct OpeningPlace {
         let child: Router
         let parent: Router
         let stack: NavigationStack
         /// The top `stack` had at the attach (the screen goes right above it).
         let top: Router?
         let presented: Bool
+        /// What the plugin asked of the host while the screen opens: it runs after the push.
+        let held: HeldRequests
+    }
+
+    /// Where `router` goes, while it is being opened on its lane (`openOnLane`); nil once it
+    /// is pushed, or when it was never opened that way.
+    func openingPlace(of router: Router) -> OpeningPlace? {
+        openings[router.id]
+    }
+
+    /// Holds `work` a plugin asked for outside a call (a managed task's post) until
+    /// `router`'s open on its lane is over: it then runs after the push, as it would after
+    /// `push`, or is dropped when the open fails. False when `router` is not opening.
+    func holdUntilOpened(_ router: Router, _ work: @escaping () -> Void) -> Bool {
+        guard let place = openings[router.id] else { return false }
+        place.held.append(work)
+        return true
     }
 
     /// attach, for a push on the visible stack (see `attachActivateAndPush`).
-    private func attachForPushing(_ child: Router) throws(ScreenError) -> OpeningPlace {
+    private func attachForPushing(_ child: Router, held: HeldRequests) throws(ScreenError) -> OpeningPlace {
         let stack = visibleRouter?.stack ?? launchStack
         let depth = stackDepth
         guard stack.routers.count < depth else {
@@ -195,11 +215,11 @@ package final class Navigator {
         let parent = stack.top ?? stack.presenter ?? launchRouter
         guard parent.attachChild(child) else { throw ScreenError(.navigation, screen: child.id, "screen \(child.id) is already in the tree") }
         child.stack = stack
-        return OpeningPlace(child: child, parent: parent, stack: stack, top: stack.top, presented: false)
+        return OpeningPlace(child: child, parent: parent, stack: stack, top: stack.top, presented: false, held: held)
     }
 
     /// attach, for a presentation from the visible screen (see `attachActivateAndPresent`).
-    private func attachForPresenting(_ child: Router) throws(ScreenError) -> OpeningPlace {
+    private func attachForPresenting(_ child: Router, held: HeldRequests) throws(ScreenError) -> OpeningPlace {
         guard let presenter = visibleRouter else {
             throw ScreenError(.navigation, screen: nil, "nothing is open to present from (open a screen first)")
         }
@@ -207,7 +227,7 @@ package final class Navigator {
         guard presenter.attachChild(child) else { throw ScreenError(.navigation, screen: child.id, "screen \(child.id) is already in the tree") }
         let stack = NavigationStack(id: takeStackID(), presenter: presenter)
         child.stack = stack
-        return OpeningPlace(child: child, parent: presenter, stack: stack, top: nil, presented: true)
+        return OpeningPlace(child: child, parent: presenter, stack: stack, top: nil, presented: true, held: held)
     }
 
     /// Whether `presenter` may present: it is the top of its stack, presents nothing yet,
@@ -224,9 +244,27 @@ package final class Navigator {
         }
     }
 
-    /// The push (or presentation) that ends an open on the lane: refused, and the screen
-    /// closed, when it was closed meanwhile, its activation failed, or its place changed.
-    private func finishOpening(_ place: OpeningPlace, _ activated: Result<Void, ScreenError>) throws(ScreenError) {
+    /// The push (or presentation) that ends an open on the lane, with what the plugin
+    /// `asked` for meanwhile run after it (queued before the push's own events, as `push`
+    /// queues its activate's requests). Refused, the screen closed and `asked` dropped, when
+    /// it was closed meanwhile, its activation failed, or its place changed.
+    private func finishOpening(_ place: OpeningPlace, _ activated: Result<Void, ScreenError>, asked: [() -> Void]) throws(ScreenError) {
+        do throws(ScreenError) {
+            try closeUnlessStillOpenable(place, activated)
+        } catch {
+            dropRequests(asked, screen: place.child.id)
+            throw error
+        }
+        for work in asked { requests.enqueue(work) }
+        transition(removing: []) {
+            place.stack.push(place.child)
+            if place.presented { place.parent.presentedStack = place.stack }
+        }
+    }
+
+    /// Throws, and closes the screen, when it cannot be pushed where it was attached: it was
+    /// closed meanwhile, its activation failed, or its place changed.
+    private func closeUnlessStillOpenable(_ place: OpeningPlace, _ activated: Result<Void, ScreenError>) throws(ScreenError) {
         let child = place.child
         guard !child.isReleased, child.parent === place.parent else {
             if !child.isReleased { deactivateDetachAndReleaseIfNeeded(child) }
@@ -251,10 +289,13 @@ package final class Navigator {
             throw ScreenError(.navigation, screen: child.id,
                               "screen \(child.id) (\(child.pluginID)/\(child.route)) was not opened: \(changed.message) while it activated; open it again")
         }
-        transition(removing: []) {
-            place.stack.push(child)
-            if place.presented { place.parent.presentedStack = place.stack }
-        }
+    }
+
+    /// What a screen whose open failed had asked for is dropped (it would act for a screen
+    /// that never showed: a `popToRoot` would pop its opener's stack), in one line.
+    private func dropRequests(_ asked: [() -> Void], screen id: Int?) {
+        guard !asked.isEmpty else { return }
+        events.emit(.failed, id.map { .screen($0) } ?? .host, "dropped \(asked.count) request(s) it made while it opened: the open failed")
     }
 
     /// A screen created but never attached or activated (conformance: create/destroy).

@@ -12,6 +12,11 @@
  * FOLDER/leave-WHEN exists (at most 600 s). "gate-render" lets every render through until
  * FOLDER/arm-render exists (the host renders a visible screen as often as it likes), then
  * waits in each.
+ * A gate screen also asks the host for work in its activate, before its gate, when
+ * FOLDER/ask-activate exists; its words say what: "post" starts a task that posts the action
+ * "asked" to the screen itself; "pop-to-root" asks to pop the screen's stack to its root.
+ * Such a screen logs "ran asked" when that action runs and "event N" for each lifecycle
+ * event (BERTH_EVENT_*): the tests of when that work runs during an open on the lane.
  * The entry "berth_crasher_entry_gate" waits the same way while the host loads the plugin,
  * at the gate "load" in the folder of its own image (the host's shadow copy: the plugin's
  * runtime folder, which a worker may read): the entered marker is written where it can be.
@@ -53,6 +58,8 @@ typedef struct crasher_instance {
     char when[16];
     /* HOW "gate": the folder of its marker, arm and release files. */
     char gate[3072];
+    /* It found FOLDER/ask-activate: it logs its events and the action "asked". */
+    int asks;
 } crasher_instance;
 
 static volatile int sink;
@@ -123,6 +130,35 @@ static void task_run(void *context, berth_task_handle *task) {
     fail_now(((crasher_instance *)context)->how);
 }
 
+static void post_asked(void *context, berth_task_handle *task) {
+    (void)context;
+    berth_bytes none = {NULL, 0};
+    host_table->task_post(task, "asked", none);
+}
+
+/* A gate screen's asks, made in its activate before it waits (FOLDER/ask-activate). */
+static berth_status ask_in_activate(crasher_instance *instance, berth_error *error) {
+    char path[4096], asks[64] = {0};
+    snprintf(path, sizeof path, "%s/ask-activate", instance->gate);
+    FILE *file = strcmp(instance->how, "gate") == 0 ? fopen(path, "r") : NULL;
+    if (file == NULL) return BERTH_OK;
+    size_t length = fread(asks, 1, sizeof(asks) - 1, file);
+    fclose(file);
+    asks[length] = '\0';
+    instance->asks = 1;
+    if (strstr(asks, "post") != NULL) {
+        berth_task_v1 task = {sizeof(berth_task_v1), instance, post_asked, NULL, NULL};
+        berth_status status = host_table->task_start(instance->screen, "ask", &task, error);
+        if (status != BERTH_OK) return status;
+    }
+    if (strstr(asks, "pop-to-root") != NULL) {
+        uint64_t id = 0;
+        berth_bytes none = {NULL, 0};
+        return host_table->navigate(instance->screen, BERTH_NAVIGATE_POP_TO_ROOT, NULL, none, &id, error);
+    }
+    return BERTH_OK;
+}
+
 static berth_status crasher_create(berth_screen_handle *screen, const char *route, berth_bytes argument,
                                    berth_instance **out, berth_error *error) {
     (void)error;
@@ -151,6 +187,8 @@ static berth_status crasher_activate(berth_instance *opaque, berth_error *error)
         berth_bytes none = {NULL, 0};
         return host_table->navigate(instance->screen, BERTH_NAVIGATE_PUSH, "loop-activate", none, &id, error);
     }
+    berth_status asked = ask_in_activate(instance, error);
+    if (asked != BERTH_OK) return asked;
     maybe_fail(instance, "activate");
     if (strcmp(instance->when, "task") == 0) {
         berth_task_v1 task = {sizeof(berth_task_v1), instance, task_run, NULL, NULL};
@@ -164,8 +202,14 @@ static berth_status crasher_deactivate(berth_instance *instance, berth_error *er
     return BERTH_OK;
 }
 
-static void crasher_event(berth_instance *instance, int32_t event, int32_t flag) {
+static void crasher_event(berth_instance *opaque, int32_t event, int32_t flag) {
     (void)flag;
+    crasher_instance *instance = opaque;
+    if (instance->asks) {
+        char line[32];
+        snprintf(line, sizeof line, "event %d", (int)event);
+        host_table->log(plugin_handle, BERTH_LOG_INFO, line);
+    }
     if (event == BERTH_EVENT_DID_APPEAR) maybe_fail(instance, "event");
 }
 
@@ -224,6 +268,7 @@ static berth_status wait_for_file(berth_bytes payload) {
 static berth_status crasher_action(berth_instance *opaque, const char *name, berth_bytes payload, berth_error *error) {
     crasher_instance *instance = opaque;
     maybe_fail(instance, "action");
+    if (strcmp(name, "asked") == 0 && instance->asks) host_table->log(plugin_handle, BERTH_LOG_INFO, "ran asked");
     if (strcmp(name, "persist") == 0) return persist_counting(instance, payload, error);
     if (strcmp(name, "wait-for") == 0) return wait_for_file(payload);
     return BERTH_OK;
