@@ -12,15 +12,15 @@ package final class Navigator {
     let launchStack = NavigationStack(id: 0, presenter: nil)
     private var nextStackID = 1
     /// Work plugins ask for during a call, run once the host is back at top level.
-    private let requests = PluginRequestQueue()
+    let requests = PluginRequestQueue()
     /// Screens being opened on their lane (`openOnLane`), by router id: attached, not pushed yet.
-    private var openings: [Int: OpeningPlace] = [:]
+    var openings: [Int: OpeningPlace] = [:]
     /// Live instances, the operation depth and the last render, as instances report them.
     let activity: ScreenActivity
-    private let events: EventLog
+    let events: EventLog
     /// Makes the screens: resolves routes, checks the open-screen limit, numbers routers.
     let screens: ScreenMaker
-    private let stackDepth: Int
+    let stackDepth: Int
     /// Told when an outermost operation has ended (`BerthHost.addChangeObserver`).
     /// Unchecked exclusivity: read whenever an operation ends; the observers are called
     /// over a copy, so one that subscribes or unsubscribes overlaps no access.
@@ -119,183 +119,6 @@ package final class Navigator {
             try attachOrRelease(child) { () throws(ScreenError) in try attachActivateAndPresent(child, from: presenter, onRelease: onRelease) }
             return child
         }
-    }
-
-    /// `push` or `present` with the plugin's calls on its lane: `create`, then `activate`
-    /// and the first render. The opener stays usable until the new screen is ready. Once
-    /// created, the screen is attached where it goes (the top of the visible stack, or
-    /// presented from the visible screen); it is pushed there once active and rendered,
-    /// when nothing changed that place meanwhile (else it closes, and the error says why).
-    /// What the plugin asks of the host meanwhile (navigation, delegates, a managed task's
-    /// post) runs after the push, as after `push`; when the open fails it is dropped.
-    package func openOnLane(_ route: Route, argument: [UInt8], presented: Bool) async throws(ScreenError) -> Router {
-        let held = HeldRequests()
-        let made: Result<Router, ScreenError>
-        do throws(ScreenError) {
-            made = .success(try await screens.makeScreenOnLane(route, argument: argument, held: held))
-        } catch {
-            made = .failure(error)
-        }
-        // The attach is no operation of its own: nothing visible changes until the push.
-        let place: OpeningPlace
-        do throws(ScreenError) {
-            let child = try made.get()
-            do throws(ScreenError) {
-                place = presented ? try attachForPresenting(child, held: held) : try attachForPushing(child, held: held)
-            } catch {
-                if !child.isReleased { child.release() }
-                events.emit(.released, .screen(child.id), "released: \(error.message)")
-                throw error
-            }
-        } catch {
-            return try topLevel { () throws(ScreenError) -> Router in
-                dropRequests(held.take(), screen: error.screen)
-                throw error
-            }
-        }
-        let child = place.child
-        openings[child.id] = place
-        let activated: Result<Void, ScreenError>
-        do throws(ScreenError) {
-            guard let interactor = child.interactor else { throw ScreenError(.lifecycle, screen: child.id, "screen \(child.id) has no instance") }
-            try await interactor.activateOnLane(held: held)
-            activated = .success(())
-        } catch {
-            activated = .failure(error)
-        }
-        if case .success = activated, let module = child.module, module.isActive {
-            events.emit(.activated, .screen(child.id), "active")
-            // Every screen renders once when it opens (see `activate(_:)`), here on its lane.
-            if module.canRender {
-                do throws(ScreenError) { _ = try await module.renderOnLane(held: held) } catch { events.emit(.failed, .screen(child.id), error.message) }
-            }
-        }
-        return try topLevel { () throws(ScreenError) -> Router in
-            openings[child.id] = nil
-            try finishOpening(place, activated, asked: held.take())
-            return child
-        }
-    }
-
-    /// Where a screen being opened on its lane goes: attached to `parent`, pushed on `stack`
-    /// once active (a presented screen's `stack` is its own new one).
-    struct OpeningPlace {
-        let child: Router
-        let parent: Router
-        let stack: NavigationStack
-        /// The top `stack` had at the attach (the screen goes right above it).
-        let top: Router?
-        let presented: Bool
-        /// What the plugin asked of the host while the screen opens: it runs after the push.
-        let held: HeldRequests
-    }
-
-    /// Where `router` goes, while it is being opened on its lane (`openOnLane`); nil once it
-    /// is pushed, or when it was never opened that way.
-    func openingPlace(of router: Router) -> OpeningPlace? {
-        openings[router.id]
-    }
-
-    /// Holds `work` a plugin asked for outside a call (a managed task's post) until
-    /// `router`'s open on its lane is over: it then runs after the push, as it would after
-    /// `push`, or is dropped when the open fails. False when `router` is not opening.
-    func holdUntilOpened(_ router: Router, _ work: @escaping () -> Void) -> Bool {
-        guard let place = openings[router.id] else { return false }
-        place.held.append(work)
-        return true
-    }
-
-    /// attach, for a push on the visible stack (see `attachActivateAndPush`).
-    private func attachForPushing(_ child: Router, held: HeldRequests) throws(ScreenError) -> OpeningPlace {
-        let stack = visibleRouter?.stack ?? launchStack
-        let depth = stackDepth
-        guard stack.routers.count < depth else {
-            throw ScreenError(.screenLimit, screen: child.id, "cannot push \(child.pluginID)/\(child.route): its stack is \(stack.routers.count) screens deep, the limit is \(depth)")
-        }
-        let parent = stack.top ?? stack.presenter ?? launchRouter
-        guard parent.attachChild(child) else { throw ScreenError(.navigation, screen: child.id, "screen \(child.id) is already in the tree") }
-        child.stack = stack
-        return OpeningPlace(child: child, parent: parent, stack: stack, top: stack.top, presented: false, held: held)
-    }
-
-    /// attach, for a presentation from the visible screen (see `attachActivateAndPresent`).
-    private func attachForPresenting(_ child: Router, held: HeldRequests) throws(ScreenError) -> OpeningPlace {
-        guard let presenter = visibleRouter else {
-            throw ScreenError(.navigation, screen: nil, "nothing is open to present from (open a screen first)")
-        }
-        try checkCanPresent(from: presenter)
-        guard presenter.attachChild(child) else { throw ScreenError(.navigation, screen: child.id, "screen \(child.id) is already in the tree") }
-        let stack = NavigationStack(id: takeStackID(), presenter: presenter)
-        child.stack = stack
-        return OpeningPlace(child: child, parent: presenter, stack: stack, top: nil, presented: true, held: held)
-    }
-
-    /// Whether `presenter` may present: it is the top of its stack, presents nothing yet,
-    /// and no modal covers it.
-    private func checkCanPresent(from presenter: Router) throws(ScreenError) {
-        guard presenter.presentedStack == nil else {
-            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) already presents a modal")
-        }
-        guard presenter.kind == .screen, let presenterStack = presenter.stack, presenterStack.top === presenter else {
-            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) is not the top of its stack; only the top presents")
-        }
-        guard !presenterStack.routers.contains(where: { $0.presentedStack?.top != nil }) else {
-            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) is covered by a modal; it cannot present another")
-        }
-    }
-
-    /// The push (or presentation) that ends an open on the lane, with what the plugin
-    /// `asked` for meanwhile run after it (queued before the push's own events, as `push`
-    /// queues its activate's requests). Refused, the screen closed and `asked` dropped, when
-    /// it was closed meanwhile, its activation failed, or its place changed.
-    private func finishOpening(_ place: OpeningPlace, _ activated: Result<Void, ScreenError>, asked: [() -> Void]) throws(ScreenError) {
-        do throws(ScreenError) {
-            try closeUnlessStillOpenable(place, activated)
-        } catch {
-            dropRequests(asked, screen: place.child.id)
-            throw error
-        }
-        for work in asked { requests.enqueue(work) }
-        transition(removing: []) {
-            place.stack.push(place.child)
-            if place.presented { place.parent.presentedStack = place.stack }
-        }
-    }
-
-    /// Throws, and closes the screen, when it cannot be pushed where it was attached: it was
-    /// closed meanwhile, its activation failed, or its place changed.
-    private func closeUnlessStillOpenable(_ place: OpeningPlace, _ activated: Result<Void, ScreenError>) throws(ScreenError) {
-        let child = place.child
-        guard !child.isReleased, child.parent === place.parent else {
-            if !child.isReleased { deactivateDetachAndReleaseIfNeeded(child) }
-            throw ScreenError(.navigation, screen: child.id, "screen \(child.id) (\(child.pluginID)/\(child.route)) was closed while it opened")
-        }
-        if case .failure(let error) = activated {
-            place.parent.detachChild(child)
-            child.release()
-            events.emit(.released, .screen(child.id), "released after failed activation")
-            throw error
-        }
-        var changed: ScreenError?
-        if place.presented {
-            do throws(ScreenError) { try checkCanPresent(from: place.parent) } catch { changed = error }
-        } else if place.stack.top !== place.top || visibleRouter !== place.top {
-            changed = ScreenError(.navigation, screen: child.id, "the stack it was opened on changed or was covered")
-        } else if child.module?.isActive != true {
-            changed = ScreenError(.navigation, screen: child.id, "it is no longer active")
-        }
-        if let changed {
-            deactivateDetachAndReleaseIfNeeded(child)
-            throw ScreenError(.navigation, screen: child.id,
-                              "screen \(child.id) (\(child.pluginID)/\(child.route)) was not opened: \(changed.message) while it activated; open it again")
-        }
-    }
-
-    /// What a screen whose open failed had asked for is dropped (it would act for a screen
-    /// that never showed: a `popToRoot` would pop its opener's stack), in one line.
-    private func dropRequests(_ asked: [() -> Void], screen id: Int?) {
-        guard !asked.isEmpty else { return }
-        events.emit(.failed, id.map { .screen($0) } ?? .host, "dropped \(asked.count) request(s) it made while it opened: the open failed")
     }
 
     /// A screen created but never attached or activated (conformance: create/destroy).
@@ -498,85 +321,6 @@ package final class Navigator {
         }
     }
 
-    /// `send` with the action on its plugin's lane: the host goes on until it returns, then
-    /// one operation runs what the plugin asked for meanwhile and renders the visible screen.
-    package func sendOnLane(screen id: Int, action: String, payload: [UInt8]) async throws(ScreenError) {
-        guard let module = router(id)?.module else { throw ScreenError(.noSuchScreen, screen: id, "no open screen \(id)") }
-        let renderFollows = activity.isIdle && visibleRouter?.module === module
-        let held = HeldRequests()
-        let outcome: Result<Bool, ScreenError>
-        do throws(ScreenError) {
-            outcome = .success(try await module.handleOnLane(action: action, payload: payload, renderFollows: renderFollows, held: held))
-        } catch {
-            outcome = .failure(error)
-        }
-        var failedRender: ScreenError?
-        if renderFollows, case .success(true) = outcome {
-            do { try await renderAfterLaneCall(module, held) } catch { failedRender = error }
-        }
-        let _: Void? = try finishLaneCall(held, outcome)
-        if let failedRender { events.emit(.failed, .screen(id), failedRender.message) }
-    }
-
-    /// The render after an action on a lane, on the lane too (`ModuleInstance.renderOnLane`),
-    /// unless the plugin asked the host for work during the action: that runs first, and
-    /// the operation that ends the call renders after it, as after any operation.
-    private func renderAfterLaneCall(_ module: ModuleInstance, _ held: HeldRequests) async throws(ScreenError) {
-        guard held.work.isEmpty, module.isActive, module.canRender, !module.isBusy else { return }
-        _ = try await module.renderOnLane(held: held)
-    }
-
-    /// `render` on the screen's plugin's lane (see `ModuleInstance.renderOnLane`).
-    package func renderOnLane(screen id: Int?) async throws(ScreenError) -> ViewTree? {
-        guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
-            throw ScreenError(.noSuchScreen, screen: id, id.map { "no open screen \($0)" } ?? "no screen is open")
-        }
-        let held = HeldRequests()
-        let outcome: Result<ViewTree?, ScreenError>
-        do throws(ScreenError) {
-            outcome = .success(try await module.renderOnLane(held: held))
-        } catch {
-            outcome = .failure(error)
-        }
-        return try finishLaneCall(held, outcome.map { _ in true }) { () throws(ScreenError) -> ViewTree? in try outcome.get() }
-    }
-
-    /// `input` on its plugin's lane (see `sendOnLane`); returns the screen's tree after it,
-    /// nil when the screen was closed meanwhile.
-    package func inputOnLane(_ input: ViewInput, view viewID: String, screen id: Int?) async throws(ScreenError) -> ViewTree? {
-        guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
-            throw ScreenError(.noSuchScreen, screen: id, "no screen is open")
-        }
-        let held = HeldRequests()
-        let outcome: Result<Bool, ScreenError>
-        do throws(ScreenError) {
-            outcome = .success(try await module.inputOnLane(input, view: viewID, held: held))
-        } catch {
-            outcome = .failure(error)
-        }
-        var rendered: Result<Void, ScreenError> = .success(())
-        if case .success(true) = outcome {
-            do throws(ScreenError) { try await renderAfterLaneCall(module, held) } catch { rendered = .failure(error) }
-        }
-        return try finishLaneCall(held, outcome) { () throws(ScreenError) -> ViewTree? in
-            try rendered.get()
-            guard module.isActive else { return nil }
-            return activity.freshlyRendered === module ? module.lastTree : try module.render()
-        }
-    }
-
-    /// The operation that ends a call on a lane: the work the plugin asked for during it runs
-    /// (in order, as after any operation), then `then` when the screen is still open.
-    @discardableResult
-    private func finishLaneCall<T>(_ held: HeldRequests, _ outcome: Result<Bool, ScreenError>,
-                                   then: () throws(ScreenError) -> T? = { () throws(ScreenError) -> T? in nil }) throws(ScreenError) -> T? {
-        try topLevel { () throws(ScreenError) -> T? in
-            for work in held.take() { requests.enqueue(work) }
-            guard try outcome.get() else { return nil }
-            return try then()
-        }
-    }
-
     /// Observes `child`'s delegate actions from the host side (for example the CLI).
     package func observeDelegate(of child: Router, _ handler: @escaping (String, [UInt8]) -> Void) {
         child.delegateObservers.append(.host(handler))
@@ -696,7 +440,7 @@ package final class Navigator {
     }
 
     /// Applies a structural change and delivers the screen events it implies.
-    private func transition(removing removed: [Router], _ change: () -> Void) {
+    func transition(removing removed: [Router], _ change: () -> Void) {
         let before = visibleRouter
         change()
         let after = visibleRouter
@@ -728,7 +472,7 @@ package final class Navigator {
     /// The id the next screen will have (promised to a plugin whose push is queued).
     func takeRouterID() -> Int { screens.takeRouterID() }
 
-    private func takeStackID() -> Int {
+    func takeStackID() -> Int {
         defer { nextStackID += 1 }
         return nextStackID
     }

@@ -1,0 +1,84 @@
+@_spi(Engine) import BerthCore
+
+/// Actions, view input and renders on the screen's plugin's lane (Docs/lanes.md): the main
+/// actor goes on until the plugin returns.
+extension Navigator {
+    /// `send` with the action on its plugin's lane: the host goes on until it returns, then
+    /// one operation runs what the plugin asked for meanwhile and renders the visible screen.
+    package func sendOnLane(screen id: Int, action: String, payload: [UInt8]) async throws(ScreenError) {
+        guard let module = router(id)?.module else { throw ScreenError(.noSuchScreen, screen: id, "no open screen \(id)") }
+        let renderFollows = activity.isIdle && visibleRouter?.module === module
+        let held = HeldRequests()
+        let outcome: Result<Bool, ScreenError>
+        do throws(ScreenError) {
+            outcome = .success(try await module.handleOnLane(action: action, payload: payload, renderFollows: renderFollows, held: held))
+        } catch {
+            outcome = .failure(error)
+        }
+        var failedRender: ScreenError?
+        if renderFollows, case .success(true) = outcome {
+            do { try await renderAfterLaneCall(module, held) } catch { failedRender = error }
+        }
+        let _: Void? = try finishLaneCall(held, outcome)
+        if let failedRender { events.emit(.failed, .screen(id), failedRender.message) }
+    }
+
+    /// The render after an action on a lane, on the lane too (`ModuleInstance.renderOnLane`),
+    /// unless the plugin asked the host for work during the action: that runs first, and
+    /// the operation that ends the call renders after it, as after any operation.
+    private func renderAfterLaneCall(_ module: ModuleInstance, _ held: HeldRequests) async throws(ScreenError) {
+        guard held.work.isEmpty, module.isActive, module.canRender, !module.isBusy else { return }
+        _ = try await module.renderOnLane(held: held)
+    }
+
+    /// `render` on the screen's plugin's lane (see `ModuleInstance.renderOnLane`).
+    package func renderOnLane(screen id: Int?) async throws(ScreenError) -> ViewTree? {
+        guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
+            throw ScreenError(.noSuchScreen, screen: id, id.map { "no open screen \($0)" } ?? "no screen is open")
+        }
+        let held = HeldRequests()
+        let outcome: Result<ViewTree?, ScreenError>
+        do throws(ScreenError) {
+            outcome = .success(try await module.renderOnLane(held: held))
+        } catch {
+            outcome = .failure(error)
+        }
+        return try finishLaneCall(held, outcome.map { _ in true }) { () throws(ScreenError) -> ViewTree? in try outcome.get() }
+    }
+
+    /// `input` on its plugin's lane (see `sendOnLane`); returns the screen's tree after it,
+    /// nil when the screen was closed meanwhile.
+    package func inputOnLane(_ input: ViewInput, view viewID: String, screen id: Int?) async throws(ScreenError) -> ViewTree? {
+        guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
+            throw ScreenError(.noSuchScreen, screen: id, "no screen is open")
+        }
+        let held = HeldRequests()
+        let outcome: Result<Bool, ScreenError>
+        do throws(ScreenError) {
+            outcome = .success(try await module.inputOnLane(input, view: viewID, held: held))
+        } catch {
+            outcome = .failure(error)
+        }
+        var rendered: Result<Void, ScreenError> = .success(())
+        if case .success(true) = outcome {
+            do throws(ScreenError) { try await renderAfterLaneCall(module, held) } catch { rendered = .failure(error) }
+        }
+        return try finishLaneCall(held, outcome) { () throws(ScreenError) -> ViewTree? in
+            try rendered.get()
+            guard module.isActive else { return nil }
+            return activity.freshlyRendered === module ? module.lastTree : try module.render()
+        }
+    }
+
+    /// The operation that ends a call on a lane: the work the plugin asked for during it runs
+    /// (in order, as after any operation), then `then` when the screen is still open.
+    @discardableResult
+    private func finishLaneCall<T>(_ held: HeldRequests, _ outcome: Result<Bool, ScreenError>,
+                                   then: () throws(ScreenError) -> T? = { () throws(ScreenError) -> T? in nil }) throws(ScreenError) -> T? {
+        try topLevel { () throws(ScreenError) -> T? in
+            for work in held.take() { requests.enqueue(work) }
+            guard try outcome.get() else { return nil }
+            return try then()
+        }
+    }
+}

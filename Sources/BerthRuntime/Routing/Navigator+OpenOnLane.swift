@@ -1,0 +1,182 @@
+@_spi(Engine) import BerthCore
+
+/// Opening a screen with its plugin's calls on its lane (Docs/lanes.md): the opener stays
+/// usable until the new screen is ready.
+extension Navigator {
+    /// `push` or `present` with the plugin's calls on its lane: `create`, then `activate`
+    /// and the first render. The opener stays usable until the new screen is ready. Once
+    /// created, the screen is attached where it goes (the top of the visible stack, or
+    /// presented from the visible screen); it is pushed there once active and rendered,
+    /// when nothing changed that place meanwhile (else it closes, and the error says why).
+    /// What the plugin asks of the host meanwhile (navigation, delegates, a managed task's
+    /// post) runs after the push, as after `push`; when the open fails it is dropped.
+    package func openOnLane(_ route: Route, argument: [UInt8], presented: Bool) async throws(ScreenError) -> Router {
+        let held = HeldRequests()
+        let made: Result<Router, ScreenError>
+        do throws(ScreenError) {
+            made = .success(try await screens.makeScreenOnLane(route, argument: argument, held: held))
+        } catch {
+            made = .failure(error)
+        }
+        // The attach is no operation of its own: nothing visible changes until the push.
+        let place: OpeningPlace
+        do throws(ScreenError) {
+            let child = try made.get()
+            do throws(ScreenError) {
+                place = presented ? try attachForPresenting(child, held: held) : try attachForPushing(child, held: held)
+            } catch {
+                if !child.isReleased { child.release() }
+                events.emit(.released, .screen(child.id), "released: \(error.message)")
+                throw error
+            }
+        } catch {
+            return try topLevel { () throws(ScreenError) -> Router in
+                dropRequests(held.take(), screen: error.screen)
+                throw error
+            }
+        }
+        let child = place.child
+        openings[child.id] = place
+        let activated: Result<Void, ScreenError>
+        do throws(ScreenError) {
+            guard let interactor = child.interactor else { throw ScreenError(.lifecycle, screen: child.id, "screen \(child.id) has no instance") }
+            try await interactor.activateOnLane(held: held)
+            activated = .success(())
+        } catch {
+            activated = .failure(error)
+        }
+        if case .success = activated, let module = child.module, module.isActive {
+            events.emit(.activated, .screen(child.id), "active")
+            // Every screen renders once when it opens (see `activate(_:)`), here on its lane.
+            if module.canRender {
+                do throws(ScreenError) { _ = try await module.renderOnLane(held: held) } catch { events.emit(.failed, .screen(child.id), error.message) }
+            }
+        }
+        return try topLevel { () throws(ScreenError) -> Router in
+            openings[child.id] = nil
+            try finishOpening(place, activated, asked: held.take())
+            return child
+        }
+    }
+
+    /// Where a screen being opened on its lane goes: attached to `parent`, pushed on `stack`
+    /// once active (a presented screen's `stack` is its own new one).
+    struct OpeningPlace {
+        let child: Router
+        let parent: Router
+        let stack: NavigationStack
+        /// The top `stack` had at the attach (the screen goes right above it).
+        let top: Router?
+        let presented: Bool
+        /// What the plugin asked of the host while the screen opens: it runs after the push.
+        let held: HeldRequests
+    }
+
+    /// Where `router` goes, while it is being opened on its lane (`openOnLane`); nil once it
+    /// is pushed, or when it was never opened that way.
+    func openingPlace(of router: Router) -> OpeningPlace? {
+        openings[router.id]
+    }
+
+    /// Holds `work` a plugin asked for outside a call (a managed task's post) until
+    /// `router`'s open on its lane is over: it then runs after the push, as it would after
+    /// `push`, or is dropped when the open fails. False when `router` is not opening.
+    func holdUntilOpened(_ router: Router, _ work: @escaping () -> Void) -> Bool {
+        guard let place = openings[router.id] else { return false }
+        place.held.append(work)
+        return true
+    }
+
+    /// attach, for a push on the visible stack (see `attachActivateAndPush`).
+    private func attachForPushing(_ child: Router, held: HeldRequests) throws(ScreenError) -> OpeningPlace {
+        let stack = visibleRouter?.stack ?? launchStack
+        let depth = stackDepth
+        guard stack.routers.count < depth else {
+            throw ScreenError(.screenLimit, screen: child.id, "cannot push \(child.pluginID)/\(child.route): its stack is \(stack.routers.count) screens deep, the limit is \(depth)")
+        }
+        let parent = stack.top ?? stack.presenter ?? launchRouter
+        guard parent.attachChild(child) else { throw ScreenError(.navigation, screen: child.id, "screen \(child.id) is already in the tree") }
+        child.stack = stack
+        return OpeningPlace(child: child, parent: parent, stack: stack, top: stack.top, presented: false, held: held)
+    }
+
+    /// attach, for a presentation from the visible screen (see `attachActivateAndPresent`).
+    private func attachForPresenting(_ child: Router, held: HeldRequests) throws(ScreenError) -> OpeningPlace {
+        guard let presenter = visibleRouter else {
+            throw ScreenError(.navigation, screen: nil, "nothing is open to present from (open a screen first)")
+        }
+        try checkCanPresent(from: presenter)
+        guard presenter.attachChild(child) else { throw ScreenError(.navigation, screen: child.id, "screen \(child.id) is already in the tree") }
+        let stack = NavigationStack(id: takeStackID(), presenter: presenter)
+        child.stack = stack
+        return OpeningPlace(child: child, parent: presenter, stack: stack, top: nil, presented: true, held: held)
+    }
+
+    /// Whether `presenter` may present: it is the top of its stack, presents nothing yet,
+    /// and no modal covers it.
+    func checkCanPresent(from presenter: Router) throws(ScreenError) {
+        guard presenter.presentedStack == nil else {
+            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) already presents a modal")
+        }
+        guard presenter.kind == .screen, let presenterStack = presenter.stack, presenterStack.top === presenter else {
+            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) is not the top of its stack; only the top presents")
+        }
+        guard !presenterStack.routers.contains(where: { $0.presentedStack?.top != nil }) else {
+            throw ScreenError(.navigation, screen: presenter.id, "screen \(presenter.id) is covered by a modal; it cannot present another")
+        }
+    }
+
+    /// The push (or presentation) that ends an open on the lane, with what the plugin
+    /// `asked` for meanwhile run after it (queued before the push's own events, as `push`
+    /// queues its activate's requests). Refused, the screen closed and `asked` dropped, when
+    /// it was closed meanwhile, its activation failed, or its place changed.
+    private func finishOpening(_ place: OpeningPlace, _ activated: Result<Void, ScreenError>, asked: [() -> Void]) throws(ScreenError) {
+        do throws(ScreenError) {
+            try closeUnlessStillOpenable(place, activated)
+        } catch {
+            dropRequests(asked, screen: place.child.id)
+            throw error
+        }
+        for work in asked { requests.enqueue(work) }
+        transition(removing: []) {
+            place.stack.push(place.child)
+            if place.presented { place.parent.presentedStack = place.stack }
+        }
+    }
+
+    /// Throws, and closes the screen, when it cannot be pushed where it was attached: it was
+    /// closed meanwhile, its activation failed, or its place changed.
+    private func closeUnlessStillOpenable(_ place: OpeningPlace, _ activated: Result<Void, ScreenError>) throws(ScreenError) {
+        let child = place.child
+        guard !child.isReleased, child.parent === place.parent else {
+            if !child.isReleased { deactivateDetachAndReleaseIfNeeded(child) }
+            throw ScreenError(.navigation, screen: child.id, "screen \(child.id) (\(child.pluginID)/\(child.route)) was closed while it opened")
+        }
+        if case .failure(let error) = activated {
+            place.parent.detachChild(child)
+            child.release()
+            events.emit(.released, .screen(child.id), "released after failed activation")
+            throw error
+        }
+        var changed: ScreenError?
+        if place.presented {
+            do throws(ScreenError) { try checkCanPresent(from: place.parent) } catch { changed = error }
+        } else if place.stack.top !== place.top || visibleRouter !== place.top {
+            changed = ScreenError(.navigation, screen: child.id, "the stack it was opened on changed or was covered")
+        } else if child.module?.isActive != true {
+            changed = ScreenError(.navigation, screen: child.id, "it is no longer active")
+        }
+        if let changed {
+            deactivateDetachAndReleaseIfNeeded(child)
+            throw ScreenError(.navigation, screen: child.id,
+                              "screen \(child.id) (\(child.pluginID)/\(child.route)) was not opened: \(changed.message) while it activated; open it again")
+        }
+    }
+
+    /// What a screen whose open failed had asked for is dropped (it would act for a screen
+    /// that never showed: a `popToRoot` would pop its opener's stack), in one line.
+    private func dropRequests(_ asked: [() -> Void], screen id: Int?) {
+        guard !asked.isEmpty else { return }
+        events.emit(.failed, id.map { .screen($0) } ?? .host, "dropped \(asked.count) request(s) it made while it opened: the open failed")
+    }
+}
