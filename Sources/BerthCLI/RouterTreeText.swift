@@ -14,8 +14,8 @@ enum RouterTreeText {
                 text = "presented " + text
             }
             if let module = router.module {
-                // The snapshot's state: a screen `open` has not pushed yet is `opening`.
-                let state = host.screen(router.id)?.state ?? module.state
+                // As its snapshot says: a screen `open` has not pushed yet is `opening`.
+                let state = host.isOpening(router) ? ScreenState.opening : module.state
                 text += "  gen \(module.generation.number)  \(state)  tasks \(router.interactor?.liveTaskCount ?? 0)"
             }
             if router === visible { text += "  ◀ visible" }

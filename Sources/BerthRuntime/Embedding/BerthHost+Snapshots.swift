@@ -86,6 +86,12 @@ extension BerthHost {
         return stream
     }
 
+    /// True while `open` has `router`'s screen attached but not yet pushed (its snapshot's
+    /// state is `opening`).
+    package func isOpening(_ router: Router) -> Bool {
+        navigator.openingPlace(of: router) != nil
+    }
+
     private func snapshot(_ router: Router) -> ScreenSnapshot {
         ScreenSnapshot(router, opening: navigator.openingPlace(of: router), actions: declaredActions(of: router))
     }
