@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -24,6 +25,29 @@ int berth_peer_credentials(int socket_fd, uint32_t *out_uid, int32_t *out_pid) {
 
 int berth_wake_descriptor(void) {
     return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+int berth_watch_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+int berth_watch_set(int watch_fd, int fd, int add, int armed, uint64_t token) {
+    /* One-shot: a report disarms the descriptor until it is armed again. Disarmed, it
+     * reports nothing but a hang-up or error, and those once. */
+    struct epoll_event event = { .events = (armed ? EPOLLIN : 0) | EPOLLONESHOT, .data.u64 = token };
+    return epoll_ctl(watch_fd, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event);
+}
+
+int berth_watch_remove(int watch_fd, int fd) {
+    return epoll_ctl(watch_fd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+int berth_watch_wait(int watch_fd, uint64_t *tokens, int capacity) {
+    struct epoll_event events[64];
+    if (capacity > 64) capacity = 64;
+    int count = epoll_wait(watch_fd, events, capacity, -1);
+    for (int index = 0; index < count; index++) tokens[index] = events[index].data.u64;
+    return count;
 }
 
 int berth_open_place(const char *path) {

@@ -78,6 +78,28 @@ struct ChannelWatcherTests {
         #expect(reports.value == 2)
     }
 
+    @Test("paused for a call, a channel's data and hang-up are not reported; re-armed, what is readable is reported at once")
+    func pausedForACall() throws {
+        var ends: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        defer { close(ends[0]) }
+        let reports = Count()
+        let watcher = ChannelWatcher.shared
+        let token = watcher.watch(ends[0]) { reports.add() }
+        defer { watcher.stop(token) }
+        watcher.pause(token)
+        var byte: UInt8 = 1
+        _ = write(ends[1], &byte, 1)
+        close(ends[1])
+        #expect(afterWatcherPass(watcher))
+        #expect(reports.value == 0)
+        // The call is over: the byte (and the end) it left unread is reported, once.
+        watcher.rearm(token)
+        #expect(eventually { reports.value == 1 })
+        #expect(afterWatcherPass(watcher))
+        #expect(reports.value == 1)
+    }
+
     @Test("a peer that closes its end is reported, so a worker that dies between calls is noticed")
     func peerClosed() throws {
         var ends: [Int32] = [-1, -1]

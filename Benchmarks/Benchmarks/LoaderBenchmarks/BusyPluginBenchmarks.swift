@@ -182,6 +182,18 @@ final class BareHopThread: @unchecked Sendable {
 
 nonisolated(unsafe) var bareHopThread: BareHopThread?
 
+extension ExamplePlugin {
+    /// The C fixture's render_tree table (Tests/Fixtures/BerthFixtures/fixtures.c): its
+    /// action "bump" returns at once and its render writes an empty tree.
+    static let idleFixture = ExamplePlugin(
+        manifestFile: "", id: "org.berth.fixtures", library: "libBerthFixtures.so", entry: "fixture_entry_render_tree",
+        inlineManifest: """
+        {"id": "org.berth.fixtures", "name": "Fixtures", "version": "1.0.0", "abi": "1.0", "library": "libBerthFixtures.so",
+         "entry": "fixture_entry_render_tree", "runtime": "c", "routes": ["probe"]}
+        """
+    )
+}
+
 func registerBusyPluginBenchmarks() {
     let perIteration = Benchmark.Configuration(
         metrics: [.wallClock, .processCPU], warmupIterations: 10,
@@ -213,23 +225,29 @@ func registerBusyPluginBenchmarks() {
         scalingFactor: .kilo, maxDuration: .seconds(5), maxIterations: 1_000
     ).tuned(countedIterations: 20)
 
-    Benchmark("in-process action through its lane (Counter increment)", configuration: perRoundTrip) { benchmark in
-        onMainActorAsync(with: benchmark) { benchmark in
-            guard let host = screenFixture?.host, let screen = host.visibleRouter?.id else { fatalError("setup did not run") }
-            await measure(benchmark) {
-                for _ in benchmark.scaledIterations {
-                    do { try await host.send(screen: screen, action: "increment", payload: []) } catch { fatalError("\(error)") }
+    // P14: a plugin that does nothing, so the figure is what the lane adds to a bare hop (the
+    // bookkeeping on both sides of it, the check and commit of a tree), not a plugin's own
+    // work. P14-counter: Counter, whose Swift render is about 40 % of its instructions.
+    for (name, plugin, route, action): (String, ExamplePlugin, Route, String) in [("in-process action through its lane (C fixture, no work)", .idleFixture, "org.berth.fixtures/probe", "bump"),
+                                          ("in-process action through its lane (Counter increment)", .counter, "com.example.counter/counter", "increment")] {
+        Benchmark(name, configuration: perRoundTrip) { benchmark in
+            onMainActorAsync(with: benchmark) { benchmark in
+                guard let host = screenFixture?.host, let screen = host.visibleRouter?.id else { fatalError("setup did not run") }
+                await measure(benchmark) {
+                    for _ in benchmark.scaledIterations {
+                        do { try await host.send(screen: screen, action: action, payload: []) } catch { fatalError("\(error)") }
+                    }
                 }
             }
+        } setup: {
+            try onMainActor {
+                let fixture = try ScreenFixture([plugin], isolation: .inProcess)
+                _ = try fixture.host.push(route)
+                screenFixture = fixture
+            }
+        } teardown: {
+            onMainActor { screenFixture?.tearDown(); screenFixture = nil }
         }
-    } setup: {
-        try onMainActor {
-            let fixture = try ScreenFixture([.counter], isolation: .inProcess)
-            _ = try fixture.host.push("com.example.counter/counter")
-            screenFixture = fixture
-        }
-    } teardown: {
-        onMainActor { screenFixture?.tearDown(); screenFixture = nil }
     }
 
     Benchmark("bare thread-hop round trip (main actor → thread → main actor)", configuration: perRoundTrip) { benchmark in

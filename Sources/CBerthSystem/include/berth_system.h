@@ -18,6 +18,18 @@ int berth_wait_for_process_end(int pid, int milliseconds);
 /** A non-blocking, close-on-exec eventfd: written to wake a thread that polls it. The descriptor, or -1 with errno set. */
 int berth_wake_descriptor(void);
 
+/**
+ * One-shot readiness watches (epoll): `berth_watch_set` arms `fd` (when `armed`) for one
+ * report of readability, carrying `token`, or disarms it; either takes effect at once in a
+ * thread already waiting in `berth_watch_wait`, without waking it. `add` is 1 for a new
+ * descriptor. `berth_watch_wait` waits for reports and writes up to `capacity` tokens: their
+ * count, or -1 with errno set.
+ */
+int berth_watch_create(void);
+int berth_watch_set(int watch_fd, int fd, int add, int armed, uint64_t token);
+int berth_watch_remove(int watch_fd, int fd);
+int berth_watch_wait(int watch_fd, uint64_t *tokens, int capacity);
+
 /** `path` opened for its place only (O_PATH, close-on-exec; symlinks followed): a descriptor for fstat and /proc/self/fd, or -1 with errno set. */
 int berth_open_place(const char *path);
 

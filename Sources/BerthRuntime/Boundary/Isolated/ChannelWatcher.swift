@@ -32,11 +32,15 @@ final class ChannelWatcher: Sendable {
     }
 
     private let watched = Locked(Watched())
-    /// Written to when the armed set changes, so the thread's `poll` starts over with it
-    /// (-1 if no eventfd could be made: the thread then looks every 50 ms).
-    private let wakeDescriptor = berth_wake_descriptor()
+    /// The epoll instance the thread waits in. Arming and disarming a channel change it in
+    /// place, without waking the thread: a host → worker call disarms its channel before it
+    /// goes and arms it after the reply, at the cost of two system calls and no thread
+    /// wake (P8 in Docs/benchmarks.md). -1 if none could be made (the process is out of
+    /// descriptors): nothing is watched, and a worker's lines wait for its next call.
+    private let watchDescriptor = berth_watch_create()
 
     private init() {
+        guard watchDescriptor >= 0 else { return }
         let thread = Thread { [self] in serve() }
         thread.name = "berth.channel-watcher"
         thread.start()
@@ -45,63 +49,54 @@ final class ChannelWatcher: Sendable {
     /// Watches `descriptor` from now on. `onReadable` runs on the watcher's thread, once per
     /// arming: it should only hand the work on (to the main actor).
     func watch(_ descriptor: Int32, onReadable: @escaping @Sendable () -> Void) -> Token {
-        let token = watched.withLock { state -> Token in
+        watched.withLock { state -> Token in
             state.nextToken += 1
             state.entries[state.nextToken] = Entry(descriptor: descriptor, onReadable: onReadable, armed: true)
+            _ = berth_watch_set(watchDescriptor, descriptor, 1, 1, state.nextToken)
             return Token(value: state.nextToken)
         }
-        wake()
-        return token
     }
 
-    /// Watches the channel again after its owner served what was readable.
+    /// Watches the channel again after its owner served what was readable (or after the
+    /// call that paused it): what is readable already is reported at once.
     func rearm(_ token: Token) {
-        let changed = watched.withLock { state -> Bool in
-            guard let entry = state.entries[token.value], !entry.armed else { return false }
-            state.entries[token.value]?.armed = true
-            return true
-        }
-        if changed { wake() }
+        set(token, armed: true)
+    }
+
+    /// Stops reporting the channel until `rearm`: its owner is about to read it itself (a
+    /// call's reply), and the thread need not wake for that.
+    func pause(_ token: Token) {
+        set(token, armed: false)
     }
 
     /// Stops watching, before the descriptor is closed. `onReadable` may still run once if
     /// the thread had already taken it; its owner checks that it is still watching.
     func stop(_ token: Token) {
-        let removed = watched.withLock { $0.entries.removeValue(forKey: token.value) != nil }
-        if removed { wake() }
+        watched.withLock { state in
+            guard let entry = state.entries.removeValue(forKey: token.value) else { return }
+            _ = berth_watch_remove(watchDescriptor, entry.descriptor)
+        }
     }
 
-    private func wake() {
-        guard wakeDescriptor >= 0 else { return }
-        var one: UInt64 = 1
-        _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
+    private func set(_ token: Token, armed: Bool) {
+        watched.withLock { state in
+            guard let entry = state.entries[token.value], entry.armed != armed else { return }
+            state.entries[token.value]?.armed = armed
+            _ = berth_watch_set(watchDescriptor, entry.descriptor, 0, armed ? 1 : 0, token.value)
+        }
     }
 
     private func serve() {
-        var pollers: [pollfd] = []
-        var tokens: [UInt64] = []
+        var tokens = [UInt64](repeating: 0, count: 64)
         var ready: [@Sendable () -> Void] = []
         while true {
-            pollers.removeAll(keepingCapacity: true)
-            tokens.removeAll(keepingCapacity: true)
-            pollers.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
+            let count = Int(tokens.withUnsafeMutableBufferPointer { berth_watch_wait(watchDescriptor, $0.baseAddress, Int32($0.count)) })
+            guard count > 0 else { continue }
+            // A report carries its watch's token: one stopped meanwhile (its descriptor
+            // perhaps closed and reused) has no entry, and a paused one is not armed.
             watched.withLock { state in
-                for (token, entry) in state.entries where entry.armed {
-                    pollers.append(pollfd(fd: entry.descriptor, events: Int16(POLLIN), revents: 0))
-                    tokens.append(token)
-                }
-            }
-            guard poll(&pollers, nfds_t(pollers.count), wakeDescriptor >= 0 ? -1 : 50) > 0 else { continue }
-            if pollers[0].revents != 0 {
-                var counter: UInt64 = 0
-                _ = read(wakeDescriptor, &counter, MemoryLayout<UInt64>.size)
-            }
-            // A descriptor stopped (and perhaps closed and reused) while this poll ran has no
-            // entry, or another one, by now: only a token still armed on it is told.
-            watched.withLock { state in
-                for index in 1..<pollers.count where pollers[index].revents != 0 {
-                    let token = tokens[index - 1]
-                    guard let entry = state.entries[token], entry.armed, entry.descriptor == pollers[index].fd else { continue }
+                for token in tokens[0..<count] {
+                    guard let entry = state.entries[token], entry.armed else { continue }
                     state.entries[token]?.armed = false
                     ready.append(entry.onReadable)
                 }

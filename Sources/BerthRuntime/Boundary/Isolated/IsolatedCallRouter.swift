@@ -20,7 +20,12 @@ final class IsolatedCallRouter: IsolationChannelHandler {
         let logBudget: LogBudget
     }
 
-    private var members: [UInt64: Member] = [:]
+    private var members: [UInt64: Member] = [:] {
+        didSet { logSinks.withLock { $0 = members.mapValues { LogSink(logger: $0.logger, budget: $0.logBudget) } } }
+    }
+    /// Where each member's lines go, read on the lane as a line arrives: a log line waits
+    /// for no main actor (as in process, where it is written on the calling thread).
+    private nonisolated let logSinks = Locked<[UInt64: LogSink]>([:])
     private var screens: [UInt64: ScreenHandle] = [:]
     /// Each screen token's member.
     private(set) var screenMembers: [UInt64: UInt64] = [:]
@@ -34,7 +39,12 @@ final class IsolatedCallRouter: IsolationChannelHandler {
     let groupName: String?
     /// Inside a group the host cannot tell members apart (they share one process), so every
     /// line is the group's, under one budget; a lone plugin's are its own.
-    private var groupLog: (logger: Logger, budget: LogBudget)?
+    private nonisolated let groupLog: LogSink?
+
+    struct LogSink: Sendable {
+        let logger: Logger
+        let budget: LogBudget
+    }
 
     /// `logger` takes the lines of a NULL or unknown plugin handle, as the group's or, in a
     /// plugin's own worker, as that plugin's.
@@ -43,7 +53,9 @@ final class IsolatedCallRouter: IsolationChannelHandler {
         groupName = group
         if let group {
             logger[metadataKey: "plugin"] = "group \(group)"
-            groupLog = (logger, LogBudget(limits: PluginLimits()))
+            groupLog = LogSink(logger: logger, budget: LogBudget(limits: PluginLimits()))
+        } else {
+            groupLog = nil
         }
         self.logger = logger
     }
@@ -80,11 +92,10 @@ final class IsolatedCallRouter: IsolationChannelHandler {
     }
 
     /// Where the line of `member` goes: the group's log, its own, or (a handle the host does
-    /// not know) the worker's only plugin's.
-    func log(of member: UInt64) -> (logger: Logger, budget: LogBudget)? {
+    /// not know) the worker's only plugin's. Any thread.
+    nonisolated func log(of member: UInt64) -> LogSink? {
         if let groupLog { return groupLog }
-        if let known = members[member] ?? (members.count == 1 ? members.values.first : nil) { return (known.logger, known.logBudget) }
-        return nil
+        return logSinks.withLock { sinks in sinks[member] ?? (sinks.count == 1 ? sinks.values.first : nil) }
     }
 
     @MainActor
@@ -143,8 +154,7 @@ final class IsolatedCallRouter: IsolationChannelHandler {
         }
         switch notification {
         case .log(let member, let level, let message):
-            let log = LaneHop.toMain { self.log(of: member) }
-            guard let log else {
+            guard let log = log(of: member) else {
                 logger.log(level: HostTable.logLevel(level), "\(message.prefix(PluginLimits.defaultLogLineBytes))")
                 return
             }

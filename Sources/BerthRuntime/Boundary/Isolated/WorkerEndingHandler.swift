@@ -8,9 +8,9 @@ internal import CBerth
 /// (task ends, state writes of screens already closed) are dropped.
 final class WorkerEndingHandler: IsolationChannelHandler {
     private let plugin: String
-    private let log: (logger: Logger, budget: LogBudget)?
+    private let log: IsolatedCallRouter.LogSink?
 
-    init(plugin: String, log: (logger: Logger, budget: LogBudget)?) {
+    init(plugin: String, log: IsolatedCallRouter.LogSink?) {
         self.plugin = plugin
         self.log = log
     }

@@ -181,6 +181,8 @@ final class WorkerGroup {
                     }
                 }.get()
             }
+            pauseWatching()
+            defer { if let watch { ChannelWatcher.shared.rearm(watch) } }
             if let timeout { return try worker.channel.call(request, timeout: timeout) }
             return try worker.channel.call(request)
         } catch {
@@ -213,6 +215,7 @@ final class WorkerGroup {
         router.enter(request)
         defer { router.leave() }
         let channel = worker.channel
+        pauseWatching()
         let result = await lane.run(call, in: context, { () -> Result<T, ChannelError> in
             do throws(ChannelError) {
                 let reply = if let timeout { try channel.call(request, timeout: timeout) } else { try channel.call(request) }
@@ -225,10 +228,7 @@ final class WorkerGroup {
             case .failure(let error): fail(error)
             case .success(let value): returned(value)
             }
-            if servePending {
-                servePending = false
-                serveWhileIdle()
-            }
+            resumeWatching()
         })
         return try result.get()
     }
@@ -266,6 +266,23 @@ final class WorkerGroup {
     private func startWatching() {
         watch = ChannelWatcher.shared.watch(worker.channel.fileDescriptor) { [weak self] in
             self?.hops.post { [weak self] in self?.serveWhileIdle() }
+        }
+    }
+
+    /// The lane or the main actor is about to read the channel for a call's reply: the
+    /// watcher need not wake for it.
+    private func pauseWatching() {
+        if let watch { ChannelWatcher.shared.pause(watch) }
+    }
+
+    /// The call is over: what the watcher saw during it is served, and the channel watched
+    /// again (what arrived after the reply is reported at once).
+    private func resumeWatching() {
+        if servePending {
+            servePending = false
+            serveWhileIdle()
+        } else if let watch, failure == nil {
+            ChannelWatcher.shared.rearm(watch)
         }
     }
 
