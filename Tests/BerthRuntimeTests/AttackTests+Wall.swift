@@ -20,7 +20,9 @@ extension AttackTests {
         var pid: Int32 { process.processIdentifier }
         var limits: String { (try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)) ?? "" }
         deinit {
-            process.terminate()
+            // SIGKILL, not `terminate()`: a test process that ran a ServiceGroup ignores
+            // SIGTERM, and a child inherits that (the victim then lived its full 120 s).
+            kill(pid, SIGKILL)
             process.waitUntilExit()
         }
     }

@@ -151,6 +151,29 @@ extension RenderLaneTests {
         #expect(dropped == ["dropped 1 request(s) it made while it opened: the open failed"], "\(host.events.map(\.description))")
     }
 
+    @Test("push (blocking): what the new screen asks for in an activate that fails is dropped as with an open on the lane; its opener stays, and one event says so")
+    func requestsOfAFailedBlockingPushAreDropped() throws {
+        _ = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        let opener = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        askInActivate("pop-to-root")
+        #expect(throws: ScreenError.self) { _ = try host.push("org.berth.crasher/refuse-activate", argument: Array(gate.utf8)) }
+        #expect(!opener.isReleased, "the popToRoot of a screen whose activate failed did not pop its opener")
+        #expect(host.visibleRouter === opener)
+        let dropped = host.events.filter { $0.kind == .failed && $0.message.hasPrefix("dropped") }.map(\.message)
+        #expect(dropped == ["dropped 1 request(s) it made while it opened: the open failed"], "\(host.events.map(\.description))")
+    }
+
+    @Test("push (blocking): what the new screen asks for in an activate that succeeds runs after the push (its popToRoot pops back to the root)")
+    func requestsOfABlockingPushRunAfterIt() throws {
+        let root = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        _ = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        askInActivate("pop-to-root")
+        openGate("activate")
+        let pushed = try host.push("org.berth.crasher/gate-activate", argument: Array(gate.utf8))
+        #expect(pushed.isReleased, "its own popToRoot, run after the push, closed it")
+        #expect(host.visibleRouter === root)
+    }
+
     @Test("opening: while it activates, the new screen's snapshot is opening (not active) under its opener, outside the visible screens; once pushed it is active and visible")
     func snapshotWhileOpening() async throws {
         let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))

@@ -72,7 +72,7 @@ extension PluginWorkspace {
         let folder = (plugins as NSString).appendingPathComponent(id)
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try? FileManager.default.copyItem(atPath: BuildProducts.library("libBerthCrasher.so"), toPath: (folder as NSString).appendingPathComponent("libBerthCrasher.so"))
-        let hows = ["segv", "abort", "trap", "exit", "stack", "hang", "slow", "gate"]
+        let hows = ["segv", "abort", "trap", "exit", "stack", "hang", "slow", "gate", "refuse"]
         let whens = ["create", "activate", "action", "render", "event", "task"]
         var manifest: [String: Any] = [
             "id": id, "name": "Crasher", "version": "1.0.0", "abi": "1.0", "library": "libBerthCrasher.so",

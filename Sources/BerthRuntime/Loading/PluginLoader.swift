@@ -87,7 +87,7 @@ final class PluginLoader {
     /// A worker died or hung: at top level, its plugin's screens close by the usual close
     /// sequence, the generation ends, and the crash counts against the budget.
     func workerFailed(_ failure: WorkerFailure, generation number: Int) {
-        navigator.enqueue { [weak self] in
+        navigator.enqueueHostWork { [weak self] in
             guard let self, let record = self.registry[failure.plugin], let generation = record.generation, generation.number == number else { return }
             self.events.emit(.crashed, .plugin(failure.plugin), failure.message)
             self.navigator.closeScreens(of: failure.plugin)

@@ -173,9 +173,27 @@ extension Navigator {
         }
     }
 
+    /// `activate` for a blocking push or present, with what the plugin asks for meanwhile
+    /// held: queued after it when it succeeds, dropped (one event says so) when it fails, as
+    /// an open on the lane does (`openOnLane`).
+    func activateHoldingRequests(_ child: Router) throws(ScreenError) {
+        let held = HeldRequests()
+        let outer = LaneHop.holding
+        LaneHop.holding = held
+        let activated = Result { () throws(ScreenError) in try activate(child) }
+        LaneHop.holding = outer
+        do {
+            try activated.get()
+        } catch {
+            dropRequests(held.take(), screen: child.id)
+            throw error
+        }
+        for work in held.take() { enqueue(work) }
+    }
+
     /// What a screen whose open failed had asked for is dropped (it would act for a screen
     /// that never showed: a `popToRoot` would pop its opener's stack), in one line.
-    private func dropRequests(_ asked: [() -> Void], screen id: Int?) {
+    func dropRequests(_ asked: [() -> Void], screen id: Int?) {
         guard !asked.isEmpty else { return }
         events.emit(.failed, id.map { .screen($0) } ?? .host, "dropped \(asked.count) request(s) it made while it opened: the open failed")
     }

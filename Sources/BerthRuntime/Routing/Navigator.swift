@@ -161,7 +161,7 @@ package final class Navigator {
         child.onRelease = onRelease
         child.stack = stack
         do {
-            try activate(child)
+            try activateHoldingRequests(child)
         } catch {
             parent.detachChild(child)
             child.release()
@@ -181,7 +181,7 @@ package final class Navigator {
         child.onRelease = onRelease
         child.stack = stack
         do {
-            try activate(child)
+            try activateHoldingRequests(child)
         } catch {
             presenter.detachChild(child)
             child.release()
@@ -393,12 +393,19 @@ package final class Navigator {
 
     /// Queues work a plugin asked for; it runs when the host is back at top level.
     func enqueue(_ work: @escaping () -> Void) {
-        // Asked for during a call on a lane: runs in the operation that ends that call.
+        // Asked for during a call on a lane, or an activate: runs in the operation that ends
+        // that call, or is dropped with a screen whose activate failed.
         if let held = LaneHop.holding {
             held.append(work)
         } else {
             requests.enqueue(work)
         }
+    }
+
+    /// Queues the host's own work (a worker's end) for when the host is back at top level:
+    /// never held with a plugin's requests, nor dropped with them.
+    func enqueueHostWork(_ work: @escaping () -> Void) {
+        requests.enqueue(work)
     }
 
     private func drainPendingWork() {

@@ -6,6 +6,8 @@
  * Exports crash the same ways when called.
  *
  * HOW "slow" does not fail: it sleeps 1.5 s there, then goes on (a plugin busy with honest work).
+ * HOW "refuse" fails its activate with an error (no crash), after the asks of
+ * FOLDER/ask-activate below (the screen's argument is FOLDER); elsewhere it does nothing.
  * HOW "gate" does not fail either: it waits there, provably inside the call, until the test
  * lets it go. The screen's argument (given to create) is a folder: entering, it logs
  * "entered WHEN" through the host and creates FOLDER/entered-WHEN, then returns once
@@ -117,7 +119,7 @@ static void wait_at_gate(const crasher_instance *instance, const char *when) {
 }
 
 static void maybe_fail(const crasher_instance *instance, const char *when) {
-    if (strcmp(instance->when, when) != 0) return;
+    if (strcmp(instance->when, when) != 0 || strcmp(instance->how, "refuse") == 0) return;
     if (strcmp(instance->how, "gate") == 0) {
         wait_at_gate(instance, when);
         return;
@@ -140,7 +142,7 @@ static void post_asked(void *context, berth_task_handle *task) {
 static berth_status ask_in_activate(crasher_instance *instance, berth_error *error) {
     char path[4096], asks[64] = {0};
     snprintf(path, sizeof path, "%s/ask-activate", instance->gate);
-    FILE *file = strcmp(instance->how, "gate") == 0 ? fopen(path, "r") : NULL;
+    FILE *file = strcmp(instance->how, "gate") == 0 || strcmp(instance->how, "refuse") == 0 ? fopen(path, "r") : NULL;
     if (file == NULL) return BERTH_OK;
     size_t length = fread(asks, 1, sizeof(asks) - 1, file);
     fclose(file);
@@ -189,6 +191,9 @@ static berth_status crasher_activate(berth_instance *opaque, berth_error *error)
     }
     berth_status asked = ask_in_activate(instance, error);
     if (asked != BERTH_OK) return asked;
+    if (strcmp(instance->how, "refuse") == 0 && strcmp(instance->when, "activate") == 0) {
+        return berth_error_set(error, BERTH_ERR_FAILED, "crasher: refuse-activate refuses");
+    }
     maybe_fail(instance, "activate");
     if (strcmp(instance->when, "task") == 0) {
         berth_task_v1 task = {sizeof(berth_task_v1), instance, task_run, NULL, NULL};
