@@ -48,7 +48,7 @@ extension PluginLoader {
         }
         let plugin = try replacement(for: old, from: validation)
         let validatedIn = started.elapsed
-        generations.lastCanaryDuration = .zero  // set by the trial load of the new generation, if it makes one
+        generations.canaryDurations[id] = nil  // set by the trial load of the new generation, if it makes one
         let fresh: PluginGeneration
         do {
             fresh = try await generations.makeOffMain(plugin)
@@ -113,7 +113,7 @@ extension PluginLoader {
                          keepState: Bool, started: ContinuousClock.Instant) throws(LoaderError) -> PluginGeneration {
         let plugin = try replacement(for: old, from: validation)
         let validated = started.elapsed
-        generations.lastCanaryDuration = .zero  // set by the trial load of the new generation, if it makes one
+        generations.canaryDurations[old.pluginID] = nil  // set by the trial load of the new generation, if it makes one
         return try swapGenerations(record, old, to: plugin, keepState: keepState, started: started, validated: validated) { [generations] () throws(LoaderError) in
             try generations.make(record)
         }
@@ -150,7 +150,7 @@ extension PluginLoader {
             let elapsed = started.elapsed
             var timings = transaction.timings
             timings.validate = validated
-            timings.canary = generations.lastCanaryDuration
+            timings.canary = generations.canaryDurations[id] ?? .zero
             timings.total = elapsed
             lastReloadDuration = elapsed
             lastReloadTimings = timings

@@ -28,8 +28,9 @@ final class GenerationMaker {
     private(set) var retiredBytes = 0
     /// Retired image bytes past which it emits `retiredLimitExceeded` (nil: no limit).
     var retiredLimitBytes: Int? = 256 * 1024 * 1024
-    /// What the last trial load took (a reload's `canary` phase); the host zeroes it first.
-    var lastCanaryDuration: Duration = .zero
+    /// What each plugin's last trial load took (a reload's `canary` phase), by plugin id: two
+    /// plugins reloading at once each see their own. A reload clears its plugin's first.
+    var canaryDurations: [String: Duration] = [:]
     private var warnedNoCanary = false
     /// Set once it warned that workers run without Landlock.
     var warnedNoSandbox = false
@@ -156,7 +157,7 @@ final class GenerationMaker {
     private func trialLoad(_ plugin: ValidatedPlugin, generation number: Int) throws(LoaderError) {
         guard configuration.isolation.canary else { return }
         let started = ContinuousClock.now
-        defer { lastCanaryDuration = started.elapsed }
+        defer { canaryDurations[plugin.manifest.id] = started.elapsed }
         noteTrial(ran: try CanaryLoad.run(plugin, generation: number, runtimeDirectory: runtimeDirectory,
                                           settings: configuration.isolation, workerPool: workerPool))
     }
@@ -165,7 +166,7 @@ final class GenerationMaker {
     private func trialLoadOffMain(_ plugin: ValidatedPlugin, generation number: Int) async throws(LoaderError) {
         guard configuration.isolation.canary else { return }
         let started = ContinuousClock.now
-        defer { lastCanaryDuration = started.elapsed }
+        defer { canaryDurations[plugin.manifest.id] = started.elapsed }
         noteTrial(ran: try await CanaryLoad.runOffMain(plugin, generation: number, runtimeDirectory: runtimeDirectory,
                                                        settings: configuration.isolation, workerPool: workerPool))
     }
