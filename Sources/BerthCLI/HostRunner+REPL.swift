@@ -24,7 +24,7 @@ extension HostRunner {
             session = InteractiveSession(host: host, feed: feed)
         }
         defer { session?.finish() }
-        control.wake = { feed.yield(.wake) }
+        control.setWake { feed.yield(.wake) }
         // A watching host, or one serving a socket it was asked for, outlives its input
         // (stdin at its end: a daemon). Piped commands end with their input.
         let outlivesInput = options.script == nil && (options.watch || (serving && options.socket != nil))

@@ -22,9 +22,12 @@ extension HostRunner {
         }, complete: { before, word in completion.candidates(before: before, word: word) })
         let frontEnd = TerminalFrontEnd(host: host, commands: commands)
         options.buildProblems?.observe { [weak frontEnd] lines in frontEnd?.showProblems(lines) }
-        control.wake = { [weak frontEnd] in
+        control.setWake { [weak frontEnd] in
             if control.finished || control.restartRequested { frontEnd?.quit() }
         }
+        // A `quit` or `restart` from the socket before the front end started: it never
+        // takes the terminal over (its `quit` would find no app yet).
+        if control.finished || control.restartRequested { return 0 }
         // The front end takes SIGTERM and SIGINT itself, in order with the keys typed before
         // them (a `:send` typed, then SIGTERM: the action starts, then the front end quits).
         do {

@@ -8,7 +8,7 @@ extension HostRunner {
     func runWebUI(host: BerthHost, port: Int, frontEnd: WebFrontEndHook.Run) async -> Int32 {
         let (stop, feed) = AsyncStream.makeStream(of: Void.self)
         let control = self.control
-        control.wake = { if control.finished || control.restartRequested { feed.yield() } }
+        control.setWake { if control.finished || control.restartRequested { feed.yield() } }
         return await withGracefulShutdownHandler {
             await frontEnd(host, port, stop)
         } onGracefulShutdown: {

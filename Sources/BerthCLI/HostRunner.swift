@@ -12,7 +12,15 @@ final class LoopControl {
     var restartPlan: (file: String, plan: RestartPlan)?
     /// Wakes the host loop (set by the runner), so a request from the socket is acted on
     /// even while the loop waits for a line on stdin.
-    var wake: (() -> Void)?
+    private(set) var wake: (() -> Void)?
+
+    /// The front end's wake-up, called at once when a `quit` or `restart` already came: the
+    /// control socket serves commands before the front end's service starts (a loaded
+    /// machine can take seconds to start it), and a request then must not be lost.
+    func setWake(_ wake: @escaping () -> Void) {
+        self.wake = wake
+        if finished || restartRequested { wake() }
+    }
 }
 
 /// What the host loop waits for.
