@@ -64,7 +64,9 @@ package final class HeldRequests {
 /// actor is the caller's own stack (a blocking call), else handed to the main actor, with
 /// the lane waiting for the answer. The main actor is never the one that waits.
 enum LaneHop {
-    /// Set on the main actor while a hop's body runs: where plugin requests wait.
+    /// Where plugin requests wait (`Navigator.enqueue`): set on the main actor while a hop's
+    /// body runs, and while a blocking push or present activates its screen
+    /// (`Navigator.activateHoldingRequests`).
     @MainActor static var holding: HeldRequests?
     /// Set on the main actor while a hop's body runs: the lane waiting for it (a call into
     /// that lane's plugin then runs nested on it, `PluginLane.runNested`).
