@@ -6,6 +6,8 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -48,6 +50,11 @@ int berth_watch_wait(int watch_fd, uint64_t *tokens, int capacity) {
     int count = epoll_wait(watch_fd, events, capacity, -1);
     for (int index = 0; index < count; index++) tokens[index] = events[index].data.u64;
     return count;
+}
+
+int berth_socket_unsent(int fd) {
+    int unsent = 0;
+    return ioctl(fd, SIOCOUTQ, &unsent) == 0 ? unsent : -1;
 }
 
 int berth_open_place(const char *path) {

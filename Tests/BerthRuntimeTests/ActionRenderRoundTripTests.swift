@@ -148,10 +148,15 @@ struct ActionRenderRoundTripTests {
         let setup = try Setup(mode)
         let renders = try setup.renders
         let (taken, calls) = (setup.connection.rendersTakenFromActions, setup.connection.laneCallsRun)
+        let sentAhead = mode == .process ? try setup.isolated.group.callsSentAhead : 0
         for _ in 0..<3 { #expect(await setup.sendOnLane("bump") == nil) }
         #expect(setup.connection.rendersTakenFromActions - taken == 3)
         // A worker's tree is checked on the lane as its reply arrives: no second trip to check it.
         #expect(setup.connection.laneCallsRun - calls == 3)
+        if mode == .process {
+            // Each request went out from the main actor while the lane woke to wait for its reply.
+            #expect(try setup.isolated.group.callsSentAhead - sentAhead == 3)
+        }
         #expect(try setup.renders - renders == 3)
         #expect(setup.failures.isEmpty, "\(setup.failures)")
     }

@@ -89,6 +89,29 @@ extension IsolationWorkerTests {
             #expect(throws: WireDecodingError.self) { try IsolationRequest.read(op: 7, from: &reader) }
         }
 
+        @Test("a call prepared on one thread is on the wire at once, and its reply waits for the call that finishes it; a large request goes out with that call")
+        func preparedCall() throws {
+            let seen = Locked<[UInt64]>([])
+            let (near, far) = try ChannelPair.make { request, _ in
+                guard case .action(let instance, _, _) = request else { return .status(.ok) }
+                seen.withLock { $0.append(instance) }
+                return .status(IsolationStatus(code: 0, message: "did \(instance)"))
+            }
+            let small = IsolationRequest.action(instance: 1, name: "a", payload: [])
+            let prepared = try #require(near.prepare(small))
+            #expect(prepared.sent)
+            #expect(eventually { seen.withLock { $0 } == [1] }, "the far side ran it before anyone waited for the reply")
+            #expect(try near.call(small, prepared: prepared).status.message == "did 1")
+            let big = IsolationRequest.action(instance: 2, name: "b", payload: [UInt8](repeating: 7, count: 10_000))
+            let large = try #require(near.prepare(big))
+            #expect(!large.sent)
+            #expect(seen.withLock { $0 } == [1])
+            #expect(try near.call(big, prepared: large).status.message == "did 2")
+            #expect(near.callsMade == 2)
+            near.close()
+            far.waitUntilStopped()
+        }
+
         @Test("calls nest on one stack: each side serves the other's requests while it waits")
         func nesting() throws {
             let (near, far) = try ChannelPair.make { request, channel in

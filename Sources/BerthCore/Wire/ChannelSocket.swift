@@ -80,6 +80,13 @@ package struct ChannelSocket {
         }
     }
 
+    /// One non-blocking send of `bytes`: how many the socket took (0 when it would block, or
+    /// on an error the next full write meets again).
+    package func sendOnce(_ bytes: [UInt8]) -> Int {
+        let count = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        return max(count, 0)
+    }
+
     /// Waits until the socket is readable; false when `deadline` passed first. A hang-up
     /// counts as readable: the next read sees the end of file.
     package func waitReadable(until deadline: ContinuousClock.Instant?, operation: String) throws(ChannelError) -> Bool {

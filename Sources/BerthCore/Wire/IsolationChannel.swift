@@ -1,5 +1,6 @@
 internal import Glibc
 package import CBerth
+internal import CBerthSystem
 
 /// One end of a re-entrant request/reply channel over a `SOCK_STREAM` socket (a
 /// socketpair between a host and its plugin worker). Frames are length-prefixed binary
@@ -114,13 +115,62 @@ package final class IsolationChannel: @unchecked Sendable {
     /// answer its requests does not count). On timeout the call is abandoned (a late reply is
     /// dropped) and `.timedOut` is thrown.
     package func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
-        try drivingReadSide { () throws(ChannelError) in try callDriving(request, timeout: timeout) }
+        try drivingReadSide { () throws(ChannelError) in try callDriving(request, prepared: nil, timeout: timeout) }
+    }
+
+    /// A top-level call begun by one thread (`prepare`) for another to finish (`call(_:prepared:)`):
+    /// its number and frame, and whether the frame is on the wire already.
+    package struct PreparedCall: Sendable {
+        fileprivate let callID: UInt64
+        fileprivate let frame: [UInt8]
+        /// The request went out at once: the peer is at work before the finishing thread wakes.
+        package let sent: Bool
+    }
+
+    /// The largest frame `prepare` sends itself.
+    private static let sentAheadLimit = 4096
+
+    /// Begins `request` as a top-level call on the calling thread, which never waits here:
+    /// its frame goes out at once when no call is under way on this channel, the frame is
+    /// small and the peer has read everything sent before (so the socket takes it whole).
+    /// `call(_:prepared:)`, on the thread that then waits for the reply, sends it if it did
+    /// not go. A host begins a worker call on its main actor and hands the wait to the
+    /// plugin's lane: the worker starts while the lane wakes (P8 in Docs/benchmarks.md).
+    package func prepare(_ request: IsolationRequest) -> PreparedCall? {
+        guard readSide.withLock({ $0.owner == nil }) else { return nil }
+        let reserved = state.withLock { state -> UInt64? in
+            guard state.failure == nil, state.depth == 0 else { return nil }
+            defer { state.nextCallID += 1 }
+            return state.nextCallID
+        }
+        guard let callID = reserved else { return nil }
+        let frame = Frame.encode(kind: .request, op: request.op, callID: callID, reservingCapacity: request.encodedSizeHint) {
+            request.write(to: &$0)
+        }
+        guard frame.count <= Self.sentAheadLimit else { return PreparedCall(callID: callID, frame: frame, sent: false) }
+        let sent = writing.withLock { _ -> Bool in
+            guard berth_socket_unsent(socket.descriptor) == 0 else { return false }
+            let count = socket.sendOnce(frame)
+            guard count > 0, count < frame.count else { return count == frame.count }
+            // Not seen with an empty queue and a small frame; the rest follows before any other
+            // frame may, or the stream is poisoned (`call` then throws).
+            let (_, failure) = socket.writeAll(Array(frame[count...]), deadline: .now + .seconds(2), operation: "call \(request.name)")
+            if let failure { _ = poison(failure) }
+            return true
+        }
+        return PreparedCall(callID: callID, frame: frame, sent: sent)
+    }
+
+    /// `call` of a request `prepare` began: sends it if it did not go, then waits for its reply.
+    package func call(_ request: IsolationRequest, prepared: PreparedCall?, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
+        try drivingReadSide { () throws(ChannelError) in try callDriving(request, prepared: prepared, timeout: timeout) }
     }
 
     /// `call`, on the thread driving the reading side.
-    private func callDriving(_ request: IsolationRequest, timeout: Duration?) throws(ChannelError) -> IsolationReply {
+    private func callDriving(_ request: IsolationRequest, prepared: PreparedCall?, timeout: Duration?) throws(ChannelError) -> IsolationReply {
         let operation = "call \(request.name)"
         let (callID, limit, failed, depth) = state.withLock { state in
+            if let prepared { return (prepared.callID, timeout ?? state.defaultTimeout, state.failure, state.depth) }
             defer { state.nextCallID += 1 }
             return (state.nextCallID, timeout ?? state.defaultTimeout, state.failure, state.depth)
         }
@@ -141,10 +191,14 @@ package final class IsolationChannel: @unchecked Sendable {
         defer { if pausedAnswer != nil { answeringSince = .now } }
         var budgetEnd = budgetEndNow()
         var deadline = earliest(limit.map { ContinuousClock.now + $0 }, budgetEnd)
-        let frame = Frame.encode(kind: .request, op: request.op, callID: callID, reservingCapacity: request.encodedSizeHint) {
-            request.write(to: &$0)
+        if let prepared {
+            if !prepared.sent { try send(prepared.frame, deadline: deadline, operation: operation) }
+        } else {
+            let frame = Frame.encode(kind: .request, op: request.op, callID: callID, reservingCapacity: request.encodedSizeHint) {
+                request.write(to: &$0)
+            }
+            try send(frame, deadline: deadline, operation: operation)
         }
-        try send(frame, deadline: deadline, operation: operation)
         state.withLock { $0.depth += 1 }
         defer { state.withLock { $0.depth -= 1 } }
         while true {

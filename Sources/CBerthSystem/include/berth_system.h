@@ -30,6 +30,9 @@ int berth_watch_set(int watch_fd, int fd, int add, int armed, uint64_t token);
 int berth_watch_remove(int watch_fd, int fd);
 int berth_watch_wait(int watch_fd, uint64_t *tokens, int capacity);
 
+/** Bytes this end of a socket sent that its peer has not read yet (SIOCOUTQ), or -1. */
+int berth_socket_unsent(int fd);
+
 /** `path` opened for its place only (O_PATH, close-on-exec; symlinks followed): a descriptor for fstat and /proc/self/fd, or -1 with errno set. */
 int berth_open_place(const char *path);
 

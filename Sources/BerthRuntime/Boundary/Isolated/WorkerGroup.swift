@@ -17,6 +17,8 @@ final class WorkerGroup {
     /// The worker's lane: the host's calls that must not hold the main actor run there, one
     /// at a time; while one runs, every member's screens are busy (they share the process).
     let lane: LaneState
+    /// Calls whose request went out from the main actor, before the lane woke; for tests.
+    private(set) var callsSentAhead = 0
     /// The watcher saw the channel readable while the lane was driving it: served once free.
     private var servePending = false
     /// Set once the worker died or was killed: every later call fails at once.
@@ -216,9 +218,13 @@ final class WorkerGroup {
         defer { router.leave() }
         let channel = worker.channel
         pauseWatching()
+        // The request goes out from here when it can (the worker starts while the lane wakes);
+        // the lane waits for the reply.
+        let prepared = lane.isIdle ? channel.prepare(request) : nil
+        if prepared?.sent == true { callsSentAhead += 1 }
         let result = await lane.run(call, in: context, { () -> Result<T, ChannelError> in
             do throws(ChannelError) {
-                let reply = if let timeout { try channel.call(request, timeout: timeout) } else { try channel.call(request) }
+                let reply = try channel.call(request, prepared: prepared, timeout: timeout)
                 return .success(then(reply))
             } catch {
                 return .failure(error)

@@ -15,6 +15,9 @@ final class LaneState {
         lane = PluginLane(name: name)
     }
 
+    /// Free, with no job of the lane's own running or queued (see `PluginLane.isIdle`).
+    var isIdle: Bool { busy == nil && lane.isIdle }
+
     /// Whether a call may go to the plugin now: the lane is free, or its call is waiting for
     /// the main actor's answer to the plugin, which this call is part of (it nests).
     var isAvailable: Bool { busy == nil || isNested }

@@ -25,6 +25,8 @@ final class PluginLane: Sendable {
         var jobs: [@Sendable () -> Void] = []
         var started = false
         var ended = false
+        /// A job is running on the thread now.
+        var running = false
     }
     private let queue = LockedCondition(Queue())
 
@@ -37,13 +39,24 @@ final class PluginLane: Sendable {
     /// the global executor and back on the way, only the lane's thread and the resume.
     func run<T: Sendable>(isolation: isolated (any Actor)? = #isolation, _ job: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation(isolation: isolation) { (continuation: CheckedContinuation<T, Never>) in
-            enqueue { continuation.resume(returning: job()) }
+            enqueue { [self] in
+                let result = job()
+                // Idle before the caller resumes: its next call finds the lane so.
+                queue.withLock { $0.running = false }
+                continuation.resume(returning: result)
+            }
         }
     }
 
     /// Runs `job` on the lane after the jobs given before it; nothing waits for it.
     func post(_ job: @escaping @Sendable () -> Void) {
         enqueue(job)
+    }
+
+    /// Nothing runs on the lane and nothing waits to: a call begun now from another thread
+    /// (a worker's request sent ahead) meets no job of the lane's on the way.
+    var isIdle: Bool {
+        queue.withLock { !$0.running && $0.jobs.isEmpty }
     }
 
     /// Ends the lane's thread once the jobs given so far have run.
@@ -146,7 +159,11 @@ final class PluginLane: Sendable {
         pthread_setspecific(Self.laneKey, Unmanaged.passUnretained(self).toOpaque())
         while true {
             let job = queue.wait { state, _ -> LockedCondition<Queue>.Decision<(@Sendable () -> Void)?> in
-                if !state.jobs.isEmpty { return .finish(state.jobs.removeFirst()) }
+                state.running = false
+                if !state.jobs.isEmpty {
+                    state.running = true
+                    return .finish(state.jobs.removeFirst())
+                }
                 return state.ended ? .finish(nil) : .wait
             }
             guard let job else { return }
