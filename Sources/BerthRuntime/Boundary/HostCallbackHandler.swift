@@ -108,9 +108,17 @@ package struct HostCallbackHandler {
             // Queued work holds its router strongly, not weakly (a weak reference gives the
             // router a side table for life): it runs before the operation ends, and skips a
             // router released meanwhile.
+            // Asked during a call on the plugin's lane: the new screen opens on its own lane too,
+            // and the host does not wait for it. Asked on the main actor (a blocking call),
+            // it opens there, as the caller expects the result at once.
+            let onLane = LaneHop.answering != nil
             host.navigator.enqueue { [weak host, router] in
                 guard let host, !router.isReleased else { return }
-                host.navigator.performRequestedOpen(target, argument: argument, from: router, id: id, present: present)
+                if onLane {
+                    host.navigator.startRequestedOpen(target, argument: argument, from: router, id: id, present: present)
+                } else {
+                    host.navigator.performRequestedOpen(target, argument: argument, from: router, id: id, present: present)
+                }
             }
             return .success(id)
         case .pop:
@@ -149,6 +157,11 @@ package struct HostCallbackHandler {
         // The child may still be queued (a push requested in this same call).
         host.navigator.enqueue { [weak host, router] in
             guard let host, !router.isReleased else { return }
+            // A child still opening on its lane is observed once it is pushed.
+            if host.navigator.holdUntilOpened(screen: child, { [weak host, router] in
+                guard let host, !router.isReleased else { return }
+                do throws(ScreenError) { try host.navigator.observeDelegate(of: child, by: router) } catch { host.emit(.failed, .screen(router.id), error.message) }
+            }) { return }
             do throws(ScreenError) {
                 try host.navigator.observeDelegate(of: child, by: router)
             } catch {

@@ -6,6 +6,10 @@ extension Navigator {
     /// `send` with the action on its plugin's lane: the host goes on until it returns, then
     /// one operation runs what the plugin asked for meanwhile and renders the visible screen.
     package func sendOnLane(screen id: Int, action: String, payload: [UInt8]) async throws(ScreenError) {
+        try await settlingRequestedOpens { () async throws(ScreenError) in try await sendOnLaneOnly(screen: id, action: action, payload: payload) }
+    }
+
+    private func sendOnLaneOnly(screen id: Int, action: String, payload: [UInt8]) async throws(ScreenError) {
         guard let module = router(id)?.module else { throw ScreenError(.noSuchScreen, screen: id, "no open screen \(id)") }
         let renderFollows = activity.isIdle && visibleRouter?.module === module
         let held = HeldRequests()
@@ -49,6 +53,10 @@ extension Navigator {
     /// `input` on its plugin's lane (see `sendOnLane`); returns the screen's tree after it,
     /// nil when the screen was closed meanwhile.
     package func inputOnLane(_ input: ViewInput, view viewID: String, screen id: Int?) async throws(ScreenError) -> ViewTree? {
+        try await settlingRequestedOpens { () async throws(ScreenError) -> ViewTree? in try await inputOnLaneOnly(input, view: viewID, screen: id) }
+    }
+
+    private func inputOnLaneOnly(_ input: ViewInput, view viewID: String, screen id: Int?) async throws(ScreenError) -> ViewTree? {
         guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
             throw ScreenError(.noSuchScreen, screen: id, "no screen is open")
         }

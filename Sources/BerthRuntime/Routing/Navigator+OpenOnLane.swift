@@ -11,10 +11,25 @@ extension Navigator {
     /// What the plugin asks of the host meanwhile (navigation, delegates, a managed task's
     /// post) runs after the push, as after `push`; when the open fails it is dropped.
     package func openOnLane(_ route: Route, argument: [UInt8], presented: Bool) async throws(ScreenError) -> Router {
-        let held = HeldRequests()
+        try await settlingRequestedOpens { () async throws(ScreenError) -> Router in
+            try await openOnLane(route, argument: argument, presented: presented, requested: nil)
+        }
+    }
+
+    /// A screen a plugin asked the host to open (`navigate` during a call on its lane): it
+    /// opens on its own lane too, with the id the plugin was promised, above `requester`
+    /// (pushed on its stack, or presented from it). `held` is what waits for the open.
+    struct RequestedOpen {
+        let id: Int
+        let requester: Router
+        let held: HeldRequests
+    }
+
+    private func openOnLane(_ route: Route, argument: [UInt8], presented: Bool, requested: RequestedOpen?) async throws(ScreenError) -> Router {
+        let held = requested?.held ?? HeldRequests()
         let made: Result<Router, ScreenError>
         do throws(ScreenError) {
-            made = .success(try await screens.makeScreenOnLane(route, argument: argument, held: held))
+            made = .success(try await screens.makeScreenOnLane(route, argument: argument, id: requested?.id, held: held))
         } catch {
             made = .failure(error)
         }
@@ -23,7 +38,8 @@ extension Navigator {
         do throws(ScreenError) {
             let child = try made.get()
             do throws(ScreenError) {
-                place = presented ? try attachForPresenting(child, held: held) : try attachForPushing(child, held: held)
+                place = presented ? try attachForPresenting(child, from: requested?.requester, held: held)
+                                  : try attachForPushing(child, on: requested?.requester.stack, held: held)
             } catch {
                 if !child.isReleased { child.release() }
                 events.emit(.released, .screen(child.id), "released: \(error.message)")
@@ -70,6 +86,8 @@ extension Navigator {
         let presented: Bool
         /// What the plugin asked of the host while the screen opens: it runs after the push.
         let held: HeldRequests
+        /// Opened where a plugin asked (`RequestedOpen`), not on whatever is visible.
+        let requested: Bool
     }
 
     /// Where `router` goes, while it is being opened on its lane (`openOnLane`); nil once it
@@ -82,14 +100,63 @@ extension Navigator {
     /// `router`'s open on its lane is over: it then runs after the push, as it would after
     /// `push`, or is dropped when the open fails. False when `router` is not opening.
     func holdUntilOpened(_ router: Router, _ work: @escaping () -> Void) -> Bool {
-        guard let place = openings[router.id] else { return false }
-        place.held.append(work)
+        holdUntilOpened(screen: router.id, work)
+    }
+
+    /// `holdUntilOpened` by screen id: also for a screen a plugin asked to open whose router
+    /// is not made yet (`startRequestedOpen`).
+    func holdUntilOpened(screen id: Int, _ work: @escaping () -> Void) -> Bool {
+        guard let held = openings[id]?.held ?? requestedOpenings[id] else { return false }
+        held.append(work)
         return true
     }
 
-    /// attach, for a push on the visible stack (see `attachActivateAndPush`).
-    private func attachForPushing(_ child: Router, held: HeldRequests) throws(ScreenError) -> OpeningPlace {
-        let stack = visibleRouter?.stack ?? launchStack
+    /// A push or present a plugin asked for during a call on its lane, opened on the new
+    /// screen's lane (`openOnLane`) from a task of its own: the host goes on meanwhile, and
+    /// the requests queued after it run now. What the plugin asks about that screen before it
+    /// is open (observing its delegate) waits for it and runs after the push. A failure is an
+    /// event on `requester`, as a blocking requested push's is. The operation that asked
+    /// returns once it is over (`settlingRequestedOpens`).
+    func startRequestedOpen(_ route: Route, argument: [UInt8], from requester: Router, id: Int, present: Bool) {
+        let held = HeldRequests()
+        requestedOpenings[id] = held
+        let number = requestedOpens.started
+        requestedOpens.started += 1
+        requestedOpens.running[number] = Task { [self] in
+            do throws(ScreenError) {
+                _ = try await openOnLane(route, argument: argument, presented: present,
+                                         requested: RequestedOpen(id: id, requester: requester, held: held))
+            } catch {
+                events.emit(.failed, .screen(requester.id), "\(present ? "present" : "push") \(route) failed: \(error.message)")
+            }
+            requestedOpenings[id] = nil
+            requestedOpens.running[number] = nil
+        }
+    }
+
+    /// Runs `operation` (an operation with plugin calls on lanes), then waits for the opens
+    /// its plugins asked for meanwhile (`startRequestedOpen`): a caller that sends an action
+    /// which opens a screen finds it open when the call returns. The host goes on meanwhile.
+    func settlingRequestedOpens<T>(_ operation: () async throws(ScreenError) -> T) async throws(ScreenError) -> T {
+        let first = requestedOpens.started
+        let outcome: Result<T, ScreenError>
+        do throws(ScreenError) { outcome = .success(try await operation()) } catch { outcome = .failure(error) }
+        for number in first..<requestedOpens.started {
+            if let open = requestedOpens.running[number] { await open.value }
+        }
+        return try outcome.get()
+    }
+
+    /// The opens plugins asked for that run now (`startRequestedOpen`), by number.
+    struct RequestedOpens {
+        var started = 0
+        var running: [Int: Task<Void, Never>] = [:]
+    }
+
+    /// attach, for a push on `requested` (a plugin's stack), else on the visible stack (see
+    /// `attachActivateAndPush`).
+    private func attachForPushing(_ child: Router, on requested: NavigationStack?, held: HeldRequests) throws(ScreenError) -> OpeningPlace {
+        let stack = requested ?? visibleRouter?.stack ?? launchStack
         let depth = stackDepth
         guard stack.routers.count < depth else {
             throw ScreenError(.screenLimit, screen: child.id, "cannot push \(child.pluginID)/\(child.route): its stack is \(stack.routers.count) screens deep, the limit is \(depth)")
@@ -97,19 +164,20 @@ extension Navigator {
         let parent = stack.top ?? stack.presenter ?? launchRouter
         guard parent.attachChild(child) else { throw ScreenError(.navigation, screen: child.id, "screen \(child.id) is already in the tree") }
         child.stack = stack
-        return OpeningPlace(child: child, parent: parent, stack: stack, top: stack.top, presented: false, held: held)
+        return OpeningPlace(child: child, parent: parent, stack: stack, top: stack.top, presented: false, held: held, requested: requested != nil)
     }
 
-    /// attach, for a presentation from the visible screen (see `attachActivateAndPresent`).
-    private func attachForPresenting(_ child: Router, held: HeldRequests) throws(ScreenError) -> OpeningPlace {
-        guard let presenter = visibleRouter else {
+    /// attach, for a presentation from `requester` (a plugin's screen), else from the visible
+    /// screen (see `attachActivateAndPresent`).
+    private func attachForPresenting(_ child: Router, from requester: Router?, held: HeldRequests) throws(ScreenError) -> OpeningPlace {
+        guard let presenter = requester ?? visibleRouter else {
             throw ScreenError(.navigation, screen: nil, "nothing is open to present from (open a screen first)")
         }
         try checkCanPresent(from: presenter)
         guard presenter.attachChild(child) else { throw ScreenError(.navigation, screen: child.id, "screen \(child.id) is already in the tree") }
         let stack = NavigationStack(id: takeStackID(), presenter: presenter)
         child.stack = stack
-        return OpeningPlace(child: child, parent: presenter, stack: stack, top: nil, presented: true, held: held)
+        return OpeningPlace(child: child, parent: presenter, stack: stack, top: nil, presented: true, held: held, requested: requester != nil)
     }
 
     /// Whether `presenter` may present: it is the top of its stack, presents nothing yet,
@@ -161,7 +229,7 @@ extension Navigator {
         var changed: ScreenError?
         if place.presented {
             do throws(ScreenError) { try checkCanPresent(from: place.parent) } catch { changed = error }
-        } else if place.stack.top !== place.top || visibleRouter !== place.top {
+        } else if place.stack.top !== place.top || (!place.requested && visibleRouter !== place.top) {
             changed = ScreenError(.navigation, screen: child.id, "the stack it was opened on changed or was covered")
         } else if child.module?.isActive != true {
             changed = ScreenError(.navigation, screen: child.id, "it is no longer active")

@@ -15,6 +15,10 @@ package final class Navigator {
     let requests = PluginRequestQueue()
     /// Screens being opened on their lane (`openOnLane`), by router id: attached, not pushed yet.
     var openings: [Int: OpeningPlace] = [:]
+    /// Screens plugins asked to open on their lane, by promised id, until the open is over:
+    /// what waits for each (`holdUntilOpened(screen:)`).
+    var requestedOpenings: [Int: HeldRequests] = [:]
+    var requestedOpens = RequestedOpens()
     /// Live instances, the operation depth and the last render, as instances report them.
     let activity: ScreenActivity
     let events: EventLog

@@ -45,8 +45,8 @@ final class ScreenMaker {
     }
 
     /// `makeScreen` with the plugin's `create` on its lane: the host goes on meanwhile.
-    func makeScreenOnLane(_ route: Route, argument: [UInt8], held: HeldRequests) async throws(ScreenError) -> Router {
-        let (router, generation) = try routerForScreen(route, id: nil)
+    func makeScreenOnLane(_ route: Route, argument: [UInt8], id: Int? = nil, held: HeldRequests) async throws(ScreenError) -> Router {
+        let (router, generation) = try routerForScreen(route, id: id)
         let module = try await ModuleInstance(onLaneWithID: router.id, route: router.route, generation: generation, argument: argument,
                                               router: router, context: context, held: held)
         finish(module, on: router, generation: generation, reopened: false)

@@ -19,9 +19,12 @@
  * "asked" to the screen itself; "pop-to-root" asks to pop the screen's stack to its root.
  * Such a screen logs "ran asked" when that action runs and "event N" for each lifecycle
  * event (BERTH_EVENT_*): the tests of when that work runs during an open on the lane.
+ * The entry "berth_crasher_entry_asker" is the same plugin as "org.berth.asker".
  * The entry "berth_crasher_entry_gate" waits the same way while the host loads the plugin,
  * at the gate "load" in the folder of its own image (the host's shadow copy: the plugin's
  * runtime folder, which a worker may read): the entered marker is written where it can be.
+ * The action "open" (payload: "ROUTE ARGUMENT") asks to push its own ROUTE with ARGUMENT and
+ * observes the new screen's delegate actions (see open_asked).
  * The action "wait-for" (payload: a file's path) returns once that file exists (at most
  * 600 s), logging "waited" through the host first: a busy plugin the tests release by hand.
  *
@@ -270,12 +273,33 @@ static berth_status wait_for_file(berth_bytes payload) {
     return BERTH_OK;
 }
 
+/* The action "open" (payload: "ROUTE ARGUMENT"): asks the host to push its own route ROUTE
+ * with ARGUMENT, logs "asked to open N" with the id it was promised, and observes that
+ * screen's delegate actions. */
+static berth_status open_asked(crasher_instance *instance, berth_bytes payload, berth_error *error) {
+    char words[4096] = {0};
+    size_t length = payload.length < sizeof(words) - 1 ? payload.length : sizeof(words) - 1;
+    if (length > 0) memcpy(words, payload.data, length);
+    char *space = strchr(words, ' ');
+    const char *argument = space != NULL ? space + 1 : "";
+    if (space != NULL) *space = '\0';
+    berth_bytes bytes = {(const uint8_t *)argument, strlen(argument)};
+    uint64_t id = 0;
+    berth_status status = host_table->navigate(instance->screen, BERTH_NAVIGATE_PUSH, words, bytes, &id, error);
+    if (status != BERTH_OK) return status;
+    char line[64];
+    snprintf(line, sizeof line, "asked to open %llu", (unsigned long long)id);
+    host_table->log(plugin_handle, BERTH_LOG_INFO, line);
+    return host_table->observe_delegate(instance->screen, id, error);
+}
+
 static berth_status crasher_action(berth_instance *opaque, const char *name, berth_bytes payload, berth_error *error) {
     crasher_instance *instance = opaque;
     maybe_fail(instance, "action");
     if (strcmp(name, "asked") == 0 && instance->asks) host_table->log(plugin_handle, BERTH_LOG_INFO, "ran asked");
     if (strcmp(name, "persist") == 0) return persist_counting(instance, payload, error);
     if (strcmp(name, "wait-for") == 0) return wait_for_file(payload);
+    if (strcmp(name, "open") == 0) return open_asked(instance, payload, error);
     return BERTH_OK;
 }
 
@@ -307,6 +331,18 @@ const berth_plugin_v1 *berth_crasher_entry_v1(const berth_host_v1 *host, berth_p
     host_table = host;
     plugin_handle = plugin;
     return &crasher_table;
+}
+
+/* The same plugin as "org.berth.asker": a second plugin (its own lane) that asks for the
+ * crasher's screens with its action "open". */
+static berth_plugin_v1 asker_table;
+
+const berth_plugin_v1 *berth_crasher_entry_asker(const berth_host_v1 *host, berth_plugin_handle *plugin) {
+    host_table = host;
+    plugin_handle = plugin;
+    asker_table = crasher_table;
+    asker_table.plugin_id = "org.berth.asker";
+    return &asker_table;
 }
 
 /* An entry that waits at the gate "load" beside its own image before it answers. */
