@@ -55,4 +55,44 @@ struct HostNeverWaitsTests {
         let persisted = (try? host.command(["send", "persist", "1"])) ?? "no reply"
         #expect(persisted.contains("committed 1") || host.log.contains("committed 1"), "\(persisted)\n\(host.log)")
     }
+
+    @Test("while a screen a plugin asked for waits inside its create, the asker, Counter and status answer; then it is pushed above the asker")
+    func requestedScreenOpensOnItsLane() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        let gate = workspace.stageCrasher()
+        workspace.stageCrasher(id: "org.berth.asker", entry: "berth_crasher_entry_asker")
+        let host = try RunningHost(workspace, arguments: ["--unresponsive-ms", "120000"])
+        try host.wait(for: "org.berth.asker")
+        _ = try host.command(["open", "com.example.counter/counter"])
+        _ = try host.command(["open", "org.berth.asker/ok"])
+
+        // The asker's action asks for the gated screen; this client waits for the reply.
+        let waiting = try ControlConnectionForTests(host.socket)
+        defer { waiting.close() }
+        waiting.sendFrame(Array(#"{"args":["send","open","org.berth.crasher/gate-create \#(gate)"]}"#.utf8))
+        defer { FileManager.default.createFile(atPath: gate + "/leave-create", contents: nil) }
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.contains("entered create") }
+        #expect(host.log.contains("entered create"), "the requested screen's create began:\n\(host.log)")
+
+        // Meanwhile the asker is visible and free, Counter takes actions, status answers.
+        #expect(try host.command(["status"]).contains("busy: org.berth.crasher"), "the crasher's lane is in the create")
+        let tree = try host.command(["tree"])
+        #expect(tree.split(separator: "\n").contains { $0.contains("org.berth.asker/ok") && $0.contains("◀ visible") }, "\(tree)")
+        _ = try host.command(["send", "asked"])
+        let counter = try #require(host.command(["screens"]).split(separator: "\n").first { $0.contains("com.example.counter") })
+        let counterScreen = String(counter.split(separator: " ").first { $0.first?.isNumber == true } ?? "")
+        _ = try host.command(["send", "#\(counterScreen)", "increment"])
+        _ = try host.command(["send", "#\(counterScreen)", "report"])
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.contains("count 1, ticks") }
+        #expect(host.log.contains("count 1, ticks"), "Counter's actions ran while the create waited:\n\(host.log)")
+        #expect(!host.log.contains("left create"), "all of it while the create waited")
+
+        // Released: the screen is pushed above the asker, and the asker's send returns.
+        #expect(FileManager.default.createFile(atPath: gate + "/leave-create", contents: nil))
+        #expect(try waiting.readReply() != nil)
+        let after = try host.command(["tree"])
+        #expect(after.split(separator: "\n").contains { $0.contains("org.berth.crasher/gate-create") && $0.contains("active") && $0.contains("◀ visible") },
+                "\(after)")
+    }
 }
