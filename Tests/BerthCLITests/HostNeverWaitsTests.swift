@@ -25,12 +25,7 @@ struct HostNeverWaitsTests {
         try host.wait(for: "busy: org.berth.crasher/ok action 'wait-for'", in: ["status"])
 
         // Everything else answers while it runs: another screen's action and its render…
-        let counter = try #require(host.command(["screens"]).split(separator: "\n").first { $0.contains("com.example.counter") })
-        let counterScreen = String(counter.split(separator: " ").first { $0.first?.isNumber == true } ?? "")
-        _ = try host.command(["send", "#\(counterScreen)", "increment"])
-        _ = try host.command(["send", "#\(counterScreen)", "report"])
-        eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.contains("count 1, ticks") }
-        #expect(host.log.contains("count 1, ticks"), "Counter's actions ran while the crasher was busy:\n\(busyScreen)\n\(host.log)")
+        try counterTakesActions(host, while: "the crasher was busy:\n\(busyScreen)")
         // …and the busy screen refuses input at once, naming the call it is in.
         let refused = (try? host.command(["send", "persist", "1"])) ?? "no reply; host log:\n\(host.log)"
         #expect(refused.contains("is busy: action 'wait-for'"), "\(refused)")
@@ -80,12 +75,7 @@ struct HostNeverWaitsTests {
         let tree = try host.command(["tree"])
         #expect(tree.split(separator: "\n").contains { $0.contains("org.berth.asker/ok") && $0.contains("◀ visible") }, "\(tree)")
         _ = try host.command(["send", "asked"])
-        let counter = try #require(host.command(["screens"]).split(separator: "\n").first { $0.contains("com.example.counter") })
-        let counterScreen = String(counter.split(separator: " ").first { $0.first?.isNumber == true } ?? "")
-        _ = try host.command(["send", "#\(counterScreen)", "increment"])
-        _ = try host.command(["send", "#\(counterScreen)", "report"])
-        eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.contains("count 1, ticks") }
-        #expect(host.log.contains("count 1, ticks"), "Counter's actions ran while the create waited:\n\(host.log)")
+        try counterTakesActions(host, while: "the create waited")
         #expect(!host.log.contains("left create"), "all of it while the create waited")
 
         // Released: the screen is pushed above the asker, and the asker's send returns.
@@ -94,5 +84,15 @@ struct HostNeverWaitsTests {
         let after = try host.command(["tree"])
         #expect(after.split(separator: "\n").contains { $0.contains("org.berth.crasher/gate-create") && $0.contains("active") && $0.contains("◀ visible") },
                 "\(after)")
+    }
+
+    /// Counter's screen (the first opened) takes `increment` and `report`, and says so.
+    private func counterTakesActions(_ host: RunningHost, while what: String) throws {
+        let counter = try #require(host.command(["screens"]).split(separator: "\n").first { $0.contains("com.example.counter") })
+        let counterScreen = String(counter.split(separator: " ").first { $0.first?.isNumber == true } ?? "")
+        _ = try host.command(["send", "#\(counterScreen)", "increment"])
+        _ = try host.command(["send", "#\(counterScreen)", "report"])
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.contains("count 1, ticks") }
+        #expect(host.log.contains("count 1, ticks"), "Counter's actions ran while \(what)\n\(host.log)")
     }
 }
