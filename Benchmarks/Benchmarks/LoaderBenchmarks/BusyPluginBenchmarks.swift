@@ -207,13 +207,8 @@ nonisolated(unsafe) var bareHopThread: BareHopThread?
 extension ExamplePlugin {
     /// The C fixture's render_tree table (Tests/Fixtures/BerthFixtures/fixtures.c): its
     /// action "bump" returns at once and its render writes an empty tree.
-    static let idleFixture = ExamplePlugin(
-        manifestFile: "", id: "org.berth.fixtures", library: "libBerthFixtures.so", entry: "fixture_entry_render_tree",
-        inlineManifest: """
-        {"id": "org.berth.fixtures", "name": "Fixtures", "version": "1.0.0", "abi": "1.0", "library": "libBerthFixtures.so",
-         "entry": "fixture_entry_render_tree", "runtime": "c", "routes": ["probe"]}
-        """
-    )
+    static let idleFixture = cFixture(id: "org.berth.fixtures", name: "Fixtures", library: "libBerthFixtures.so",
+                                      entry: "fixture_entry_render_tree", routes: ["probe"])
 }
 
 func registerBusyPluginBenchmarks() {

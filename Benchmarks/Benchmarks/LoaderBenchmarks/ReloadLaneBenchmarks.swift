@@ -11,13 +11,8 @@ import Foundation
 
 extension ExamplePlugin {
     /// The crasher fixture (a C plugin); its route "ok" never fails.
-    static let crasher = ExamplePlugin(
-        manifestFile: "", id: "org.berth.crasher", library: "libBerthCrasher.so", entry: "berth_crasher_entry_v1",
-        inlineManifest: """
-        {"id": "org.berth.crasher", "name": "Crasher", "version": "1.0.0", "abi": "1.0", "library": "libBerthCrasher.so",
-         "entry": "berth_crasher_entry_v1", "runtime": "c", "routes": ["ok"]}
-        """
-    )
+    static let crasher = cFixture(id: "org.berth.crasher", name: "Crasher", library: "libBerthCrasher.so",
+                                  entry: "berth_crasher_entry_v1", routes: ["ok"])
 }
 
 /// Counter over the crasher's screen, both in process: the visible screen is Counter (B);

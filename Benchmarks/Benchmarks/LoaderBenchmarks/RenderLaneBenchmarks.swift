@@ -12,13 +12,8 @@ import Foundation
 extension ExamplePlugin {
     /// The hostile fixture: its action "big-render N" makes each later render a JSON tree of
     /// N text views.
-    static let attacker = ExamplePlugin(
-        manifestFile: "", id: "org.berth.attacker", library: "libBerthAttacker.so", entry: "berth_attacker_entry_v1",
-        inlineManifest: """
-        {"id": "org.berth.attacker", "name": "Attacker", "version": "1.0.0", "abi": "1.0", "library": "libBerthAttacker.so",
-         "entry": "berth_attacker_entry_v1", "runtime": "c", "routes": ["attack"]}
-        """
-    )
+    static let attacker = cFixture(id: "org.berth.attacker", name: "Attacker", library: "libBerthAttacker.so",
+                                   entry: "berth_attacker_entry_v1", routes: ["attack"])
 }
 
 /// Counter over the attacker's screen, both in workers: the visible screen is Counter (B);

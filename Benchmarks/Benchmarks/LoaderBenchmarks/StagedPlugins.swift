@@ -74,6 +74,18 @@ struct ExamplePlugin: Sendable {
         manifestFile: "counter.json", id: "com.example.counter", library: "libCounter.so", entry: "berth_counter_entry_v1"
     )
 
+    /// A C test fixture, with its manifest written here: no file in manifests/ describes it.
+    static func cFixture(id: String, name: String, library: String, entry: String, routes: [String]) -> ExamplePlugin {
+        let routeList = routes.map { "\"\($0)\"" }.joined(separator: ", ")
+        return ExamplePlugin(
+            manifestFile: "", id: id, library: library, entry: entry,
+            inlineManifest: """
+            {"id": "\(id)", "name": "\(name)", "version": "1.0.0", "abi": "1.0", "library": "\(library)",
+             "entry": "\(entry)", "runtime": "c", "routes": [\(routeList)]}
+            """
+        )
+    }
+
     /// The built library this run uses.
     var builtLibrary: String { BuildProducts.library(library) }
 }
