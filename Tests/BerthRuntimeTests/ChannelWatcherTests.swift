@@ -22,6 +22,11 @@ struct ChannelWatcherTests {
             _ = write(peer, &byte, 1)
         }
 
+        /// The peer goes away, as a worker that dies does: the watched end reads its end.
+        func hangUp() {
+            shutdown(peer, Int32(SHUT_RDWR))
+        }
+
         /// Reads what is readable on the watched end, as its owner serves it.
         func drain() {
             var scratch = [UInt8](repeating: 0, count: 64)
@@ -80,17 +85,14 @@ struct ChannelWatcherTests {
 
     @Test("paused for a call, a channel's data and hang-up are not reported; re-armed, what is readable is reported at once")
     func pausedForACall() throws {
-        var ends: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
-        defer { close(ends[0]) }
+        let channel = try SocketPair()
         let reports = Count()
         let watcher = ChannelWatcher.shared
-        let token = watcher.watch(ends[0]) { reports.add() }
+        let token = watcher.watch(channel.watched) { reports.add() }
         defer { watcher.stop(token) }
         watcher.pause(token)
-        var byte: UInt8 = 1
-        _ = write(ends[1], &byte, 1)
-        close(ends[1])
+        channel.send(1)
+        channel.hangUp()
         #expect(afterWatcherPass(watcher))
         #expect(reports.value == 0)
         // The call is over: the byte (and the end) it left unread is reported, once.
@@ -102,13 +104,11 @@ struct ChannelWatcherTests {
 
     @Test("a peer that closes its end is reported, so a worker that dies between calls is noticed")
     func peerClosed() throws {
-        var ends: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
-        defer { close(ends[0]) }
+        let channel = try SocketPair()
         let reported = Count()
-        let token = ChannelWatcher.shared.watch(ends[0]) { reported.add() }
+        let token = ChannelWatcher.shared.watch(channel.watched) { reported.add() }
         defer { ChannelWatcher.shared.stop(token) }
-        close(ends[1])
+        channel.hangUp()
         #expect(eventually { reported.value > 0 })
     }
 }
