@@ -55,4 +55,19 @@ extension RenderLaneTests {
         #expect(host.events.contains { $0.kind == .failed && $0.message == "dropped 1 request(s) it made while it opened: the open failed" },
                 "the asker's observing of the screen that never opened is dropped with it: \(host.events.map(\.description))")
     }
+
+    @Test("opening: a screen a plugin asks to present during an action opens on its lane and is presented from the asker, with its promised id")
+    func requestedPresentOnLane() async throws {
+        _ = try host.loadFolder(workspace.stageCrasher(id: "org.berth.asker", entry: "berth_crasher_entry_asker"))
+        let asker = try host.push("org.berth.asker/ok")
+        try await host.send(screen: asker.id, action: "present", payload: Array("org.berth.crasher/ok".utf8))
+        let promised = try #require(recorder.matching("asked to open").first?.split(separator: " ").last.flatMap { Int($0) },
+                                    "the asker logged the id it was promised: \(recorder.all)")
+        let presented = try #require(host.visibleRouter, "a screen is visible")
+        #expect(presented.route == "ok" && presented.pluginID == "org.berth.crasher", "\(host.openRouters.map(\.route))")
+        #expect(presented.id == promised)
+        #expect(presented.stack?.isPresented == true && presented.stack?.presenter === asker, "presented from the asker, on a stack of its own")
+        #expect(asker.presentedStack === presented.stack)
+        #expect(presented.delegateObservers.contains { $0.screen === asker })
+    }
 }

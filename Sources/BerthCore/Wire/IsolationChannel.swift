@@ -114,8 +114,10 @@ package final class IsolationChannel: @unchecked Sendable {
     /// bounds the peer's time in the whole outermost call (the time this side takes to
     /// answer its requests does not count). On timeout the call is abandoned (a late reply is
     /// dropped) and `.timedOut` is thrown.
-    package func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
-        try drivingReadSide { () throws(ChannelError) in try callDriving(request, prepared: nil, timeout: timeout) }
+    /// With `prepared`, the call `prepare` began for `request`: its frame is sent here only
+    /// when it did not go then.
+    package func call(_ request: IsolationRequest, prepared: PreparedCall? = nil, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
+        try drivingReadSide { () throws(ChannelError) in try callDriving(request, prepared: prepared, timeout: timeout) }
     }
 
     /// A top-level call begun by one thread (`prepare`) for another to finish (`call(_:prepared:)`):
@@ -159,11 +161,6 @@ package final class IsolationChannel: @unchecked Sendable {
             return true
         }
         return PreparedCall(callID: callID, frame: frame, sent: sent)
-    }
-
-    /// `call` of a request `prepare` began: sends it if it did not go, then waits for its reply.
-    package func call(_ request: IsolationRequest, prepared: PreparedCall?, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
-        try drivingReadSide { () throws(ChannelError) in try callDriving(request, prepared: prepared, timeout: timeout) }
     }
 
     /// `call`, on the thread driving the reading side.

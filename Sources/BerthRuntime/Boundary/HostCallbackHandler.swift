@@ -155,18 +155,18 @@ package struct HostCallbackHandler {
         if case .failure(let refusal) = permit(handle, .delegate, call: "observe_delegate") { return .failure(refusal) }
         guard module.isActive else { return .failure(HostRefusal(.state, "observe_delegate: screen \(router.id) is \(module.state)")) }
         // The child may still be queued (a push requested in this same call).
-        host.navigator.enqueue { [weak host, router] in
+        let observe = { [weak host, router] in
             guard let host, !router.isReleased else { return }
-            // A child still opening on its lane is observed once it is pushed.
-            if host.navigator.holdUntilOpened(screen: child, { [weak host, router] in
-                guard let host, !router.isReleased else { return }
-                do throws(ScreenError) { try host.navigator.observeDelegate(of: child, by: router) } catch { host.emit(.failed, .screen(router.id), error.message) }
-            }) { return }
             do throws(ScreenError) {
                 try host.navigator.observeDelegate(of: child, by: router)
             } catch {
                 host.emit(.failed, .screen(router.id), error.message)
             }
+        }
+        // A child still opening on its lane is observed once it is pushed.
+        host.navigator.enqueue { [weak host] in
+            guard let host, !host.navigator.holdUntilOpened(screen: child, observe) else { return }
+            observe()
         }
         return .success(())
     }

@@ -106,7 +106,7 @@ extension Navigator {
     /// `holdUntilOpened` by screen id: also for a screen a plugin asked to open whose router
     /// is not made yet (`startRequestedOpen`).
     func holdUntilOpened(screen id: Int, _ work: @escaping () -> Void) -> Bool {
-        guard let held = openings[id]?.held ?? requestedOpenings[id] else { return false }
+        guard let held = openings[id]?.held ?? requestedOpenings[id]?.held else { return false }
         held.append(work)
         return true
     }
@@ -119,10 +119,9 @@ extension Navigator {
     /// returns once it is over (`settlingRequestedOpens`).
     func startRequestedOpen(_ route: Route, argument: [UInt8], from requester: Router, id: Int, present: Bool) {
         let held = HeldRequests()
-        requestedOpenings[id] = held
-        let number = requestedOpens.started
-        requestedOpens.started += 1
-        requestedOpens.running[number] = Task { [self] in
+        let number = requestedOpensStarted
+        requestedOpensStarted += 1
+        let task = Task { [self] in
             do throws(ScreenError) {
                 _ = try await openOnLane(route, argument: argument, presented: present,
                                          requested: RequestedOpen(id: id, requester: requester, held: held))
@@ -130,27 +129,29 @@ extension Navigator {
                 events.emit(.failed, .screen(requester.id), "\(present ? "present" : "push") \(route) failed: \(error.message)")
             }
             requestedOpenings[id] = nil
-            requestedOpens.running[number] = nil
         }
+        requestedOpenings[id] = RequestedOpening(number: number, held: held, task: task)
     }
 
     /// Runs `operation` (an operation with plugin calls on lanes), then waits for the opens
     /// its plugins asked for meanwhile (`startRequestedOpen`): a caller that sends an action
     /// which opens a screen finds it open when the call returns. The host goes on meanwhile.
     func settlingRequestedOpens<T>(_ operation: () async throws(ScreenError) -> T) async throws(ScreenError) -> T {
-        let first = requestedOpens.started
+        let first = requestedOpensStarted
         let outcome: Result<T, ScreenError>
         do throws(ScreenError) { outcome = .success(try await operation()) } catch { outcome = .failure(error) }
-        for number in first..<requestedOpens.started {
-            if let open = requestedOpens.running[number] { await open.value }
+        for opening in requestedOpenings.values where opening.number >= first {
+            await opening.task.value
         }
         return try outcome.get()
     }
 
-    /// The opens plugins asked for that run now (`startRequestedOpen`), by number.
-    struct RequestedOpens {
-        var started = 0
-        var running: [Int: Task<Void, Never>] = [:]
+    /// A screen a plugin asked to open on its lane, until the open is over: the order it was
+    /// asked in, what waits for it (`holdUntilOpened(screen:)`) and the open itself.
+    struct RequestedOpening {
+        let number: Int
+        let held: HeldRequests
+        let task: Task<Void, Never>
     }
 
     /// attach, for a push on `requested` (a plugin's stack), else on the visible stack (see

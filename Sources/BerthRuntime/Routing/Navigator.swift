@@ -15,10 +15,10 @@ package final class Navigator {
     let requests = PluginRequestQueue()
     /// Screens being opened on their lane (`openOnLane`), by router id: attached, not pushed yet.
     var openings: [Int: OpeningPlace] = [:]
-    /// Screens plugins asked to open on their lane, by promised id, until the open is over:
-    /// what waits for each (`holdUntilOpened(screen:)`).
-    var requestedOpenings: [Int: HeldRequests] = [:]
-    var requestedOpens = RequestedOpens()
+    /// Screens plugins asked to open on their lane, by promised id, until the open is over.
+    var requestedOpenings: [Int: RequestedOpening] = [:]
+    /// How many opens plugins asked for on their lane so far (`RequestedOpening.number`).
+    var requestedOpensStarted = 0
     /// Live instances, the operation depth and the last render, as instances report them.
     let activity: ScreenActivity
     let events: EventLog

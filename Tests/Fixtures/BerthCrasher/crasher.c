@@ -23,8 +23,8 @@
  * The entry "berth_crasher_entry_gate" waits the same way while the host loads the plugin,
  * at the gate "load" in the folder of its own image (the host's shadow copy: the plugin's
  * runtime folder, which a worker may read): the entered marker is written where it can be.
- * The action "open" (payload: "ROUTE ARGUMENT") asks to push its own ROUTE with ARGUMENT and
- * observes the new screen's delegate actions (see open_asked).
+ * The action "open" (payload: "ROUTE ARGUMENT") asks to push ROUTE with ARGUMENT ("present":
+ * to present it) and observes the new screen's delegate actions (see open_asked).
  * The action "wait-for" (payload: a file's path) returns once that file exists (at most
  * 600 s), logging "waited" through the host first: a busy plugin the tests release by hand.
  *
@@ -273,10 +273,10 @@ static berth_status wait_for_file(berth_bytes payload) {
     return BERTH_OK;
 }
 
-/* The action "open" (payload: "ROUTE ARGUMENT"): asks the host to push its own route ROUTE
- * with ARGUMENT, logs "asked to open N" with the id it was promised, and observes that
+/* The action "open" (payload: "ROUTE ARGUMENT"): asks the host to push ROUTE with ARGUMENT
+ * ("present": to present it), logs "asked to open N" with the id it was promised, and observes that
  * screen's delegate actions. */
-static berth_status open_asked(crasher_instance *instance, berth_bytes payload, berth_error *error) {
+static berth_status open_asked(crasher_instance *instance, int32_t kind, berth_bytes payload, berth_error *error) {
     char words[4096] = {0};
     size_t length = payload.length < sizeof(words) - 1 ? payload.length : sizeof(words) - 1;
     if (length > 0) memcpy(words, payload.data, length);
@@ -285,7 +285,7 @@ static berth_status open_asked(crasher_instance *instance, berth_bytes payload, 
     if (space != NULL) *space = '\0';
     berth_bytes bytes = {(const uint8_t *)argument, strlen(argument)};
     uint64_t id = 0;
-    berth_status status = host_table->navigate(instance->screen, BERTH_NAVIGATE_PUSH, words, bytes, &id, error);
+    berth_status status = host_table->navigate(instance->screen, kind, words, bytes, &id, error);
     if (status != BERTH_OK) return status;
     char line[64];
     snprintf(line, sizeof line, "asked to open %llu", (unsigned long long)id);
@@ -299,7 +299,8 @@ static berth_status crasher_action(berth_instance *opaque, const char *name, ber
     if (strcmp(name, "asked") == 0 && instance->asks) host_table->log(plugin_handle, BERTH_LOG_INFO, "ran asked");
     if (strcmp(name, "persist") == 0) return persist_counting(instance, payload, error);
     if (strcmp(name, "wait-for") == 0) return wait_for_file(payload);
-    if (strcmp(name, "open") == 0) return open_asked(instance, payload, error);
+    if (strcmp(name, "open") == 0) return open_asked(instance, BERTH_NAVIGATE_PUSH, payload, error);
+    if (strcmp(name, "present") == 0) return open_asked(instance, BERTH_NAVIGATE_PRESENT, payload, error);
     return BERTH_OK;
 }
 
