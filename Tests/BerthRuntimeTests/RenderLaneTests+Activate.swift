@@ -130,6 +130,10 @@ extension RenderLaneTests {
         openGate("activate")
         let opened = try await open.value
         #expect(host.visibleRouter === opened)
+        // The post goes to the screen's lane once it is pushed, and the host goes on.
+        for _ in 0..<6_000 where recorder.matching("ran asked").isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(logged(["left activate", "event 2", "event 3", "ran asked"]) == ["left activate", "event 2", "event 3", "ran asked"],
                 "the post ran after the push's willAppear (2) and didAppear (3): \(recorder.all)")
     }

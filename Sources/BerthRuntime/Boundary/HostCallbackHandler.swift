@@ -319,13 +319,10 @@ package struct HostCallbackHandler {
         // The plugin is in another call on its lane: the post waits for it, in order.
         let connection = module.generation.connection
         guard connection.busyCall == nil else {
-            connection.whenFree { [self] in taskPost(handle, action: action, payload: payload) }
+            connection.afterCall { [self] in taskPost(handle, action: action, payload: payload) }
             return
         }
-        do throws(ScreenError) {
-            try host.topLevel { () throws(ScreenError) in try module.handle(action: action, payload: payload) }
-        } catch {
-            host.emit(.failed, .screen(module.id), error.message)
-        }
+        // On the lane: the host goes on while the plugin's code runs.
+        host.navigator.post(to: module, action: action, payload: payload)
     }
 }

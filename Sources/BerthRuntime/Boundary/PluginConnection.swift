@@ -54,10 +54,18 @@ package protocol PluginConnection: AnyObject {
     /// Nil when the lane is free.
     var busyCall: RunningPluginCall.Call? { get }
     /// The call a synchronous call made now would be refused for: `busyCall`, unless the
-    /// caller runs nested on the plugin's lane (a plugin's call back into the host).
+    /// caller runs nested on the plugin's lane (a plugin's call back into the host). A call
+    /// the host made on its own (a task's post) is waited for first.
     var refusingCall: RunningPluginCall.Call? { get }
-    /// Runs `work` on the main actor now when the lane is free, else once its call returned.
-    func whenFree(_ work: @escaping () -> Void)
+    /// The call an unload or reload made now would be refused for: `busyCall`, nested or
+    /// not, once a call the host made on its own has been waited for.
+    var callInTheWay: RunningPluginCall.Call? { get }
+    /// Runs `work` on the main actor now when the lane is in no call, else once its call
+    /// has ended (a task's post waits so for the call before it).
+    func afterCall(_ work: @escaping () -> Void)
+    /// Returns once the lane is in no call the host made on its own (`byHost`): a person's
+    /// call waits for a task's post rather than being refused as busy.
+    func hostCallsEnded() async
     /// `create` on the plugin's lane: the caller is suspended, the main actor free, until the
     /// instance exists.
     func createOnLane(route: String, argument: [UInt8], screen: ScreenHandle, as running: RunningPluginCall.Call,

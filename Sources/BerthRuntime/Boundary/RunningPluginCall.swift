@@ -16,6 +16,10 @@ package enum RunningPluginCall {
         package let screen: Int
         package let function: String
         package let started: ContinuousClock.Instant
+        /// A call the host made on its own (a managed task's post), not one a person or an
+        /// application asked for: a person's call to the same lane waits for it rather than
+        /// being refused as busy.
+        package let byHost: Bool
 
         /// `com.example.counter/counter action 'increment' (screen 3)`; a call for no screen
         /// (a generation's load) is `com.example.counter load of generation 2`.
@@ -36,17 +40,18 @@ package enum RunningPluginCall {
         }
 
         /// `com.example.counter/counter action 'increment' (screen 3)`, begun now.
-        package init(plugin: String, route: String, screen: Int, function: String, started: ContinuousClock.Instant = .now) {
+        package init(plugin: String, route: String, screen: Int, function: String, started: ContinuousClock.Instant = .now, byHost: Bool = false) {
             self.plugin = plugin
             self.route = route
             self.screen = screen
             self.function = function
             self.started = started
+            self.byHost = byHost
         }
 
         package static func == (left: Call, right: Call) -> Bool {
             left.plugin == right.plugin && left.route == right.route && left.screen == right.screen
-                && left.function == right.function && left.started == right.started
+                && left.function == right.function && left.started == right.started && left.byHost == right.byHost
         }
     }
 

@@ -59,6 +59,9 @@ extension PluginLoader {
             events.emit(.failed, .plugin(id), failure.message)
             throw failure
         }
+        // A task's post running on the old generation's lane returns first (a person's call
+        // there refuses the reload below).
+        await old.connection.hostCallsEnded()
         do throws(LoaderError) {
             // Unloaded, reloaded, crashed or made busy meanwhile: the new generation is not used.
             try refuseIfChanged(id, old: try replaced(id)?.1, before: old, since: "its generation \(fresh.number) was made")

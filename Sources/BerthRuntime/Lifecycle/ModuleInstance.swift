@@ -144,9 +144,11 @@ package final class ModuleInstance {
     }
 
     /// Calls the plugin's `create` for `route` on its lane: the main actor is free until the
-    /// instance exists. Refused while the plugin is busy in another call.
+    /// instance exists. Refused while the plugin is busy in another call (a task's post, the
+    /// host's own call, is waited for instead).
     convenience init(onLaneWithID id: Int, route: String, generation: PluginGeneration, argument: [UInt8], router: Router?,
                      context: ScreenContext, held: HeldRequests) async throws(ScreenError) {
+        await generation.connection.hostCallsEnded()
         let prepared = try Self.prepare(id: id, route: route, generation: generation, router: router, context: context)
         let plugin = generation.connection
         let running = RunningPluginCall.Call(plugin: generation.pluginID, route: route, screen: id, function: "create")
@@ -221,10 +223,12 @@ package final class ModuleInstance {
     }
 
     /// `activate` on the plugin's lane (a screen opened with `BerthHost.open`): the main
-    /// actor is free until it returns. Refused while the plugin is busy in another call. A
+    /// actor is free until it returns. Refused while the plugin is busy in another call (a
+    /// task's post is waited for instead). A
     /// screen closed meanwhile was deactivated then: its `deactivate` runs on the lane after
     /// this call, so a failure here calls nothing more.
     func activateOnLane(held: HeldRequests) async throws(ScreenError) {
+        await plugin.hostCallsEnded()
         // Refused before the state changes: a plugin never sees `deactivate` without `activate`.
         if let busy = plugin.busyCall { throw ScreenError(.busy, screen: id, PluginCallError.busy(pluginID, busy).message) }
         guard let instance = try beginActivation() else { return }
@@ -301,11 +305,12 @@ package final class ModuleInstance {
     }
 
     /// `handle(action:payload:renderFollows:)` on the plugin's lane: the main actor is free
-    /// until the plugin returns. Refused while the lane is in another call (the screen is
+    /// until the plugin returns. Refused while the lane is in a person's call (the screen is
     /// busy). Returns false when the screen was closed meanwhile: the action's result is
     /// dropped, and its close sequence ran on the lane after the action.
     func handleOnLane(action: String, payload: [UInt8], renderFollows: Bool, held: HeldRequests,
-                      describedAs description: String? = nil) async throws(ScreenError) -> Bool {
+                      describedAs description: String? = nil, byHost: Bool = false) async throws(ScreenError) -> Bool {
+        await plugin.hostCallsEnded()
         guard lifecycle.isActive else {
             throw ScreenError(.lifecycle, screen: id, "screen \(id) is \(state.rawValue); actions go to active screens only")
         }
@@ -323,7 +328,7 @@ package final class ModuleInstance {
         defer { request.end() }
         let context = LaneCallContext(screen: screenScope, request: request, held: held)
         let what = description ?? "action '\(action)'"
-        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: what)
+        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: what, byHost: byHost)
         do {
             try await connection.actionOnLane(instance, name: action, payload: payload, renderingAfterwards: storage, as: running, in: context)
         } catch {
@@ -420,10 +425,12 @@ package final class ModuleInstance {
 
     /// `render()` on the plugin's lane: the plugin renders there and its tree is decoded and
     /// limit-checked there; the main actor, free meanwhile, only commits the checked tree.
-    /// Refused while the lane is in another call; nil when the screen closed meanwhile.
+    /// Refused while the lane is in a person's call (a task's post is waited for); nil when
+    /// the screen closed meanwhile.
     /// The commit counts as an operation's render: the operation that ends the call (its
     /// caller runs one next, with no suspension between) need not render it again.
-    func renderOnLane(held: HeldRequests) async throws(ScreenError) -> ViewTree? {
+    func renderOnLane(held: HeldRequests, byHost: Bool = false) async throws(ScreenError) -> ViewTree? {
+        await plugin.hostCallsEnded()
         guard !lifecycle.isReleased, canRender else { return nil }
         let connection = plugin
         if let busy = connection.busyCall {
@@ -434,7 +441,7 @@ package final class ModuleInstance {
         let instance = live
         let storage = stateStorage
         let context = LaneCallContext(screen: screenScope, request: nil, held: held)
-        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: "render")
+        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: "render", byHost: byHost)
         let result: Result<CheckedRender, PluginCallError>
         do throws(PluginCallError) {
             result = .success(try await connection.renderOnLane(instance, state: storage, as: running, in: context))

@@ -201,7 +201,7 @@ final class PluginLoader {
     /// A generation whose lane is in a call is not ended under it: its code is running (an
     /// in-process plugin's image would be unmapped beneath its own thread).
     static func refuseWhileBusy(_ generation: PluginGeneration, _ verb: String) throws(LoaderError) {
-        guard let busy = generation.connection.busyCall else { return }
+        guard let busy = generation.connection.callInTheWay else { return }
         throw LoaderError(.lifecycle, plugin: generation.pluginID,
                           "is busy: \(busy.function) (screen \(busy.screen)) has run for \(busy.elapsedMilliseconds) ms; \(verb) it once it returns")
     }

@@ -9,30 +9,53 @@ extension Navigator {
         try await settlingRequestedOpens { () async throws(ScreenError) in try await sendOnLaneOnly(screen: id, action: action, payload: payload) }
     }
 
+    /// A managed task's post (`HostCallbackHandler.taskPost`): the action on its lane as the
+    /// host's own call (`byHost`), which a person's call to that plugin waits for rather
+    /// than being refused as busy. Its start, up to the hop to the lane, runs before this
+    /// returns, so posts reach the lane in the order they came. A failure is an event.
+    func post(to module: ModuleInstance, action: String, payload: [UInt8]) {
+        Task.immediate { @MainActor [self] in
+            do throws(ScreenError) {
+                try await settlingRequestedOpens { () async throws(ScreenError) in
+                    try await sendOnLaneOnly(to: module, action: action, payload: payload, byHost: true)
+                }
+            } catch {
+                events.emit(.failed, .screen(module.id), error.message)
+            }
+        }
+    }
+
     private func sendOnLaneOnly(screen id: Int, action: String, payload: [UInt8]) async throws(ScreenError) {
         guard let module = router(id)?.module else { throw ScreenError(.noSuchScreen, screen: id, "no open screen \(id)") }
+        try await sendOnLaneOnly(to: module, action: action, payload: payload, byHost: false)
+    }
+
+    private func sendOnLaneOnly(to module: ModuleInstance, action: String, payload: [UInt8], byHost: Bool) async throws(ScreenError) {
         let renderFollows = activity.isIdle && visibleRouter?.module === module
         let held = HeldRequests()
         let outcome: Result<Bool, ScreenError>
         do throws(ScreenError) {
-            outcome = .success(try await module.handleOnLane(action: action, payload: payload, renderFollows: renderFollows, held: held))
+            // A post's action renders nothing along with it: a synchronous caller may call the
+            // plugin between the post's return on the lane and its end here (`LaneState`).
+            outcome = .success(try await module.handleOnLane(action: action, payload: payload, renderFollows: renderFollows && !byHost,
+                                                             held: held, byHost: byHost))
         } catch {
             outcome = .failure(error)
         }
         var failedRender: ScreenError?
         if renderFollows, case .success(true) = outcome {
-            do { try await renderAfterLaneCall(module, held) } catch { failedRender = error }
+            do { try await renderAfterLaneCall(module, held, byHost: byHost) } catch { failedRender = error }
         }
         let _: Void? = try finishLaneCall(held, outcome)
-        if let failedRender { events.emit(.failed, .screen(id), failedRender.message) }
+        if let failedRender { events.emit(.failed, .screen(module.id), failedRender.message) }
     }
 
     /// The render after an action on a lane, on the lane too (`ModuleInstance.renderOnLane`),
     /// unless the plugin asked the host for work during the action: that runs first, and
     /// the operation that ends the call renders after it, as after any operation.
-    private func renderAfterLaneCall(_ module: ModuleInstance, _ held: HeldRequests) async throws(ScreenError) {
+    private func renderAfterLaneCall(_ module: ModuleInstance, _ held: HeldRequests, byHost: Bool = false) async throws(ScreenError) {
         guard held.work.isEmpty, module.isActive, module.canRender, !module.isBusy else { return }
-        _ = try await module.renderOnLane(held: held)
+        _ = try await module.renderOnLane(held: held, byHost: byHost)
     }
 
     /// `render` on the screen's plugin's lane (see `ModuleInstance.renderOnLane`).

@@ -165,7 +165,7 @@ final class InProcessPlugin: PluginConnection {
 
     func callExport(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue {
         discardPrerenderedTree()
-        if let busy = lane.busy, !lane.isNested { throw FFIError(.pluginFailed, PluginCallError.busy(pluginID, busy).message) }
+        if !lane.isAvailable, let busy = lane.busy { throw FFIError(.pluginFailed, PluginCallError.busy(pluginID, busy).message) }
         return try image.callExport(symbol, arguments: arguments)
     }
 
@@ -175,8 +175,11 @@ final class InProcessPlugin: PluginConnection {
 
     var busyCall: RunningPluginCall.Call? { lane.busy }
     var refusingCall: RunningPluginCall.Call? { lane.isAvailable ? nil : lane.busy }
+    var callInTheWay: RunningPluginCall.Call? { lane.callInTheWay }
 
-    func whenFree(_ work: @escaping () -> Void) { lane.whenFree(work) }
+    func afterCall(_ work: @escaping () -> Void) { lane.afterCall(work) }
+
+    func hostCallsEnded() async { await lane.hostCallsEnded() }
 
     /// The action on the plugin's own thread: its calls back into the host are answered by
     /// the main actor, which is free meanwhile (`InProcessTransport`, `LaneHop`). With
@@ -277,7 +280,7 @@ final class InProcessPlugin: PluginConnection {
     /// Any call may change what the plugin renders: a tree made with an action is dropped.
     private func callable() throws(PluginCallError) {
         discardPrerenderedTree()
-        if let busy = lane.busy, !lane.isNested { throw PluginCallError.busy(pluginID, busy) }
+        if !lane.isAvailable, let busy = lane.busy { throw PluginCallError.busy(pluginID, busy) }
     }
 
     /// A stale tree made with an action is not used, but the identities it defined are

@@ -165,8 +165,11 @@ final class IsolatedPlugin: PluginConnection {
 
     var busyCall: RunningPluginCall.Call? { group.lane.busy }
     var refusingCall: RunningPluginCall.Call? { group.lane.isAvailable ? nil : group.lane.busy }
+    var callInTheWay: RunningPluginCall.Call? { group.lane.callInTheWay }
 
-    func whenFree(_ work: @escaping () -> Void) { group.lane.whenFree(work) }
+    func afterCall(_ work: @escaping () -> Void) { group.lane.afterCall(work) }
+
+    func hostCallsEnded() async { await group.lane.hostCallsEnded() }
 
     /// An action on the worker's lane: the main actor goes on until the reply. With `state`,
     /// the worker renders right after it, as `action(_:name:payload:renderingAfterwards:)`.
@@ -241,7 +244,7 @@ final class IsolatedPlugin: PluginConnection {
     private func callable() throws(PluginCallError) {
         discardPrerenderedTree()
         if let failure { throw PluginCallError(status: Int32(BERTH_ERR_FAILED), message: failure.message) }
-        if let busy = group.lane.busy, !group.lane.isNested { throw PluginCallError.busy(pluginID, busy) }
+        if !group.lane.isAvailable, let busy = group.lane.busy { throw PluginCallError.busy(pluginID, busy) }
     }
 
     func action(_ instance: PluginInstanceID, name: String, payload: [UInt8]) throws(PluginCallError) {

@@ -166,6 +166,8 @@ final class WorkerGroup {
 
     /// One round trip; a dead or unresponsive worker fails the whole group.
     func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
+        // A task's post on the lane returns first: this call uses the channel itself.
+        lane.waitForHostCall()
         if endedOffMain.withLock({ !$0.isEmpty }) { releaseEndedOffMain() }
         // The worker's requests during this call act only for the member it runs.
         router.enter(request)

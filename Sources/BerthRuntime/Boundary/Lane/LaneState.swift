@@ -18,9 +18,44 @@ final class LaneState {
     /// Free, with no job of the lane's own running or queued (see `PluginLane.isIdle`).
     var isIdle: Bool { busy == nil && lane.isIdle }
 
-    /// Whether a call may go to the plugin now: the lane is free, or its call is waiting for
-    /// the main actor's answer to the plugin, which this call is part of (it nests).
-    var isAvailable: Bool { busy == nil || isNested }
+    /// Whether a call may go to the plugin now, from the main thread: the lane is free, or
+    /// its call is waiting for the main actor's answer to the plugin, which this call is
+    /// part of (it nests). A call the host made on its own (`byHost`, a task's post) is
+    /// waited for first, blocking: the caller is synchronous, and wants its answer now.
+    var isAvailable: Bool {
+        waitForHostCall()
+        return busy == nil || isNested || hostCallReturned
+    }
+
+    /// The call running on the lane, once a call the host made on its own has been waited
+    /// for (`waitForHostCall`), nested or not: what an unload or reload is refused for.
+    var callInTheWay: RunningPluginCall.Call? {
+        waitForHostCall()
+        return hostCallReturned ? nil : busy
+    }
+
+    /// Set while a call the host made on its own runs: true once its job has returned on
+    /// the lane (a synchronous caller may go on; the call's end on the main actor follows).
+    private var hostCallDone: Locked<Bool>?
+
+    private var hostCallReturned: Bool { busy?.byHost == true && hostCallDone?.withLock({ $0 }) == true }
+
+    /// Blocks the main thread until the call the host made on its own has returned on the
+    /// lane, answering the plugin's calls back meanwhile. Not while the main actor answers
+    /// a lane's plugin: that lane waits for it.
+    func waitForHostCall() {
+        guard let busy, busy.byHost, !isNested, LaneHop.answering == nil, let done = hostCallDone else { return }
+        MainThreadWait.serve(for: lane) { done.withLock { $0 } }
+    }
+
+    /// For a person's call, which waits for a call the host made on its own rather than
+    /// being refused: returns once the lane is free of such calls (it may be in a person's
+    /// call then, which refuses this one as busy).
+    func hostCallsEnded() async {
+        while let busy, busy.byHost, !isNested {
+            await withCheckedContinuation { (resume: CheckedContinuation<Void, Never>) in afterFree.append { resume.resume() } }
+        }
+    }
 
     /// True while the main actor answers this lane's plugin (a call now nests in its call).
     var isNested: Bool { LaneHop.answering === lane }
@@ -30,6 +65,13 @@ final class LaneState {
         if isAvailable { work() } else { afterFree.append(work) }
     }
 
+    /// Runs `work` now when the lane is in no call, else once its call has ended on the
+    /// main actor (after the work given before it): a call the host made on its own is
+    /// not waited for, blocking, as `whenFree` does.
+    func afterCall(_ work: @escaping () -> Void) {
+        if busy == nil { work() } else { afterFree.append(work) }
+    }
+
     /// Runs `job` on the lane as `call`, in `context`; the lane is busy until it returns.
     /// `returned` sees the result first (a failed worker is recorded before the waiting work
     /// runs), then the work that waited for the lane runs, in order.
@@ -37,7 +79,19 @@ final class LaneState {
                           returned: (T) -> Void = { _ in }) async -> T {
         precondition(busy == nil, "a lane runs one call at a time: \(lane.name) is in \(busy?.description ?? "")")
         let token = began(call)
-        let result = await lane.run { context.during(job) }
+        let result: T
+        if call.byHost {
+            let done = Locked(false)
+            hostCallDone = done
+            result = await lane.run { [lane] in
+                let result = context.during(job)
+                done.withLock { $0 = true }
+                lane.wake()
+                return result
+            }
+        } else {
+            result = await lane.run { context.during(job) }
+        }
         ended(token) { returned(result) }
         return result
     }
@@ -52,6 +106,7 @@ final class LaneState {
     private func ended(_ token: UInt64, returned: () -> Void) {
         RunningPluginCall.laneEnded(token)
         busy = nil
+        hostCallDone = nil
         returned()
         while busy == nil, !afterFree.isEmpty {
             afterFree.removeFirst()()

@@ -91,59 +91,43 @@ final class PluginLane: SerialExecutor, Sendable {
     /// While the lane waits for the main actor's answer to its plugin's call, the main actor
     /// may call into the same plugin (a service factory the resolve needs): that call runs
     /// on the lane, nested, as it would on one stack. While the main actor waits for such a
-    /// nested call, the plugin's calls back are answered inline on the main thread.
-    private struct Rendezvous {
-        /// How many nested calls the main actor is waiting for (it waits, so a call back is
-        /// handed to it here rather than posted to its executor).
-        var mainWaiting = 0
-        var toMain: [@Sendable () -> Void] = []
-        var toLane: [@Sendable () -> Void] = []
-    }
-    private let rendezvous = LockedCondition(Rendezvous())
+    /// nested call (or, blocking, for a call the host made on its own, `MainThreadWait`), the
+    /// plugin's calls back are answered inline on the main thread.
+    private let toLane = LockedCondition([@Sendable () -> Void]())
 
     /// On the lane's thread: hands `job` to the main actor and runs nested calls until
     /// `answered` says the answer is in. `job` must end by calling `wake()`.
     func waitForMain(_ job: @escaping @Sendable () -> Void, answered: @escaping () -> Bool) {
-        let mainWaits = rendezvous.withLock { state -> Bool in
-            guard state.mainWaiting > 0 else { return false }
-            state.toMain.append(job)
-            return true
-        }
-        if mainWaits {
-            rendezvous.broadcast()
-        } else {
-            Task { @MainActor in job() }
-        }
-        serve(on: \.toLane, until: answered)
+        MainThreadWait.hand(job, from: self)
+        serveNested(until: answered)
     }
 
     /// On the main actor, during an answer to this lane's plugin: runs `job` on the lane,
     /// nested in the plugin's call, and waits for it, answering its calls back meanwhile.
     func runNested<T: Sendable>(_ job: @escaping @Sendable () -> T) -> T {
         let result = Locked<T?>(nil)
-        rendezvous.withLock { state in
-            state.mainWaiting += 1
-            state.toLane.append { [self] in
+        toLane.withLock { jobs in
+            jobs.append { [self] in
                 let value = job()
                 result.withLock { $0 = value }
                 wake()
             }
         }
-        rendezvous.broadcast()
-        serve(on: \.toMain) { result.withLock { $0 != nil } }
-        rendezvous.withLock { $0.mainWaiting -= 1 }
+        toLane.broadcast()
+        MainThreadWait.serve(for: self) { result.withLock { $0 != nil } }
         return result.withLock { $0! }
     }
 
-    /// Wakes a thread waiting in `waitForMain` or `runNested`.
+    /// Wakes a thread waiting in `waitForMain`, `runNested` or `MainThreadWait.serve`.
     func wake() {
-        rendezvous.broadcast()
+        toLane.broadcast()
+        MainThreadWait.wake()
     }
 
-    private func serve(on queue: WritableKeyPath<Rendezvous, [@Sendable () -> Void]>, until done: () -> Bool) {
+    private func serveNested(until done: () -> Bool) {
         while true {
-            let job = rendezvous.wait { state, _ -> LockedCondition<Rendezvous>.Decision<(@Sendable () -> Void)?> in
-                if !state[keyPath: queue].isEmpty { return .finish(state[keyPath: queue].removeFirst()) }
+            let job = toLane.wait { jobs, _ -> LockedCondition<[@Sendable () -> Void]>.Decision<(@Sendable () -> Void)?> in
+                if !jobs.isEmpty { return .finish(jobs.removeFirst()) }
                 return done() ? .finish(nil) : .wait
             }
             guard let job else { return }
@@ -211,5 +195,83 @@ private actor LaneIsolation {
     func call<T: Sendable>(_ job: @Sendable () -> T) -> T {
         calls &+= 1
         return job()
+    }
+}
+
+/// The main thread's side of `PluginLane.waitForMain`: a plugin's call back into the host,
+/// waiting for the main actor's answer. The answer runs as a job of the main actor, or,
+/// while the main thread waits blocking for that lane (`serve`: a nested call, or a call
+/// the host made on its own that a synchronous caller waits for), inline in that wait.
+/// Another lane's calls wait for the main actor as usual (a contract call from the lane
+/// waited for to another lane ends at its timeout).
+enum MainThreadWait {
+    private struct Handed {
+        let lane: ObjectIdentifier
+        let job: @Sendable () -> Void
+    }
+    private struct State {
+        /// The lanes the main thread waits for, blocking, and how many times (waits nest).
+        var waitingFor: [ObjectIdentifier: Int] = [:]
+        var jobs: [Handed] = []
+
+        mutating func take(for lane: ObjectIdentifier) -> Handed? {
+            guard let index = jobs.firstIndex(where: { $0.lane == lane }) else { return nil }
+            return jobs.remove(at: index)
+        }
+    }
+    private static let state = LockedCondition(State())
+
+    /// On `lane`'s thread: `job` runs on the main thread, in a wait for the lane or as a
+    /// main-actor job.
+    static func hand(_ job: @escaping @Sendable () -> Void, from lane: PluginLane) {
+        let id = ObjectIdentifier(lane)
+        let mainWaits = state.withLock { state -> Bool in
+            state.jobs.append(Handed(lane: id, job: job))
+            return state.waitingFor[id] != nil
+        }
+        if mainWaits {
+            state.broadcast()
+        } else {
+            Task { @MainActor in runHandedJobs() }
+        }
+    }
+
+    /// On the main thread: waits for `lane` until `done`, answering its plugin's calls back
+    /// meanwhile.
+    static func serve(for lane: PluginLane, until done: () -> Bool) {
+        let id = ObjectIdentifier(lane)
+        state.withLock { $0.waitingFor[id, default: 0] += 1 }
+        while true {
+            let job = state.wait { state, _ -> LockedCondition<State>.Decision<Handed?> in
+                if let job = state.take(for: id) { return .finish(job) }
+                return done() ? .finish(nil) : .wait
+            }
+            guard let job else { break }
+            job.job()
+        }
+        // A job handed as the wait ended was not run in it: the main actor runs it.
+        let left = state.withLock { state -> Bool in
+            state.waitingFor[id]! -= 1
+            guard state.waitingFor[id] == 0 else { return false }
+            state.waitingFor[id] = nil
+            return state.jobs.contains { $0.lane == id }
+        }
+        if left { Task { @MainActor in runHandedJobs() } }
+    }
+
+    /// True while the main thread waits, blocking, for a lane; for tests (read from another
+    /// thread: the main one is in the wait).
+    static var isWaiting: Bool { state.withLock { !$0.waitingFor.isEmpty } }
+
+    /// Wakes the main thread's wait to look again.
+    static func wake() {
+        state.broadcast()
+    }
+
+    /// The jobs handed so far (none when a wait ran them first).
+    @MainActor private static func runHandedJobs() {
+        while let handed = state.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) {
+            handed.job()
+        }
     }
 }
