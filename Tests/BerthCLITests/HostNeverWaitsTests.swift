@@ -86,6 +86,38 @@ struct HostNeverWaitsTests {
                 "\(after)")
     }
 
+    @Test("while a task's post waits inside its action, Counter and status answer; a send to that screen waits for the post, then runs")
+    func taskPostRunsOnItsLane() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        let gate = workspace.stageCrasher()
+        // The gate screen's activate starts a task that posts the action "asked" to it.
+        #expect(FileManager.default.createFile(atPath: gate + "/ask-activate", contents: Data("post".utf8)))
+        let host = try RunningHost(workspace, arguments: ["--unresponsive-ms", "120000"])
+        try host.wait(for: "org.berth.crasher")
+        _ = try host.command(["open", "com.example.counter/counter"])
+        defer { FileManager.default.createFile(atPath: gate + "/leave-action", contents: nil) }
+        _ = try host.command(["open", "org.berth.crasher/gate-action", gate])
+        try host.wait(for: "busy: org.berth.crasher/gate-action action 'asked'", in: ["status"])
+        #expect(host.log.contains("entered action"), "\(host.log)")
+
+        // The post holds only its own screen: Counter takes actions, status answers.
+        try counterTakesActions(host, while: "the post waited")
+        // A send to the gate screen waits for the post (no busy refusal); its client waits.
+        let waiting = try ControlConnectionForTests(host.socket)
+        defer { waiting.close() }
+        waiting.sendFrame(Array(#"{"args":["send","asked"]}"#.utf8))
+        #expect(try host.command(["status"]).contains("busy: org.berth.crasher/gate-action action 'asked'"))
+        #expect(!host.log.contains("ran asked"), "all of it while the post waited")
+
+        // Released: the post's action runs, then the send's.
+        #expect(FileManager.default.createFile(atPath: gate + "/leave-action", contents: nil))
+        let reply = try #require(try waiting.readReply())
+        #expect(!reply.contains("busy"), "\(reply)")
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.components(separatedBy: "ran asked").count == 3 }
+        #expect(host.log.components(separatedBy: "ran asked").count == 3, "the post's action, then the send's:\n\(host.log)")
+    }
+
     /// Counter's screen (the first opened) takes `increment` and `report`, and says so.
     private func counterTakesActions(_ host: RunningHost, while what: String) throws {
         let counter = try #require(host.command(["screens"]).split(separator: "\n").first { $0.contains("com.example.counter") })

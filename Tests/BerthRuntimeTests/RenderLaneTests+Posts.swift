@@ -62,3 +62,43 @@ extension RenderLaneTests {
         #expect(!host.events.contains { $0.kind == .failed }, "nothing was refused as busy: \(host.events.map(\.description))")
     }
 }
+
+/// A delegate action a screen sends during a call on its lane is delivered on each
+/// observer's lane too. The asker ("org.berth.asker", a second crasher) opens a crasher
+/// screen and observes it; its "gate-delegate" screen waits inside `delegate_received` until
+/// the test creates FOLDER/leave-delegate.
+extension RenderLaneTests {
+    @Test("delegates: a delegate action sent during an action is delivered on the observer's lane; other screens take actions meanwhile; the sender's send returns once it is delivered")
+    func delegateOnObserversLane() async throws {
+        // The asker's gate is its own folder: a worker sees its own plugin's folder only.
+        let askerGate = workspace.stageCrasher(id: "org.berth.asker", entry: "berth_crasher_entry_asker")
+        _ = try host.loadFolder(askerGate)
+        // No tick lands in the test: each would end an operation that renders the visible screen.
+        let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        let observer = try host.push("org.berth.asker/gate-delegate", argument: Array(askerGate.utf8))
+        try await host.send(screen: observer.id, action: "open", payload: Array("org.berth.crasher/ok".utf8))
+        let child = try #require(host.visibleRouter)
+        try #require(child.parent === observer, "the crasher's screen is open above the asker: \(host.openRouters.map(\.route))")
+        let leave = askerGate + "/leave-delegate"
+        defer { _ = FileManager.default.createFile(atPath: leave, contents: nil) }
+
+        let (host, id) = (host, child.id)
+        let send = Task { @MainActor in try await host.send(screen: id, action: "delegate", payload: Array("picked".utf8)) }
+        for _ in 0..<6_000 where recorder.matching("entered delegate").isEmpty || observer.module?.busyCall == nil {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(!recorder.matching("entered delegate").isEmpty, "the delivery reached the asker's lane: \(recorder.all)")
+        #expect(observer.module?.busyCall?.function == "delegate 'picked' from screen \(child.id)")
+        #expect(child.module?.isBusy == false, "the sender's lane is free")
+        try await host.send(screen: counter.id, action: "increment", payload: [])
+        try await host.send(screen: counter.id, action: "report", payload: [])
+        #expect(recorder.all.contains { $0.contains("count 1, ticks") }, "\(recorder.all)")
+        #expect(recorder.matching("received delegate").isEmpty, "still inside delegate_received after Counter's actions")
+
+        #expect(FileManager.default.createFile(atPath: leave, contents: nil))
+        try await send.value
+        #expect(recorder.matching("received delegate picked").count == 1, "delivered once the send returned: \(recorder.all)")
+        #expect(observer.module?.isBusy == false)
+        #expect(!host.events.contains { $0.kind == .failed }, "\(host.events.map(\.description))")
+    }
+}

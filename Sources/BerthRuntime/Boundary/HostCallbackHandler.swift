@@ -175,9 +175,11 @@ package struct HostCallbackHandler {
         guard let (module, router, host) = screen(handle) else { return .failure(notOpen("send_delegate")) }
         if case .failure(let refusal) = permit(handle, .delegate, call: "send_delegate") { return .failure(refusal) }
         guard module.isActive else { return .failure(HostRefusal(.state, "send_delegate: screen \(router.id) is \(module.state)")) }
+        // Sent during a call on a lane: delivered on each observer's lane too.
+        let onLanes = LaneHop.answering != nil
         host.navigator.enqueue { [weak host, router] in
             guard let host, !router.isReleased else { return }
-            host.navigator.deliverDelegate(from: router, action: action, payload: payload)
+            host.navigator.deliverDelegate(from: router, action: action, payload: payload, onLanes: onLanes)
         }
         return .success(())
     }

@@ -77,6 +77,9 @@ package protocol PluginConnection: AnyObject {
     /// returns. With `state`, as `action(_:name:payload:renderingAfterwards:)`.
     func actionOnLane(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage?,
                       as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError)
+    /// A delegate action or a route context on the plugin's lane, as the host's own call
+    /// (`byHost`): the caller is suspended, the main actor free, until it returns.
+    func deliverOnLane(_ delivery: LaneDelivery, as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError)
     /// One render pass on the plugin's lane: the plugin renders there, and its tree is
     /// decoded and limit-checked there too (a 150,000-view JSON tree takes seconds); the
     /// caller, on the main actor, only commits it (`StateStorage.commit`). `state`'s slots
@@ -92,6 +95,21 @@ package protocol PluginConnection: AnyObject {
 
 /// An instance as the plugin knows it: the `berth_instance *` in process, a token in a
 /// worker. Opaque to everything above the seam.
+/// What the host delivers to a screen on its plugin's lane (`PluginConnection.deliverOnLane`).
+package enum LaneDelivery: Sendable {
+    /// A delegate action of the open child screen `child`.
+    case delegate(PluginInstanceID, child: Int, action: String, payload: [UInt8])
+    /// A route context the screen observes.
+    case context(PluginInstanceID, type: String, payload: [UInt8])
+
+    /// The instance it goes to.
+    package var instance: PluginInstanceID {
+        switch self {
+        case .delegate(let instance, _, _, _), .context(let instance, _, _): instance
+        }
+    }
+}
+
 package struct PluginInstanceID: Hashable, Sendable {
     package let rawValue: UInt
     package init(rawValue: UInt) { self.rawValue = rawValue }

@@ -358,6 +358,35 @@ package final class ModuleInstance {
         }
     }
 
+    /// `deliverDelegate` on the plugin's lane, as the host's own call: the main actor is free
+    /// until the plugin returns. Returns false when the screen is not active (nothing was
+    /// delivered) or closed meanwhile.
+    func deliverDelegateOnLane(from child: Int, action: String, payload: [UInt8], held: HeldRequests) async throws(ScreenError) -> Bool {
+        await plugin.hostCallsEnded()
+        guard lifecycle.isActive else { return false }
+        guard generation.handshake.functions.contains(.delegateReceived) else {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) observes delegate actions but has no delegate_received")
+        }
+        let what = "delegate '\(action)' from screen \(child)"
+        return try await deliverOnLane(.delegate(live, child: child, action: action, payload: payload), what, failure: "\(what) failed", held: held)
+    }
+
+    /// A delivery on the plugin's lane, in a request scope of its own, as the host's own call.
+    private func deliverOnLane(_ delivery: LaneDelivery, _ what: String, failure: String, held: HeldRequests) async throws(ScreenError) -> Bool {
+        let connection = plugin
+        if let busy = connection.busyCall { throw ScreenError(.busy, screen: id, PluginCallError.busy(pluginID, busy).message) }
+        activity.pluginCallBegan()
+        let request = scopes.makeRequestScope(owner: "screen \(id)")
+        defer { request.end() }
+        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: what, byHost: true)
+        do {
+            try await connection.deliverOnLane(delivery, as: running, in: LaneCallContext(screen: screenScope, request: request, held: held))
+        } catch {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) \(failure): \(error.message)", pluginStatus: PluginStatus(code: error.status))
+        }
+        return lifecycle.isActive
+    }
+
     /// Delivers a route context this screen observes. Active instances only.
     func deliverContext(_ type: String, payload: [UInt8]) throws(ScreenError) {
         guard lifecycle.isActive else { return }

@@ -6,39 +6,75 @@ extension Navigator {
     /// `send` with the action on its plugin's lane: the host goes on until it returns, then
     /// one operation runs what the plugin asked for meanwhile and renders the visible screen.
     package func sendOnLane(screen id: Int, action: String, payload: [UInt8]) async throws(ScreenError) {
-        try await settlingRequestedOpens { () async throws(ScreenError) in try await sendOnLaneOnly(screen: id, action: action, payload: payload) }
+        try await settlingFollowUps { () async throws(ScreenError) in try await sendOnLaneOnly(screen: id, action: action, payload: payload) }
     }
 
     /// A managed task's post (`HostCallbackHandler.taskPost`): the action on its lane as the
-    /// host's own call (`byHost`), which a person's call to that plugin waits for rather
-    /// than being refused as busy. Its start, up to the hop to the lane, runs before this
-    /// returns, so posts reach the lane in the order they came. A failure is an event.
+    /// host's own call (`startHostCall`). A failure is an event.
     func post(to module: ModuleInstance, action: String, payload: [UInt8]) {
-        Task.immediate { @MainActor [self] in
-            do throws(ScreenError) {
-                try await settlingRequestedOpens { () async throws(ScreenError) in
-                    try await sendOnLaneOnly(to: module, action: action, payload: payload, byHost: true)
-                }
-            } catch {
-                events.emit(.failed, .screen(module.id), error.message)
+        startHostCall(on: module, followingUp: false) { [self] () async throws(ScreenError) in
+            try await callOnLane(to: module, byHost: true) { held, renderingAfterwards async throws(ScreenError) -> Bool in
+                try await module.handleOnLane(action: action, payload: payload, renderFollows: renderingAfterwards, held: held, byHost: true)
             }
         }
     }
 
-    private func sendOnLaneOnly(screen id: Int, action: String, payload: [UInt8]) async throws(ScreenError) {
-        guard let module = router(id)?.module else { throw ScreenError(.noSuchScreen, screen: id, "no open screen \(id)") }
-        try await sendOnLaneOnly(to: module, action: action, payload: payload, byHost: false)
+    /// A delegate action to an observing screen, on its lane (asked during a call on a lane:
+    /// `deliverDelegate(from:action:payload:onLanes:)`). The operation that caused it waits
+    /// for it (`settlingFollowUps`). A failure is an event.
+    func deliverOnLane(to module: ModuleInstance, from child: Int, action: String, payload: [UInt8]) {
+        startHostCall(on: module, followingUp: true) { [self] () async throws(ScreenError) in
+            try await callOnLane(to: module, byHost: true) { held, _ async throws(ScreenError) -> Bool in
+                try await module.deliverDelegateOnLane(from: child, action: action, payload: payload, held: held)
+            }
+        }
     }
 
-    private func sendOnLaneOnly(to module: ModuleInstance, action: String, payload: [UInt8], byHost: Bool) async throws(ScreenError) {
+    /// Starts a call the host makes on its own (`RunningPluginCall.Call.byHost`) on the
+    /// plugin's lane, after the call the lane is in: a person's call to that plugin waits for
+    /// it rather than being refused as busy. Its start, up to the hop to the lane, runs before
+    /// this returns, so such calls reach the lane in the order they came. `followingUp`: an
+    /// operation running now caused it, and waits for it (`settlingFollowUps`).
+    private func startHostCall(on module: ModuleInstance, followingUp: Bool, _ call: @escaping () async throws(ScreenError) -> Void) {
+        let connection = module.generation.connection
+        guard connection.busyCall == nil else {
+            connection.afterCall { [self] in startHostCall(on: module, followingUp: followingUp, call) }
+            return
+        }
+        let number = followUpsStarted
+        if followingUp { followUpsStarted += 1 }
+        let ended = Locked(false)
+        let task = Task.immediate { @MainActor [self] in
+            do throws(ScreenError) {
+                try await settlingFollowUps(call)
+            } catch {
+                events.emit(.failed, .screen(module.id), error.message)
+            }
+            ended.withLock { $0 = true }
+            if followingUp { deliveriesOnLanes[number] = nil }
+        }
+        if followingUp, !ended.withLock({ $0 }) { deliveriesOnLanes[number] = task }
+    }
+
+    private func sendOnLaneOnly(screen id: Int, action: String, payload: [UInt8]) async throws(ScreenError) {
+        guard let module = router(id)?.module else { throw ScreenError(.noSuchScreen, screen: id, "no open screen \(id)") }
+        try await callOnLane(to: module, byHost: false) { held, renderingAfterwards async throws(ScreenError) -> Bool in
+            try await module.handleOnLane(action: action, payload: payload, renderFollows: renderingAfterwards, held: held)
+        }
+    }
+
+    /// One call to `module` on its lane (`call`, given where the plugin's requests wait and
+    /// whether the plugin may render along with it), then one operation runs what the plugin
+    /// asked for meanwhile and renders the visible screen (on the lane when it is `module`).
+    private func callOnLane(to module: ModuleInstance, byHost: Bool,
+                            _ call: (HeldRequests, _ renderingAfterwards: Bool) async throws(ScreenError) -> Bool) async throws(ScreenError) {
         let renderFollows = activity.isIdle && visibleRouter?.module === module
         let held = HeldRequests()
         let outcome: Result<Bool, ScreenError>
         do throws(ScreenError) {
-            // A post's action renders nothing along with it: a synchronous caller may call the
-            // plugin between the post's return on the lane and its end here (`LaneState`).
-            outcome = .success(try await module.handleOnLane(action: action, payload: payload, renderFollows: renderFollows && !byHost,
-                                                             held: held, byHost: byHost))
+            // The host's own call renders nothing along with it: a synchronous caller may call
+            // the plugin between its return on the lane and its end here (`LaneState`).
+            outcome = .success(try await call(held, renderFollows && !byHost))
         } catch {
             outcome = .failure(error)
         }
@@ -76,7 +112,7 @@ extension Navigator {
     /// `input` on its plugin's lane (see `sendOnLane`); returns the screen's tree after it,
     /// nil when the screen was closed meanwhile.
     package func inputOnLane(_ input: ViewInput, view viewID: String, screen id: Int?) async throws(ScreenError) -> ViewTree? {
-        try await settlingRequestedOpens { () async throws(ScreenError) -> ViewTree? in try await inputOnLaneOnly(input, view: viewID, screen: id) }
+        try await settlingFollowUps { () async throws(ScreenError) -> ViewTree? in try await inputOnLaneOnly(input, view: viewID, screen: id) }
     }
 
     private func inputOnLaneOnly(_ input: ViewInput, view viewID: String, screen id: Int?) async throws(ScreenError) -> ViewTree? {

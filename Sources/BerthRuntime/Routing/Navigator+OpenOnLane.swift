@@ -11,7 +11,7 @@ extension Navigator {
     /// What the plugin asks of the host meanwhile (navigation, delegates, a managed task's
     /// post) runs after the push, as after `push`; when the open fails it is dropped.
     package func openOnLane(_ route: Route, argument: [UInt8], presented: Bool) async throws(ScreenError) -> Router {
-        try await settlingRequestedOpens { () async throws(ScreenError) -> Router in
+        try await settlingFollowUps { () async throws(ScreenError) -> Router in
             try await openOnLane(route, argument: argument, presented: presented, requested: nil)
         }
     }
@@ -116,11 +116,11 @@ extension Navigator {
     /// the requests queued after it run now. What the plugin asks about that screen before it
     /// is open (observing its delegate) waits for it and runs after the push. A failure is an
     /// event on `requester`, as a blocking requested push's is. The operation that asked
-    /// returns once it is over (`settlingRequestedOpens`).
+    /// returns once it is over (`settlingFollowUps`).
     func startRequestedOpen(_ route: Route, argument: [UInt8], from requester: Router, id: Int, present: Bool) {
         let held = HeldRequests()
-        let number = requestedOpensStarted
-        requestedOpensStarted += 1
+        let number = followUpsStarted
+        followUpsStarted += 1
         let task = Task { [self] in
             do throws(ScreenError) {
                 _ = try await openOnLane(route, argument: argument, presented: present,
@@ -133,15 +133,21 @@ extension Navigator {
         requestedOpenings[id] = RequestedOpening(number: number, held: held, task: task)
     }
 
-    /// Runs `operation` (an operation with plugin calls on lanes), then waits for the opens
-    /// its plugins asked for meanwhile (`startRequestedOpen`): a caller that sends an action
-    /// which opens a screen finds it open when the call returns. The host goes on meanwhile.
-    func settlingRequestedOpens<T>(_ operation: () async throws(ScreenError) -> T) async throws(ScreenError) -> T {
-        let first = requestedOpensStarted
+    /// Runs `operation` (an operation with plugin calls on lanes), then waits for what its
+    /// plugins caused meanwhile: the opens they asked for (`startRequestedOpen`) and the
+    /// delegate actions they sent (`deliverOnLane`), and what those caused in turn. A caller
+    /// that sends an action which opens a screen finds it open when the call returns, its
+    /// observer told. The host goes on meanwhile.
+    func settlingFollowUps<T>(_ operation: () async throws(ScreenError) -> T) async throws(ScreenError) -> T {
+        var first = followUpsStarted
         let outcome: Result<T, ScreenError>
         do throws(ScreenError) { outcome = .success(try await operation()) } catch { outcome = .failure(error) }
-        for opening in requestedOpenings.values where opening.number >= first {
-            await opening.task.value
+        while first < followUpsStarted {
+            let range = first..<followUpsStarted
+            first = followUpsStarted
+            let tasks = requestedOpenings.values.filter { range.contains($0.number) }.map(\.task)
+                + deliveriesOnLanes.filter { range.contains($0.key) }.map(\.value)
+            for task in tasks { await task.value }
         }
         return try outcome.get()
     }

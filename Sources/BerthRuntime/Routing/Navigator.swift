@@ -17,8 +17,11 @@ package final class Navigator {
     var openings: [Int: OpeningPlace] = [:]
     /// Screens plugins asked to open on their lane, by promised id, until the open is over.
     var requestedOpenings: [Int: RequestedOpening] = [:]
-    /// How many opens plugins asked for on their lane so far (`RequestedOpening.number`).
-    var requestedOpensStarted = 0
+    /// Delegate actions delivered on the observer's lane, by number, until they return.
+    var deliveriesOnLanes: [Int: Task<Void, Never>] = [:]
+    /// How many opens plugins asked for on their lane, and deliveries on lanes, so far
+    /// (`RequestedOpening.number`, the keys of `deliveriesOnLanes`).
+    var followUpsStarted = 0
     /// Live instances, the operation depth and the last render, as instances report them.
     let activity: ScreenActivity
     let events: EventLog
@@ -343,12 +346,16 @@ package final class Navigator {
     /// Delivers a delegate action of `child` to its observers, in registration order.
     /// A screen observer released since it registered is dropped here (an observer sits
     /// above its child, so it goes in the same close and nothing is delivered to it).
-    func deliverDelegate(from child: Router, action: String, payload: [UInt8]) {
+    /// `onLanes`: each observing screen gets it on its plugin's lane (`deliverOnLane`), as
+    /// the host's own call; else with a blocking call.
+    func deliverDelegate(from child: Router, action: String, payload: [UInt8], onLanes: Bool = false) {
         child.delegateObservers.removeAll { $0.hostHandler == nil && ($0.screen?.isReleased ?? true) }
         events.emit(.event, .screen(child.id), "delegate '\(action)' → \(child.delegateObservers.count) observer(s)")
         for observer in child.delegateObservers {
             if let handler = observer.hostHandler {
                 handler(action, payload)
+            } else if let screen = observer.screen?.module, onLanes {
+                deliverOnLane(to: screen, from: child.id, action: action, payload: payload)
             } else if let screen = observer.screen?.module {
                 do {
                     try screen.deliverDelegate(from: child.id, action: action, payload: payload)

@@ -49,12 +49,14 @@ extension PluginImage {
         try Self.check(payload) { action(instance, name, $0, $1) }
     }
 
-    package func delegateReceived(_ instance: UnsafeMutableRawPointer?, from child: UInt64, action: String, payload: [UInt8]) throws(PluginCallError) {
+    /// Nonisolated: called on the main actor or on the plugin's lane (never both at once).
+    package nonisolated func delegateReceived(_ instance: UnsafeMutableRawPointer?, from child: UInt64, action: String, payload: [UInt8]) throws(PluginCallError) {
         guard let receive = table.table.delegate_received else { return }
         try Self.check(payload) { receive(instance, child, action, $0, $1) }
     }
 
-    package func contextReceived(_ instance: UnsafeMutableRawPointer?, type: String, payload: [UInt8]) throws(PluginCallError) {
+    /// Nonisolated: called on the main actor or on the plugin's lane (never both at once).
+    package nonisolated func contextReceived(_ instance: UnsafeMutableRawPointer?, type: String, payload: [UInt8]) throws(PluginCallError) {
         guard let receive = table.table.context_received else { return }
         try Self.check(payload) { receive(instance, type, $0, $1) }
     }

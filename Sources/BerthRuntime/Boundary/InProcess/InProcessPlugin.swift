@@ -276,6 +276,25 @@ final class InProcessPlugin: PluginConnection {
         try result.get()
     }
 
+    func deliverOnLane(_ delivery: LaneDelivery, as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) {
+        try callable()
+        let call = LaneImageCall(image: image, instance: delivery.instance)
+        let result = await lane.run(running, in: context) { () -> Result<Void, PluginCallError> in
+            HostCall.run {
+                Result { () throws(PluginCallError) in
+                    let instance = Self.pointer(call.instance)
+                    switch delivery {
+                    case .delegate(_, let child, let action, let payload):
+                        try call.image.delegateReceived(instance, from: UInt64(child), action: action, payload: payload)
+                    case .context(_, let type, let payload):
+                        try call.image.contextReceived(instance, type: type, payload: payload)
+                    }
+                }
+            }
+        }
+        try result.get()
+    }
+
     /// Refuses a call while the lane is in another one: plugin code never runs on two threads.
     /// Any call may change what the plugin renders: a tree made with an action is dropped.
     private func callable() throws(PluginCallError) {

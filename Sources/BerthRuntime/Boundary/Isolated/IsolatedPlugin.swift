@@ -222,6 +222,18 @@ final class IsolatedPlugin: PluginConnection {
         guard reply.status.isOK else { throw Self.failure(reply.status) }
     }
 
+    func deliverOnLane(_ delivery: LaneDelivery, as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) {
+        let request: IsolationRequest
+        switch delivery {
+        case .delegate(let instance, let child, let action, let payload):
+            request = .delegateReceived(instance: UInt64(instance.rawValue), child: UInt64(child), name: action, payload: payload)
+        case .context(let instance, let type, let payload):
+            request = .contextReceived(instance: UInt64(instance.rawValue), type: type, payload: payload)
+        }
+        let reply = try await callOnLane(request, as: running, in: context)
+        guard reply.status.isOK else { throw Self.failure(reply.status) }
+    }
+
     private func callOnLane(_ request: IsolationRequest, as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) -> IsolationReply {
         try await callOnLane(request, as: running, in: context) { $0 }
     }
