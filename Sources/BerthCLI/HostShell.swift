@@ -171,11 +171,11 @@ final class HostShell {
             }
             printScreen(tree?.root)
         case "present": try await host.open(try Route(parsing: try argument(arguments, 0, "present ROUTE")), presented: true)
-        case "back": try host.userBack()
-        case "dismiss": try host.userDismiss()
+        case "back": try await host.userBackOnLane()
+        case "dismiss": try await host.userDismissOnLane()
         case "pop-to-root": try host.popToRoot()
         case "close":
-            host.close(try targetRouter("#" + (try argument(arguments, 0, "close SCREEN"))))
+            try await host.closeScreenOnLane(try targetRouter("#" + (try argument(arguments, 0, "close SCREEN"))).id)
         case "send": try await send(arguments)
         case "actions": try listActions(arguments)
         case "context", "terminate":

@@ -35,7 +35,7 @@ struct RenderLaneTests {
     }
 
     /// Returns once the gate screen's plugin is inside its render (it said so, and its lane is in it).
-    private func waitUntilInsideRender(_ screen: Router) async throws {
+    func waitUntilInsideRender(_ screen: Router) async throws {
         for _ in 0..<6_000 where recorder.matching("entered render").isEmpty || screen.module?.busyCall?.function != "render" {
             try await Task.sleep(for: .milliseconds(10))
         }

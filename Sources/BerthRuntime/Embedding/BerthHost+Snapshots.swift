@@ -57,6 +57,12 @@ extension BerthHost {
         close(router)
     }
 
+    /// `closeScreen`, with the screen it leaves visible rendered on its plugin's lane: the
+    /// host goes on while it renders (a front end's close).
+    public func closeScreenOnLane(_ id: Int) async throws(ScreenError) {
+        try await navigator.refreshingOnLane { () throws(ScreenError) in try closeScreen(id) }
+    }
+
     /// How many `.changed` elements the host has sent so far (one each time an outermost
     /// operation ends). A front end that notes it when it draws knows, reading it again,
     /// whether what it shows is still current, before the sequence's element arrives.

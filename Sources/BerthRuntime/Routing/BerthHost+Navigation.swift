@@ -44,6 +44,15 @@ extension BerthHost {
     public func userBack() throws(ScreenError) { try navigator.userBack() }
     /// The user dismissed the top-most modal (as a swipe-down would): its whole stack is removed.
     public func userDismiss() throws(ScreenError) { try navigator.userDismiss() }
+    /// `userBack`, with the screen it leaves visible rendered on that screen's plugin's lane:
+    /// the host goes on while it renders (a front end's back).
+    public func userBackOnLane() async throws(ScreenError) {
+        try await navigator.refreshingOnLane { () throws(ScreenError) in try navigator.userBack() }
+    }
+    /// `userDismiss`, with the screen it leaves visible rendered on its plugin's lane.
+    public func userDismissOnLane() async throws(ScreenError) {
+        try await navigator.refreshingOnLane { () throws(ScreenError) in try navigator.userDismiss() }
+    }
 
     /// Sends an action to an open, active screen. The action runs on its plugin's lane: the
     /// host goes on meanwhile (other screens, front ends, commands), and this returns once

@@ -17,6 +17,10 @@ package final class Navigator {
     var openings: [Int: OpeningPlace] = [:]
     /// Screens plugins asked to open on their lane, by promised id, until the open is over.
     var requestedOpenings: [Int: RequestedOpening] = [:]
+    /// While set (`refreshingOnLane`), the end of an operation leaves the visible screen's
+    /// render to the caller, on the screen's lane: `refreshOnLane` is that screen.
+    private var refreshesOnLane = false
+    private var refreshOnLane: ModuleInstance?
     /// Delegate actions delivered on the observer's lane, by number, until they return.
     var deliveriesOnLanes: [Int: Task<Void, Never>] = [:]
     /// How many opens plugins asked for on their lane, and deliveries on lanes, so far
@@ -392,6 +396,10 @@ package final class Navigator {
         guard let router = visibleRouter, let module = router.module, module.isActive, module.canRender, !module.isBusy,
               activity.freshlyRendered !== module
         else { return }
+        if refreshesOnLane {
+            refreshOnLane = module
+            return
+        }
         activity.operationBegan()
         do {
             try module.render()
@@ -400,6 +408,21 @@ package final class Navigator {
         }
         activity.operationEnded()
         drainPendingWork()
+    }
+
+    /// Runs `operation` (a back, a dismiss or a close), then renders the screen it leaves
+    /// visible on that screen's lane (`renderOnLane`), not on the main actor: a plugin slow
+    /// to render holds only its own screen. A failed render is an event on the screen.
+    func refreshingOnLane(_ operation: () throws(ScreenError) -> Void) async throws(ScreenError) {
+        refreshesOnLane = true
+        let outcome = Result { () throws(ScreenError) in try operation() }
+        refreshesOnLane = false
+        if let module = refreshOnLane, module.isActive, visibleRouter?.module === module {
+            refreshOnLane = nil
+            do { _ = try await renderOnLane(screen: module.id) } catch { events.emit(.failed, .screen(module.id), error.message) }
+        }
+        refreshOnLane = nil
+        try outcome.get()
     }
 
     /// Queues work a plugin asked for; it runs when the host is back at top level.

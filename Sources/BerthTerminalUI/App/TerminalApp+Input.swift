@@ -142,9 +142,10 @@ extension TerminalApp {
         let chain = ScreenChain(host.visibleScreens)
         guard let visible = chain.visible else { return }
         switch chain.back {
-        case .back: perform { try host.userBack() }
-        case .dismiss: perform { try host.userDismiss() }
-        case .close: perform { try host.closeScreen(visible.id) }
+        // The screen left visible renders on its lane: a plugin slow to render holds only it.
+        case .back: performOnLane { [host] in try await host.userBackOnLane() }
+        case .dismiss: performOnLane { [host] in try await host.userDismissOnLane() }
+        case .close: performOnLane { [host] in try await host.closeScreenOnLane(visible.id) }
         }
     }
 

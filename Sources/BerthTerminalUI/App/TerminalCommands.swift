@@ -45,8 +45,8 @@ public struct TerminalCommands {
                 switch command {
                 case "open": try await host.openScreen(try Route(parsing: argument))
                 case "present": try await host.openScreen(try Route(parsing: argument), presented: true)
-                case "back": try host.userBack()
-                case "dismiss": try host.userDismiss()
+                case "back": try await host.userBackOnLane()
+                case "dismiss": try await host.userDismissOnLane()
                 case "send":
                     guard let screen = host.visibleScreen else { return Outcome(errors: ["no screen is open"]) }
                     try await host.send(screen: screen.id, action: argument, payload: Array(words.dropFirst(2).joined(separator: " ").utf8))

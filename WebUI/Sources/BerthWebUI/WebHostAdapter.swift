@@ -130,11 +130,11 @@ public final class WebHostAdapter {
             switch command {
             case .open(let route, let argument): try await host.openScreen(route, argument: Array(argument.utf8))
             case .present(let route): try await host.openScreen(route, presented: true)
-            case .back: try host.userBack()
-            case .dismiss: try host.userDismiss()
+            case .back: try await host.userBackOnLane()
+            case .dismiss: try await host.userDismissOnLane()
             case .close:
                 guard let screen = host.visibleScreen else { throw WebCommandError("no screen is open") }
-                try host.closeScreen(screen.id)
+                try await host.closeScreenOnLane(screen.id)
             case .input(let screen, let view, let input):
                 guard host.screen(screen) != nil else { throw WebCommandError("screen \(screen) is not open") }
                 _ = try await host.input(input, view: view, screen: screen)
