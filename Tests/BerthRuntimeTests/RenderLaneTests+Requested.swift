@@ -71,3 +71,30 @@ extension RenderLaneTests {
         #expect(presented.delegateObservers.contains { $0.screen === asker })
     }
 }
+
+extension RenderLaneTests {
+    @Test("opening: a screen a plugin asked for whose asker closes while it is created is released; the open fails, saying so on the asker, and nothing is pushed")
+    func requestedOpenWhoseAskerCloses() async throws {
+        _ = try host.loadFolder(workspace.stageCrasher(id: "org.berth.asker", entry: "berth_crasher_entry_asker"))
+        let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
+        let asker = try host.push("org.berth.asker/ok")
+        let (host, gate) = (host, gate)
+        let send = Task { @MainActor in
+            try await host.send(screen: asker.id, action: "open", payload: Array("org.berth.crasher/gate-create \(gate)".utf8))
+        }
+        defer { openGate("create") }
+        for _ in 0..<6_000 where recorder.matching("entered create").isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(!recorder.matching("entered create").isEmpty, "the requested screen's create began: \(recorder.all)")
+
+        host.close(asker)
+        #expect(asker.isReleased && host.visibleRouter === counter)
+        openGate("create")
+        _ = try? await send.value
+        #expect(host.visibleRouter === counter, "nothing was pushed: \(host.openRouters.map(\.route))")
+        #expect(!host.openRouters.contains { $0.route == "gate-create" }, "the new screen was released")
+        let failed = host.events.filter { $0.kind == .failed && $0.subject == .screen(asker.id) }.map(\.message)
+        #expect(failed.count == 1 && failed[0].hasPrefix("push org.berth.crasher/gate-create failed: "), "\(host.events.map(\.description))")
+    }
+}

@@ -38,6 +38,10 @@ extension Navigator {
         do throws(ScreenError) {
             let child = try made.get()
             do throws(ScreenError) {
+                if let asker = requested?.requester, asker.isReleased {
+                    throw ScreenError(.navigation, screen: child.id,
+                                      "screen \(child.id) (\(child.pluginID)/\(child.route)) was not opened: screen \(asker.id), which asked for it, was closed meanwhile")
+                }
                 place = presented ? try attachForPresenting(child, from: requested?.requester, held: held)
                                   : try attachForPushing(child, on: requested?.requester.stack, held: held)
             } catch {
