@@ -10,19 +10,8 @@ import BerthTestSupport
 extension RenderLaneTests {
     @Test("opening: a screen a plugin asks for during an action opens on its lane; the asker and other screens take actions meanwhile; it is pushed with its promised id and its delegate observed")
     func requestedOpenOnLane() async throws {
-        _ = try host.loadFolder(workspace.stageCrasher(id: "org.berth.asker", entry: "berth_crasher_entry_asker"))
-        // No tick lands in the test: each would end an operation that renders the visible screen.
-        let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
-        let asker = try host.push("org.berth.asker/ok")
-        let (host, gate) = (host, gate)
-        let send = Task { @MainActor in
-            try await host.send(screen: asker.id, action: "open", payload: Array("org.berth.crasher/gate-create \(gate)".utf8))
-        }
         defer { openGate("create") }
-        for _ in 0..<6_000 where recorder.matching("entered create").isEmpty {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        try #require(!recorder.matching("entered create").isEmpty, "the requested screen's create began: \(recorder.all)")
+        let (counter, asker, send) = try await askForGatedScreen()
         let promised = try #require(recorder.matching("asked to open").first?.split(separator: " ").last.flatMap { Int($0) },
                                     "the asker logged the id it was promised: \(recorder.all)")
 
@@ -73,20 +62,29 @@ extension RenderLaneTests {
 }
 
 extension RenderLaneTests {
-    @Test("opening: a screen a plugin asked for whose asker closes while it is created is released; the open fails, saying so on the asker, and nothing is pushed")
-    func requestedOpenWhoseAskerCloses() async throws {
+    /// Counter, then the asker above it; the asker's action asks for the crasher's
+    /// "gate-create" screen, and this returns once that screen's `create` waits at its gate
+    /// (the action's `send` still running: the open is what it caused).
+    private func askForGatedScreen() async throws -> (counter: Router, asker: Router, send: Task<Void, any Error>) {
         _ = try host.loadFolder(workspace.stageCrasher(id: "org.berth.asker", entry: "berth_crasher_entry_asker"))
+        // No tick lands in the test: each would end an operation that renders the visible screen.
         let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
         let asker = try host.push("org.berth.asker/ok")
         let (host, gate) = (host, gate)
         let send = Task { @MainActor in
             try await host.send(screen: asker.id, action: "open", payload: Array("org.berth.crasher/gate-create \(gate)".utf8))
         }
-        defer { openGate("create") }
         for _ in 0..<6_000 where recorder.matching("entered create").isEmpty {
             try await Task.sleep(for: .milliseconds(10))
         }
         try #require(!recorder.matching("entered create").isEmpty, "the requested screen's create began: \(recorder.all)")
+        return (counter, asker, send)
+    }
+
+    @Test("opening: a screen a plugin asked for whose asker closes while it is created is released; the open fails, saying so on the asker, and nothing is pushed")
+    func requestedOpenWhoseAskerCloses() async throws {
+        defer { openGate("create") }
+        let (counter, asker, send) = try await askForGatedScreen()
 
         host.close(asker)
         #expect(asker.isReleased && host.visibleRouter === counter)
