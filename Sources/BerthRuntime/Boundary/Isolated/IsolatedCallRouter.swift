@@ -12,19 +12,12 @@ internal import CBerth
 /// assume that isolation (a call from another thread traps).
 @MainActor
 final class IsolatedCallRouter: IsolationChannelHandler {
-    /// A plugin generation the worker hosts: what its services and sessions are served with,
-    /// and the logger of its lines.
-    private struct Member {
-        let services: WorkerServiceLink
-        let logger: Logger
-        let logBudget: LogBudget
-    }
-
-    private var members: [UInt64: Member] = [:] {
-        didSet { logSinks.withLock { $0 = members.mapValues { LogSink(logger: $0.logger, budget: $0.logBudget) } } }
-    }
-    /// Where each member's lines go, read on the lane as a line arrives: a log line waits
-    /// for no main actor (as in process, where it is written on the calling thread).
+    /// The plugin generations the worker hosts: what each one's services and sessions are
+    /// served with.
+    private var members: [UInt64: WorkerServiceLink] = [:]
+    /// Where each member's lines go (its logger and budget), read on the lane as a line
+    /// arrives: a log line waits for no main actor (as in process, where it is written on
+    /// the calling thread). Kept with `members` by `add` and `remove`.
     private nonisolated let logSinks = Locked<[UInt64: LogSink]>([:])
     private var screens: [UInt64: ScreenHandle] = [:]
     /// Each screen token's member.
@@ -76,19 +69,20 @@ final class IsolatedCallRouter: IsolationChannelHandler {
     }
 
     func pluginID(of member: UInt64) -> String {
-        members[member]?.services.pluginID ?? "member \(member)"
+        members[member]?.pluginID ?? "member \(member)"
     }
 
     /// A member whose manifest lacks `capability`, if any.
     func memberLacking(_ capability: Capability) -> String? {
-        members.values.map(\.services).sorted { $0.pluginID < $1.pluginID }
+        members.values.sorted { $0.pluginID < $1.pluginID }
             .first { $0.grant.check(capability, call: "") != nil }?.pluginID
     }
 
     /// A generation about to say hello (its entry may register services).
     @MainActor
     func add(member: UInt64, services: WorkerServiceLink, logger: Logger, limits: PluginLimits = PluginLimits()) {
-        members[member] = Member(services: services, logger: logger, logBudget: LogBudget(limits: limits))
+        members[member] = services
+        logSinks.withLock { $0[member] = LogSink(logger: logger, budget: LogBudget(limits: limits)) }
     }
 
     /// Where the line of `member` goes: the group's log, its own, or (a handle the host does
@@ -101,6 +95,7 @@ final class IsolatedCallRouter: IsolationChannelHandler {
     @MainActor
     func remove(member: UInt64) {
         members[member] = nil
+        logSinks.withLock { $0[member] = nil }
     }
 
     /// A token for a screen of `member` about to be created.
@@ -137,7 +132,7 @@ final class IsolatedCallRouter: IsolationChannelHandler {
         // actor, which only resolves the instance.
         if case .host(.serviceCall(let key, let bytes), let token) = request {
             let found = LaneHop.toMain { [self] () -> (ScreenHandle, WorkerServiceLink)? in
-                guard let handle = screens[token], let services = screenMembers[token].flatMap({ members[$0]?.services }) else { return nil }
+                guard let handle = screens[token], let services = screenMembers[token].flatMap({ members[$0] }) else { return nil }
                 return (handle, services)
             }
             guard let (handle, services) = found else { return HostAnswer.refused(PluginToHost.serviceCall(key: key, request: []).notOpen).reply }
@@ -190,7 +185,7 @@ final class IsolatedCallRouter: IsolationChannelHandler {
         case .refusedSystemCall(let call, let count):
             // One event per plugin of the worker: a group's members share the process.
             LaneHop.toMain { [self] in
-                let links = members.values.map(\.services)
+                let links = Array(members.values)
                 guard let host = links.lazy.compactMap(\.host).first, refusedCalls.admit(call: call, count: count) else { return }
                 for plugin in Set(links.map(\.pluginID)).sorted() {
                     host.emit(.denied, .plugin(plugin), RefusedCallLog.message(call: call, count: count))
@@ -220,7 +215,7 @@ final class IsolatedCallRouter: IsolationChannelHandler {
         case .sessionBegin, .sessionEnd, .serviceRegister:
             var verb = call.name
             if case .serviceRegister(let key, _, _, _) = call { verb += " \(key)" }
-            guard let services = members[caller]?.services else {
+            guard let services = members[caller] else {
                 return .status(IsolationStatus(code: Int32(BERTH_ERR_NOT_FOUND), message: "\(call.name): the plugin handle is not a loaded plugin (member \(caller))"))
             }
             let needs: Capability? = if case .serviceRegister = call { nil } else { .session }
@@ -236,7 +231,7 @@ final class IsolatedCallRouter: IsolationChannelHandler {
             let registration = services.registration(key: key, kind: kind, service: service, answersCalls: answersCalls)
             return HostAnswer(callbacks.serviceRegister(registration, host: host)).reply
         case .serviceResolve(let key):
-            guard let handle = screens[caller], let services = screenMembers[caller].flatMap({ members[$0]?.services }) else {
+            guard let handle = screens[caller], let services = screenMembers[caller].flatMap({ members[$0] }) else {
                 return call.whenNotOpen.reply
             }
             switch HostCallbackHandler.serviceResolve(handle, key: key, for: services.consumer) {

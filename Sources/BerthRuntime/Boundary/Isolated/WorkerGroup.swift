@@ -186,9 +186,10 @@ final class WorkerGroup {
                 }.get()
             }
             pauseWatching()
-            defer { if let watch { ChannelWatcher.shared.rearm(watch) } }
-            if let timeout { return try worker.channel.call(request, timeout: timeout) }
-            return try worker.channel.call(request)
+            let reply = if let timeout { try worker.channel.call(request, timeout: timeout) } else { try worker.channel.call(request) }
+            // As after a call on the lane (a failed call stops the watching instead).
+            resumeWatching()
+            return reply
         } catch {
             fail(error)
             throw error
