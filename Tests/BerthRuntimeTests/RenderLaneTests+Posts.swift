@@ -45,6 +45,25 @@ extension RenderLaneTests {
         #expect(screen.module?.isBusy == false)
     }
 
+    @Test("posts: a synchronous call into a plugin whose task's post does not return waits a while, then is refused as busy, naming the post; the host goes on")
+    func synchronousCallGivesUpOnPost() async throws {
+        defer { openGate("action") }
+        let screen = try await openScreenWithWaitingPost()
+        do {
+            _ = try host.push("org.berth.crasher/ok")
+            Issue.record("the push went on while the post was still inside its action")
+        } catch {
+            #expect(error.message.contains("create(ok) failed: org.berth.crasher is busy: action 'asked' (screen \(screen.id))"), "\(error.message)")
+        }
+        #expect(host.visibleRouter === screen, "nothing was pushed")
+        openGate("action")
+        for _ in 0..<6_000 where screen.module?.isBusy == true {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(recorder.matching("ran asked").count == 1, "the post returned once let go: \(recorder.all)")
+        _ = try host.push("org.berth.crasher/ok")
+    }
+
     @Test("posts: a synchronous call into a plugin whose task's post is on its lane waits for the post to return, then goes on")
     func synchronousCallWaitsForPost() async throws {
         defer { openGate("action") }
@@ -63,41 +82,55 @@ extension RenderLaneTests {
     }
 }
 
-/// A delegate action a screen sends during a call on its lane is delivered on each
-/// observer's lane too. The asker ("org.berth.asker", a second crasher) opens a crasher
-/// screen and observes it; its "gate-delegate" screen waits inside `delegate_received` until
-/// the test creates FOLDER/leave-delegate.
+/// A delegate action or a route context a screen sends during a call on its lane is
+/// delivered on each observer's lane too. The asker ("org.berth.asker", a second crasher)
+/// opens a crasher screen above itself and observes it; its "gate-delegate" and
+/// "gate-context" screens wait inside `delegate_received` and `context_received` until the
+/// test creates FOLDER/leave-delegate or FOLDER/leave-context.
 extension RenderLaneTests {
     @Test("delegates: a delegate action sent during an action is delivered on the observer's lane; other screens take actions meanwhile; the sender's send returns once it is delivered")
     func delegateOnObserversLane() async throws {
+        try await expectDeliveredOnObserversLane("delegate", sent: "picked", call: "delegate 'picked' from screen ")
+    }
+
+    @Test("contexts: a route context sent during an action is delivered on the observer's lane; other screens take actions meanwhile; the sender's send returns once it is delivered")
+    func contextOnObserversLane() async throws {
+        try await expectDeliveredOnObserversLane("context", sent: "org.test.Pick", call: "context org.test.Pick")
+    }
+
+    /// The asker's "gate-WHEN" screen observes (a context of type `sent`, or its child's
+    /// delegate actions); the child sends `sent` with its action WHEN; the delivery waits
+    /// inside the asker's plugin while Counter takes actions; `call` begins its busy call.
+    private func expectDeliveredOnObserversLane(_ when: String, sent: String, call: String) async throws {
         // The asker's gate is its own folder: a worker sees its own plugin's folder only.
         let askerGate = workspace.stageCrasher(id: "org.berth.asker", entry: "berth_crasher_entry_asker")
         _ = try host.loadFolder(askerGate)
         // No tick lands in the test: each would end an operation that renders the visible screen.
         let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
-        let observer = try host.push("org.berth.asker/gate-delegate", argument: Array(askerGate.utf8))
+        let observer = try host.push(try Route(parsing: "org.berth.asker/gate-\(when)"), argument: Array(askerGate.utf8))
+        if when == "context" { try await host.send(screen: observer.id, action: "observe", payload: Array(sent.utf8)) }
         try await host.send(screen: observer.id, action: "open", payload: Array("org.berth.crasher/ok".utf8))
         let child = try #require(host.visibleRouter)
         try #require(child.parent === observer, "the crasher's screen is open above the asker: \(host.openRouters.map(\.route))")
-        let leave = askerGate + "/leave-delegate"
+        let leave = askerGate + "/leave-\(when)"
         defer { _ = FileManager.default.createFile(atPath: leave, contents: nil) }
 
         let (host, id) = (host, child.id)
-        let send = Task { @MainActor in try await host.send(screen: id, action: "delegate", payload: Array("picked".utf8)) }
-        for _ in 0..<6_000 where recorder.matching("entered delegate").isEmpty || observer.module?.busyCall == nil {
+        let send = Task { @MainActor in try await host.send(screen: id, action: when, payload: Array(sent.utf8)) }
+        for _ in 0..<6_000 where recorder.matching("entered \(when)").isEmpty || observer.module?.busyCall == nil {
             try await Task.sleep(for: .milliseconds(10))
         }
-        try #require(!recorder.matching("entered delegate").isEmpty, "the delivery reached the asker's lane: \(recorder.all)")
-        #expect(observer.module?.busyCall?.function == "delegate 'picked' from screen \(child.id)")
+        try #require(!recorder.matching("entered \(when)").isEmpty, "the delivery reached the asker's lane: \(recorder.all)")
+        #expect(observer.module?.busyCall?.function.hasPrefix(call) == true, "\(observer.module?.busyCall?.function ?? "not busy")")
         #expect(child.module?.isBusy == false, "the sender's lane is free")
         try await host.send(screen: counter.id, action: "increment", payload: [])
         try await host.send(screen: counter.id, action: "report", payload: [])
         #expect(recorder.all.contains { $0.contains("count 1, ticks") }, "\(recorder.all)")
-        #expect(recorder.matching("received delegate").isEmpty, "still inside delegate_received after Counter's actions")
+        #expect(recorder.matching("received \(when)").isEmpty, "still inside the delivery after Counter's actions")
 
         #expect(FileManager.default.createFile(atPath: leave, contents: nil))
         try await send.value
-        #expect(recorder.matching("received delegate picked").count == 1, "delivered once the send returned: \(recorder.all)")
+        #expect(recorder.matching("received \(when) \(sent)").count == 1, "delivered once the send returned: \(recorder.all)")
         #expect(observer.module?.isBusy == false)
         #expect(!host.events.contains { $0.kind == .failed }, "\(host.events.map(\.description))")
     }

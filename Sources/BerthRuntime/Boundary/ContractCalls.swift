@@ -142,7 +142,7 @@ enum ContractCalls {
         // A blocking call on the main thread (no lane waits): the provider's code runs here
         // when its lane is free, as every blocking call does.
         if LaneHop.answering == nil {
-            guard lane.busy == nil else { return .failed(PluginCallError.busy(provider, lane.busy!)) }
+            if let busy = lane.callInTheWay { return .failed(PluginCallError.busy(provider, busy)) }
             return .here(job)
         }
         let reply = ContractReply()

@@ -207,13 +207,11 @@ package struct HostCallbackHandler {
             host.emit(.failed, .screen(router.id), "context \(type) not sent: the sending screen is \(module.state)")
             return .failure(HostRefusal(.state, "context_send: screen \(router.id) is \(module.state); \(type) was not sent"))
         }
+        // Sent during a call on a lane: delivered on each observer's lane too.
+        let onLanes = LaneHop.answering != nil
         host.navigator.enqueue { [weak host, router] in
             guard let host, !router.isReleased else { return }
-            if terminate {
-                host.terminate(type, payload: payload, from: router)
-            } else {
-                host.sendContext(type, payload: payload, from: router)
-            }
+            host.sendContext(type, payload: payload, from: router, terminating: terminate, onLanes: onLanes)
         }
         return .success(())
     }
@@ -320,7 +318,7 @@ package struct HostCallbackHandler {
         }
         // The plugin is in another call on its lane: the post waits for it, in order.
         let connection = module.generation.connection
-        guard connection.busyCall == nil else {
+        guard connection.isFreeForHostCall else {
             connection.afterCall { [self] in taskPost(handle, action: action, payload: payload) }
             return
         }

@@ -60,9 +60,12 @@ package protocol PluginConnection: AnyObject {
     /// The call an unload or reload made now would be refused for: `busyCall`, nested or
     /// not, once a call the host made on its own has been waited for.
     var callInTheWay: RunningPluginCall.Call? { get }
-    /// Runs `work` on the main actor now when the lane is in no call, else once its call
-    /// has ended (a task's post waits so for the call before it).
+    /// Runs `work` on the main actor now when the lane is free for a call the host makes on
+    /// its own (`isFreeForHostCall`), else once its call has ended (a task's post waits so
+    /// for the call before it).
     func afterCall(_ work: @escaping () -> Void)
+    /// No call runs on the lane and no person's call is about to begin.
+    var isFreeForHostCall: Bool { get }
     /// Returns once the lane is in no call the host made on its own (`byHost`): a person's
     /// call waits for a task's post rather than being refused as busy.
     func hostCallsEnded() async
@@ -93,8 +96,6 @@ package protocol PluginConnection: AnyObject {
     var laneCallsRun: Int { get }
 }
 
-/// An instance as the plugin knows it: the `berth_instance *` in process, a token in a
-/// worker. Opaque to everything above the seam.
 /// What the host delivers to a screen on its plugin's lane (`PluginConnection.deliverOnLane`).
 package enum LaneDelivery: Sendable {
     /// A delegate action of the open child screen `child`.
@@ -110,6 +111,8 @@ package enum LaneDelivery: Sendable {
     }
 }
 
+/// An instance as the plugin knows it: the `berth_instance *` in process, a token in a
+/// worker. Opaque to everything above the seam.
 package struct PluginInstanceID: Hashable, Sendable {
     package let rawValue: UInt
     package init(rawValue: UInt) { self.rawValue = rawValue }

@@ -21,10 +21,9 @@ protocol PluginFacingHost: AnyObject, Sendable {
     /// Reports a call refused for a missing capability as a `denied` event.
     func report(_ denial: CapabilityDenial)
     func close(_ router: Router)
-    @discardableResult
-    func sendContext(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery
-    @discardableResult
-    func terminate(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery
+    /// A context the plugin sent (`terminating`: with `terminate`'s navigation); `onLanes`:
+    /// each observing screen gets it on its own plugin's lane.
+    func sendContext(_ type: String, payload: [UInt8], from sender: Router, terminating: Bool, onLanes: Bool)
     func canTerminate(_ type: String, from sender: Router) -> Bool
     func topLevel<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T
     /// Starts `plugin` again if its worker crashed within its crash budget, as its next

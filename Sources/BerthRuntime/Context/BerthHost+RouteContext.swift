@@ -25,6 +25,16 @@ extension BerthHost {
         routeContext.send(type, payload: payload, from: sender)
     }
 
+    /// A context a plugin sent: during a call on a lane (`onLanes`), each observing screen
+    /// gets it on its own plugin's lane.
+    func sendContext(_ type: String, payload: [UInt8], from sender: Router, terminating: Bool, onLanes: Bool) {
+        if terminating {
+            routeContext.terminate(type, payload: payload, from: sender, onLanes: onLanes)
+        } else {
+            routeContext.send(type, payload: payload, from: sender, onLanes: onLanes)
+        }
+    }
+
     /// Dispatches, then pops to the nearest anchor, else dismisses, else goes back one.
     @discardableResult
     @_spi(Engine) public func terminate(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery {

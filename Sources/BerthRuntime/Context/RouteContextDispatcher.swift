@@ -46,10 +46,13 @@ struct RouteContextDispatcher {
 
     /// Dispatches a context from `sender` to matching observers: every ancestor router,
     /// nearest first, then the sender's own router. Navigation does not change.
+    /// `onLanes`: each observing screen gets it on its plugin's lane, as the host's own call
+    /// (sent during a call on a lane); it then counts as received when it is sent, and a
+    /// screen that refuses it says so in an event of its own.
     @discardableResult
-    func send(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery {
+    func send(_ type: String, payload: [UInt8], from sender: Router, onLanes: Bool = false) -> ContextDelivery {
         navigator.topLevel {
-            let receivers = dispatch(type, payload: payload, from: sender)
+            let receivers = dispatch(type, payload: payload, from: sender, onLanes: onLanes)
             noteStaysOpen(sender, after: type, receivers: receivers)
             return ContextDelivery(receiverIDs: receivers, closed: [], navigation: .none)
         }
@@ -68,10 +71,11 @@ struct RouteContextDispatcher {
     /// sender's stack observing `type`; else dismiss the sender's presented stack; else go
     /// back one screen; on an empty, non-presented stack, nothing. Every removed screen
     /// goes through the full close sequence.
+    /// `onLanes` as for `send`.
     @discardableResult
-    func terminate(_ type: String, payload: [UInt8], from sender: Router) -> ContextDelivery {
+    func terminate(_ type: String, payload: [UInt8], from sender: Router, onLanes: Bool = false) -> ContextDelivery {
         navigator.topLevel {
-            let receivers = dispatch(type, payload: payload, from: sender)
+            let receivers = dispatch(type, payload: payload, from: sender, onLanes: onLanes)
             guard sender.module?.isActive == true, let stack = sender.stack, let index = stack.routers.firstIndex(where: { $0 === sender }) else {
                 return ContextDelivery(receiverIDs: receivers, closed: [], navigation: .none)
             }
@@ -132,17 +136,29 @@ struct RouteContextDispatcher {
         return "; did you mean '\(near)' (observed by screen \(observer.screen))?"
     }
 
-    private func dispatch(_ type: String, payload: [UInt8], from sender: Router) -> ContextReceivers {
+    private func dispatch(_ type: String, payload: [UInt8], from sender: Router, onLanes: Bool) -> ContextReceivers {
         var receivers = ContextReceivers()
         guard let module = sender.module, module.isActive else {
             events.emit(.failed, .screen(sender.id), "context \(type) not sent: the sending screen is \(sender.module?.state.rawValue ?? "released")")
             return receivers
         }
         let key = ContextTypeKey(type)
+        var onObserversLanes: [ModuleInstance] = []
+        // Started once the delivery is logged: the screens' own lines follow it.
+        defer {
+            for observing in onObserversLanes {
+                navigator.deliverOnLane(to: observing) { held async throws(ScreenError) -> Bool in
+                    try await observing.deliverContextOnLane(type, payload: payload, held: held)
+                }
+            }
+        }
         walkContextChain(from: sender) { router in
             for observer in router.contextObservers where observer.key == key {
                 if let handler = observer.hostHandler {
                     handler(type, payload)
+                    receivers.append(router.id)
+                } else if let observing = router.module, observing.isActive, onLanes {
+                    onObserversLanes.append(observing)
                     receivers.append(router.id)
                 } else if let observing = router.module, observing.isActive {
                     do throws(ScreenError) {

@@ -38,6 +38,9 @@ extension PluginLoader {
             if case .success(let plugin) = validation, plugin.manifest.id == id { directory.prepareShadowCopy(of: plugin, generation: number) }
             return validation
         }
+        // A task's post running on the lane returns first (a person's call there refuses the
+        // reload below).
+        await before.connection.hostCallsEnded()
         // The plugin may have been reloaded, unloaded or made busy meanwhile: asked again. A
         // generation other than the one this validation was made for is not replaced by it
         // (its shadow copy was made for the number that generation then took).

@@ -230,7 +230,7 @@ package final class ModuleInstance {
     func activateOnLane(held: HeldRequests) async throws(ScreenError) {
         await plugin.hostCallsEnded()
         // Refused before the state changes: a plugin never sees `deactivate` without `activate`.
-        if let busy = plugin.busyCall { throw ScreenError(.busy, screen: id, PluginCallError.busy(pluginID, busy).message) }
+        try refuseWhileBusy()
         guard let instance = try beginActivation() else { return }
         let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: "activate")
         activity.pluginCallBegan()
@@ -317,10 +317,8 @@ package final class ModuleInstance {
         guard generation.handshake.functions.contains(.action) else {
             throw ScreenError(.takesNoInput, screen: id, "\(pluginID)/\(route) takes no actions")
         }
+        try refuseWhileBusy()
         let connection = plugin
-        if let busy = connection.busyCall {
-            throw ScreenError(.busy, screen: id, PluginCallError.busy(pluginID, busy).message)
-        }
         let instance = live
         let storage = renderFollows && canRender ? stateStorage : nil
         activity.pluginCallBegan()
@@ -337,6 +335,12 @@ package final class ModuleInstance {
                               pluginStatus: PluginStatus(code: error.status))
         }
         return lifecycle.isActive
+    }
+
+    /// Refused while the plugin's lane is in a call (the screen is busy): after
+    /// `PluginConnection.hostCallsEnded`, a person's call.
+    private func refuseWhileBusy() throws(ScreenError) {
+        if let busy = plugin.busyCall { throw ScreenError(.busy, screen: id, PluginCallError.busy(pluginID, busy).message) }
     }
 
     /// True while the screen's plugin is in a call on its lane (its screens wait).
@@ -371,10 +375,21 @@ package final class ModuleInstance {
         return try await deliverOnLane(.delegate(live, child: child, action: action, payload: payload), what, failure: "\(what) failed", held: held)
     }
 
+    /// `deliverContext` on the plugin's lane, as the host's own call (see
+    /// `deliverDelegateOnLane`).
+    func deliverContextOnLane(_ type: String, payload: [UInt8], held: HeldRequests) async throws(ScreenError) -> Bool {
+        await plugin.hostCallsEnded()
+        guard lifecycle.isActive else { return false }
+        guard generation.handshake.functions.contains(.contextReceived) else {
+            throw ScreenError(.pluginFailed, screen: id, "\(pluginID)/\(route) observes \(type) but has no context_received")
+        }
+        return try await deliverOnLane(.context(live, type: type, payload: payload), "context \(type)", failure: "could not take context \(type)", held: held)
+    }
+
     /// A delivery on the plugin's lane, in a request scope of its own, as the host's own call.
     private func deliverOnLane(_ delivery: LaneDelivery, _ what: String, failure: String, held: HeldRequests) async throws(ScreenError) -> Bool {
+        try refuseWhileBusy()
         let connection = plugin
-        if let busy = connection.busyCall { throw ScreenError(.busy, screen: id, PluginCallError.busy(pluginID, busy).message) }
         activity.pluginCallBegan()
         let request = scopes.makeRequestScope(owner: "screen \(id)")
         defer { request.end() }
@@ -458,19 +473,17 @@ package final class ModuleInstance {
     /// the screen closed meanwhile.
     /// The commit counts as an operation's render: the operation that ends the call (its
     /// caller runs one next, with no suspension between) need not render it again.
-    func renderOnLane(held: HeldRequests, byHost: Bool = false) async throws(ScreenError) -> ViewTree? {
+    func renderOnLane(held: HeldRequests) async throws(ScreenError) -> ViewTree? {
         await plugin.hostCallsEnded()
         guard !lifecycle.isReleased, canRender else { return nil }
+        try refuseWhileBusy()
         let connection = plugin
-        if let busy = connection.busyCall {
-            throw ScreenError(.busy, screen: id, PluginCallError.busy(pluginID, busy).message)
-        }
         beginRender()
         activity.pluginCallBegan()
         let instance = live
         let storage = stateStorage
         let context = LaneCallContext(screen: screenScope, request: nil, held: held)
-        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: "render", byHost: byHost)
+        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: "render")
         let result: Result<CheckedRender, PluginCallError>
         do throws(PluginCallError) {
             result = .success(try await connection.renderOnLane(instance, state: storage, as: running, in: context))

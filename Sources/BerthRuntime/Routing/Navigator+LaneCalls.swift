@@ -19,32 +19,32 @@ extension Navigator {
         }
     }
 
-    /// A delegate action to an observing screen, on its lane (asked during a call on a lane:
-    /// `deliverDelegate(from:action:payload:onLanes:)`). The operation that caused it waits
-    /// for it (`settlingFollowUps`). A failure is an event.
-    func deliverOnLane(to module: ModuleInstance, from child: Int, action: String, payload: [UInt8]) {
+    /// A delegate action or a route context to an observing screen, on its lane (asked during
+    /// a call on a lane: `deliverDelegate(from:action:payload:onLanes:)`,
+    /// `RouteContextDispatcher`): `deliver` is the screen's call, given where the plugin's
+    /// requests wait. The operation that caused it waits for it (`settlingFollowUps`). A
+    /// failure is an event on the screen.
+    func deliverOnLane(to module: ModuleInstance, _ deliver: @escaping (HeldRequests) async throws(ScreenError) -> Bool) {
         startHostCall(on: module, followingUp: true) { [self] () async throws(ScreenError) in
-            try await callOnLane(to: module, byHost: true) { held, _ async throws(ScreenError) -> Bool in
-                try await module.deliverDelegateOnLane(from: child, action: action, payload: payload, held: held)
-            }
+            try await callOnLane(to: module, byHost: true) { held, _ async throws(ScreenError) -> Bool in try await deliver(held) }
         }
     }
 
     /// Starts a call the host makes on its own (`RunningPluginCall.Call.byHost`) on the
     /// plugin's lane, after the call the lane is in: a person's call to that plugin waits for
-    /// it rather than being refused as busy. Its start, up to the hop to the lane, runs before
-    /// this returns, so such calls reach the lane in the order they came. `followingUp`: an
-    /// operation running now caused it, and waits for it (`settlingFollowUps`).
+    /// it rather than being refused as busy. When the lane is free its start, up to the hop
+    /// to the lane, runs before this returns, so such calls reach the lane in the order they
+    /// came. `followingUp`: an operation running now caused it, and waits for it, whether
+    /// it starts now or after the lane's call (`settlingFollowUps`).
     private func startHostCall(on module: ModuleInstance, followingUp: Bool, _ call: @escaping () async throws(ScreenError) -> Void) {
         let connection = module.generation.connection
-        guard connection.busyCall == nil else {
-            connection.afterCall { [self] in startHostCall(on: module, followingUp: followingUp, call) }
-            return
-        }
         let number = followUpsStarted
         if followingUp { followUpsStarted += 1 }
         let ended = Locked(false)
         let task = Task.immediate { @MainActor [self] in
+            while !connection.isFreeForHostCall {
+                await withCheckedContinuation { (turn: CheckedContinuation<Void, Never>) in connection.afterCall { turn.resume() } }
+            }
             do throws(ScreenError) {
                 try await settlingFollowUps(call)
             } catch {
@@ -72,15 +72,17 @@ extension Navigator {
         let held = HeldRequests()
         let outcome: Result<Bool, ScreenError>
         do throws(ScreenError) {
-            // The host's own call renders nothing along with it: a synchronous caller may call
-            // the plugin between its return on the lane and its end here (`LaneState`).
+            // The host's own call renders nothing along with it (see below).
             outcome = .success(try await call(held, renderFollows && !byHost))
         } catch {
             outcome = .failure(error)
         }
+        // After a person's call only: a synchronous caller may render the screen between the
+        // host's own render's return on the lane and its commit here, which would then put an
+        // older tree back. The operation that ends the host's call renders it instead.
         var failedRender: ScreenError?
-        if renderFollows, case .success(true) = outcome {
-            do { try await renderAfterLaneCall(module, held, byHost: byHost) } catch { failedRender = error }
+        if renderFollows, !byHost, case .success(true) = outcome {
+            do { try await renderAfterLaneCall(module, held) } catch { failedRender = error }
         }
         let _: Void? = try finishLaneCall(held, outcome)
         if let failedRender { events.emit(.failed, .screen(module.id), failedRender.message) }
@@ -89,9 +91,9 @@ extension Navigator {
     /// The render after an action on a lane, on the lane too (`ModuleInstance.renderOnLane`),
     /// unless the plugin asked the host for work during the action: that runs first, and
     /// the operation that ends the call renders after it, as after any operation.
-    private func renderAfterLaneCall(_ module: ModuleInstance, _ held: HeldRequests, byHost: Bool = false) async throws(ScreenError) {
+    private func renderAfterLaneCall(_ module: ModuleInstance, _ held: HeldRequests) async throws(ScreenError) {
         guard held.work.isEmpty, module.isActive, module.canRender, !module.isBusy else { return }
-        _ = try await module.renderOnLane(held: held, byHost: byHost)
+        _ = try await module.renderOnLane(held: held)
     }
 
     /// `render` on the screen's plugin's lane (see `ModuleInstance.renderOnLane`).
@@ -133,7 +135,8 @@ extension Navigator {
         return try finishLaneCall(held, outcome) { () throws(ScreenError) -> ViewTree? in
             try rendered.get()
             guard module.isActive else { return nil }
-            return activity.freshlyRendered === module ? module.lastTree : try module.render()
+            // A task's post that began meanwhile renders the screen when it ends.
+            return activity.freshlyRendered === module || module.isBusy ? module.lastTree : try module.render()
         }
     }
 

@@ -359,7 +359,9 @@ package final class Navigator {
             if let handler = observer.hostHandler {
                 handler(action, payload)
             } else if let screen = observer.screen?.module, onLanes {
-                deliverOnLane(to: screen, from: child.id, action: action, payload: payload)
+                deliverOnLane(to: screen) { held async throws(ScreenError) -> Bool in
+                    try await screen.deliverDelegateOnLane(from: child.id, action: action, payload: payload, held: held)
+                }
             } else if let screen = observer.screen?.module {
                 do {
                     try screen.deliverDelegate(from: child.id, action: action, payload: payload)

@@ -1,8 +1,8 @@
 /*
  * A plugin that fails on purpose, for the isolation tests. Each route is "HOW-WHEN":
  * HOW is segv, abort, trap (an illegal instruction, as a Swift trap is), exit, stack
- * (unbounded recursion) or hang; WHEN is create, activate, action, render, event, task or
- * delegate (a delegate action received).
+ * (unbounded recursion) or hang; WHEN is create, activate, action, render, event, task,
+ * delegate (a delegate action received) or context (a route context received).
  * The route "ok" never fails; "loop-activate" pushes itself again from activate, without end.
  * Exports crash the same ways when called.
  *
@@ -29,6 +29,9 @@
  * The action "delegate" (payload: an action's name) sends that delegate action to whoever
  * observes the screen. A screen receiving a delegate action logs "received delegate NAME"
  * (after its gate, for "gate-delegate"): the tests of deliveries on the observer's lane.
+ * The action "observe" (payload: a context type) observes that route context on the screen;
+ * "context" (payload: a type) sends it. A screen receiving a context logs "received context
+ * TYPE" (after its gate, for "gate-context").
  * The action "wait-for" (payload: a file's path) returns once that file exists (at most
  * 600 s), logging "waited" through the host first: a busy plugin the tests release by hand.
  *
@@ -297,24 +300,41 @@ static berth_status open_asked(crasher_instance *instance, int32_t kind, berth_b
     return host_table->observe_delegate(instance->screen, id, error);
 }
 
-/* The action "delegate": sends the delegate action its payload names. */
-static berth_status send_delegate_named(crasher_instance *instance, berth_bytes payload, berth_error *error) {
-    char name[256] = {0};
-    size_t length = payload.length < sizeof(name) - 1 ? payload.length : sizeof(name) - 1;
+/* The payload as a C string (a name or a type), cut at 255 bytes. */
+static void payload_text(berth_bytes payload, char name[256]) {
+    size_t length = payload.length < 255 ? (size_t)payload.length : 255;
     if (length > 0) memcpy(name, payload.data, length);
+    name[length] = '\0';
+}
+
+/* The actions "delegate", "observe" and "context": the host call their payload names. */
+static berth_status ask_named(crasher_instance *instance, const char *action, berth_bytes payload, berth_error *error) {
+    char name[256];
+    payload_text(payload, name);
     berth_bytes none = {NULL, 0};
-    return host_table->send_delegate(instance->screen, name, none, error);
+    if (strcmp(action, "delegate") == 0) return host_table->send_delegate(instance->screen, name, none, error);
+    if (strcmp(action, "observe") == 0) return host_table->context_observe(instance->screen, name, error);
+    return host_table->context_send(instance->screen, name, none, BERTH_CONTEXT_DISPATCH, error);
+}
+
+/* A delivery (WHEN "delegate" or "context"): its gate, then "received WHEN NAME". */
+static berth_status received(crasher_instance *instance, const char *when, const char *name) {
+    maybe_fail(instance, when);
+    char line[300];
+    snprintf(line, sizeof line, "received %s %s", when, name);
+    host_table->log(plugin_handle, BERTH_LOG_INFO, line);
+    return BERTH_OK;
+}
+
+static berth_status crasher_context_received(berth_instance *opaque, const char *type, berth_bytes payload, berth_error *error) {
+    (void)payload; (void)error;
+    return received(opaque, "context", type);
 }
 
 static berth_status crasher_delegate_received(berth_instance *opaque, uint64_t child, const char *action, berth_bytes payload,
                                               berth_error *error) {
     (void)child; (void)payload; (void)error;
-    crasher_instance *instance = opaque;
-    maybe_fail(instance, "delegate");
-    char line[300];
-    snprintf(line, sizeof line, "received delegate %s", action);
-    host_table->log(plugin_handle, BERTH_LOG_INFO, line);
-    return BERTH_OK;
+    return received(opaque, "delegate", action);
 }
 
 static berth_status crasher_action(berth_instance *opaque, const char *name, berth_bytes payload, berth_error *error) {
@@ -323,7 +343,7 @@ static berth_status crasher_action(berth_instance *opaque, const char *name, ber
     if (strcmp(name, "asked") == 0 && instance->asks) host_table->log(plugin_handle, BERTH_LOG_INFO, "ran asked");
     if (strcmp(name, "persist") == 0) return persist_counting(instance, payload, error);
     if (strcmp(name, "wait-for") == 0) return wait_for_file(payload);
-    if (strcmp(name, "delegate") == 0) return send_delegate_named(instance, payload, error);
+    if (strcmp(name, "delegate") == 0 || strcmp(name, "observe") == 0 || strcmp(name, "context") == 0) return ask_named(instance, name, payload, error);
     if (strcmp(name, "open") == 0) return open_asked(instance, BERTH_NAVIGATE_PUSH, payload, error);
     if (strcmp(name, "present") == 0) return open_asked(instance, BERTH_NAVIGATE_PRESENT, payload, error);
     return BERTH_OK;
@@ -352,6 +372,7 @@ static const berth_plugin_v1 crasher_table = {
     .action = crasher_action,
     .render = crasher_render,
     .delegate_received = crasher_delegate_received,
+    .context_received = crasher_context_received,
 };
 
 const berth_plugin_v1 *berth_crasher_entry_v1(const berth_host_v1 *host, berth_plugin_handle *plugin) {

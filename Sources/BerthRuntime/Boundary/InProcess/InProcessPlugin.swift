@@ -178,6 +178,7 @@ final class InProcessPlugin: PluginConnection {
     var callInTheWay: RunningPluginCall.Call? { lane.callInTheWay }
 
     func afterCall(_ work: @escaping () -> Void) { lane.afterCall(work) }
+    var isFreeForHostCall: Bool { lane.isFreeForHostCall }
 
     func hostCallsEnded() async { await lane.hostCallsEnded() }
 

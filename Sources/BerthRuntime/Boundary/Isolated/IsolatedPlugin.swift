@@ -168,6 +168,7 @@ final class IsolatedPlugin: PluginConnection {
     var callInTheWay: RunningPluginCall.Call? { group.lane.callInTheWay }
 
     func afterCall(_ work: @escaping () -> Void) { group.lane.afterCall(work) }
+    var isFreeForHostCall: Bool { group.lane.isFreeForHostCall }
 
     func hostCallsEnded() async { await group.lane.hostCallsEnded() }
 

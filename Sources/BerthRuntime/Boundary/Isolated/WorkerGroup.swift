@@ -164,10 +164,19 @@ final class WorkerGroup {
         stop(worker)
     }
 
+    /// The first failure a call on the lane met, as soon as it met it (its end on the main
+    /// actor, which records it, may come after a blocking call that went on past it).
+    private let failedOnLane = Locked<ChannelError?>(nil)
+
     /// One round trip; a dead or unresponsive worker fails the whole group.
     func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
-        // A task's post on the lane returns first: this call uses the channel itself.
+        // A task's post on the lane returns first: this call uses the channel itself. A
+        // failure the post met is recorded now (its end on the main actor comes later).
         lane.waitForHostCall()
+        if let failed = failedOnLane.withLock({ $0 }) {
+            fail(failed)
+            throw failed
+        }
         if endedOffMain.withLock({ !$0.isEmpty }) { releaseEndedOffMain() }
         // The worker's requests during this call act only for the member it runs.
         router.enter(request)
@@ -225,11 +234,13 @@ final class WorkerGroup {
         // the lane waits for the reply.
         let prepared = lane.isIdle ? channel.prepare(request) : nil
         if prepared?.sent == true { callsSentAhead += 1 }
+        let failedOnLane = failedOnLane
         let result = await lane.run(call, in: context, { () -> Result<T, ChannelError> in
             do throws(ChannelError) {
                 let reply = try channel.call(request, prepared: prepared, timeout: timeout)
                 return .success(then(reply))
             } catch {
+                failedOnLane.withLock { if $0 == nil { $0 = error } }
                 return .failure(error)
             }
         }, returned: { [self] result in

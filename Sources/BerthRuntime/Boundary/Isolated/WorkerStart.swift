@@ -53,7 +53,7 @@ struct WorkerStart {
         guard let name = plugin.manifest.isolationGroup, let open = groups?.open(name),
               sandbox == nil || open.admits(runtimeDirectory.folder(of: pluginID)) else { return nil }
         if let spawned { Thread.detachNewThread { WorkerGroup.stop(spawned) } }
-        if let busy = open.lane.busy {
+        if let busy = open.lane.callInTheWay {
             runtimeDirectory.discard(shadowCopy: shadow)
             throw LoaderError(.workerFailed, plugin: pluginID, detail: "its group '\(name)' is busy: \(busy.description) has run for \(busy.elapsedMilliseconds) ms; load it once that returns")
         }

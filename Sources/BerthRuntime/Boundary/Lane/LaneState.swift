@@ -41,19 +41,36 @@ final class LaneState {
     private var hostCallReturned: Bool { busy?.byHost == true && hostCallDone?.withLock({ $0 }) == true }
 
     /// Blocks the main thread until the call the host made on its own has returned on the
-    /// lane, answering the plugin's calls back meanwhile. Not while the main actor answers
-    /// a lane's plugin: that lane waits for it.
+    /// lane, answering the plugin's calls back meanwhile, for `hostCallWait` at most (an
+    /// in-process plugin that never returns keeps its lane: the call then counts as busy).
+    /// Not while the main actor answers a lane's plugin: that lane waits for it.
     func waitForHostCall() {
         guard let busy, busy.byHost, !isNested, LaneHop.answering == nil, let done = hostCallDone else { return }
-        MainThreadWait.serve(for: lane) { done.withLock { $0 } }
+        MainThreadWait.serve(for: lane, until: { done.withLock { $0 } }, deadline: .now + Self.hostCallWait)
     }
+
+    /// How long a synchronous caller waits for a call the host made on its own: the default
+    /// `--unresponsive-ms`.
+    static let hostCallWait: Duration = .seconds(3)
+
+    /// People's calls waiting for a call the host made on its own to end (`hostCallsEnded`).
+    private var waitingPeople: [CheckedContinuation<Void, Never>] = []
+    /// Set when such a call ended with people waiting: the lane is theirs until their tasks
+    /// have run (one begins its call, or none does), so a task's post that waited does not
+    /// take it first.
+    private var reservedForPeople = false
+
+    /// No call runs on the lane and none is about to: a call the host makes on its own may
+    /// begin now (else it goes after the call, `afterCall`).
+    var isFreeForHostCall: Bool { busy == nil && !reservedForPeople }
 
     /// For a person's call, which waits for a call the host made on its own rather than
     /// being refused: returns once the lane is free of such calls (it may be in a person's
-    /// call then, which refuses this one as busy).
+    /// call then, which refuses this one as busy). The person goes before the posts that
+    /// waited with it.
     func hostCallsEnded() async {
         while let busy, busy.byHost, !isNested {
-            await withCheckedContinuation { (resume: CheckedContinuation<Void, Never>) in afterFree.append { resume.resume() } }
+            await withCheckedContinuation { (person: CheckedContinuation<Void, Never>) in waitingPeople.append(person) }
         }
     }
 
@@ -69,7 +86,7 @@ final class LaneState {
     /// main actor (after the work given before it): a call the host made on its own is
     /// not waited for, blocking, as `whenFree` does.
     func afterCall(_ work: @escaping () -> Void) {
-        if busy == nil { work() } else { afterFree.append(work) }
+        if isFreeForHostCall { work() } else { afterFree.append(work) }
     }
 
     /// Runs `job` on the lane as `call`, in `context`; the lane is busy until it returns.
@@ -108,6 +125,23 @@ final class LaneState {
         busy = nil
         hostCallDone = nil
         returned()
+        guard waitingPeople.isEmpty else {
+            let people = waitingPeople
+            waitingPeople = []
+            reservedForPeople = true
+            for person in people { person.resume() }
+            // After their tasks (queued first on the main actor): what waited runs, unless one
+            // of them began a call (its end runs it then).
+            Task { @MainActor [self] in
+                reservedForPeople = false
+                runWaitingWork()
+            }
+            return
+        }
+        runWaitingWork()
+    }
+
+    private func runWaitingWork() {
         while busy == nil, !afterFree.isEmpty {
             afterFree.removeFirst()()
         }

@@ -114,7 +114,7 @@ final class PluginLane: SerialExecutor, Sendable {
             }
         }
         toLane.broadcast()
-        MainThreadWait.serve(for: self) { result.withLock { $0 != nil } }
+        MainThreadWait.serve(for: self, until: { result.withLock { $0 != nil } })
         return result.withLock { $0! }
     }
 
@@ -236,15 +236,17 @@ enum MainThreadWait {
         }
     }
 
-    /// On the main thread: waits for `lane` until `done`, answering its plugin's calls back
-    /// meanwhile.
-    static func serve(for lane: PluginLane, until done: () -> Bool) {
+    /// On the main thread: waits for `lane` until `done` (or `deadline`), answering its
+    /// plugin's calls back meanwhile.
+    static func serve(for lane: PluginLane, until done: () -> Bool, deadline: ContinuousClock.Instant? = nil) {
         let id = ObjectIdentifier(lane)
         state.withLock { $0.waitingFor[id, default: 0] += 1 }
         while true {
             let job = state.wait { state, _ -> LockedCondition<State>.Decision<Handed?> in
                 if let job = state.take(for: id) { return .finish(job) }
-                return done() ? .finish(nil) : .wait
+                if done() { return .finish(nil) }
+                guard let deadline else { return .wait }
+                return ContinuousClock.now >= deadline ? .finish(nil) : .waitUntil(deadline)
             }
             guard let job else { break }
             job.job()
