@@ -99,6 +99,8 @@ struct HostNeverWaitsTests {
         defer { FileManager.default.createFile(atPath: gate + "/leave-action", contents: nil) }
         _ = try host.command(["open", "org.berth.crasher/gate-action", gate])
         try host.wait(for: "busy: org.berth.crasher/gate-action action 'asked'", in: ["status"])
+        // The plugin's own log line comes after the call began; wait for it, do not race it.
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.contains("entered action") }
         #expect(host.log.contains("entered action"), "\(host.log)")
 
         // The post holds only its own screen: Counter takes actions, status answers.
