@@ -137,7 +137,7 @@ final class HostRunner {
             emitLine(TerminalStyle.event.paint("  · \(HostText.eventLine(event))", for: STDOUT_FILENO))
             // A reload by --watch shows the screen it changed (a `reload` command does so itself).
             if event.kind == .reloaded, case .plugin(let id) = event.subject, self.commandsRunning == 0 {
-                self.hops.post { if let screen = VisibleScreenText.after(reloadOf: id, in: host) { emitLine(screen) } }
+                self.hops.post { () async in if let screen = await VisibleScreenText.after(reloadOf: id, in: host) { emitLine(screen) } }
             }
         }
         let shell = HostShell(host: host, control: control)

@@ -125,7 +125,7 @@ final class HostShell {
             } else {
                 try await host.loadOffMain(id)
             }
-        case "unload": try host.unload(try argument(arguments, 0, "unload ID"))
+        case "unload": try await host.unloadOffMain(try argument(arguments, 0, "unload ID"))
         case "reload":
             let id = try argument(arguments.filter { !$0.hasPrefix("--") }, 0, "reload ID [--keep-state] [--json]")
             let generation = try await host.reloadGenerationOffMain(id, keepState: arguments.contains("--keep-state"))
@@ -133,7 +133,7 @@ final class HostShell {
                 emitLine(try JSONText.encode(ReloadReport(generation: generation, timings: timings)))
             }
             // The reloaded plugin's visible screen, as a UI would show it (not in a JSON answer).
-            if !arguments.contains("--json"), let screen = VisibleScreenText.after(reloadOf: id, in: host) { emitLine(screen) }
+            if !arguments.contains("--json"), let screen = await VisibleScreenText.after(reloadOf: id, in: host) { emitLine(screen) }
         case "screen":
             // On the screen's plugin's lane: a slow render holds only that plugin's screens.
             let target = arguments.first { $0.hasPrefix("#") }
@@ -148,7 +148,7 @@ final class HostShell {
             guard let input = try ViewInput(command: command, values: Array(arguments.dropFirst())) else { return }
             try await host.input(input, view: view)
             // The input may have navigated: show whatever is visible now, under its own header.
-            printScreen(host.visibleRouter?.module?.canRender == true ? try host.render()?.root : nil)
+            printScreen(host.visibleRouter?.module?.canRender == true ? try await VisibleScreenText.visibleTree(in: host) : nil)
         case "state":
             let lines = HostText.stateLines(host)
             emitLine(lines.isEmpty ? "no view state" : lines.joined(separator: "\n"))

@@ -155,6 +155,11 @@ public final class BerthHost {
         try loader.generationForUse(of: id)
     }
 
+    /// `generationForUse`, with a lazy or crashed plugin loaded off the main actor.
+    package func generationForUseOffMain(of id: String) async throws(LoaderError) -> PluginGeneration? {
+        try await loader.generationForUseOffMain(of: id)
+    }
+
     /// A crashed provider's next use by a contract call (`PluginFacingHost`): started again
     /// within its crash budget, as an `open` would start it.
     func startAgainAfterCrash(_ plugin: String) -> CrashedProviderStart {
@@ -211,7 +216,16 @@ public final class BerthHost {
 
     /// Unloads `id`: closes every open screen of it (full close sequence, deepest first),
     /// then retires (Swift) or closes (C) its image. Refused while a loaded plugin requires it.
-    public func unload(_ id: String) throws(LoaderError) { try loader.unload(id) }
+    /// A synchronous call: a task's post on the plugin's lane is waited for first, a while
+    /// (the main actor blocks); a front end uses `unloadOffMain`.
+    public func unload(_ id: String) throws(LoaderError) {
+        generation(of: id)?.connection.waitForHostCall()
+        try loader.unload(id)
+    }
+
+    /// `unload`, awaiting a task's post on the plugin's lane instead of blocking for it: the
+    /// host goes on meanwhile. Refused, as `unload` is, while a person's call runs there.
+    public func unloadOffMain(_ id: String) async throws(LoaderError) { try await loader.unloadOffMain(id) }
 
     /// Reloads `id` from its folder: validates the files again, takes every open screen of
     /// the plugin out of its place (deactivate, removal events, destroy; deepest first),
@@ -227,7 +241,8 @@ public final class BerthHost {
     @discardableResult
     /// `@_spi(Engine) public` for the benchmarks; an application uses `reloadOffMain`.
     @_spi(Engine) public func reload(_ id: String, keepState: Bool = false) throws(LoaderError) -> PluginGeneration {
-        try loader.reload(id, keepState: keepState)
+        generation(of: id)?.connection.waitForHostCall()
+        return try loader.reload(id, keepState: keepState)
     }
 
     /// `reload`, with the folder's validation and the new generation's shadow copy (the

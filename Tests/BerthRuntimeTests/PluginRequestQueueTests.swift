@@ -11,13 +11,14 @@ struct PluginRequestQueueTests {
         var wrapped = 0
         queue.enqueue { ran.append("a"); queue.enqueue { ran.append("c") } }
         queue.enqueue { ran.append("b") }
-        let dropped = queue.drain { work in
+        let (dropped, rest) = queue.drain { work in
             wrapped += 1
             work()
+            return true
         }
-        #expect(ran == ["a", "b", "c"] && wrapped == 3 && dropped == 0)
-        let again = queue.drain { $0() }
-        #expect(again == 0 && ran.count == 3)
+        #expect(ran == ["a", "b", "c"] && wrapped == 3 && dropped == 0 && rest.isEmpty)
+        let again = queue.drain { $0(); return true }
+        #expect(again.dropped == 0 && ran.count == 3)
     }
 
     @Test("a drain asked for inside a drain does nothing; the outer one runs what is queued")
@@ -27,10 +28,10 @@ struct PluginRequestQueueTests {
         var inner = -1
         queue.enqueue {
             queue.enqueue { ran.append("second") }
-            inner = queue.drain { $0() }
+            inner = queue.drain { $0(); return true }.dropped
             ran.append("first")
         }
-        _ = queue.drain { $0() }
+        _ = queue.drain { $0(); return true }
         #expect(inner == 0 && ran == ["first", "second"])
     }
 
@@ -44,9 +45,27 @@ struct PluginRequestQueueTests {
             queue.enqueue(again)
         }
         queue.enqueue(again)
-        let dropped = queue.drain { $0() }
+        let dropped = queue.drain { $0(); return true }.dropped
         #expect(runs == 5 && dropped == 6)
-        let after = queue.drain { $0() }
+        let after = queue.drain { $0(); return true }.dropped
         #expect(after == 0 && runs == 5)
+    }
+
+    @Test("a drain its wrapper stops hands back the items not run, in order; work queued first runs next")
+    func stoppedDrain() {
+        let queue = PluginRequestQueue()
+        var ran: [String] = []
+        queue.enqueue { ran.append("a") }
+        queue.enqueue { ran.append("b") }
+        queue.enqueue { ran.append("c") }
+        let (dropped, rest) = queue.drain { work in
+            work()
+            return ran != ["a"]
+        }
+        #expect(ran == ["a"] && dropped == 0 && rest.count == 2)
+        queue.enqueue { ran.append("d") }
+        queue.enqueueFirst(rest)
+        _ = queue.drain { $0(); return true }
+        #expect(ran == ["a", "b", "c", "d"])
     }
 }

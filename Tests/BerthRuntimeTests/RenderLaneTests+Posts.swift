@@ -10,8 +10,8 @@ import BerthTestSupport
 extension RenderLaneTests {
     /// Opens the gate screen whose task posts an action that waits at the gate, and returns
     /// once the post is inside that action on the crasher's lane.
-    private func openScreenWithWaitingPost() async throws -> Router {
-        #expect(FileManager.default.createFile(atPath: gate + "/ask-activate", contents: Data("post".utf8)))
+    private func openScreenWithWaitingPost(asks: String = "post") async throws -> Router {
+        #expect(FileManager.default.createFile(atPath: gate + "/ask-activate", contents: Data(asks.utf8)))
         let screen = try host.push("org.berth.crasher/gate-action", argument: Array(gate.utf8))
         for _ in 0..<6_000 where recorder.matching("entered action").isEmpty || screen.module?.busyCall?.function != "action 'asked'" {
             try await Task.sleep(for: .milliseconds(10))
@@ -43,6 +43,27 @@ extension RenderLaneTests {
         #expect(recorder.matching("ran asked").count == 2, "the post's action ran, then the person's: \(recorder.all)")
         #expect(!host.events.contains { $0.kind == .failed }, "nothing was refused as busy: \(host.events.map(\.description))")
         #expect(screen.module?.isBusy == false)
+    }
+
+    @Test("posts: a person's action that waited for a task's post goes before the post queued behind it")
+    func personGoesBeforeLaterPost() async throws {
+        defer { openGate("action") }
+        let screen = try await openScreenWithWaitingPost(asks: "post-twice")
+        let (host, id) = (host, screen.id)
+        let person = Task { @MainActor in try await host.send(screen: id, action: "asked", payload: []) }
+        let connection = try #require(screen.module?.generation.connection)
+        for _ in 0..<6_000 where connection.peopleWaiting == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(connection.peopleWaiting == 1, "the person's send waits for the post")
+        openGate("action")
+        try await person.value
+        for _ in 0..<6_000 where recorder.matching("ran asked-later").isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let ran = recorder.all.filter { $0.contains("ran asked") }.map { $0.hasSuffix("ran asked-later") ? "later post" : "asked" }
+        #expect(ran == ["asked", "asked", "later post"], "the first post, the person's action, then the later post: \(recorder.all)")
+        #expect(!host.events.contains { $0.kind == .failed }, "\(host.events.map(\.description))")
     }
 
     @Test("posts: a synchronous call into a plugin whose task's post does not return waits a while, then is refused as busy, naming the post; the host goes on")
@@ -82,6 +103,63 @@ extension RenderLaneTests {
     }
 }
 
+extension RenderLaneTests {
+    @Test("posts: closing a screen whose task's post is on its lane does not wait for the post; its close sequence runs after the post, in order")
+    func closeDuringPost() async throws {
+        defer { openGate("action") }
+        let screen = try await openScreenWithWaitingPost()
+        let eventsBefore = recorder.matching("event ").count
+        // Were the close to wait for the post, blocking, this thread would open the gate under
+        // it: the post would then have left its action by the time the close returned.
+        let (leave, closed) = (gate + "/leave-action", Locked(false))
+        Thread.detachNewThread {
+            while !closed.withLock({ $0 }) {
+                if MainThreadWait.isWaiting { _ = FileManager.default.createFile(atPath: leave, contents: nil); return }
+                usleep(1_000)
+            }
+        }
+        try host.closeScreen(screen.id)
+        closed.withLock { $0 = true }
+        #expect(recorder.matching("left action").isEmpty, "the close returned while the post was still inside its action: \(recorder.all)")
+        #expect(host.router(screen.id) == nil, "the screen left the tree at once")
+        #expect(recorder.matching("event ").count == eventsBefore, "its removal events wait for the post: \(recorder.all)")
+
+        openGate("action")
+        for _ in 0..<6_000 where recorder.matching("event ").count == eventsBefore {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let lines = recorder.all
+        let left = try #require(lines.firstIndex { $0.contains("left action") }, "the post returned: \(lines)")
+        #expect(lines[left...].contains { $0.contains("event ") }, "the removal events ran once the post returned: \(lines)")
+        #expect(lines[..<left].filter { $0.contains("event ") }.count == eventsBefore, "none before it: \(lines)")
+        #expect(!host.events.contains { $0.kind == .failed }, "\(host.events.map(\.description))")
+    }
+}
+
+extension RenderLaneTests {
+    @Test("posts: a screen closed during a post, then its plugin unloaded (off the main actor): the unload waits for the post, the close sequence runs first, then the plugin goes")
+    func unloadAfterCloseDuringPost() async throws {
+        defer { openGate("action") }
+        let screen = try await openScreenWithWaitingPost()
+        let eventsBefore = recorder.matching("event ").count
+        try host.closeScreen(screen.id)
+        let host = host
+        let unload = Task { @MainActor in try await host.unloadOffMain("org.berth.crasher") }
+        let connection = try #require(screen.module?.generation.connection ?? host.generation(of: "org.berth.crasher")?.connection)
+        for _ in 0..<6_000 where connection.peopleWaiting == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(connection.peopleWaiting == 1, "the unload waits for the post")
+        #expect(host.generation(of: "org.berth.crasher") != nil, "still loaded while the post runs")
+
+        openGate("action")
+        try await unload.value
+        #expect(host.generation(of: "org.berth.crasher") == nil, "unloaded once the post returned")
+        #expect(recorder.matching("event ").count > eventsBefore, "the closed screen's removal events ran before the unload: \(recorder.all)")
+        #expect(!host.events.contains { $0.kind == .failed }, "\(host.events.map(\.description))")
+    }
+}
+
 /// A delegate action or a route context a screen sends during a call on its lane is
 /// delivered on each observer's lane too. The asker ("org.berth.asker", a second crasher)
 /// opens a crasher screen above itself and observes it; its "gate-delegate" and
@@ -98,10 +176,22 @@ extension RenderLaneTests {
         try await expectDeliveredOnObserversLane("context", sent: "org.test.Pick", call: "context org.test.Pick")
     }
 
+    @Test("delegates: a screen that sends a delegate action, then pops itself, stays open until the observer's lane has taken the action; then it closes")
+    func popAfterDelegateWaitsForDelivery() async throws {
+        try await expectDeliveredOnObserversLane("delegate", sent: "picked", call: "delegate 'picked' from screen ", action: "delegate-pop")
+    }
+
+    @Test("contexts: terminate's navigation waits for the context's delivery on the observer's lane; then the sender closes")
+    func terminateWaitsForDelivery() async throws {
+        try await expectDeliveredOnObserversLane("context", sent: "org.test.Pick", call: "context org.test.Pick", action: "terminate")
+    }
+
     /// The asker's "gate-WHEN" screen observes (a context of type `sent`, or its child's
     /// delegate actions); the child sends `sent` with its action WHEN; the delivery waits
     /// inside the asker's plugin while Counter takes actions; `call` begins its busy call.
-    private func expectDeliveredOnObserversLane(_ when: String, sent: String, call: String) async throws {
+    /// With `action` (one that closes the child after sending), the child stays open and
+    /// active until the delivery is over, then closes.
+    private func expectDeliveredOnObserversLane(_ when: String, sent: String, call: String, action: String? = nil) async throws {
         // The asker's gate is its own folder: a worker sees its own plugin's folder only.
         let askerGate = workspace.stageCrasher(id: "org.berth.asker", entry: "berth_crasher_entry_asker")
         _ = try host.loadFolder(askerGate)
@@ -116,7 +206,7 @@ extension RenderLaneTests {
         defer { _ = FileManager.default.createFile(atPath: leave, contents: nil) }
 
         let (host, id) = (host, child.id)
-        let send = Task { @MainActor in try await host.send(screen: id, action: when, payload: Array(sent.utf8)) }
+        let send = Task { @MainActor in try await host.send(screen: id, action: action ?? when, payload: Array(sent.utf8)) }
         for _ in 0..<6_000 where recorder.matching("entered \(when)").isEmpty || observer.module?.busyCall == nil {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -127,10 +217,17 @@ extension RenderLaneTests {
         try await host.send(screen: counter.id, action: "report", payload: [])
         #expect(recorder.all.contains { $0.contains("count 1, ticks") }, "\(recorder.all)")
         #expect(recorder.matching("received \(when)").isEmpty, "still inside the delivery after Counter's actions")
+        if action != nil {
+            #expect(host.router(id)?.module?.isActive == true, "the sender stays open and active while its value is delivered")
+        }
 
         #expect(FileManager.default.createFile(atPath: leave, contents: nil))
         try await send.value
         #expect(recorder.matching("received \(when) \(sent)").count == 1, "delivered once the send returned: \(recorder.all)")
+        if action != nil {
+            #expect(host.router(id) == nil, "the sender closed once the delivery was over")
+            #expect(host.visibleRouter === observer)
+        }
         #expect(observer.module?.isBusy == false)
         #expect(!host.events.contains { $0.kind == .failed }, "\(host.events.map(\.description))")
     }

@@ -142,6 +142,8 @@ enum ContractCalls {
         // A blocking call on the main thread (no lane waits): the provider's code runs here
         // when its lane is free, as every blocking call does.
         if LaneHop.answering == nil {
+            // The consumer's code runs in a synchronous call: it waits for a post as that call does.
+            lane.waitForHostCall()
             if let busy = lane.callInTheWay { return .failed(PluginCallError.busy(provider, busy)) }
             return .here(job)
         }

@@ -54,12 +54,16 @@ package protocol PluginConnection: AnyObject {
     /// Nil when the lane is free.
     var busyCall: RunningPluginCall.Call? { get }
     /// The call a synchronous call made now would be refused for: `busyCall`, unless the
-    /// caller runs nested on the plugin's lane (a plugin's call back into the host). A call
-    /// the host made on its own (a task's post) is waited for first.
+    /// caller runs nested on the plugin's lane (a plugin's call back into the host). It does
+    /// not wait: a task's post still running counts as busy.
     var refusingCall: RunningPluginCall.Call? { get }
     /// The call an unload or reload made now would be refused for: `busyCall`, nested or
-    /// not, once a call the host made on its own has been waited for.
+    /// not. It does not wait either.
     var callInTheWay: RunningPluginCall.Call? { get }
+    /// The synchronous API's wait (`host.push`, `host.unload`, a blocking render): blocks
+    /// until a task's post on the lane has returned, 3 s at most. The host's own paths never
+    /// call it; a front end uses the `…OnLane` and `…OffMain` calls, which await instead.
+    func waitForHostCall()
     /// Runs `work` on the main actor now when the lane is free for a call the host makes on
     /// its own (`isFreeForHostCall`), else once its call has ended (a task's post waits so
     /// for the call before it).
@@ -69,6 +73,8 @@ package protocol PluginConnection: AnyObject {
     /// Returns once the lane is in no call the host made on its own (`byHost`): a person's
     /// call waits for a task's post rather than being refused as busy.
     func hostCallsEnded() async
+    /// How many people's calls wait in `hostCallsEnded` now; for tests.
+    var peopleWaiting: Int { get }
     /// `create` on the plugin's lane: the caller is suspended, the main actor free, until the
     /// instance exists.
     func createOnLane(route: String, argument: [UInt8], screen: ScreenHandle, as running: RunningPluginCall.Call,

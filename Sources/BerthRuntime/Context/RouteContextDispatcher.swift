@@ -73,9 +73,21 @@ struct RouteContextDispatcher {
     /// goes through the full close sequence.
     /// `onLanes` as for `send`.
     @discardableResult
+    /// On lanes, the navigation runs once the deliveries are over (it is queued first, and
+    /// waits for them as the sender's next requests do): the returned delivery names the
+    /// receivers only.
     func terminate(_ type: String, payload: [UInt8], from sender: Router, onLanes: Bool = false) -> ContextDelivery {
         navigator.topLevel {
             let receivers = dispatch(type, payload: payload, from: sender, onLanes: onLanes)
+            guard onLanes else { return navigateAfterTerminate(type, from: sender, receivers) }
+            navigator.enqueueFirst { [self] in _ = navigateAfterTerminate(type, from: sender, receivers) }
+            return ContextDelivery(receiverIDs: receivers, closed: [], navigation: .none)
+        }
+    }
+
+    /// `terminate`'s navigation, with the close sequence of every removed screen.
+    private func navigateAfterTerminate(_ type: String, from sender: Router, _ receivers: ContextReceivers) -> ContextDelivery {
+        navigator.topLevel {
             guard sender.module?.isActive == true, let stack = sender.stack, let index = stack.routers.firstIndex(where: { $0 === sender }) else {
                 return ContextDelivery(receiverIDs: receivers, closed: [], navigation: .none)
             }

@@ -27,6 +27,8 @@ extension PluginLoader {
     @discardableResult
     func reloadOffMain(_ id: String, keepState: Bool, validated: ValidatedPlugin? = nil) async throws(LoaderError) -> PluginGeneration {
         try refuseWhilePreparing(id)
+        // A task's post running on the lane returns first: the busy check below does not wait.
+        if let running = registry[id]?.generation { await running.connection.hostCallsEnded() }
         guard let (record, before) = try replaced(id) else { return try await loadAfreshOffMain(id) }
         reloadsPreparing.insert(id)
         defer { reloadsPreparing.remove(id) }

@@ -12,7 +12,8 @@ protocol PluginFolderLoader: AnyObject {
     /// A load of the folder as the watcher validated it, its generation made off the main actor.
     @discardableResult
     func loadFolderOffMain(_ path: String, validated: ValidatedPlugin?) async throws(LoaderError) -> PluginGeneration
-    func unload(_ id: String) throws(LoaderError)
+    /// An unload that awaits a task's post on the plugin's lane rather than blocking for it.
+    func unloadOffMain(_ id: String) async throws(LoaderError)
     func forget(_ id: String)
 }
 
@@ -125,7 +126,7 @@ final class PluginWatcher {
             let id = owner.source.manifest.id
             events.emit(.event, .watcher, "\(folder) was removed: unloading \(id)")
             if owner.generation != nil {
-                do { try loader.unload(id) } catch { events.emit(.failed, .plugin(id), "watch: \(error.message)") ; return }
+                do { try await loader.unloadOffMain(id) } catch { events.emit(.failed, .plugin(id), "watch: \(error.message)") ; return }
             }
             loader.forget(id)
             return
@@ -188,7 +189,7 @@ final class PluginWatcher {
             }
             events.emit(.event, .watcher, "\(folder) now holds \(id): unloading \(previous)")
             if owner.generation != nil {
-                do { try loader.unload(previous) } catch { events.emit(.failed, .plugin(previous), "watch: \(error.message)"); return }
+                do { try await loader.unloadOffMain(previous) } catch { events.emit(.failed, .plugin(previous), "watch: \(error.message)"); return }
             }
             loader.forget(previous)
             return

@@ -451,6 +451,9 @@ package final class ModuleInstance {
     @discardableResult
     func render() throws(ScreenError) -> ViewTree? {
         guard !lifecycle.isReleased, canRender else { return nil }
+        // The synchronous API's render waits a while for a task's post (the host's own
+        // renders skip a busy screen, so this never blocks them).
+        plugin.waitForHostCall()
         // Refused before the pass begins: a render running on the lane owns the marks.
         if let busy = plugin.refusingCall {
             throw ScreenError(.busy, screen: id, PluginCallError.busy(pluginID, busy).message)

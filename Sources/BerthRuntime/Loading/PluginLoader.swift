@@ -84,6 +84,15 @@ final class PluginLoader {
         }
     }
 
+    /// `generationForUse`, loading a lazy or crashed plugin off the main actor (`loadOffMain`).
+    func generationForUseOffMain(of id: String) async throws(LoaderError) -> PluginGeneration? {
+        guard let record = registry[id], record.generation == nil else { return try generationForUse(of: id) }
+        switch record.state {
+        case .crashed, .discovered where record.deferred: return try await loadOffMain(id)
+        default: return try generationForUse(of: id)
+        }
+    }
+
     /// A worker died or hung: at top level, its plugin's screens close by the usual close
     /// sequence, the generation ends, and the crash counts against the budget.
     func workerFailed(_ failure: WorkerFailure, generation number: Int) {
@@ -181,7 +190,14 @@ final class PluginLoader {
         loadEach(registry.records.keys.sorted()) { ($0.source.manifest.activation ?? (lazy ? .lazy : .eager)) == .lazy }
     }
 
+    /// `unload`, once a task's post on the plugin's lane has ended (see `unloadOffMain`).
+    func unloadOffMain(_ id: String) async throws(LoaderError) {
+        if let generation = registry[id]?.generation { await generation.connection.hostCallsEnded() }
+        try unload(id)
+    }
+
     /// Closes every open screen of `id`, then ends its generation (see `BerthHost.unload`).
+    /// It does not wait: a call on the plugin's lane, a task's post included, refuses it.
     func unload(_ id: String) throws(LoaderError) {
         guard let record = registry[id], let generation = record.generation else {
             throw LoaderError(.notLoaded, plugin: id, registry[id] == nil ? "no plugin has this id" : "not loaded")

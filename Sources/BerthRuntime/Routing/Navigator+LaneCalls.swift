@@ -12,10 +12,8 @@ extension Navigator {
     /// A managed task's post (`HostCallbackHandler.taskPost`): the action on its lane as the
     /// host's own call (`startHostCall`). A failure is an event.
     func post(to module: ModuleInstance, action: String, payload: [UInt8]) {
-        startHostCall(on: module, followingUp: false) { [self] () async throws(ScreenError) in
-            try await callOnLane(to: module, byHost: true) { held, renderingAfterwards async throws(ScreenError) -> Bool in
-                try await module.handleOnLane(action: action, payload: payload, renderFollows: renderingAfterwards, held: held, byHost: true)
-            }
+        startHostCall(on: module, followingUp: false) { held, renderingAfterwards async throws(ScreenError) -> Bool in
+            try await module.handleOnLane(action: action, payload: payload, renderFollows: renderingAfterwards, held: held, byHost: true)
         }
     }
 
@@ -25,9 +23,7 @@ extension Navigator {
     /// requests wait. The operation that caused it waits for it (`settlingFollowUps`). A
     /// failure is an event on the screen.
     func deliverOnLane(to module: ModuleInstance, _ deliver: @escaping (HeldRequests) async throws(ScreenError) -> Bool) {
-        startHostCall(on: module, followingUp: true) { [self] () async throws(ScreenError) in
-            try await callOnLane(to: module, byHost: true) { held, _ async throws(ScreenError) -> Bool in try await deliver(held) }
-        }
+        startHostCall(on: module, followingUp: true) { held, _ async throws(ScreenError) -> Bool in try await deliver(held) }
     }
 
     /// Starts a call the host makes on its own (`RunningPluginCall.Call.byHost`) on the
@@ -36,7 +32,9 @@ extension Navigator {
     /// to the lane, runs before this returns, so such calls reach the lane in the order they
     /// came. `followingUp`: an operation running now caused it, and waits for it, whether
     /// it starts now or after the lane's call (`settlingFollowUps`).
-    private func startHostCall(on module: ModuleInstance, followingUp: Bool, _ call: @escaping () async throws(ScreenError) -> Void) {
+    /// `call` is the screen's call, as for `callOnLane`.
+    private func startHostCall(on module: ModuleInstance, followingUp: Bool,
+                               _ call: @escaping (HeldRequests, _ renderingAfterwards: Bool) async throws(ScreenError) -> Bool) {
         let connection = module.generation.connection
         let number = followUpsStarted
         if followingUp { followUpsStarted += 1 }
@@ -46,7 +44,7 @@ extension Navigator {
                 await withCheckedContinuation { (turn: CheckedContinuation<Void, Never>) in connection.afterCall { turn.resume() } }
             }
             do throws(ScreenError) {
-                try await settlingFollowUps(call)
+                try await settlingFollowUps { () async throws(ScreenError) in try await callOnLane(to: module, byHost: true, call) }
             } catch {
                 events.emit(.failed, .screen(module.id), error.message)
             }

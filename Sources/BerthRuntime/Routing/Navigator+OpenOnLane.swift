@@ -142,15 +142,18 @@ extension Navigator {
     /// delegate actions they sent (`deliverOnLane`), and what those caused in turn. A caller
     /// that sends an action which opens a screen finds it open when the call returns, its
     /// observer told. The host goes on meanwhile.
+    /// Requests held after a delivery this operation is part of (it began before this one
+    /// did) are not waited for: they wait for it.
     func settlingFollowUps<T>(_ operation: () async throws(ScreenError) -> T) async throws(ScreenError) -> T {
-        var first = followUpsStarted
+        let start = followUpsStarted
+        var first = start
         let outcome: Result<T, ScreenError>
         do throws(ScreenError) { outcome = .success(try await operation()) } catch { outcome = .failure(error) }
         while first < followUpsStarted {
             let range = first..<followUpsStarted
             first = followUpsStarted
             let tasks = requestedOpenings.values.filter { range.contains($0.number) }.map(\.task)
-                + deliveriesOnLanes.filter { range.contains($0.key) }.map(\.value)
+                + deliveriesOnLanes.filter { range.contains($0.key) && heldAfter[$0.key].map { $0 >= start } != false }.map(\.value)
             for task in tasks { await task.value }
         }
         return try outcome.get()

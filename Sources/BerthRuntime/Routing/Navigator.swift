@@ -21,8 +21,12 @@ package final class Navigator {
     /// render to the caller, on the screen's lane: `refreshOnLane` is that screen.
     private var refreshesOnLane = false
     private var refreshOnLane: ModuleInstance?
-    /// Delegate actions delivered on the observer's lane, by number, until they return.
+    /// Delegate actions and contexts delivered on the observer's lane, by number, until they
+    /// return; also the requests queued after them, run once they return (`heldAfter`).
     var deliveriesOnLanes: [Int: Task<Void, Never>] = [:]
+    /// For the requests held after deliveries (a key of `deliveriesOnLanes`): the number of
+    /// the first delivery they wait for. Those deliveries do not wait for them in turn.
+    var heldAfter: [Int: Int] = [:]
     /// How many opens plugins asked for on their lane, and deliveries on lanes, so far
     /// (`RequestedOpening.number`, the keys of `deliveriesOnLanes`).
     var followUpsStarted = 0
@@ -444,14 +448,70 @@ package final class Navigator {
         requests.enqueue(work)
     }
 
+    /// Queues the host's own work ahead of everything queued (`terminate`'s navigation,
+    /// after the deliveries its context started on lanes).
+    func enqueueFirst(_ work: @escaping () -> Void) {
+        requests.enqueueFirst([work])
+    }
+
     private func drainPendingWork() {
-        let dropped = requests.drain { work in
+        var (first, deliveries) = (0, [Task<Void, Never>]())
+        let (dropped, rest) = requests.drain { work in
+            first = followUpsStarted
             activity.operationBegan()
             work()
             activity.operationEnded()
+            // A delivery it started on an observer's lane comes before what was queued after.
+            deliveries = deliveriesOnLanes.filter { $0.key >= first }.map(\.value)
+            return deliveries.isEmpty
         }
         if dropped > 0 {
             events.emit(.failed, .host, "dropped \(dropped) queued plugin request(s): too many in one turn")
+        }
+        if !rest.isEmpty { drain(rest, after: deliveries, from: first) }
+    }
+
+    /// Runs `rest`, the requests queued after a delivery on a lane, once the delivery is over:
+    /// in order, in an operation of their own, so the observer has its value before the
+    /// sender's next request (its dismiss) touches the screens. The host goes on meanwhile;
+    /// the operation that caused them waits for them too (`settlingFollowUps`).
+    /// Returns once every one of `tasks` is over, or `limit` has passed.
+    private static func untilOver(_ tasks: [Task<Void, Never>], orAfter limit: Duration) async {
+        let waiting = ResumedOnce()
+        await withCheckedContinuation { (over: CheckedContinuation<Void, Never>) in
+            waiting.continuation = over
+            Task { @MainActor in
+                for task in tasks { await task.value }
+                waiting.resume()
+            }
+            Task { @MainActor in
+                try? await Task.sleep(for: limit)
+                waiting.resume()
+            }
+        }
+    }
+
+    /// A continuation the first of several callers resumes.
+    @MainActor private final class ResumedOnce {
+        var continuation: CheckedContinuation<Void, Never>?
+        func resume() {
+            continuation?.resume()
+            continuation = nil
+        }
+    }
+
+    /// `first`: the number of the first of those deliveries.
+    private func drain(_ rest: [() -> Void], after deliveries: [Task<Void, Never>], from first: Int) {
+        let number = followUpsStarted
+        followUpsStarted += 1
+        heldAfter[number] = first
+        deliveriesOnLanes[number] = Task { @MainActor [self] in
+            // An observer that never returns holds them for as long as a synchronous caller
+            // would wait for a post, no longer.
+            await Self.untilOver(deliveries, orAfter: LaneState.hostCallWait)
+            topLevel { requests.enqueueFirst(rest) }
+            deliveriesOnLanes[number] = nil
+            heldAfter[number] = nil
         }
     }
 

@@ -22,21 +22,30 @@ final class PluginRequestQueue {
         pending.append(work)
     }
 
-    /// Runs the queued work in order, each through `run` (which calls it); returns how many
-    /// items were dropped past the budget (0 when all ran). A drain asked for from inside a
-    /// running drain does nothing: the outer one runs what is queued.
-    func drain(_ run: (_ work: () -> Void) -> Void) -> Int {
-        guard !isDraining else { return 0 }
+    /// Queues `work` ahead of everything queued: the next items a drain runs, in order.
+    func enqueueFirst(_ work: [() -> Void]) {
+        pending.insert(contentsOf: work, at: 0)
+    }
+
+    /// Runs the queued work in order, each through `run` (which calls it, and says whether
+    /// the drain goes on); returns how many items were dropped past the budget (0 when all
+    /// ran), and the items left when `run` stopped it, in order. A drain asked for from
+    /// inside a running drain does nothing: the outer one runs what is queued.
+    func drain(_ run: (_ work: () -> Void) -> Bool) -> (dropped: Int, stoppedBefore: [() -> Void]) {
+        guard !isDraining else { return (0, []) }
         isDraining = true
         defer { isDraining = false }
         var budget = self.budget
         while !pending.isEmpty && budget > 0 {
             let work = pending.removeFirst()
-            run(work)
             budget -= 1
+            guard run(work) else {
+                defer { pending.removeAll() }
+                return (0, pending)
+            }
         }
         let dropped = pending.count
         pending.removeAll()
-        return dropped
+        return (dropped, [])
     }
 }

@@ -4,6 +4,8 @@
 @MainActor
 protocol GenerationSupplier: AnyObject {
     func generationForUse(of id: String) throws(LoaderError) -> PluginGeneration?
+    /// `generationForUse`, with a lazy or crashed plugin loaded off the main actor.
+    func generationForUseOffMain(of id: String) async throws(LoaderError) -> PluginGeneration?
 }
 
 /// Makes the navigator's screens: resolves a route to its plugin, checks the open-screen
@@ -46,6 +48,10 @@ final class ScreenMaker {
 
     /// `makeScreen` with the plugin's `create` on its lane: the host goes on meanwhile.
     func makeScreenOnLane(_ route: Route, argument: [UInt8], id: Int? = nil, held: HeldRequests) async throws(ScreenError) -> Router {
+        // A lazy or crashed plugin is loaded (its worker started) off the main actor first.
+        if let (pluginID, _) = try? routes.resolve(route) {
+            do { _ = try await generations.generationForUseOffMain(of: pluginID) } catch { throw ScreenError(.pluginNotLoaded, screen: nil, error.message) }
+        }
         let (router, generation) = try routerForScreen(route, id: id)
         let module = try await ModuleInstance(onLaneWithID: router.id, route: router.route, generation: generation, argument: argument,
                                               router: router, context: context, held: held)

@@ -174,7 +174,7 @@ public final class TerminalApp {
         let key = "\(backdrop.id)/\(generation)"
         guard !renderedBackdrops.contains(key) else { return }
         renderedBackdrops.insert(key)
-        perform { try host.render(screen: backdrop.id) }
+        performOnLane { [host] in try await host.renderOnLane(screen: backdrop.id) }
     }
 
     /// Runs an operation whose plugin call goes to the plugin's lane, without waiting for it:

@@ -17,7 +17,8 @@
  * waits in each.
  * A gate screen also asks the host for work in its activate, before its gate, when
  * FOLDER/ask-activate exists; its words say what: "post" starts a task that posts the action
- * "asked" to the screen itself; "pop-to-root" asks to pop the screen's stack to its root.
+ * "asked" to the screen itself ("post-twice": then "asked-later" too); "pop-to-root" asks to
+ * pop the screen's stack to its root.
  * Such a screen logs "ran asked" when that action runs and "event N" for each lifecycle
  * event (BERTH_EVENT_*): the tests of when that work runs during an open on the lane.
  * The entry "berth_crasher_entry_asker" is the same plugin as "org.berth.asker".
@@ -72,6 +73,8 @@ typedef struct crasher_instance {
     char gate[3072];
     /* It found FOLDER/ask-activate: it logs its events and the action "asked". */
     int asks;
+    /* Its words said "post-twice": the task posts "asked", then "asked-later". */
+    int posts_twice;
 } crasher_instance;
 
 static volatile int sink;
@@ -143,9 +146,9 @@ static void task_run(void *context, berth_task_handle *task) {
 }
 
 static void post_asked(void *context, berth_task_handle *task) {
-    (void)context;
     berth_bytes none = {NULL, 0};
     host_table->task_post(task, "asked", none);
+    if (((crasher_instance *)context)->posts_twice) host_table->task_post(task, "asked-later", none);
 }
 
 /* A gate screen's asks, made in its activate before it waits (FOLDER/ask-activate). */
@@ -158,6 +161,7 @@ static berth_status ask_in_activate(crasher_instance *instance, berth_error *err
     fclose(file);
     asks[length] = '\0';
     instance->asks = 1;
+    instance->posts_twice = strstr(asks, "post-twice") != NULL;
     if (strstr(asks, "post") != NULL) {
         berth_task_v1 task = {sizeof(berth_task_v1), instance, post_asked, NULL, NULL};
         berth_status status = host_table->task_start(instance->screen, "ask", &task, error);
@@ -307,13 +311,21 @@ static void payload_text(berth_bytes payload, char name[256]) {
     name[length] = '\0';
 }
 
-/* The actions "delegate", "observe" and "context": the host call their payload names. */
+/* The actions "delegate", "observe", "context" and "terminate": the host call their payload
+   names; "delegate-pop" sends the delegate action, then pops its screen. */
 static berth_status ask_named(crasher_instance *instance, const char *action, berth_bytes payload, berth_error *error) {
     char name[256];
     payload_text(payload, name);
     berth_bytes none = {NULL, 0};
     if (strcmp(action, "delegate") == 0) return host_table->send_delegate(instance->screen, name, none, error);
     if (strcmp(action, "observe") == 0) return host_table->context_observe(instance->screen, name, error);
+    if (strcmp(action, "terminate") == 0) return host_table->context_send(instance->screen, name, none, BERTH_CONTEXT_TERMINATE, error);
+    if (strcmp(action, "delegate-pop") == 0) {
+        berth_status status = host_table->send_delegate(instance->screen, name, none, error);
+        if (status != BERTH_OK) return status;
+        uint64_t id = 0;
+        return host_table->navigate(instance->screen, BERTH_NAVIGATE_POP, "", none, &id, error);
+    }
     return host_table->context_send(instance->screen, name, none, BERTH_CONTEXT_DISPATCH, error);
 }
 
@@ -341,9 +353,12 @@ static berth_status crasher_action(berth_instance *opaque, const char *name, ber
     crasher_instance *instance = opaque;
     maybe_fail(instance, "action");
     if (strcmp(name, "asked") == 0 && instance->asks) host_table->log(plugin_handle, BERTH_LOG_INFO, "ran asked");
+    if (strcmp(name, "asked-later") == 0 && instance->asks) host_table->log(plugin_handle, BERTH_LOG_INFO, "ran asked-later");
     if (strcmp(name, "persist") == 0) return persist_counting(instance, payload, error);
     if (strcmp(name, "wait-for") == 0) return wait_for_file(payload);
-    if (strcmp(name, "delegate") == 0 || strcmp(name, "observe") == 0 || strcmp(name, "context") == 0) return ask_named(instance, name, payload, error);
+    if (strcmp(name, "delegate") == 0 || strcmp(name, "observe") == 0 || strcmp(name, "context") == 0 || strcmp(name, "terminate") == 0 ||
+        strcmp(name, "delegate-pop") == 0)
+        return ask_named(instance, name, payload, error);
     if (strcmp(name, "open") == 0) return open_asked(instance, BERTH_NAVIGATE_PUSH, payload, error);
     if (strcmp(name, "present") == 0) return open_asked(instance, BERTH_NAVIGATE_PRESENT, payload, error);
     return BERTH_OK;

@@ -73,7 +73,7 @@ public final class WebHostAdapter {
         var chain = host.visibleScreens
         // A screen reopened under a modal (by a reload) has no tree until it renders once.
         let unrendered = chain.dropLast().filter { $0.rendersViews && $0.state == .active && $0.tree == nil }
-        for screen in unrendered { _ = try? host.render(screen: screen.id) }
+        for screen in unrendered { _ = try? await host.renderOnLane(screen: screen.id) }
         if !unrendered.isEmpty { chain = host.visibleScreens }
         state.screens = chain.map { screen in
             WebScreen(

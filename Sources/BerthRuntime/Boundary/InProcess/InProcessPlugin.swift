@@ -113,7 +113,7 @@ final class InProcessPlugin: PluginConnection {
     /// While the lane is busy (back on a screen whose action still runs) it runs once the
     /// call has returned; a failure then is only logged by the plugin's own lines.
     func deactivate(_ instance: PluginInstanceID) throws(PluginCallError) {
-        guard lane.isAvailable else {
+        guard lane.refusingCall == nil else {
             lane.whenFree { [self, image] in
                 discardPrerenderedTree()
                 HostCall.run { _ = try? image.deactivate(Self.pointer(instance)) }
@@ -165,7 +165,8 @@ final class InProcessPlugin: PluginConnection {
 
     func callExport(_ symbol: String, arguments: [FFIValue]) throws(FFIError) -> FFIValue {
         discardPrerenderedTree()
-        if !lane.isAvailable, let busy = lane.busy { throw FFIError(.pluginFailed, PluginCallError.busy(pluginID, busy).message) }
+        lane.waitForHostCall()
+        if let busy = lane.refusingCall { throw FFIError(.pluginFailed, PluginCallError.busy(pluginID, busy).message) }
         return try image.callExport(symbol, arguments: arguments)
     }
 
@@ -174,13 +175,15 @@ final class InProcessPlugin: PluginConnection {
     // MARK: On the lane
 
     var busyCall: RunningPluginCall.Call? { lane.busy }
-    var refusingCall: RunningPluginCall.Call? { lane.isAvailable ? nil : lane.busy }
+    var refusingCall: RunningPluginCall.Call? { lane.refusingCall }
     var callInTheWay: RunningPluginCall.Call? { lane.callInTheWay }
+    func waitForHostCall() { lane.waitForHostCall() }
 
     func afterCall(_ work: @escaping () -> Void) { lane.afterCall(work) }
     var isFreeForHostCall: Bool { lane.isFreeForHostCall }
 
     func hostCallsEnded() async { await lane.hostCallsEnded() }
+    var peopleWaiting: Int { lane.peopleWaiting }
 
     /// The action on the plugin's own thread: its calls back into the host are answered by
     /// the main actor, which is free meanwhile (`InProcessTransport`, `LaneHop`). With
@@ -189,7 +192,7 @@ final class InProcessPlugin: PluginConnection {
     /// for the host's `renderOnLane` of the instance: one hop to the lane instead of two.
     func actionOnLane(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage?,
                       as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) {
-        try callable()
+        try callable(waiting: false)
         let call = LaneImageCall(image: image, instance: instance)
         let renderAfter = state.flatMap { state in
             handshake.functions.contains(.renderTree)
@@ -231,7 +234,7 @@ final class InProcessPlugin: PluginConnection {
             rendersTakenFromActions += 1
             return try ready.get()
         }
-        try callable()
+        try callable(waiting: false)
         let call = LaneImageCall(image: image, instance: instance)
         let slots = handshake.functions.contains(.renderTree) ? state.renderSlots() : []
         let paths = state.identityPaths
@@ -252,7 +255,7 @@ final class InProcessPlugin: PluginConnection {
     /// initializer) are answered by the main actor meanwhile.
     func createOnLane(route: String, argument: [UInt8], screen: ScreenHandle, as running: RunningPluginCall.Call,
                       in context: LaneCallContext) async throws(PluginCallError) -> PluginInstanceID {
-        try callable()
+        try callable(waiting: false)
         let call = LaneImageCall(image: image, instance: PluginInstanceID(rawValue: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(screen.opaque)))))
         let result = await lane.run(running, in: context) { () -> Result<UInt, PluginCallError> in
             HostCall.run {
@@ -269,7 +272,7 @@ final class InProcessPlugin: PluginConnection {
     }
 
     func activateOnLane(_ instance: PluginInstanceID, as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) {
-        try callable()
+        try callable(waiting: false)
         let call = LaneImageCall(image: image, instance: instance)
         let result = await lane.run(running, in: context) { () -> Result<Void, PluginCallError> in
             HostCall.run { Result { () throws(PluginCallError) in try call.image.activate(Self.pointer(call.instance)) } }
@@ -278,7 +281,7 @@ final class InProcessPlugin: PluginConnection {
     }
 
     func deliverOnLane(_ delivery: LaneDelivery, as running: RunningPluginCall.Call, in context: LaneCallContext) async throws(PluginCallError) {
-        try callable()
+        try callable(waiting: false)
         let call = LaneImageCall(image: image, instance: delivery.instance)
         let result = await lane.run(running, in: context) { () -> Result<Void, PluginCallError> in
             HostCall.run {
@@ -297,10 +300,13 @@ final class InProcessPlugin: PluginConnection {
     }
 
     /// Refuses a call while the lane is in another one: plugin code never runs on two threads.
+    /// A call of the synchronous API (`waiting`) waits a while for a task's post first; a
+    /// call on the lane has awaited it (`hostCallsEnded`) and never blocks.
     /// Any call may change what the plugin renders: a tree made with an action is dropped.
-    private func callable() throws(PluginCallError) {
+    private func callable(waiting: Bool = true) throws(PluginCallError) {
         discardPrerenderedTree()
-        if !lane.isAvailable, let busy = lane.busy { throw PluginCallError.busy(pluginID, busy) }
+        if waiting { lane.waitForHostCall() }
+        if let busy = lane.refusingCall { throw PluginCallError.busy(pluginID, busy) }
     }
 
     /// A stale tree made with an action is not used, but the identities it defined are

@@ -49,6 +49,8 @@ final class IsolatedPlugin: PluginConnection {
     /// waits for its handshake, on the calling thread (the main actor, which waits).
     convenience init(_ start: WorkerStart, host: (any PluginFacingHost)? = nil) throws(LoaderError) {
         let group: WorkerGroup
+        // A synchronous load: a task's post in the open group's worker is waited for, a while.
+        start.openGroup?.lane.waitForHostCall()
         if let open = try start.takeOpenGroup() { group = open } else { group = start.newGroup(try start.spawner.spawn()) }
         let joined = start.join(group, host: host)
         let reply: IsolationReply
@@ -65,6 +67,8 @@ final class IsolatedPlugin: PluginConnection {
     /// of the host while the lane waits (`LaneHop`).
     static func start(_ start: WorkerStart, host: (any PluginFacingHost)? = nil) async throws(LoaderError) -> IsolatedPlugin {
         let group: WorkerGroup
+        // A task's post in the open group's worker is awaited; a person's call refuses.
+        if let open = start.openGroup { await open.lane.hostCallsEnded() }
         if let open = try start.takeOpenGroup() {
             group = open
         } else {
@@ -74,6 +78,7 @@ final class IsolatedPlugin: PluginConnection {
             }
             let worker = try spawned.get()
             // Another member may have opened the group meanwhile: it is joined, as `init` would.
+            if let open = start.openGroup { await open.lane.hostCallsEnded() }
             if let open = try start.takeOpenGroup(stoppingUnused: worker) { group = open } else { group = start.newGroup(worker) }
         }
         let joined = start.join(group, host: host)
@@ -150,7 +155,7 @@ final class IsolatedPlugin: PluginConnection {
     /// the tree); a failure then is only the plugin's.
     func deactivate(_ instance: PluginInstanceID) throws(PluginCallError) {
         guard failure == nil else { return }
-        guard group.lane.isAvailable else {
+        guard group.lane.refusingCall == nil else {
             group.lane.whenFree { [self] in if failure == nil { _ = try? check(.deactivate(instance: UInt64(instance.rawValue))) } }
             return
         }
@@ -164,13 +169,15 @@ final class IsolatedPlugin: PluginConnection {
     // MARK: On the lane
 
     var busyCall: RunningPluginCall.Call? { group.lane.busy }
-    var refusingCall: RunningPluginCall.Call? { group.lane.isAvailable ? nil : group.lane.busy }
+    var refusingCall: RunningPluginCall.Call? { group.lane.refusingCall }
     var callInTheWay: RunningPluginCall.Call? { group.lane.callInTheWay }
+    func waitForHostCall() { group.lane.waitForHostCall() }
 
     func afterCall(_ work: @escaping () -> Void) { group.lane.afterCall(work) }
     var isFreeForHostCall: Bool { group.lane.isFreeForHostCall }
 
     func hostCallsEnded() async { await group.lane.hostCallsEnded() }
+    var peopleWaiting: Int { group.lane.peopleWaiting }
 
     /// An action on the worker's lane: the main actor goes on until the reply. With `state`,
     /// the worker renders right after it, as `action(_:name:payload:renderingAfterwards:)`.
@@ -244,7 +251,7 @@ final class IsolatedPlugin: PluginConnection {
     private func callOnLane<T: Sendable>(_ request: IsolationRequest, as running: RunningPluginCall.Call, in context: LaneCallContext,
                                          then: @escaping @Sendable (IsolationReply) -> T,
                                          returned: (T) -> Void = { _ in }) async throws(PluginCallError) -> T {
-        try callable()
+        try callable(waiting: false)
         do {
             return try await group.callOnLane(request, as: running, in: context, then: then, returned: returned)
         } catch {
@@ -254,10 +261,12 @@ final class IsolatedPlugin: PluginConnection {
     }
 
     /// Refuses a call the worker cannot take now: it failed, or its lane is in another call.
-    private func callable() throws(PluginCallError) {
+    /// A call of the synchronous API (`waiting`) waits a while for a task's post first.
+    private func callable(waiting: Bool) throws(PluginCallError) {
         discardPrerenderedTree()
         if let failure { throw PluginCallError(status: Int32(BERTH_ERR_FAILED), message: failure.message) }
-        if !group.lane.isAvailable, let busy = group.lane.busy { throw PluginCallError.busy(pluginID, busy) }
+        if waiting { group.lane.waitForHostCall() }
+        if let busy = group.lane.refusingCall { throw PluginCallError.busy(pluginID, busy) }
     }
 
     func action(_ instance: PluginInstanceID, name: String, payload: [UInt8]) throws(PluginCallError) {
@@ -382,8 +391,9 @@ final class IsolatedPlugin: PluginConnection {
         }
     }
 
+    /// A front end's read (the inspector's figures): refused, not waited for, during a post.
     func resourceUsage() throws(PluginCallError) -> PluginResourceUsage {
-        let reply = try call(.usage)
+        let reply = try call(.usage, waiting: false)
         guard case .usage(let usage) = reply else { throw Self.failure(reply.status) }
         return usage
     }
@@ -428,8 +438,8 @@ final class IsolatedPlugin: PluginConnection {
 
     // MARK: Calls and failure
 
-    private func call(_ request: IsolationRequest) throws(PluginCallError) -> IsolationReply {
-        try callable()
+    private func call(_ request: IsolationRequest, waiting: Bool = true) throws(PluginCallError) -> IsolationReply {
+        try callable(waiting: waiting)
         do {
             return try group.call(request)
         } catch {

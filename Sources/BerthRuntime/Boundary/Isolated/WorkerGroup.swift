@@ -170,8 +170,10 @@ final class WorkerGroup {
 
     /// One round trip; a dead or unresponsive worker fails the whole group.
     func call(_ request: IsolationRequest, timeout: Duration? = nil) throws(ChannelError) -> IsolationReply {
-        // A task's post on the lane returns first: this call uses the channel itself. A
-        // failure the post met is recorded now (its end on the main actor comes later).
+        // A task's post on the lane returns first: this call uses the channel itself. Its
+        // callers waited for the post already (the synchronous API) or were refused as busy
+        // (the host's own paths), so this only guards the channel. A failure the post met
+        // is recorded now (its end on the main actor comes later).
         lane.waitForHostCall()
         if let failed = failedOnLane.withLock({ $0 }) {
             fail(failed)

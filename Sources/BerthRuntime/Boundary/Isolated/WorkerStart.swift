@@ -46,12 +46,19 @@ struct WorkerStart {
 
     private var pluginID: String { plugin.manifest.id }
 
-    /// The open worker of the manifest's group that admits the plugin, if any; refused while
-    /// that worker is in a call (the host does not wait for it). `stoppingUnused`: a worker
-    /// started meanwhile, stopped when an open group is joined instead.
-    func takeOpenGroup(stoppingUnused spawned: WorkerProcess? = nil) throws(LoaderError) -> WorkerGroup? {
+    /// The open worker of the manifest's group that admits the plugin, if any.
+    var openGroup: WorkerGroup? {
         guard let name = plugin.manifest.isolationGroup, let open = groups?.open(name),
               sandbox == nil || open.admits(runtimeDirectory.folder(of: pluginID)) else { return nil }
+        return open
+    }
+
+    /// `openGroup`, refused while that worker is in a call (the host does not wait for it:
+    /// a caller waits for a task's post before, `IsolatedPlugin.start` awaiting it).
+    /// `stoppingUnused`: a worker started meanwhile, stopped when an open group is joined
+    /// instead.
+    func takeOpenGroup(stoppingUnused spawned: WorkerProcess? = nil) throws(LoaderError) -> WorkerGroup? {
+        guard let open = openGroup, let name = open.name else { return nil }
         if let spawned { Thread.detachNewThread { WorkerGroup.stop(spawned) } }
         if let busy = open.lane.callInTheWay {
             runtimeDirectory.discard(shadowCopy: shadow)

@@ -8,6 +8,10 @@ final class LaneState {
     /// The call running on the lane now; nil when it is free.
     private(set) var busy: RunningPluginCall.Call?
     private var afterFree: [() -> Void] = []
+    /// What `whenFree` deferred (a closed screen's close sequence): it runs as soon as the
+    /// call ends, before anyone waiting for the lane goes on (an unload among them, which
+    /// must not end the image beneath it).
+    private var closeWork: [() -> Void] = []
     /// How many calls it has run; for tests.
     private(set) var callsRun = 0
 
@@ -18,20 +22,19 @@ final class LaneState {
     /// Free, with no job of the lane's own running or queued (see `PluginLane.isIdle`).
     var isIdle: Bool { busy == nil && lane.isIdle }
 
-    /// Whether a call may go to the plugin now, from the main thread: the lane is free, or
-    /// its call is waiting for the main actor's answer to the plugin, which this call is
-    /// part of (it nests). A call the host made on its own (`byHost`, a task's post) is
-    /// waited for first, blocking: the caller is synchronous, and wants its answer now.
-    var isAvailable: Bool {
-        waitForHostCall()
-        return busy == nil || isNested || hostCallReturned
+    /// The call that refuses a call from the main thread now, without waiting: nil when the
+    /// lane is free, when its call waits for the main actor's answer to the plugin (a call
+    /// now nests in it), or when a call the host made on its own has returned on the lane.
+    /// A task's post still running counts as busy: only the synchronous API waits for one
+    /// (`waitForHostCall`); the host's own paths (a close, a join, a usage read) never do.
+    var refusingCall: RunningPluginCall.Call? {
+        busy == nil || isNested || hostCallReturned ? nil : busy
     }
 
-    /// The call running on the lane, once a call the host made on its own has been waited
-    /// for (`waitForHostCall`), nested or not: what an unload or reload is refused for.
+    /// The call running on the lane, nested or not, unless a call the host made on its own
+    /// has returned: what an unload or reload is refused for. It does not wait.
     var callInTheWay: RunningPluginCall.Call? {
-        waitForHostCall()
-        return hostCallReturned ? nil : busy
+        hostCallReturned && closeWork.isEmpty ? nil : busy
     }
 
     /// Set while a call the host made on its own runs: true once its job has returned on
@@ -40,10 +43,11 @@ final class LaneState {
 
     private var hostCallReturned: Bool { busy?.byHost == true && hostCallDone?.withLock({ $0 }) == true }
 
-    /// Blocks the main thread until the call the host made on its own has returned on the
-    /// lane, answering the plugin's calls back meanwhile, for `hostCallWait` at most (an
-    /// in-process plugin that never returns keeps its lane: the call then counts as busy).
-    /// Not while the main actor answers a lane's plugin: that lane waits for it.
+    /// The synchronous API's wait, and only its: blocks the main thread until the call the
+    /// host made on its own has returned on the lane, answering the plugin's calls back
+    /// meanwhile, for `hostCallWait` at most (an in-process plugin that never returns keeps
+    /// its lane: the call then counts as busy). Its caller asked for an answer now and
+    /// blocks anyway. Not while the main actor answers a lane's plugin: that lane waits.
     func waitForHostCall() {
         guard let busy, busy.byHost, !isNested, LaneHop.answering == nil, let done = hostCallDone else { return }
         MainThreadWait.serve(for: lane, until: { done.withLock { $0 } }, deadline: .now + Self.hostCallWait)
@@ -55,14 +59,16 @@ final class LaneState {
 
     /// People's calls waiting for a call the host made on its own to end (`hostCallsEnded`).
     private var waitingPeople: [CheckedContinuation<Void, Never>] = []
-    /// Set when such a call ended with people waiting: the lane is theirs until their tasks
-    /// have run (one begins its call, or none does), so a task's post that waited does not
-    /// take it first.
-    private var reservedForPeople = false
+    /// How many people's calls wait so; for tests.
+    var peopleWaiting: Int { waitingPeople.count }
+    /// People such a call's end woke that have not run yet: the lane stays theirs until each
+    /// has (it begins its call, or gives up), so a task's post that waited does not take it
+    /// first, whatever order the main actor runs the woken tasks in.
+    private var wokenPeople = 0
 
     /// No call runs on the lane and none is about to: a call the host makes on its own may
     /// begin now (else it goes after the call, `afterCall`).
-    var isFreeForHostCall: Bool { busy == nil && !reservedForPeople }
+    var isFreeForHostCall: Bool { busy == nil && wokenPeople == 0 }
 
     /// For a person's call, which waits for a call the host made on its own rather than
     /// being refused: returns once the lane is free of such calls (it may be in a person's
@@ -71,20 +77,24 @@ final class LaneState {
     func hostCallsEnded() async {
         while let busy, busy.byHost, !isNested {
             await withCheckedContinuation { (person: CheckedContinuation<Void, Never>) in waitingPeople.append(person) }
+            // Here: the caller goes on to its call at once, with no suspension before it
+            // begins; what waited for the lane runs after that (or now, if it gives up).
+            wokenPeople -= 1
+            if wokenPeople == 0 { Task { @MainActor [self] in runWaitingWork() } }
         }
     }
 
     /// True while the main actor answers this lane's plugin (a call now nests in its call).
     var isNested: Bool { LaneHop.answering === lane }
 
-    /// Runs `work` now when the lane is available, else once its call has returned.
+    /// Runs `work` now when no call refuses it (`refusingCall`), else once its call has
+    /// returned; it never waits, a task's post included.
     func whenFree(_ work: @escaping () -> Void) {
-        if isAvailable { work() } else { afterFree.append(work) }
+        if refusingCall == nil { work() } else { closeWork.append(work) }
     }
 
     /// Runs `work` now when the lane is in no call, else once its call has ended on the
-    /// main actor (after the work given before it): a call the host made on its own is
-    /// not waited for, blocking, as `whenFree` does.
+    /// main actor (after the work given before it), a returned post's end included.
     func afterCall(_ work: @escaping () -> Void) {
         if isFreeForHostCall { work() } else { afterFree.append(work) }
     }
@@ -124,24 +134,29 @@ final class LaneState {
         RunningPluginCall.laneEnded(token)
         busy = nil
         hostCallDone = nil
+        // Reserved before `returned`: a worker's post served there (the watcher resumes)
+        // waits behind the people too.
+        let people = waitingPeople
+        waitingPeople = []
+        wokenPeople += people.count
         returned()
-        guard waitingPeople.isEmpty else {
-            let people = waitingPeople
-            waitingPeople = []
-            reservedForPeople = true
+        runCloseWork()
+        guard people.isEmpty else {
+            // What waited runs once they have run (`hostCallsEnded`).
             for person in people { person.resume() }
-            // After their tasks (queued first on the main actor): what waited runs, unless one
-            // of them began a call (its end runs it then).
-            Task { @MainActor [self] in
-                reservedForPeople = false
-                runWaitingWork()
-            }
             return
         }
         runWaitingWork()
     }
 
+    private func runCloseWork() {
+        while busy == nil, !closeWork.isEmpty {
+            closeWork.removeFirst()()
+        }
+    }
+
     private func runWaitingWork() {
+        runCloseWork()
         while busy == nil, !afterFree.isEmpty {
             afterFree.removeFirst()()
         }
