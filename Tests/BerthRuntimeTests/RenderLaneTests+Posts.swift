@@ -137,6 +137,21 @@ extension RenderLaneTests {
 }
 
 extension RenderLaneTests {
+    @Test("posts: what a screen closed during a post persists in its deferred deactivate lands; the host reads it back")
+    func persistFromDeferredDeactivate() async throws {
+        defer { openGate("action") }
+        let screen = try await openScreenWithWaitingPost(asks: "post persist-deactivate")
+        try host.closeScreen(screen.id)
+        #expect(host.persistedValue(plugin: "org.berth.crasher", key: "n") == nil, "nothing persisted while the post runs")
+        openGate("action")
+        for _ in 0..<6_000 where recorder.matching("on deactivate").isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(recorder.matching("persisted on deactivate").count == 1, "\(recorder.all)")
+        #expect(host.persistedValue(plugin: "org.berth.crasher", key: "n") == Array("closed".utf8))
+        #expect(!host.events.contains { $0.kind == .failed }, "\(host.events.map(\.description))")
+    }
+
     @Test("posts: a screen closed during a post, then its plugin unloaded (off the main actor): the unload waits for the post, the close sequence runs first, then the plugin goes")
     func unloadAfterCloseDuringPost() async throws {
         defer { openGate("action") }

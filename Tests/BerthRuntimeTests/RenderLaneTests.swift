@@ -18,7 +18,8 @@ struct RenderLaneTests {
     let gate: String
 
     init() throws {
-        host = try workspace.makeCounterAndCrasherHost(recorder: recorder)
+        // With a state folder: a deferred deactivate's persist_write is checked to land.
+        host = try workspace.makeCounterAndCrasherHost(recorder: recorder, persistingState: true)
         gate = workspace.plugins + "/org.berth.crasher"
     }
 

@@ -55,12 +55,12 @@ extension PluginWorkspace {
     /// the main actor for minutes, and a call held at a gate must still be running when the
     /// test gets its turn (each test opens its gates at its end).
     @MainActor
-    public func makeCounterAndCrasherHost(recorder: LogRecorder) throws -> BerthHost {
+    public func makeCounterAndCrasherHost(recorder: LogRecorder, persistingState: Bool = false) throws -> BerthHost {
         stage("counter.json")
         stageCrasher()
         var settings = TestIsolation.settings
         settings.unresponsiveAfter = .seconds(3_600)
-        let host = try makeHost(recorder: recorder, isolation: settings)
+        let host = try makeHost(recorder: recorder, isolation: settings, persistingState: persistingState)
         try host.load("com.example.counter")
         try host.load("org.berth.crasher")
         return host

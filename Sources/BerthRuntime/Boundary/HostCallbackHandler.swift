@@ -279,7 +279,16 @@ package struct HostCallbackHandler {
     /// The store and plugin of a persist call, after the checks: an open screen, a key the
     /// manifest's `persist` list declares, persistence on.
     private func persistTarget(_ handle: ScreenHandle, _ key: String, verb: String) -> Result<(PersistentStore, String), HostRefusal> {
+        // A screen closed during its plugin's call still writes from its deferred deactivate.
+        if router(handle) == nil, verb == "persist_write", handle.closesAfterCall, let host = handle.host {
+            return persistTarget(handle, key, verb: verb, plugin: handle.grant.pluginID, host: host)
+        }
         guard let (router, host) = router(handle) else { return .failure(notOpen(verb)) }
+        return persistTarget(handle, key, verb: verb, plugin: router.pluginID, host: host)
+    }
+
+    private func persistTarget(_ handle: ScreenHandle, _ key: String, verb: String, plugin: String,
+                               host: any PluginFacingHost) -> Result<(PersistentStore, String), HostRefusal> {
         if let denial = handle.grant.check(.statePersist, call: verb) {
             // The event names the key; a read runs on every render, so its refusal is
             // reported once per generation and key.
@@ -288,7 +297,6 @@ package struct HostCallbackHandler {
             if verb != "persist_read" || handle.grant.reportedRepeats.isFirst(reported.call) { host.report(reported) }
             return .failure(denial.refusal)
         }
-        let plugin = router.pluginID
         // The screen's own generation's list (a reload's new list applies to its screens).
         guard handle.grant.persistKeys.contains(key) else {
             let fix = handle.grant.runtime == .swift ? " (berth pack lists every @Persisted(\"…\") literal of the code: pack again)" : ""

@@ -17,6 +17,10 @@ package final class ScreenHandle {
     var router: Router? { module?.router ?? creatingRouter }
     /// What the plugin's calls about this screen reach in the host.
     weak var host: (any PluginFacingHost)?
+    /// Set when the screen was released while its plugin was in a call (a task's post, an
+    /// action): its `deactivate` and `destroy` run after that call, and what `deactivate`
+    /// persists then still lands (`persist_write` only; the screen is out of the tree).
+    var closesAfterCall = false
     /// The registry and this screen's scope: immutable and thread-safe, so
     /// `service_resolve` (callable from any thread) reads them without the main actor.
     nonisolated let services: (registry: ScopeRegistry, screen: Scope)?
@@ -574,7 +578,15 @@ package final class ModuleInstance {
         }
         guard action == .callDestroy else { return }
         activity.instanceReleased(self)
-        if let instance { call(request: false) { plugin.destroy(instance) } }
+        if let instance {
+            // Deferred to the end of the plugin's call: the handle lives, and may persist,
+            // until its close work (deactivate, events, destroy) has run.
+            if plugin.refusingCall != nil, let handle {
+                handle.closesAfterCall = true
+                plugin.afterCall { handle.closesAfterCall = false }
+            }
+            call(request: false) { plugin.destroy(instance) }
+        }
         instance = nil
         workerTasks.removeAll()
         // Removed for good: its screen scope ends, releasing what was resolved in it.

@@ -18,7 +18,8 @@
  * A gate screen also asks the host for work in its activate, before its gate, when
  * FOLDER/ask-activate exists; its words say what: "post" starts a task that posts the action
  * "asked" to the screen itself ("post-twice": then "asked-later" too); "pop-to-root" asks to
- * pop the screen's stack to its root.
+ * pop the screen's stack to its root; "persist-deactivate" makes its deactivate persist
+ * "n" = "closed".
  * Such a screen logs "ran asked" when that action runs and "event N" for each lifecycle
  * event (BERTH_EVENT_*): the tests of when that work runs during an open on the lane.
  * The entry "berth_crasher_entry_asker" is the same plugin as "org.berth.asker".
@@ -75,6 +76,8 @@ typedef struct crasher_instance {
     int asks;
     /* Its words said "post-twice": the task posts "asked", then "asked-later". */
     int posts_twice;
+    /* Its words said "persist-deactivate": its deactivate persists "n" = "closed". */
+    int persists_on_deactivate;
 } crasher_instance;
 
 static volatile int sink;
@@ -162,6 +165,7 @@ static berth_status ask_in_activate(crasher_instance *instance, berth_error *err
     asks[length] = '\0';
     instance->asks = 1;
     instance->posts_twice = strstr(asks, "post-twice") != NULL;
+    instance->persists_on_deactivate = strstr(asks, "persist-deactivate") != NULL;
     if (strstr(asks, "post") != NULL) {
         berth_task_v1 task = {sizeof(berth_task_v1), instance, post_asked, NULL, NULL};
         berth_status status = host_table->task_start(instance->screen, "ask", &task, error);
@@ -216,9 +220,13 @@ static berth_status crasher_activate(berth_instance *opaque, berth_error *error)
     return BERTH_OK;
 }
 
-static berth_status crasher_deactivate(berth_instance *instance, berth_error *error) {
-    (void)instance; (void)error;
-    return BERTH_OK;
+static berth_status crasher_deactivate(berth_instance *opaque, berth_error *error) {
+    crasher_instance *instance = opaque;
+    if (!instance->persists_on_deactivate) return BERTH_OK;
+    berth_bytes closed = {(const uint8_t *)"closed", 6};
+    berth_status status = host_table->persist_write(instance->screen, "n", closed, error);
+    host_table->log(plugin_handle, BERTH_LOG_INFO, status == BERTH_OK ? "persisted on deactivate" : "persist on deactivate refused");
+    return status;
 }
 
 static void crasher_event(berth_instance *opaque, int32_t event, int32_t flag) {
