@@ -11,7 +11,7 @@ struct PluginRequestQueueTests {
         var wrapped = 0
         queue.enqueue { ran.append("a"); queue.enqueue { ran.append("c") } }
         queue.enqueue { ran.append("b") }
-        let (dropped, rest) = queue.drain { work in
+        let (dropped, rest, _) = queue.drain { work in
             wrapped += 1
             work()
             return true
@@ -35,7 +35,7 @@ struct PluginRequestQueueTests {
         #expect(inner == 0 && ran == ["first", "second"])
     }
 
-    @Test("a plugin that keeps asking stops at the budget; the rest is dropped and counted")
+    @Test("a plugin that keeps asking stops at the budget; the rest is dropped and counted; what a stopped drain held goes on with the budget it had left")
     func budget() {
         let queue = PluginRequestQueue(budget: 5)
         var runs = 0
@@ -45,27 +45,34 @@ struct PluginRequestQueueTests {
             queue.enqueue(again)
         }
         queue.enqueue(again)
-        let dropped = queue.drain { $0(); return true }.dropped
-        #expect(runs == 5 && dropped == 6)
+        let (dropped, held, left) = queue.drain { work in
+            work()
+            return runs < 3
+        }
+        #expect(dropped == 0 && runs == 3 && held.count == 4 && left == 2)
+        queue.enqueueFirst(held, budgetLeft: left)
         let after = queue.drain { $0(); return true }.dropped
-        #expect(after == 0 && runs == 5)
+        #expect(runs == 5 && after == 6)
+        let next = queue.drain { $0(); return true }.dropped
+        #expect(next == 0 && runs == 5)
     }
 
-    @Test("a drain its wrapper stops hands back the items not run, in order; work queued first runs next")
+    @Test("a drain its wrapper stops hands back the plugins' requests not run, in order, and still runs the host's own work; what is queued first runs next")
     func stoppedDrain() {
         let queue = PluginRequestQueue()
         var ran: [String] = []
         queue.enqueue { ran.append("a") }
         queue.enqueue { ran.append("b") }
+        queue.enqueueHostWork { ran.append("host") }
         queue.enqueue { ran.append("c") }
-        let (dropped, rest) = queue.drain { work in
+        let (dropped, held, _) = queue.drain { work in
             work()
             return ran != ["a"]
         }
-        #expect(ran == ["a"] && dropped == 0 && rest.count == 2)
+        #expect(ran == ["a", "host"] && dropped == 0 && held.count == 2)
         queue.enqueue { ran.append("d") }
-        queue.enqueueFirst(rest)
+        queue.enqueueFirst(held)
         _ = queue.drain { $0(); return true }
-        #expect(ran == ["a", "b", "c", "d"])
+        #expect(ran == ["a", "host", "b", "c", "d"])
     }
 }

@@ -247,3 +247,14 @@ extension RenderLaneTests {
         #expect(!host.events.contains { $0.kind == .failed }, "\(host.events.map(\.description))")
     }
 }
+
+extension PluginConnection {
+    /// How many people's calls wait for this plugin's lane (`LaneState.peopleWaiting`).
+    var peopleWaiting: Int {
+        switch self {
+        case let plugin as InProcessPlugin: plugin.peopleWaiting
+        case let plugin as IsolatedPlugin: plugin.peopleWaiting
+        default: 0
+        }
+    }
+}

@@ -73,8 +73,6 @@ package protocol PluginConnection: AnyObject {
     /// Returns once the lane is in no call the host made on its own (`byHost`): a person's
     /// call waits for a task's post rather than being refused as busy.
     func hostCallsEnded() async
-    /// How many people's calls wait in `hostCallsEnded` now; for tests.
-    var peopleWaiting: Int { get }
     /// `create` on the plugin's lane: the caller is suspended, the main actor free, until the
     /// instance exists.
     func createOnLane(route: String, argument: [UInt8], screen: ScreenHandle, as running: RunningPluginCall.Call,

@@ -71,11 +71,10 @@ struct RouteContextDispatcher {
     /// sender's stack observing `type`; else dismiss the sender's presented stack; else go
     /// back one screen; on an empty, non-presented stack, nothing. Every removed screen
     /// goes through the full close sequence.
-    /// `onLanes` as for `send`.
+    /// `onLanes` as for `send`. On lanes, the navigation runs once the deliveries are over
+    /// (it is queued first, and waits for them as the sender's next requests do): the
+    /// returned delivery names the receivers only.
     @discardableResult
-    /// On lanes, the navigation runs once the deliveries are over (it is queued first, and
-    /// waits for them as the sender's next requests do): the returned delivery names the
-    /// receivers only.
     func terminate(_ type: String, payload: [UInt8], from sender: Router, onLanes: Bool = false) -> ContextDelivery {
         navigator.topLevel {
             let receivers = dispatch(type, payload: payload, from: sender, onLanes: onLanes)

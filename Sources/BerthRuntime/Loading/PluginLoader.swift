@@ -70,27 +70,39 @@ final class PluginLoader {
 
     /// The generation to use for `id` now (see `BerthHost.generationForUse`).
     func generationForUse(of id: String) throws(LoaderError) -> PluginGeneration? {
-        guard let record = registry[id] else { return nil }
-        if let generation = record.generation { return generation }
-        switch record.state {
-        case .failed(let spent):
-            throw LoaderError(.workerFailed, plugin: id, detail: "failed: \(spent); reload or load it again")
-        case .crashed:
-            return try load(id)
-        case .discovered where record.deferred:
-            return try load(id)
-        case .discovered, .loaded:
-            return nil
+        switch try use(of: id) {
+        case .ready(let generation): generation
+        case .needsLoad: try load(id)
         }
     }
 
     /// `generationForUse`, loading a lazy or crashed plugin off the main actor (`loadOffMain`).
     func generationForUseOffMain(of id: String) async throws(LoaderError) -> PluginGeneration? {
-        guard let record = registry[id], record.generation == nil else { return try generationForUse(of: id) }
-        switch record.state {
-        case .crashed, .discovered where record.deferred: return try await loadOffMain(id)
-        default: return try generationForUse(of: id)
+        switch try use(of: id) {
+        case .ready(let generation): generation
+        case .needsLoad: try await loadOffMain(id)
         }
+    }
+
+    /// What using `id` now takes: its generation as it is (nil when it is not loaded and is
+    /// not loaded on use), or a load first (a crashed plugin, or a deferred one); throws
+    /// when its crash budget is spent.
+    private func use(of id: String) throws(LoaderError) -> PluginUse {
+        guard let record = registry[id] else { return .ready(nil) }
+        if let generation = record.generation { return .ready(generation) }
+        switch record.state {
+        case .failed(let spent):
+            throw LoaderError(.workerFailed, plugin: id, detail: "failed: \(spent); reload or load it again")
+        case .crashed, .discovered where record.deferred:
+            return .needsLoad
+        case .discovered, .loaded:
+            return .ready(nil)
+        }
+    }
+
+    private enum PluginUse {
+        case ready(PluginGeneration?)
+        case needsLoad
     }
 
     /// A worker died or hung: at top level, its plugin's screens close by the usual close

@@ -153,7 +153,8 @@ extension Navigator {
             let range = first..<followUpsStarted
             first = followUpsStarted
             let tasks = requestedOpenings.values.filter { range.contains($0.number) }.map(\.task)
-                + deliveriesOnLanes.filter { range.contains($0.key) && heldAfter[$0.key].map { $0 >= start } != false }.map(\.value)
+                + deliveriesOnLanes.filter { range.contains($0.key) }.map(\.value)
+                + heldRequests.filter { range.contains($0.key) && $0.value.waitsFrom >= start }.map(\.value.task)
             for task in tasks { await task.value }
         }
         return try outcome.get()

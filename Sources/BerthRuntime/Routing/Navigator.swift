@@ -22,13 +22,14 @@ package final class Navigator {
     private var refreshesOnLane = false
     private var refreshOnLane: ModuleInstance?
     /// Delegate actions and contexts delivered on the observer's lane, by number, until they
-    /// return; also the requests queued after them, run once they return (`heldAfter`).
+    /// return.
     var deliveriesOnLanes: [Int: Task<Void, Never>] = [:]
-    /// For the requests held after deliveries (a key of `deliveriesOnLanes`): the number of
-    /// the first delivery they wait for. Those deliveries do not wait for them in turn.
-    var heldAfter: [Int: Int] = [:]
-    /// How many opens plugins asked for on their lane, and deliveries on lanes, so far
-    /// (`RequestedOpening.number`, the keys of `deliveriesOnLanes`).
+    /// The requests queued after such deliveries, by number, until they have run
+    /// (`drain(_:after:from:)`): `waitsFrom` is the number of the first delivery they wait
+    /// for; those deliveries do not wait for them in turn.
+    var heldRequests: [Int: (waitsFrom: Int, task: Task<Void, Never>)] = [:]
+    /// How many opens plugins asked for on their lane, deliveries on lanes and held requests,
+    /// so far (`RequestedOpening.number`, the keys of `deliveriesOnLanes`, `heldRequests`).
     var followUpsStarted = 0
     /// Live instances, the operation depth and the last render, as instances report them.
     let activity: ScreenActivity
@@ -443,9 +444,9 @@ package final class Navigator {
     }
 
     /// Queues the host's own work (a worker's end) for when the host is back at top level:
-    /// never held with a plugin's requests, nor dropped with them.
+    /// never held with a plugin's requests after a delivery on a lane.
     func enqueueHostWork(_ work: @escaping () -> Void) {
-        requests.enqueue(work)
+        requests.enqueueHostWork(work)
     }
 
     /// Queues the host's own work ahead of everything queued (`terminate`'s navigation,
@@ -456,25 +457,22 @@ package final class Navigator {
 
     private func drainPendingWork() {
         var (first, deliveries) = (0, [Task<Void, Never>]())
-        let (dropped, rest) = requests.drain { work in
+        let (dropped, held, budgetLeft) = requests.drain { work in
             first = followUpsStarted
             activity.operationBegan()
             work()
             activity.operationEnded()
             // A delivery it started on an observer's lane comes before what was queued after.
+            guard followUpsStarted != first else { return true }
             deliveries = deliveriesOnLanes.filter { $0.key >= first }.map(\.value)
             return deliveries.isEmpty
         }
         if dropped > 0 {
             events.emit(.failed, .host, "dropped \(dropped) queued plugin request(s): too many in one turn")
         }
-        if !rest.isEmpty { drain(rest, after: deliveries, from: first) }
+        if !held.isEmpty { drain(held, after: deliveries, from: first, budgetLeft: budgetLeft) }
     }
 
-    /// Runs `rest`, the requests queued after a delivery on a lane, once the delivery is over:
-    /// in order, in an operation of their own, so the observer has its value before the
-    /// sender's next request (its dismiss) touches the screens. The host goes on meanwhile;
-    /// the operation that caused them waits for them too (`settlingFollowUps`).
     /// Returns once every one of `tasks` is over, or `limit` has passed.
     private static func untilOver(_ tasks: [Task<Void, Never>], orAfter limit: Duration) async {
         let waiting = ResumedOnce()
@@ -500,19 +498,23 @@ package final class Navigator {
         }
     }
 
-    /// `first`: the number of the first of those deliveries.
-    private func drain(_ rest: [() -> Void], after deliveries: [Task<Void, Never>], from first: Int) {
+    /// Runs `held`, the plugins' requests queued after a delivery on a lane, once the
+    /// delivery is over: in order, in an operation of their own, so the observer has its
+    /// value before the sender's next request (its dismiss) touches the screens. The host
+    /// goes on meanwhile; the operation that caused them waits for them too
+    /// (`settlingFollowUps`). `first`: the number of the first of those deliveries;
+    /// `budgetLeft`: what the stopped drain had left, which the held requests go on with.
+    private func drain(_ held: [() -> Void], after deliveries: [Task<Void, Never>], from first: Int, budgetLeft: Int) {
         let number = followUpsStarted
         followUpsStarted += 1
-        heldAfter[number] = first
-        deliveriesOnLanes[number] = Task { @MainActor [self] in
+        let task = Task { @MainActor [self] in
             // An observer that never returns holds them for as long as a synchronous caller
             // would wait for a post, no longer.
             await Self.untilOver(deliveries, orAfter: LaneState.hostCallWait)
-            topLevel { requests.enqueueFirst(rest) }
-            deliveriesOnLanes[number] = nil
-            heldAfter[number] = nil
+            topLevel { requests.enqueueFirst(held, budgetLeft: budgetLeft) }
+            heldRequests[number] = nil
         }
+        heldRequests[number] = (first, task)
     }
 
     func activate(_ router: Router) throws(ScreenError) {

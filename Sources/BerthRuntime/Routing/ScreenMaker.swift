@@ -41,42 +41,47 @@ final class ScreenMaker {
 
     /// Creates a detached router with a fresh module instance for `route`.
     func makeScreen(_ route: Route, argument: [UInt8], id: Int? = nil) throws(ScreenError) -> Router {
-        let (router, generation) = try routerForScreen(route, id: id)
-        try makeInstance(on: router, generation: generation, argument: argument)
+        let (pluginID, name) = try routes.resolve(route)
+        try checkLimit(opening: pluginID, name)
+        let generation: PluginGeneration?
+        do { generation = try generations.generationForUse(of: pluginID) } catch { throw Self.notLoaded(error) }
+        let router = Router(id: id ?? takeRouterID(), kind: .screen, pluginID: pluginID, route: name)
+        try makeInstance(on: router, generation: try available(generation, of: pluginID), argument: argument)
         return router
     }
 
-    /// `makeScreen` with the plugin's `create` on its lane: the host goes on meanwhile.
+    /// `makeScreen` with the plugin's `create` on its lane, and a lazy or crashed plugin
+    /// loaded (its worker started) off the main actor first: the host goes on meanwhile.
     func makeScreenOnLane(_ route: Route, argument: [UInt8], id: Int? = nil, held: HeldRequests) async throws(ScreenError) -> Router {
-        // A lazy or crashed plugin is loaded (its worker started) off the main actor first.
-        if let (pluginID, _) = try? routes.resolve(route) {
-            do { _ = try await generations.generationForUseOffMain(of: pluginID) } catch { throw ScreenError(.pluginNotLoaded, screen: nil, error.message) }
-        }
-        let (router, generation) = try routerForScreen(route, id: id)
+        let (pluginID, name) = try routes.resolve(route)
+        let loaded: PluginGeneration?
+        do { loaded = try await generations.generationForUseOffMain(of: pluginID) } catch { throw Self.notLoaded(error) }
+        try checkLimit(opening: pluginID, name)
+        let generation = try available(loaded, of: pluginID)
+        let router = Router(id: id ?? takeRouterID(), kind: .screen, pluginID: pluginID, route: name)
         let module = try await ModuleInstance(onLaneWithID: router.id, route: router.route, generation: generation, argument: argument,
                                               router: router, context: context, held: held)
         finish(module, on: router, generation: generation, reopened: false)
         return router
     }
 
-    /// The route's plugin and a new router for its screen, within the open-screen limit.
-    private func routerForScreen(_ route: Route, id: Int?) throws(ScreenError) -> (Router, PluginGeneration) {
-        let (pluginID, name) = try routes.resolve(route)
+    /// Refuses a screen past the open-screen limit.
+    private func checkLimit(opening pluginID: String, _ name: String) throws(ScreenError) {
         let open = activity.liveScreens
         guard open < openScreenLimit else {
             throw ScreenError(.screenLimit, screen: nil, "cannot open \(pluginID)/\(name): \(open) screens are open, the limit is \(openScreenLimit)")
         }
-        let available: PluginGeneration?
-        do {
-            available = try generations.generationForUse(of: pluginID)
-        } catch {
-            throw ScreenError(.pluginNotLoaded, screen: nil, error.message)
-        }
-        guard let generation = available else {
-            throw ScreenError(.pluginNotLoaded, screen: nil, routes.notLoadedReason(pluginID))
-        }
-        let routerID = id ?? takeRouterID()
-        return (Router(id: routerID, kind: .screen, pluginID: pluginID, route: name), generation)
+    }
+
+    private static func notLoaded(_ error: LoaderError) -> ScreenError {
+        ScreenError(.pluginNotLoaded, screen: nil, error.message)
+    }
+
+    /// The generation to use for `pluginID`; none (not loaded, not loaded on use) is the
+    /// screen's error.
+    private func available(_ generation: PluginGeneration?, of pluginID: String) throws(ScreenError) -> PluginGeneration {
+        guard let generation else { throw ScreenError(.pluginNotLoaded, screen: nil, routes.notLoadedReason(pluginID)) }
+        return generation
     }
 
     private var context: ScreenContext { ScreenContext(activity: activity, scopes: scopes, pluginHost: pluginHost) }

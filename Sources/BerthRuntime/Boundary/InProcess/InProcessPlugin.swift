@@ -183,6 +183,7 @@ final class InProcessPlugin: PluginConnection {
     var isFreeForHostCall: Bool { lane.isFreeForHostCall }
 
     func hostCallsEnded() async { await lane.hostCallsEnded() }
+    /// How many people's calls wait in `hostCallsEnded` now; for tests.
     var peopleWaiting: Int { lane.peopleWaiting }
 
     /// The action on the plugin's own thread: its calls back into the host are answered by

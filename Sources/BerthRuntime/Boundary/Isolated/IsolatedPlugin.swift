@@ -177,6 +177,7 @@ final class IsolatedPlugin: PluginConnection {
     var isFreeForHostCall: Bool { group.lane.isFreeForHostCall }
 
     func hostCallsEnded() async { await group.lane.hostCallsEnded() }
+    /// How many people's calls wait in `hostCallsEnded` now; for tests.
     var peopleWaiting: Int { group.lane.peopleWaiting }
 
     /// An action on the worker's lane: the main actor goes on until the reply. With `state`,
