@@ -89,16 +89,8 @@ struct HostNeverWaitsTests {
     @Test("while a task's post waits inside its action, Counter and status answer; a send to that screen waits for the post, then runs")
     func taskPostRunsOnItsLane() throws {
         let workspace = PluginWorkspace()
-        workspace.stage("counter.json")
-        let gate = workspace.stageCrasher()
-        // The gate screen's activate starts a task that posts the action "asked" to it.
-        #expect(FileManager.default.createFile(atPath: gate + "/ask-activate", contents: Data("post".utf8)))
-        let host = try RunningHost(workspace, arguments: ["--unresponsive-ms", "120000"])
-        try host.wait(for: "org.berth.crasher")
-        _ = try host.command(["open", "com.example.counter/counter"])
+        let (host, gate) = try startWithWaitingPost(workspace)
         defer { FileManager.default.createFile(atPath: gate + "/leave-action", contents: nil) }
-        _ = try host.command(["open", "org.berth.crasher/gate-action", gate])
-        try host.wait(for: "busy: org.berth.crasher/gate-action action 'asked'", in: ["status"])
         // The plugin's own log line comes after the call began; wait for it, do not race it.
         eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.contains("entered action") }
         #expect(host.log.contains("entered action"), "\(host.log)")
@@ -118,6 +110,58 @@ struct HostNeverWaitsTests {
         #expect(!reply.contains("busy"), "\(reply)")
         eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.components(separatedBy: "ran asked").count == 3 }
         #expect(host.log.components(separatedBy: "ran asked").count == 3, "the post's action, then the send's:\n\(host.log)")
+    }
+
+    @Test("while a task's post waits inside its action, reload and unload of its plugin over the control socket wait for the post; Counter and status answer; then each goes through")
+    func reloadAndUnloadWaitForPost() throws {
+        let workspace = PluginWorkspace()
+        let (host, gate) = try startWithWaitingPost(workspace)
+        defer { FileManager.default.createFile(atPath: gate + "/leave-action", contents: nil) }
+
+        // The reload waits for the post; the rest of the host does not.
+        let reloading = try ControlConnectionForTests(host.socket)
+        defer { reloading.close() }
+        reloading.sendFrame(Array(#"{"args":["reload","org.berth.crasher"]}"#.utf8))
+        try counterTakesActions(host, while: "a reload waited for the post")
+        #expect(try host.command(["status"]).contains("busy: org.berth.crasher/gate-action action 'asked'"))
+        #expect(!host.log.contains("generation 2"), "the reload waits for the post:\n\(host.log)")
+        #expect(FileManager.default.createFile(atPath: gate + "/leave-action", contents: nil))
+        let reloaded = try #require(try reloading.readReply())
+        #expect(!reloaded.contains("busy") && host.log.contains("generation 2"), "\(reloaded)\n\(host.log)")
+        // The reopened screen's activate posted again, and the open gate let it through.
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.components(separatedBy: "ran asked").count == 3 }
+        #expect(host.log.components(separatedBy: "ran asked").count == 3, "\(host.log)")
+
+        // A new post waits at the closed gate; the unload waits for it, then the plugin goes.
+        try FileManager.default.removeItem(atPath: gate + "/leave-action")
+        _ = try host.command(["open", "org.berth.crasher/gate-action", gate])
+        try host.wait(for: "busy: org.berth.crasher/gate-action action 'asked'", in: ["status"])
+        let unloading = try ControlConnectionForTests(host.socket)
+        defer { unloading.close() }
+        unloading.sendFrame(Array(#"{"args":["unload","org.berth.crasher"]}"#.utf8))
+        #expect(try host.command(["status"]).contains("busy: org.berth.crasher/gate-action action 'asked'"))
+        #expect(!host.log.contains("generation 2 unloaded"), "the unload waits for the post:\n\(host.log)")
+        #expect(FileManager.default.createFile(atPath: gate + "/leave-action", contents: nil))
+        let unloaded = try #require(try unloading.readReply())
+        #expect(!unloaded.contains("busy"), "\(unloaded)")
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.contains("generation 2 unloaded") }
+        #expect(host.log.contains("generation 2 unloaded"), "\(host.log)")
+        #expect(!(try host.command(["screens"])).contains("org.berth.crasher"))
+    }
+
+    /// A host with Counter open and the crasher's gate screen above it, whose activate started
+    /// a task that posted the action "asked" to it; returns once that post waits inside the
+    /// action at the gate (FOLDER/leave-action lets it go).
+    private func startWithWaitingPost(_ workspace: PluginWorkspace) throws -> (host: RunningHost, gate: String) {
+        workspace.stage("counter.json")
+        let gate = workspace.stageCrasher()
+        #expect(FileManager.default.createFile(atPath: gate + "/ask-activate", contents: Data("post".utf8)))
+        let host = try RunningHost(workspace, arguments: ["--unresponsive-ms", "120000"])
+        try host.wait(for: "org.berth.crasher")
+        _ = try host.command(["open", "com.example.counter/counter"])
+        _ = try host.command(["open", "org.berth.crasher/gate-action", gate])
+        try host.wait(for: "busy: org.berth.crasher/gate-action action 'asked'", in: ["status"])
+        return (host, gate)
     }
 
     /// Counter's screen (the first opened) takes `increment` and `report`, and says so.

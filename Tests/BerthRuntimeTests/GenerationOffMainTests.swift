@@ -143,7 +143,7 @@ struct GenerationOffMainTests {
 /// The gate "load" in a runtime folder: the test opens it; a watchdog thread opens it after
 /// two minutes when the test cannot (its main actor held by a host that waits for the
 /// plugin), so such a host fails the test instead of hanging it.
-private final class GateWatchdog: Sendable {
+final class GateWatchdog: Sendable {
     private let release: String
     private let opened = Locked<Bool?>(nil)
 

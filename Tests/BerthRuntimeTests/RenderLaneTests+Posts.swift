@@ -10,7 +10,7 @@ import BerthTestSupport
 extension RenderLaneTests {
     /// Opens the gate screen whose task posts an action that waits at the gate, and returns
     /// once the post is inside that action on the crasher's lane.
-    private func openScreenWithWaitingPost(asks: String = "post") async throws -> Router {
+    func openScreenWithWaitingPost(asks: String = "post") async throws -> Router {
         #expect(FileManager.default.createFile(atPath: gate + "/ask-activate", contents: Data(asks.utf8)))
         let screen = try host.push("org.berth.crasher/gate-action", argument: Array(gate.utf8))
         for _ in 0..<6_000 where recorder.matching("entered action").isEmpty || screen.module?.busyCall?.function != "action 'asked'" {
@@ -201,23 +201,29 @@ extension RenderLaneTests {
         try await expectDeliveredOnObserversLane("context", sent: "org.test.Pick", call: "context org.test.Pick", action: "terminate")
     }
 
-    /// The asker's "gate-WHEN" screen observes (a context of type `sent`, or its child's
-    /// delegate actions); the child sends `sent` with its action WHEN; the delivery waits
-    /// inside the asker's plugin while Counter takes actions; `call` begins its busy call.
-    /// With `action` (one that closes the child after sending), the child stays open and
-    /// active until the delivery is over, then closes.
-    private func expectDeliveredOnObserversLane(_ when: String, sent: String, call: String, action: String? = nil) async throws {
+    /// Counter (no tick lands in the test: each would end an operation that renders the
+    /// visible screen), the asker's "gate-WHEN" screen observing (`sent`, for a context), and
+    /// the crasher's screen it opened above itself; `leave` lets the gate go.
+    func openObserverAndChild(_ when: String, observing sent: String) async throws -> (counter: Router, observer: Router, child: Router, leave: String) {
         // The asker's gate is its own folder: a worker sees its own plugin's folder only.
         let askerGate = workspace.stageCrasher(id: "org.berth.asker", entry: "berth_crasher_entry_asker")
         _ = try host.loadFolder(askerGate)
-        // No tick lands in the test: each would end an operation that renders the visible screen.
         let counter = try host.push("com.example.counter/counter", argument: Array("3600000".utf8))
         let observer = try host.push(try Route(parsing: "org.berth.asker/gate-\(when)"), argument: Array(askerGate.utf8))
         if when == "context" { try await host.send(screen: observer.id, action: "observe", payload: Array(sent.utf8)) }
         try await host.send(screen: observer.id, action: "open", payload: Array("org.berth.crasher/ok".utf8))
         let child = try #require(host.visibleRouter)
         try #require(child.parent === observer, "the crasher's screen is open above the asker: \(host.openRouters.map(\.route))")
-        let leave = askerGate + "/leave-\(when)"
+        return (counter, observer, child, askerGate + "/leave-\(when)")
+    }
+
+    /// The asker's "gate-WHEN" screen observes (a context of type `sent`, or its child's
+    /// delegate actions); the child sends `sent` with its action WHEN; the delivery waits
+    /// inside the asker's plugin while Counter takes actions; `call` begins its busy call.
+    /// With `action` (one that closes the child after sending), the child stays open and
+    /// active until the delivery is over, then closes.
+    private func expectDeliveredOnObserversLane(_ when: String, sent: String, call: String, action: String? = nil) async throws {
+        let (counter, observer, child, leave) = try await openObserverAndChild(when, observing: sent)
         defer { _ = FileManager.default.createFile(atPath: leave, contents: nil) }
 
         let (host, id) = (host, child.id)

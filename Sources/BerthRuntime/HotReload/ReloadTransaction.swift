@@ -134,8 +134,10 @@ struct ReloadTransaction {
                                slots: [Int: [StateStorage.Key: StateStorage.Slot]], instanceState: [Int: [UInt8]],
                                restoring: inout Duration) throws(ScreenError) {
         for router in places.reversed() {
-            // The same screen-making code as navigation; the kept state goes in first.
-            let module = try navigator.screens.makeInstance(on: router, generation: generation, reopened: true) { module in
+            // The same screen-making code as navigation, with the screen's argument; the kept
+            // state goes in first.
+            let module = try navigator.screens.makeInstance(on: router, generation: generation, argument: router.argument,
+                                                            reopened: true) { module in
                 let restoreStarted = ContinuousClock.now
                 if let kept = slots[router.id], !kept.isEmpty {
                     module.stateStorage.restore(kept)

@@ -65,11 +65,15 @@
     /// Whether the note that `context` leaves this screen open was emitted (once a screen).
     var notedContextKeepsItOpen = false
 
-    init(id: Int, kind: Kind, pluginID: String = "", route: String = "") {
+    /// The argument the screen was opened with: a reload's fresh instance is created with it too.
+    let argument: [UInt8]
+
+    init(id: Int, kind: Kind, pluginID: String = "", route: String = "", argument: [UInt8] = []) {
         self.id = id
         self.kind = kind
         self.pluginID = pluginID
         self.route = route
+        self.argument = argument
     }
 
     isolated deinit {

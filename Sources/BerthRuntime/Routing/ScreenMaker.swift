@@ -45,7 +45,7 @@ final class ScreenMaker {
         try checkLimit(opening: pluginID, name)
         let generation: PluginGeneration?
         do { generation = try generations.generationForUse(of: pluginID) } catch { throw Self.notLoaded(error) }
-        let router = Router(id: id ?? takeRouterID(), kind: .screen, pluginID: pluginID, route: name)
+        let router = Router(id: id ?? takeRouterID(), kind: .screen, pluginID: pluginID, route: name, argument: argument)
         try makeInstance(on: router, generation: try available(generation, of: pluginID), argument: argument)
         return router
     }
@@ -58,7 +58,7 @@ final class ScreenMaker {
         do { loaded = try await generations.generationForUseOffMain(of: pluginID) } catch { throw Self.notLoaded(error) }
         try checkLimit(opening: pluginID, name)
         let generation = try available(loaded, of: pluginID)
-        let router = Router(id: id ?? takeRouterID(), kind: .screen, pluginID: pluginID, route: name)
+        let router = Router(id: id ?? takeRouterID(), kind: .screen, pluginID: pluginID, route: name, argument: argument)
         let module = try await ModuleInstance(onLaneWithID: router.id, route: router.route, generation: generation, argument: argument,
                                               router: router, context: context, held: held)
         finish(module, on: router, generation: generation, reopened: false)
