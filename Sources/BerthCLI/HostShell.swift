@@ -173,7 +173,7 @@ final class HostShell {
         case "present": try await host.open(try Route(parsing: try argument(arguments, 0, "present ROUTE")), presented: true)
         case "back": try await host.userBackOnLane()
         case "dismiss": try await host.userDismissOnLane()
-        case "pop-to-root": try host.popToRoot()
+        case "pop-to-root": try await host.popToRootOnLane()
         case "close":
             try await host.closeScreenOnLane(try targetRouter("#" + (try argument(arguments, 0, "close SCREEN"))).id)
         case "send": try await send(arguments)

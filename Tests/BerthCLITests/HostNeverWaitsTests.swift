@@ -149,6 +149,32 @@ struct HostNeverWaitsTests {
         #expect(!(try host.command(["screens"])).contains("org.berth.crasher"))
     }
 
+    @Test("back on a screen whose plugin waits inside its deactivate answers at once; Counter and status answer meanwhile; the close ends when the plugin returns")
+    func backDoesNotWaitForDeactivate() throws {
+        let workspace = PluginWorkspace()
+        workspace.stage("counter.json")
+        let gate = workspace.stageCrasher()
+        let host = try RunningHost(workspace, arguments: ["--unresponsive-ms", "120000"])
+        try host.wait(for: "org.berth.crasher")
+        _ = try host.command(["open", "com.example.counter/counter"])
+        _ = try host.command(["open", "org.berth.crasher/gate-deactivate", gate])
+        defer { FileManager.default.createFile(atPath: gate + "/leave-deactivate", contents: nil) }
+
+        let back = try host.command(["back"])
+        #expect(!back.contains("error"), "\(back)")
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { host.log.contains("entered deactivate") }
+        #expect(host.log.contains("entered deactivate"), "\(host.log)")
+        #expect(try host.command(["status"]).contains("busy: org.berth.crasher/gate-deactivate close"))
+        try counterTakesActions(host, while: "the crasher was inside its deactivate")
+        #expect(!(try host.command(["screens"])).contains("org.berth.crasher"), "the screen left at once")
+        #expect(!host.log.contains("left deactivate"), "all of it while the deactivate waited")
+
+        #expect(FileManager.default.createFile(atPath: gate + "/leave-deactivate", contents: nil))
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { !((try? host.command(["status"])) ?? "busy:").contains("busy:") }
+        #expect(!(try host.command(["status"])).contains("busy:"), "\(host.log)")
+        #expect(host.log.contains("left deactivate"), "\(host.log)")
+    }
+
     /// A host with Counter open and the crasher's gate screen above it, whose activate started
     /// a task that posted the action "asked" to it; returns once that post waits inside the
     /// action at the gate (FOLDER/leave-action lets it go).

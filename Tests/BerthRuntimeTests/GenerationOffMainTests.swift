@@ -140,15 +140,15 @@ struct GenerationOffMainTests {
     }
 }
 
-/// The gate "load" in a runtime folder: the test opens it; a watchdog thread opens it after
+/// The gate "load" (or `when`) in a folder: the test opens it; a watchdog thread opens it after
 /// two minutes when the test cannot (its main actor held by a host that waits for the
 /// plugin), so such a host fails the test instead of hanging it.
 final class GateWatchdog: Sendable {
     private let release: String
     private let opened = Locked<Bool?>(nil)
 
-    init(folder: String) {
-        release = folder + "/leave-load"
+    init(folder: String, when: String = "load") {
+        release = folder + "/leave-\(when)"
         let (release, opened) = (release, opened)
         Thread.detachNewThread {
             let deadline = ContinuousClock.now + .seconds(120)

@@ -73,7 +73,7 @@ extension PluginWorkspace {
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try? FileManager.default.copyItem(atPath: BuildProducts.library("libBerthCrasher.so"), toPath: (folder as NSString).appendingPathComponent("libBerthCrasher.so"))
         let hows = ["segv", "abort", "trap", "exit", "stack", "hang", "slow", "gate", "refuse"]
-        let whens = ["create", "activate", "action", "render", "event", "task", "delegate", "context"]
+        let whens = ["create", "activate", "action", "render", "event", "task", "delegate", "context", "deactivate"]
         var manifest: [String: Any] = [
             "id": id, "name": "Crasher", "version": "1.0.0", "abi": "1.0", "library": "libBerthCrasher.so",
             "entry": entry, "runtime": "c", "persist": ["n"], "routes": ["ok", "loop-activate"] + hows.flatMap { how in whens.map { "\(how)-\($0)" } },

@@ -25,6 +25,11 @@ package protocol PluginConnection: AnyObject {
     func activate(_ instance: PluginInstanceID) throws(PluginCallError)
     func deactivate(_ instance: PluginInstanceID) throws(PluginCallError)
     func screenEvent(_ instance: PluginInstanceID, code: Int32, flag: Bool)
+    /// A closed screen's `call` on the plugin's lane, after what runs there now and the
+    /// closing calls queued before it; the main actor goes on (`LaneState.close`).
+    /// `finished` gets its failure's message, or nil, on the main actor.
+    func closeOnLane(_ call: ClosingCall, of instance: PluginInstanceID, as running: RunningPluginCall.Call,
+                     finished: @escaping (String?) -> Void)
     func action(_ instance: PluginInstanceID, name: String, payload: [UInt8]) throws(PluginCallError)
     /// An action after which the host renders this instance (the visible screen, at the end
     /// of the operation): a connection may render it with the action and hand that tree to
@@ -149,4 +154,12 @@ extension PluginConnection {
     package func action(_ instance: PluginInstanceID, name: String, payload: [UInt8], renderingAfterwards state: StateStorage) throws(PluginCallError) {
         try action(instance, name: name, payload: payload)
     }
+}
+
+/// A closed screen's calls into its plugin, in the order of the close sequence.
+package enum ClosingCall: Sendable {
+    case deactivate
+    /// A lifecycle event (`willDisappear`, `didDisappear`), as `screenEvent` sends it.
+    case event(code: Int32, flag: Bool)
+    case destroy
 }

@@ -20,6 +20,9 @@ package enum RunningPluginCall {
         /// application asked for: a person's call to the same lane waits for it rather than
         /// being refused as busy.
         package let byHost: Bool
+        /// Closed screens' calls into the plugin (`deactivate`, events, `destroy`), run on its
+        /// lane after the screens left (`LaneState.close`); by the host too.
+        package let closes: Bool
 
         /// `com.example.counter/counter action 'increment' (screen 3)`; a call for no screen
         /// (a generation's load) is `com.example.counter load of generation 2`.
@@ -39,19 +42,27 @@ package enum RunningPluginCall {
             Call(plugin: plugin, route: "", screen: 0, function: "load of generation \(generation)")
         }
 
+        /// A closed screen's calls into its plugin (`close`), begun now.
+        static func closing(_ plugin: String, route: String, screen: Int) -> Call {
+            Call(plugin: plugin, route: route, screen: screen, function: "close", byHost: true, closes: true)
+        }
+
         /// `com.example.counter/counter action 'increment' (screen 3)`, begun now.
-        package init(plugin: String, route: String, screen: Int, function: String, started: ContinuousClock.Instant = .now, byHost: Bool = false) {
+        package init(plugin: String, route: String, screen: Int, function: String, started: ContinuousClock.Instant = .now, byHost: Bool = false,
+                     closes: Bool = false) {
             self.plugin = plugin
             self.route = route
             self.screen = screen
             self.function = function
             self.started = started
             self.byHost = byHost
+            self.closes = closes
         }
 
         package static func == (left: Call, right: Call) -> Bool {
             left.plugin == right.plugin && left.route == right.route && left.screen == right.screen
                 && left.function == right.function && left.started == right.started && left.byHost == right.byHost
+                && left.closes == right.closes
         }
     }
 

@@ -86,6 +86,10 @@ package final class ModuleInstance {
     private let activity: ScreenActivity
     /// The registry its screen scope and request scopes live in.
     private let scopes: ScopeRegistry
+    /// Set when its screen closes from an operation on a lane (`Navigator.closingOnLanes`):
+    /// its close sequence's calls into the plugin (`deactivate`, events, `destroy`) run on
+    /// the plugin's lane, and the host goes on.
+    var closing: Closing?
     /// Whether the screen has appeared in its container (for `isPresentedInitially`).
     var hasAppeared = false
     /// Screen events delivered so far, in order (the `events` log and tests read it).
@@ -253,10 +257,17 @@ package final class ModuleInstance {
         return callDeactivate(live)
     }
 
-    /// Calls the plugin's `deactivate`; its failure, if any, for the log.
+    /// Calls the plugin's `deactivate`; its failure, if any, for the log (a closing screen's
+    /// comes later, through `closing`).
     private func callDeactivate(_ instance: PluginInstanceID) -> String? {
         // A worker cancels and awaits the screen's tasks before it answers.
         defer { workerTasks.removeAll() }
+        if let closing {
+            plugin.closeOnLane(.deactivate, of: instance, as: closingCall) { [pluginID] failure in
+                if let failure { closing.failed("\(pluginID) deactivate failed: \(failure)") }
+            }
+            return nil
+        }
         do {
             try call(request: false, "deactivate") { () throws(PluginCallError) in try plugin.deactivate(instance) }
             return nil
@@ -273,6 +284,10 @@ package final class ModuleInstance {
         guard generation.handshake.functions.contains(.screenEvent) else { return }
         let (code, flag) = event.code
         let instance = live
+        if closing != nil {
+            plugin.closeOnLane(.event(code: code, flag: flag), of: instance, as: closingCall) { _ in }
+            return
+        }
         // An event that calls nothing back leaves the last render standing, so the end of
         // the operation need not render again (it would render the same tree).
         let rendered = activity.freshlyRendered
@@ -349,6 +364,8 @@ package final class ModuleInstance {
 
     /// True while the screen's plugin is in a call on its lane (its screens wait).
     package var isBusy: Bool { plugin.busyCall != nil }
+    /// Its plugin's lane runs closed screens' calls (`closing`), which a render waits for.
+    var laneRunsClosedScreens: Bool { plugin.busyCall?.closes == true }
     /// The call its plugin's lane is in now (what, for which screen, since when), if any.
     package var busyCall: BusyCall? {
         plugin.busyCall.map { BusyCall(plugin: $0.plugin, screen: $0.screen, function: $0.function, started: $0.started) }
@@ -568,17 +585,41 @@ package final class ModuleInstance {
         }
     }
 
-    /// Releases: the plugin's `destroy`, once. Must be inactive.
+    /// Releases: the plugin's `destroy`, once. Must be inactive. A closing screen's `closed`
+    /// is told once its calls into the plugin have run (at once when there are none).
     package func release() throws(ScreenError) {
+        let closing = self.closing
+        self.closing = nil
         let action: ModuleInstanceLifecycle.Action
         do {
             action = try lifecycle.release()
         } catch {
+            closing?.closed()
             throw ScreenError(.lifecycle, screen: id, error.description)
         }
-        guard action == .callDestroy else { return }
+        guard action == .callDestroy else {
+            closing?.closed()
+            return
+        }
         activity.instanceReleased(self)
         if let instance {
+            destroy(instance, closing: closing)
+        } else {
+            closing?.closed()
+        }
+        released()
+    }
+
+    private func destroy(_ instance: PluginInstanceID, closing: Closing?) {
+        if let closing {
+            // The handle lives, and may persist, until its close calls have run on the lane.
+            let handle = handle
+            handle?.closesAfterCall = true
+            plugin.closeOnLane(.destroy, of: instance, as: closingCall) { _ in
+                handle?.closesAfterCall = false
+                closing.closed()
+            }
+        } else {
             // Deferred to the end of the plugin's call: the handle lives, and may persist,
             // until its close work (deactivate, events, destroy) has run.
             if plugin.refusingCall != nil, let handle {
@@ -587,6 +628,10 @@ package final class ModuleInstance {
             }
             call(request: false) { plugin.destroy(instance) }
         }
+    }
+
+    /// What its release leaves: no instance, no scope, no state, no handle.
+    private func released() {
         instance = nil
         workerTasks.removeAll()
         // Removed for good: its screen scope ends, releasing what was resolved in it.
@@ -598,4 +643,16 @@ package final class ModuleInstance {
         handle?.module = nil
         handle = nil
     }
+}
+
+extension ModuleInstance {
+    /// What a screen closing on its plugin's lane reports to: a `deactivate`'s failure, and
+    /// the end of its calls into the plugin.
+    struct Closing {
+        let failed: (String) -> Void
+        let closed: () -> Void
+    }
+
+    /// Its close calls, as the lane shows them while they run.
+    private var closingCall: RunningPluginCall.Call { .closing(pluginID, route: route, screen: id) }
 }

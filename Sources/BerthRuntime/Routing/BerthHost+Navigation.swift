@@ -40,6 +40,11 @@ extension BerthHost {
     @_spi(Engine) public func close(_ router: Router) { navigator.close(router) }
     /// Pops the visible stack back to its root screen.
     public func popToRoot() throws(ScreenError) { try navigator.popToRoot() }
+    /// `popToRoot`, with the closed screens' calls into their plugins and the render of the
+    /// root on the plugins' lanes (a front end's).
+    public func popToRootOnLane() async throws(ScreenError) {
+        try await navigator.refreshingOnLane { () throws(ScreenError) in try navigator.popToRoot() }
+    }
     /// The user went back (as a swipe-back would): the visible screen is popped.
     public func userBack() throws(ScreenError) { try navigator.userBack() }
     /// The user dismissed the top-most modal (as a swipe-down would): its whole stack is removed.

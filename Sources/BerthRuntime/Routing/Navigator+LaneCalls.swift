@@ -143,6 +143,12 @@ extension Navigator {
     @discardableResult
     private func finishLaneCall<T>(_ held: HeldRequests, _ outcome: Result<Bool, ScreenError>,
                                    then: () throws(ScreenError) -> T? = { () throws(ScreenError) -> T? in nil }) throws(ScreenError) -> T? {
+        // What the plugin asked for closes screens on their lanes.
+        try closingOnLanes { () throws(ScreenError) -> T? in try laneCallEnds(held, outcome, then: then) }
+    }
+
+    private func laneCallEnds<T>(_ held: HeldRequests, _ outcome: Result<Bool, ScreenError>,
+                                 then: () throws(ScreenError) -> T?) throws(ScreenError) -> T? {
         try topLevel { () throws(ScreenError) -> T? in
             for work in held.take() { requests.enqueue(work) }
             guard try outcome.get() else { return nil }

@@ -28,6 +28,14 @@ package final class Navigator {
     /// (`drain(_:after:from:)`): `waitsFrom` is the number of the first delivery they wait
     /// for; those deliveries do not wait for them in turn.
     var heldRequests: [Int: (waitsFrom: Int, task: Task<Void, Never>)] = [:]
+    /// Screens whose close calls run on their plugin's lane (`closingOnLanes`), by number,
+    /// until those calls have run.
+    var closingOnLanes: [Int: Task<Void, Never>] = [:]
+    /// While set, a screen that closes has its plugin's close calls run on the plugin's lane.
+    var closesOnLanes = false
+    /// The visible screen left unrendered at an operation's end because its plugin's lane
+    /// ran a closed screen's calls: it renders once they are over.
+    var refreshAfterClosing: ModuleInstance?
     /// How many opens plugins asked for on their lane, deliveries on lanes and held requests,
     /// so far (`RequestedOpening.number`, the keys of `deliveriesOnLanes`, `heldRequests`).
     var followUpsStarted = 0
@@ -221,6 +229,7 @@ package final class Navigator {
             return
         }
         let removed = child.subtreeDeepestFirst()
+        markClosing(removed)
         deactivate(removed)
         child.parent?.detachChild(child)
         transition(removing: removed) {
@@ -237,6 +246,7 @@ package final class Navigator {
               let presenter = stack.presenter
         else { return }
         let removed = root.subtreeDeepestFirst()
+        markClosing(removed)
         deactivate(removed)
         presenter.detachChild(root)
         transition(removing: removed) {
@@ -253,6 +263,7 @@ package final class Navigator {
     package func deactivateDetachAndReleaseIfNeeded(_ router: Router) {
         guard !router.isReleased else { return }
         let removed = router.subtreeDeepestFirst()
+        markClosing(removed)
         deactivate(removed)
         router.parent?.detachChild(router)
         release(removed)
@@ -293,6 +304,7 @@ package final class Navigator {
             guard let visible = visibleRouter, let stack = visible.stack, stack.routers.count > 1 else {
                 throw ScreenError(.navigation, screen: nil, "back: the visible screen is the root of its stack (use dismiss for a modal)")
             }
+            markClosing(visible.subtreeDeepestFirst())
             transition(removing: [visible]) { _ = stack.removeFrom(visible) }
             events.emit(.event, .screen(visible.id), "removed by the user (back)")
             deactivateDetachAndReleaseIfNeeded(visible)
@@ -309,6 +321,7 @@ package final class Navigator {
                 throw ScreenError(.navigation, screen: nil, "dismiss: no modal is presented")
             }
             let removed = root.subtreeDeepestFirst()
+            markClosing(removed)
             transition(removing: removed) {
                 _ = stack.removeAll()
                 presenter.presentedStack = nil
@@ -318,10 +331,13 @@ package final class Navigator {
         }
     }
 
-    /// Closes every open screen of `pluginID`, deepest first (unload).
+    /// Closes every open screen of `pluginID`, deepest first (unload), calling its plugin
+    /// from here: its generation ends next.
     func closeScreens(of pluginID: String) {
-        for router in routers(of: pluginID) where !router.isReleased {
-            close(router)
+        closingOnMain {
+            for router in routers(of: pluginID) where !router.isReleased {
+                close(router)
+            }
         }
     }
 
@@ -399,10 +415,16 @@ package final class Navigator {
     /// Renders the visible screen once an operation is over, as a UI refreshes what it
     /// shows: its state GC runs and its `.routerContext` observers stay current.
     private func refreshVisibleScreen() {
-        // A busy screen renders when its call returns (the operation that ends it).
-        guard let router = visibleRouter, let module = router.module, module.isActive, module.canRender, !module.isBusy,
+        guard let router = visibleRouter, let module = router.module, module.isActive, module.canRender,
               activity.freshlyRendered !== module
         else { return }
+        // A busy screen renders when its call returns (the operation that ends it), or once
+        // the calls of a screen closed on its lane are over.
+        if module.isBusy {
+            guard module.laneRunsClosedScreens else { return }
+            if refreshesOnLane { refreshOnLane = module } else { refreshAfterClosing = module }
+            return
+        }
         if refreshesOnLane {
             refreshOnLane = module
             return
@@ -422,7 +444,7 @@ package final class Navigator {
     /// to render holds only its own screen. A failed render is an event on the screen.
     func refreshingOnLane(_ operation: () throws(ScreenError) -> Void) async throws(ScreenError) {
         refreshesOnLane = true
-        let outcome = Result { () throws(ScreenError) in try operation() }
+        let outcome = Result { () throws(ScreenError) in try closingOnLanes(operation) }
         refreshesOnLane = false
         if let module = refreshOnLane, module.isActive, visibleRouter?.module === module {
             refreshOnLane = nil
@@ -475,27 +497,16 @@ package final class Navigator {
 
     /// Returns once every one of `tasks` is over, or `limit` has passed.
     private static func untilOver(_ tasks: [Task<Void, Never>], orAfter limit: Duration) async {
-        let waiting = ResumedOnce()
-        await withCheckedContinuation { (over: CheckedContinuation<Void, Never>) in
-            waiting.continuation = over
-            Task { @MainActor in
-                for task in tasks { await task.value }
-                waiting.resume()
-            }
-            Task { @MainActor in
-                try? await Task.sleep(for: limit)
-                waiting.resume()
-            }
+        let over = Signal()
+        Task { @MainActor in
+            for task in tasks { await task.value }
+            over.fire()
         }
-    }
-
-    /// A continuation the first of several callers resumes.
-    @MainActor private final class ResumedOnce {
-        var continuation: CheckedContinuation<Void, Never>?
-        func resume() {
-            continuation?.resume()
-            continuation = nil
+        Task { @MainActor in
+            try? await Task.sleep(for: limit)
+            over.fire()
         }
+        await over.wait()
     }
 
     /// Runs `held`, the plugins' requests queued after a delivery on a lane, once the
@@ -511,7 +522,7 @@ package final class Navigator {
             // An observer that never returns holds them for as long as a synchronous caller
             // would wait for a post, no longer.
             await Self.untilOver(deliveries, orAfter: LaneState.hostCallWait)
-            topLevel { requests.enqueueFirst(held, budgetLeft: budgetLeft) }
+            closingOnLanes { topLevel { requests.enqueueFirst(held, budgetLeft: budgetLeft) } }
             heldRequests[number] = nil
         }
         heldRequests[number] = (first, task)

@@ -2,7 +2,7 @@
  * A plugin that fails on purpose, for the isolation tests. Each route is "HOW-WHEN":
  * HOW is segv, abort, trap (an illegal instruction, as a Swift trap is), exit, stack
  * (unbounded recursion) or hang; WHEN is create, activate, action, render, event, task,
- * delegate (a delegate action received) or context (a route context received).
+ * delegate (a delegate action received), context (a route context received) or deactivate.
  * The route "ok" never fails; "loop-activate" pushes itself again from activate, without end.
  * Exports crash the same ways when called.
  *
@@ -222,6 +222,7 @@ static berth_status crasher_activate(berth_instance *opaque, berth_error *error)
 
 static berth_status crasher_deactivate(berth_instance *opaque, berth_error *error) {
     crasher_instance *instance = opaque;
+    maybe_fail(instance, "deactivate");
     if (!instance->persists_on_deactivate) return BERTH_OK;
     berth_bytes closed = {(const uint8_t *)"closed", 6};
     berth_status status = host_table->persist_write(instance->screen, "n", closed, error);

@@ -22,7 +22,8 @@ extension PluginImage {
         return created
     }
 
-    package func destroy(_ instance: UnsafeMutableRawPointer?) {
+    /// Nonisolated: called on the main actor or on the plugin's lane (never both at once).
+    package nonisolated func destroy(_ instance: UnsafeMutableRawPointer?) {
         guard let destroy = table.table.destroy else { return }
         HostCall.run { destroy(instance) }
     }
@@ -33,12 +34,14 @@ extension PluginImage {
         try Self.check { activate(instance, $0) }
     }
 
-    package func deactivate(_ instance: UnsafeMutableRawPointer?) throws(PluginCallError) {
+    /// Nonisolated: called on the main actor or on the plugin's lane (never both at once).
+    package nonisolated func deactivate(_ instance: UnsafeMutableRawPointer?) throws(PluginCallError) {
         guard let deactivate = table.table.deactivate else { return }
         try Self.check { deactivate(instance, $0) }
     }
 
-    package func screenEvent(_ instance: UnsafeMutableRawPointer?, code: Int32, flag: Bool) {
+    /// Nonisolated: called on the main actor or on the plugin's lane (never both at once).
+    package nonisolated func screenEvent(_ instance: UnsafeMutableRawPointer?, code: Int32, flag: Bool) {
         guard let screenEvent = table.table.screen_event else { return }
         HostCall.run { screenEvent(instance, code, flag ? 1 : 0) }
     }

@@ -131,6 +131,13 @@ final class InProcessPlugin: PluginConnection {
         }
     }
 
+    func closeOnLane(_ call: ClosingCall, of instance: PluginInstanceID, as running: RunningPluginCall.Call,
+                     finished: @escaping (String?) -> Void) {
+        discardPrerenderedTree()
+        let target = LaneImageCall(image: image, instance: instance)
+        lane.close(as: running, { target.close(call) }, finished: finished)
+    }
+
     func action(_ instance: PluginInstanceID, name: String, payload: [UInt8]) throws(PluginCallError) {
         try callable()
         try image.action(Self.pointer(instance), name: name, payload: payload)
@@ -338,7 +345,7 @@ final class InProcessPlugin: PluginConnection {
         }
     }
 
-    fileprivate nonisolated static func pointer(_ instance: PluginInstanceID) -> UnsafeMutableRawPointer? {
+    nonisolated static func pointer(_ instance: PluginInstanceID) -> UnsafeMutableRawPointer? {
         UnsafeMutableRawPointer(bitPattern: instance.rawValue)
     }
 }
@@ -367,6 +374,20 @@ private struct LaneAction: Sendable {
 private struct LaneImageCall: @unchecked Sendable {
     let image: PluginImage
     let instance: PluginInstanceID
+
+    /// A closed screen's call, on the lane; its failure's message.
+    func close(_ call: ClosingCall) -> String? {
+        let pointer = InProcessPlugin.pointer(instance)
+        switch call {
+        case .deactivate:
+            do { try image.deactivate(pointer) } catch { return error.message }
+        case .event(let code, let flag):
+            image.screenEvent(pointer, code: code, flag: flag)
+        case .destroy:
+            image.destroy(pointer)
+        }
+        return nil
+    }
 }
 
 /// What a new generation's image is opened with: its verified shadow copy, its lane, and the

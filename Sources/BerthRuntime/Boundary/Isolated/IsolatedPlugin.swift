@@ -166,6 +166,23 @@ final class IsolatedPlugin: PluginConnection {
         group.lane.whenFree { [self] in _ = try? call(.screenEvent(instance: UInt64(instance.rawValue), event: code, flag: flag)) }
     }
 
+    /// After a crash there is nothing left to close: `finished` hears nothing went wrong.
+    func closeOnLane(_ call: ClosingCall, of instance: PluginInstanceID, as running: RunningPluginCall.Call,
+                     finished: @escaping (String?) -> Void) {
+        discardPrerenderedTree()
+        guard failure == nil else { return finished(nil) }
+        let id = UInt64(instance.rawValue)
+        let request: IsolationRequest = switch call {
+        case .deactivate: .deactivate(instance: id)
+        case .event(let code, let flag): .screenEvent(instance: id, event: code, flag: flag)
+        case .destroy: .destroy(instance: id)
+        }
+        group.closeOnLane(request, as: running) { [group] failure in
+            if case .destroy = call { group.router.unbind(instance: id) }
+            finished(failure)
+        }
+    }
+
     // MARK: On the lane
 
     var busyCall: RunningPluginCall.Call? { group.lane.busy }

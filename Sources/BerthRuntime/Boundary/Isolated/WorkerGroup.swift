@@ -53,6 +53,11 @@ final class WorkerGroup {
             worker.channel.callBudget = CallBudget(maximumNestedRequests: CallBudget.worker.maximumNestedRequests, maximumDuration: unresponsive)
         }
         startWatching()
+        // A closing job drives the channel from the lane: the watcher lets go meanwhile.
+        lane.closingHooks = (begin: { [unowned self] in pauseWatching() }, end: { [unowned self] in
+            if let failed = failedOnLane.withLock({ $0 }) { fail(failed) }
+            resumeWatching()
+        })
     }
 
     deinit {
@@ -253,6 +258,21 @@ final class WorkerGroup {
             resumeWatching()
         })
         return try result.get()
+    }
+
+    /// A closed screen's request on the lane (`LaneState.close`): the main actor goes on.
+    /// `finished` gets the plugin's failure, or the channel's, on the main actor.
+    func closeOnLane(_ request: IsolationRequest, as running: RunningPluginCall.Call, finished: @escaping (String?) -> Void) {
+        let (channel, failedOnLane) = (worker.channel, failedOnLane)
+        lane.close(as: running, {
+            do throws(ChannelError) {
+                let reply = try channel.call(request, prepared: nil, timeout: nil)
+                return reply.status.isOK ? nil : reply.status.message
+            } catch {
+                failedOnLane.withLock { if $0 == nil { $0 = error } }
+                return error.message
+            }
+        }, finished: finished)
     }
 
     /// Releases in the worker the instances whose scope ended off the main actor.

@@ -14,6 +14,17 @@ final class LaneState {
     private var closeWork: [() -> Void] = []
     /// How many calls it has run; for tests.
     private(set) var callsRun = 0
+    /// Closed screens' calls into the plugin (`close`), for one job on the lane that runs them
+    /// in order, including those queued while it runs; `running` from the first queued until
+    /// that job finds none left. `done`: each run call's number and failure, for the main actor.
+    private let closing = Locked<ClosingCalls>(ClosingCalls())
+    /// What each queued closing call's caller hears once it has run, by number.
+    private var closingFinished: [Int: (String?) -> Void] = [:]
+    private var closingCallsQueued = 0
+    /// Closing calls were queued while the lane was in another call: their job starts when it ends.
+    private var closingWaitsForLane = false
+    /// What starts and ends with a closing job besides the lane (a worker's channel watch).
+    var closingHooks: (begin: () -> Void, end: () -> Void)?
 
     init(name: String) {
         lane = PluginLane(name: name)
@@ -34,7 +45,7 @@ final class LaneState {
     /// The call running on the lane, nested or not, unless a call the host made on its own
     /// has returned: what an unload or reload is refused for. It does not wait.
     var callInTheWay: RunningPluginCall.Call? {
-        hostCallReturned && closeWork.isEmpty ? nil : busy
+        hostCallReturned && closeWork.isEmpty && !closingWaitsForLane ? nil : busy
     }
 
     /// Set while a call the host made on its own runs: true once its job has returned on
@@ -141,6 +152,10 @@ final class LaneState {
         wokenPeople += people.count
         returned()
         runCloseWork()
+        if closingWaitsForLane, busy == nil {
+            closingWaitsForLane = false
+            startClosing()
+        }
         guard people.isEmpty else {
             // What waited runs once they have run (`hostCallsEnded`).
             for person in people { person.resume() }
@@ -185,8 +200,70 @@ final class LaneState {
         }
     }
 
+    // MARK: A closed screen's calls
+
+    /// Runs `call` (a closed screen's `deactivate`, lifecycle event or `destroy`) on the lane
+    /// after what runs there now, in the order queued; the main actor goes on. One job runs
+    /// every closing call queued until none is left, as a call the host made on its own
+    /// (`running` describes it): a person's call waits for it, a synchronous call waits for
+    /// it a while (`waitForHostCall`). `finished` gets the call's failure on the main actor.
+    func close(as running: RunningPluginCall.Call, _ call: @escaping @Sendable () -> String?, finished: @escaping (String?) -> Void) {
+        let number = closingCallsQueued
+        closingCallsQueued += 1
+        closingFinished[number] = finished
+        let start = closing.withLock { calls in
+            calls.queued.append(QueuedClosingCall(number: number, running: running, run: call))
+            defer { calls.running = true }
+            return !calls.running
+        }
+        guard start else { return }
+        if isFreeForHostCall { startClosing() } else { closingWaitsForLane = true }
+    }
+
+    private func startClosing() {
+        guard let first = closing.withLock({ $0.queued.first }) else { return }
+        closingHooks?.begin()
+        let calls = closing
+        let context = LaneCallContext(screen: nil, request: nil, held: HeldRequests())
+        Task.immediate { @MainActor [self] in
+            await run(first.running, in: context, {
+                while let next = calls.withLock({ calls -> QueuedClosingCall? in
+                    guard !calls.queued.isEmpty else {
+                        calls.running = false
+                        return nil
+                    }
+                    return calls.queued.removeFirst()
+                }) {
+                    let failure = next.run()
+                    calls.withLock { $0.done.append((next.number, failure)) }
+                }
+            }, returned: { [self] _ in
+                closingHooks?.end()
+                for (number, failure) in calls.withLock({ calls in
+                    defer { calls.done = [] }
+                    return calls.done
+                }) {
+                    closingFinished.removeValue(forKey: number)?(failure)
+                }
+            })
+        }
+    }
+
     /// Ends the lane's thread once its work is done.
     func end() {
         lane.end()
     }
+}
+
+/// The closing calls queued for a lane, and those run, as the main actor and the lane share them.
+private struct ClosingCalls: Sendable {
+    var queued: [QueuedClosingCall] = []
+    var done: [(Int, String?)] = []
+    var running = false
+}
+
+private struct QueuedClosingCall: Sendable {
+    let number: Int
+    let running: RunningPluginCall.Call
+    let run: @Sendable () -> String?
 }
