@@ -497,7 +497,9 @@ package final class ModuleInstance {
     /// the screen closed meanwhile.
     /// The commit counts as an operation's render: the operation that ends the call (its
     /// caller runs one next, with no suspension between) need not render it again.
-    func renderOnLane(held: HeldRequests) async throws(ScreenError) -> ViewTree? {
+    /// `byHost`: the host's own render (after closed screens' calls): a person's call waits
+    /// for it rather than being refused as busy.
+    func renderOnLane(held: HeldRequests, byHost: Bool = false) async throws(ScreenError) -> ViewTree? {
         await plugin.hostCallsEnded()
         guard !lifecycle.isReleased, canRender else { return nil }
         try refuseWhileBusy()
@@ -507,7 +509,7 @@ package final class ModuleInstance {
         let instance = live
         let storage = stateStorage
         let context = LaneCallContext(screen: screenScope, request: nil, held: held)
-        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: "render")
+        let running = RunningPluginCall.Call(plugin: pluginID, route: route, screen: id, function: "render", byHost: byHost)
         let result: Result<CheckedRender, PluginCallError>
         do throws(PluginCallError) {
             result = .success(try await connection.renderOnLane(instance, state: storage, as: running, in: context))
@@ -607,16 +609,20 @@ package final class ModuleInstance {
         } else {
             closing?.closed()
         }
-        released()
+        released(endingScope: closing == nil || instance == nil)
     }
 
     private func destroy(_ instance: PluginInstanceID, closing: Closing?) {
         if let closing {
             // The handle lives, and may persist, until its close calls have run on the lane.
-            let handle = handle
+            // Its scope ends after them too: what the plugin resolved in it is released once
+            // the plugin is done with the screen (an in-process provider's `release` runs on
+            // the main actor, never beside the lane's call into the same plugin).
+            let (handle, scope) = (handle, screenScope)
             handle?.closesAfterCall = true
             plugin.closeOnLane(.destroy, of: instance, as: closingCall) { _ in
                 handle?.closesAfterCall = false
+                scope.end()
                 closing.closed()
             }
         } else {
@@ -630,12 +636,12 @@ package final class ModuleInstance {
         }
     }
 
-    /// What its release leaves: no instance, no scope, no state, no handle.
-    private func released() {
+    /// What its release leaves: no instance, no state, no handle, and (`endingScope`) no scope.
+    private func released(endingScope: Bool) {
         instance = nil
         workerTasks.removeAll()
         // Removed for good: its screen scope ends, releasing what was resolved in it.
-        screenScope.end()
+        if endingScope { screenScope.end() }
         stateStorage.removeAll()
         lastTree = nil
         // The handle can outlive this instance (a worker's call router keeps it until the

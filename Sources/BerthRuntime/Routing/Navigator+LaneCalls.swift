@@ -95,14 +95,14 @@ extension Navigator {
     }
 
     /// `render` on the screen's plugin's lane (see `ModuleInstance.renderOnLane`).
-    package func renderOnLane(screen id: Int?) async throws(ScreenError) -> ViewTree? {
+    package func renderOnLane(screen id: Int?, byHost: Bool = false) async throws(ScreenError) -> ViewTree? {
         guard let router = id.map({ router($0) }) ?? visibleRouter, let module = router.module else {
             throw ScreenError(.noSuchScreen, screen: id, id.map { "no open screen \($0)" } ?? "no screen is open")
         }
         let held = HeldRequests()
         let outcome: Result<ViewTree?, ScreenError>
         do throws(ScreenError) {
-            outcome = .success(try await module.renderOnLane(held: held))
+            outcome = .success(try await module.renderOnLane(held: held, byHost: byHost))
         } catch {
             outcome = .failure(error)
         }
@@ -144,7 +144,7 @@ extension Navigator {
     private func finishLaneCall<T>(_ held: HeldRequests, _ outcome: Result<Bool, ScreenError>,
                                    then: () throws(ScreenError) -> T? = { () throws(ScreenError) -> T? in nil }) throws(ScreenError) -> T? {
         // What the plugin asked for closes screens on their lanes.
-        try closingOnLanes { () throws(ScreenError) -> T? in try laneCallEnds(held, outcome, then: then) }
+        try closingOnLanes(followedUp: true) { () throws(ScreenError) -> T? in try laneCallEnds(held, outcome, then: then) }
     }
 
     private func laneCallEnds<T>(_ held: HeldRequests, _ outcome: Result<Bool, ScreenError>,

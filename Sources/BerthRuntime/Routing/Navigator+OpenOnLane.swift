@@ -155,7 +155,7 @@ extension Navigator {
             let tasks = requestedOpenings.values.filter { range.contains($0.number) }.map(\.task)
                 + deliveriesOnLanes.filter { range.contains($0.key) }.map(\.value)
                 + heldRequests.filter { range.contains($0.key) && $0.value.waitsFrom >= start }.map(\.value.task)
-                + closingOnLanes.filter { range.contains($0.key) }.map(\.value)
+                + closingFollowUps.filter { range.contains($0.key) }.map(\.value)
             for task in tasks { await task.value }
         }
         return try outcome.get()

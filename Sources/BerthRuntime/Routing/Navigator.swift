@@ -28,11 +28,13 @@ package final class Navigator {
     /// (`drain(_:after:from:)`): `waitsFrom` is the number of the first delivery they wait
     /// for; those deliveries do not wait for them in turn.
     var heldRequests: [Int: (waitsFrom: Int, task: Task<Void, Never>)] = [:]
-    /// Screens whose close calls run on their plugin's lane (`closingOnLanes`), by number,
-    /// until those calls have run.
-    var closingOnLanes: [Int: Task<Void, Never>] = [:]
-    /// While set, a screen that closes has its plugin's close calls run on the plugin's lane.
+    /// Screens whose close calls run on their plugin's lane, closed by what a plugin asked for
+    /// during a call on a lane (`closingOnLanes(followedUp:)`), by number, until they have run.
+    var closingFollowUps: [Int: Task<Void, Never>] = [:]
+    /// While set, a screen that closes has its plugin's close calls run on the plugin's lane;
+    /// with `closesAreFollowUps`, the operation that closed it waits for them.
     var closesOnLanes = false
+    var closesAreFollowUps = false
     /// The visible screen left unrendered at an operation's end because its plugin's lane
     /// ran a closed screen's calls: it renders once they are over.
     var refreshAfterClosing: ModuleInstance?
@@ -421,8 +423,7 @@ package final class Navigator {
         // A busy screen renders when its call returns (the operation that ends it), or once
         // the calls of a screen closed on its lane are over.
         if module.isBusy {
-            guard module.laneRunsClosedScreens else { return }
-            if refreshesOnLane { refreshOnLane = module } else { refreshAfterClosing = module }
+            if module.laneRunsClosedScreens { refreshAfterClosing = module }
             return
         }
         if refreshesOnLane {
@@ -441,10 +442,12 @@ package final class Navigator {
 
     /// Runs `operation` (a back, a dismiss or a close), then renders the screen it leaves
     /// visible on that screen's lane (`renderOnLane`), not on the main actor: a plugin slow
-    /// to render holds only its own screen. A failed render is an event on the screen.
+    /// to render holds only its own screen. A failed render is an event on the screen. The
+    /// closed screens' calls into their plugins run on the plugins' lanes, not waited for
+    /// (`closingOnLanes`): back works at once, even on a busy screen.
     func refreshingOnLane(_ operation: () throws(ScreenError) -> Void) async throws(ScreenError) {
         refreshesOnLane = true
-        let outcome = Result { () throws(ScreenError) in try closingOnLanes(operation) }
+        let outcome = Result { () throws(ScreenError) in try closingOnLanes(followedUp: false, operation) }
         refreshesOnLane = false
         if let module = refreshOnLane, module.isActive, visibleRouter?.module === module {
             refreshOnLane = nil
@@ -522,7 +525,7 @@ package final class Navigator {
             // An observer that never returns holds them for as long as a synchronous caller
             // would wait for a post, no longer.
             await Self.untilOver(deliveries, orAfter: LaneState.hostCallWait)
-            closingOnLanes { topLevel { requests.enqueueFirst(held, budgetLeft: budgetLeft) } }
+            closingOnLanes(followedUp: true) { topLevel { requests.enqueueFirst(held, budgetLeft: budgetLeft) } }
             heldRequests[number] = nil
         }
         heldRequests[number] = (first, task)

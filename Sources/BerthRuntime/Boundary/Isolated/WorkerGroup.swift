@@ -261,16 +261,19 @@ final class WorkerGroup {
     }
 
     /// A closed screen's request on the lane (`LaneState.close`): the main actor goes on.
-    /// `finished` gets the plugin's failure, or the channel's, on the main actor.
+    /// `finished` gets the plugin's failure on the main actor. Once the channel failed (the
+    /// worker died or hung) the rest go quietly: the worker's end is reported, and closes
+    /// its plugins' screens, when the job ends (`closingHooks`).
     func closeOnLane(_ request: IsolationRequest, as running: RunningPluginCall.Call, finished: @escaping (String?) -> Void) {
         let (channel, failedOnLane) = (worker.channel, failedOnLane)
         lane.close(as: running, {
+            guard failedOnLane.withLock({ $0 == nil }) else { return nil }
             do throws(ChannelError) {
                 let reply = try channel.call(request, prepared: nil, timeout: nil)
                 return reply.status.isOK ? nil : reply.status.message
             } catch {
                 failedOnLane.withLock { if $0 == nil { $0 = error } }
-                return error.message
+                return nil
             }
         }, finished: finished)
     }

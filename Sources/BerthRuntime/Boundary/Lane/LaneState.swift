@@ -8,21 +8,27 @@ final class LaneState {
     /// The call running on the lane now; nil when it is free.
     private(set) var busy: RunningPluginCall.Call?
     private var afterFree: [() -> Void] = []
-    /// What `whenFree` deferred (a closed screen's close sequence): it runs as soon as the
+    /// What `whenFree` deferred (a closed screen's close sequence) and closing calls that
+    /// came while the lane was in another call (`close`), in order: it runs as soon as the
     /// call ends, before anyone waiting for the lane goes on (an unload among them, which
     /// must not end the image beneath it).
-    private var closeWork: [() -> Void] = []
+    private var closeWork: [Deferred] = []
+
+    private enum Deferred {
+        /// Work on the main actor.
+        case work(() -> Void)
+        /// Closing calls, for one closing job on the lane.
+        case calls([QueuedClosingCall])
+    }
     /// How many calls it has run; for tests.
     private(set) var callsRun = 0
-    /// Closed screens' calls into the plugin (`close`), for one job on the lane that runs them
-    /// in order, including those queued while it runs; `running` from the first queued until
-    /// that job finds none left. `done`: each run call's number and failure, for the main actor.
+    /// The closing job's calls (`close`): it runs them in order, including those given to
+    /// it while it runs, until it finds none left (`running` is false from then).
+    /// `done`: each run call's number and failure, for the main actor.
     private let closing = Locked<ClosingCalls>(ClosingCalls())
-    /// What each queued closing call's caller hears once it has run, by number.
+    /// What each closing call's caller hears once it has run, by number.
     private var closingFinished: [Int: (String?) -> Void] = [:]
     private var closingCallsQueued = 0
-    /// Closing calls were queued while the lane was in another call: their job starts when it ends.
-    private var closingWaitsForLane = false
     /// What starts and ends with a closing job besides the lane (a worker's channel watch).
     var closingHooks: (begin: () -> Void, end: () -> Void)?
 
@@ -45,7 +51,7 @@ final class LaneState {
     /// The call running on the lane, nested or not, unless a call the host made on its own
     /// has returned: what an unload or reload is refused for. It does not wait.
     var callInTheWay: RunningPluginCall.Call? {
-        hostCallReturned && closeWork.isEmpty && !closingWaitsForLane ? nil : busy
+        hostCallReturned && closeWork.isEmpty ? nil : busy
     }
 
     /// Set while a call the host made on its own runs: true once its job has returned on
@@ -101,7 +107,7 @@ final class LaneState {
     /// Runs `work` now when no call refuses it (`refusingCall`), else once its call has
     /// returned; it never waits, a task's post included.
     func whenFree(_ work: @escaping () -> Void) {
-        if refusingCall == nil { work() } else { closeWork.append(work) }
+        if refusingCall == nil, closeWork.isEmpty { work() } else { closeWork.append(.work(work)) }
     }
 
     /// Runs `work` now when the lane is in no call, else once its call has ended on the
@@ -152,10 +158,6 @@ final class LaneState {
         wokenPeople += people.count
         returned()
         runCloseWork()
-        if closingWaitsForLane, busy == nil {
-            closingWaitsForLane = false
-            startClosing()
-        }
         guard people.isEmpty else {
             // What waited runs once they have run (`hostCallsEnded`).
             for person in people { person.resume() }
@@ -166,7 +168,10 @@ final class LaneState {
 
     private func runCloseWork() {
         while busy == nil, !closeWork.isEmpty {
-            closeWork.removeFirst()()
+            switch closeWork.removeFirst() {
+            case .work(let work): work()
+            case .calls(let calls): startClosing(calls)
+            }
         }
     }
 
@@ -203,30 +208,48 @@ final class LaneState {
     // MARK: A closed screen's calls
 
     /// Runs `call` (a closed screen's `deactivate`, lifecycle event or `destroy`) on the lane
-    /// after what runs there now, in the order queued; the main actor goes on. One job runs
-    /// every closing call queued until none is left, as a call the host made on its own
-    /// (`running` describes it): a person's call waits for it, a synchronous call waits for
-    /// it a while (`waitForHostCall`). `finished` gets the call's failure on the main actor.
+    /// after what runs or waits there now, in the order queued; the main actor goes on. One
+    /// job runs the closing calls queued together, and those given to it while it runs, as
+    /// a call the host made on its own (`running` describes it): a person's call waits for
+    /// it, a synchronous call waits for it a while (`waitForHostCall`). When the lane is
+    /// free it starts now, ahead of people just woken (who wait for it, as for a post).
+    /// `finished` gets the call's failure on the main actor.
     func close(as running: RunningPluginCall.Call, _ call: @escaping @Sendable () -> String?, finished: @escaping (String?) -> Void) {
-        let number = closingCallsQueued
+        let queued = QueuedClosingCall(number: closingCallsQueued, running: running, run: call)
         closingCallsQueued += 1
-        closingFinished[number] = finished
-        let start = closing.withLock { calls in
-            calls.queued.append(QueuedClosingCall(number: number, running: running, run: call))
-            defer { calls.running = true }
-            return !calls.running
+        closingFinished[queued.number] = finished
+        if busy == nil, closeWork.isEmpty {
+            startClosing([queued])
+            return
         }
-        guard start else { return }
-        if isFreeForHostCall { startClosing() } else { closingWaitsForLane = true }
+        // The running job takes it, unless the main actor has work queued behind that job.
+        if closeWork.isEmpty, busy?.closes == true, closing.withLock({ calls in
+            guard calls.running else { return false }
+            calls.queued.append(queued)
+            return true
+        }) {
+            return
+        }
+        if case .calls(let calls) = closeWork.last {
+            closeWork[closeWork.count - 1] = .calls(calls + [queued])
+        } else {
+            closeWork.append(.calls([queued]))
+        }
     }
 
-    private func startClosing() {
-        guard let first = closing.withLock({ $0.queued.first }) else { return }
+    private func startClosing(_ first: [QueuedClosingCall]) {
+        closing.withLock { calls in
+            calls.queued = first
+            calls.running = true
+        }
         closingHooks?.begin()
         let calls = closing
         let context = LaneCallContext(screen: nil, request: nil, held: HeldRequests())
         Task.immediate { @MainActor [self] in
-            await run(first.running, in: context, {
+            let call = first[0].running
+            // As `status` shows it: the first closed screen's, since the job began.
+            await run(RunningPluginCall.Call(plugin: call.plugin, route: call.route, screen: call.screen, function: call.function,
+                                             byHost: true, closes: true), in: context, {
                 while let next = calls.withLock({ calls -> QueuedClosingCall? in
                     guard !calls.queued.isEmpty else {
                         calls.running = false
